@@ -1,0 +1,245 @@
+"""The ``cxrkg`` command line.
+
+Quick commands (``db``, ``queries``, ``query``, ``stats``, ``synth``) never import Prefect: importing it
+costs about a second and its ephemeral API server about ten. Only the flow commands do.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="cxrkg: a longitudinal chest X-ray knowledge graph in Neo4j.")
+db_app = typer.Typer(no_args_is_help=True, help="The local Neo4j server cxrkg runs itself.")
+app.add_typer(db_app, name="db")
+console = Console()
+err = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def _store_or_fail():
+    from graph.store import GraphUnavailable, shared_store
+
+    try:
+        return shared_store()
+    except GraphUnavailable as exc:
+        _fail(str(exc))
+
+
+def _print_rows(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None = None, title: str | None = None) -> None:
+    columns = columns or (list(rows[0]) if rows else [])
+    if fmt == "json":
+        sys.stdout.write(json.dumps(rows, indent=2, default=str) + "\n")
+    elif fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows({k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in r.items()} for r in rows)
+        sys.stdout.write(buf.getvalue())
+    else:
+        table = Table(title=title, show_lines=False)
+        for c in columns:
+            table.add_column(c, overflow="fold")
+        for r in rows:
+            table.add_row(*("" if r.get(c) is None else ", ".join(map(str, r[c])) if isinstance(r.get(c), list)
+                            else str(r.get(c)) for c in columns))
+        console.print(table)
+        console.print(f"{len(rows)} row(s)")
+
+
+# --- local server ------------------------------------------------------------------------------
+
+def _local_server():
+    from graph.config import local_server_settings, neo4j_settings
+    from graph.server import LocalNeo4jServer
+
+    if neo4j_settings().external:
+        _fail("NEO4J_URI is set: cxrkg uses that server and does not manage a local one. "
+              "Unset NEO4J_URI/NEO4J_USER/NEO4J_PASSWORD to use the local server.")
+    return LocalNeo4jServer(local_server_settings())
+
+
+@db_app.command("start")
+def db_start() -> None:
+    """Start the local Neo4j (building it with Maven on first use)."""
+    from graph.server import ServerError
+
+    server = _local_server()
+    try:
+        server.start()
+    except ServerError as exc:
+        _fail(str(exc))
+    s = server.status()
+    console.print(f"Neo4j running (pid {s.pid}) at {s.bolt_uri}; data in {server.settings.data_dir}; "
+                  f"password in {server.settings.password_file}")
+
+
+@db_app.command("stop")
+def db_stop() -> None:
+    """Stop the local Neo4j."""
+    _local_server().stop()
+    console.print("Neo4j stopped")
+
+
+@db_app.command("status")
+def db_status() -> None:
+    """Say whether the local Neo4j runs, where, and its version."""
+    s = _local_server().status()
+    console.print_json(json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in vars(s).items()}))
+    if not s.running:
+        raise typer.Exit(3)
+
+
+# --- data --------------------------------------------------------------------------------------
+
+@app.command()
+def synth(patients: int = typer.Option(200, min=1, help="patients to generate"),
+          seed: int = typer.Option(0, help="random seed; the same seed writes the same files"),
+          out: Path = typer.Option(..., help="output folder"),
+          malformed: int = typer.Option(0, min=0, help="extra malformed files to write (malformed/)"),
+          embeddings: bool = typer.Option(False, help="also write per (image, region) embeddings")) -> None:
+    """Write a synthetic cohort in Chest ImaGenome and RadGraph formats, with its ground truth."""
+    from graph.synth import write_cohort
+
+    summary = write_cohort(out, patients=patients, seed=seed, malformed=malformed, embeddings=embeddings)
+    console.print(summary)
+
+
+def _print_summary(summary) -> None:
+    table = Table(title="ingest summary", show_header=False)
+    for name in ("files_seen", "files_loaded", "files_unchanged", "files_rejected", "records_loaded",
+                 "mentions_loaded", "elements_created", "patients_relinked", "studies", "observations",
+                 "progression_edges", "unmapped_terms", "ambiguous_comparisons"):
+        table.add_row(name.replace("_", " "), str(getattr(summary, name)))
+    table.add_row("rejected records", str(len(summary.rejections)))
+    table.add_row("seconds", f"{summary.seconds:.1f}")
+    console.print(table)
+    if summary.top_unmapped:
+        console.print("most frequent unmapped terms: " + ", ".join(f"{t} ({n})" for t, n in summary.top_unmapped))
+    for r in summary.rejections[:10]:
+        err.print(f"[yellow]rejected[/] {r.file}" + (f" record {r.record}" if r.record else "")
+                  + (f" field {r.field}" if r.field else "") + f": {r.reason}")
+    if len(summary.rejections) > 10:
+        err.print(f"... {len(summary.rejections) - 10} more")
+    if summary.rejected_report:
+        err.print(f"rejected-files report: {summary.rejected_report}")
+
+
+def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | None, progress: bool):
+    """Run the ingest flow and print its summary; returns the summary."""
+    _store_or_fail()
+    from flows.ingest_flow import ingest_flow
+
+    summary = ingest_flow([str(p) for p in paths], doc_mapping=str(doc_mapping) if doc_mapping else None,
+                          rejected_report=str(rejected) if rejected else None, progress=progress)
+    _print_summary(summary)
+    return summary
+
+
+@app.command()
+def ingest(paths: list[Path] = typer.Argument(..., exists=True, help="files or folders, searched recursively"),
+           doc_mapping: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                      help="CSV doc_key,patient_id,study_id[,study_datetime]"),
+           rejected: Path = typer.Option(Path("cxrkg-rejected.json"), help="rejected-files report (JSON)"),
+           progress: bool = typer.Option(True, help="progress bar")) -> None:
+    """Load scene graphs, RadGraph files and metadata CSVs; exit code 2 when anything was rejected."""
+    summary = run_ingest(paths, doc_mapping, rejected, progress and sys.stderr.isatty())
+    if not summary.ok:
+        raise typer.Exit(2)
+
+
+# --- queries -----------------------------------------------------------------------------------
+
+@app.command()
+def queries() -> None:
+    """List the named queries with their parameters and columns."""
+    from graph.queries import catalogue
+
+    table = Table(title="query catalogue")
+    for c in ("name", "parameters", "purpose"):
+        table.add_column(c, overflow="fold")
+    for q in catalogue().values():
+        table.add_row(q.name, ", ".join(f"{p.name}:{p.type}" for p in q.params), q.purpose)
+    console.print(table)
+
+
+def _params(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        if "=" not in pair:
+            _fail(f"--param {pair!r}: expected key=value")
+        key, value = pair.split("=", 1)
+        out[key.strip()] = value
+    return out
+
+
+@app.command()
+def query(name: str = typer.Argument(..., help="query name (see `cxrkg queries`)"),
+          param: list[str] = typer.Option([], "--param", "-p", help="key=value, repeatable"),
+          fmt: str = typer.Option("table", "--format", help="table, json or csv")) -> None:
+    """Run a named query in a read transaction."""
+    from graph.queries import QueryError, get_query, run_named
+
+    if fmt not in ("table", "json", "csv"):
+        _fail(f"--format {fmt!r}: choose table, json or csv")
+    try:
+        q = get_query(name)
+        bound = q.bind(_params(param))
+        _check_finding(bound)
+        rows = run_named(_store_or_fail(), q, bound)
+    except QueryError as exc:
+        _fail(str(exc))
+    _print_rows(rows, fmt, list(q.columns), title=q.name)
+
+
+def _check_finding(params: dict[str, Any]) -> None:
+    from graph.queries import QueryError
+    from graph.vocabulary import vocabulary
+
+    finding = params.get("finding")
+    if finding is not None and vocabulary().finding_for(finding) is None:
+        raise QueryError(f"finding {finding!r} is not in the vocabulary (v{vocabulary().version}); "
+                         "use a Chest ImaGenome attribute name or one of its synonyms")
+
+
+@app.command()
+def stats(fmt: str = typer.Option("table", "--format", help="table or json")) -> None:
+    """Counts per label and relationship type, and orphan nodes."""
+    from graph.stats import graph_stats
+
+    result = graph_stats(_store_or_fail())
+    if fmt == "json":
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        return
+    rows = [{"kind": "node", "name": k, "count": v} for k, v in result["nodes"].items()]
+    rows += [{"kind": "relationship", "name": k, "count": v} for k, v in result["relationships"].items()]
+    rows += [{"kind": "orphan", "name": k, "count": v} for k, v in result["orphans"].items()]
+    _print_rows(rows, "table", title="graph statistics")
+
+
+@app.command()
+def demo(out: Optional[Path] = typer.Option(None, help="where to write the synthetic cohort "
+                                                        "(default: CXRKG_HOME/demo)"),
+         patients: int = typer.Option(200, min=2), seed: int = typer.Option(7)) -> None:
+    """Start Neo4j if needed, write a synthetic cohort, ingest it and the real RadGraph-XL sample, and
+    print one patient's worsening pleural effusions next to the ground truth, then graph statistics."""
+    from flows.demo import run_demo
+
+    run_demo(console, out, patients, seed)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,160 @@
+"""The ingest flow: discover -> plan (incremental) -> load batches -> link patients -> summary.
+
+Thin by design: each task calls a plain function of ``graph.ingest`` / ``graph.store``. Tasks receive
+file paths and ids, never the driver (it is process-wide, see ``graph.store.shared_store``); one task
+per batch of files, never per record.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from graph.ingest import BatchResult, InputFile, IngestPlan, discover, load_files, plan_ingest, write_rejections
+from graph.records import Rejection
+from graph.stats import label_counts
+from graph.store import WriteCounts, shared_store
+from graph.vocabulary import vocabulary
+
+DEFAULT_BATCH_FILES = 250
+
+
+@dataclass
+class IngestSummary:
+    """The end-of-run summary printed by ``cxrkg ingest`` and published as a flow result."""
+
+    files_seen: int = 0
+    files_loaded: int = 0
+    files_unchanged: int = 0
+    files_rejected: int = 0
+    records_loaded: int = 0
+    mentions_loaded: int = 0
+    elements_created: int = 0
+    patients_relinked: int = 0
+    studies: int = 0
+    observations: int = 0
+    progression_edges: int = 0
+    unmapped_terms: int = 0
+    top_unmapped: list[tuple[str, int]] = field(default_factory=list)
+    ambiguous_comparisons: int = 0
+    rejections: list[Rejection] = field(default_factory=list)
+    rejected_report: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.rejections
+
+
+@task(cache_policy=NO_CACHE)
+def prepare_schema() -> None:
+    """Constraints, indexes and vocabulary nodes exist before any load."""
+    shared_store().ensure_schema(vocabulary())
+
+
+@task(cache_policy=NO_CACHE)
+def plan(paths: list[str]) -> IngestPlan:
+    files = discover(Path(p) for p in paths)
+    known = shared_store().source_file_hashes(f.path for f in files)
+    result = plan_ingest(files, known)
+    get_run_logger().info("plan: %d files, %d to load (%d changed), %d unchanged, %d metadata",
+                          len(files), len(result.load), len(result.changed), len(result.unchanged),
+                          len(result.metadata))
+    return result
+
+
+@task(cache_policy=NO_CACHE)
+def load_batch(files: list[InputFile], changed: set[str], metadata: list[str], doc_mapping: str | None) -> BatchResult:
+    started = time.perf_counter()
+    result = load_files(shared_store(), files, vocabulary(), changed, metadata, doc_mapping)
+    get_run_logger().info("load: %d files, %d records, %d mentions, %d elements, %d rejected in %.2fs",
+                          len(files), result.records, result.mentions,
+                          result.elements.nodes + result.elements.relationships, len(result.rejections),
+                          time.perf_counter() - started)
+    return result
+
+
+@task(cache_policy=NO_CACHE)
+def link(patient_ids: list[str]) -> WriteCounts:
+    started = time.perf_counter()
+    counts = shared_store().link_patients(patient_ids)
+    get_run_logger().info("link: %d patients, %d elements in %.2fs", len(patient_ids),
+                          counts.nodes + counts.relationships, time.perf_counter() - started)
+    return counts
+
+
+def _progress(enabled: bool) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    disable=not enabled, transient=False)
+
+
+@flow(name="cxrkg-ingest", log_prints=False)
+def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: int = DEFAULT_BATCH_FILES,
+                rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False) -> IngestSummary:
+    """Load Chest ImaGenome scene graphs, RadGraph-family files and MIMIC-CXR metadata into the graph.
+
+    Args:
+        paths: files or folders (searched recursively).
+        doc_mapping: CSV mapping RadGraph doc_keys to patient, study and date (see
+            ``graph.formats.radgraph.read_doc_mapping``), for doc_keys that are not MIMIC paths.
+        batch_files: files per load task (one write transaction per task, split further when a
+            batch holds more than 40,000 mentions).
+        rejected_report: where to write the JSON list of rejected files and records (only written when
+            something was rejected); None to skip.
+        progress: show a progress bar on the terminal.
+
+    Returns:
+        the run summary; ``summary.ok`` is False when anything was rejected.
+    """
+    started = time.perf_counter()
+    prepare_schema()
+    the_plan = plan(paths)
+    summary = IngestSummary(files_seen=len(the_plan.load) + len(the_plan.unchanged),
+                            files_unchanged=len(the_plan.unchanged))
+    patients: set[str] = set()
+    unmapped: Counter = Counter()
+    batches = [the_plan.load[i:i + batch_files] for i in range(0, len(the_plan.load), batch_files)]
+    with _progress(progress) as bar:
+        job = bar.add_task("loading files", total=len(the_plan.load))
+        for files in batches:
+            changed = {f.path for f in files} & the_plan.changed
+            result = load_batch(files, changed, the_plan.metadata, doc_mapping)
+            summary.files_loaded += result.files_loaded
+            summary.records_loaded += result.records
+            summary.mentions_loaded += result.mentions
+            summary.elements_created += result.elements.nodes + result.elements.relationships
+            summary.rejections += result.rejections
+            summary.ambiguous_comparisons += result.ambiguous_comparisons
+            unmapped.update(result.unmapped_terms)
+            patients |= result.patients
+            bar.advance(job, len(files))
+        if patients:
+            ids = sorted(patients)
+            chunk = 2000
+            job = bar.add_task("linking patients", total=len(ids))
+            for i in range(0, len(ids), chunk):
+                counts = link(ids[i:i + chunk])
+                summary.elements_created += counts.nodes + counts.relationships
+                bar.advance(job, len(ids[i:i + chunk]))
+    summary.patients_relinked = len(patients)
+    summary.files_rejected = len({r.file for r in summary.rejections if r.record is None or r.file.endswith("_SceneGraph.json")})
+    summary.unmapped_terms = sum(unmapped.values())
+    summary.top_unmapped = unmapped.most_common(10)
+    nodes, rels = label_counts(shared_store())
+    summary.studies = nodes.get("Study", 0)
+    summary.observations = nodes.get("Observation", 0)
+    summary.progression_edges = rels.get("PROGRESSION", 0)
+    if summary.rejections and rejected_report:
+        write_rejections(Path(rejected_report), summary.rejections)
+        summary.rejected_report = str(Path(rejected_report).resolve())
+    summary.seconds = time.perf_counter() - started
+    get_run_logger().info("summary: %d files loaded, %d unchanged, %d rejections, %d elements in %.1fs",
+                          summary.files_loaded, summary.files_unchanged, len(summary.rejections),
+                          summary.elements_created, summary.seconds)
+    return summary

@@ -1,0 +1,65 @@
+"""MIMIC-CXR-JPG ``mimic-cxr-2.0.0-metadata.csv``: study dates for scene graphs that lack them.
+
+Columns used (docs/formats.md §1.8): ``dicom_id, subject_id, study_id, StudyDate`` (int ``YYYYMMDD``),
+``StudyTime`` (float ``HHMMSS.ffffff``). The datetime is built as EHRXQA does:
+``StudyDate`` + ``"%010.3f" % StudyTime``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from graph.records import InputError
+
+METADATA_COLUMNS = ("dicom_id", "subject_id", "study_id", "StudyDate", "StudyTime")
+
+
+@dataclass(frozen=True)
+class StudyDates:
+    """Study datetimes and patients read from metadata, keyed by study id (str)."""
+
+    study_datetime: dict[str, datetime]
+    study_patient: dict[str, str]
+
+
+def study_datetime(study_date: int | str, study_time: float | str) -> datetime:
+    """``(21500304, 102231.5)`` -> ``datetime(2150, 3, 4, 10, 22, 31, 500000)``.
+
+    Raises:
+        ValueError: the date or time does not parse.
+    """
+    d = str(int(float(study_date)))
+    t = "%010.3f" % float(study_time or 0)
+    return datetime.strptime(f"{d} {t}", "%Y%m%d %H%M%S.%f")
+
+
+def read_metadata(path: Path) -> tuple[StudyDates, list[InputError]]:
+    """Read the metadata CSV; rows with unreadable dates are returned as errors, the rest still count.
+
+    Raises:
+        InputError: the file lacks one of the columns used.
+    """
+    file = str(path)
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [c for c in METADATA_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(file, None, ", ".join(missing), "missing column(s)")
+    dates: dict[str, datetime] = {}
+    patients: dict[str, str] = {}
+    errors: list[InputError] = []
+    for n, row in enumerate(frame[list(METADATA_COLUMNS)].itertuples(index=False), start=2):
+        try:
+            when = study_datetime(row.StudyDate, row.StudyTime)
+        except (ValueError, TypeError) as exc:
+            errors.append(InputError(file, f"line {n} (dicom {row.dicom_id})", "StudyDate", str(exc)))
+            continue
+        study = str(row.study_id)
+        # several images of one study: the earliest image time is the study time
+        if study not in dates or when < dates[study]:
+            dates[study] = when
+        patients[study] = str(row.subject_id)
+    return StudyDates(dates, patients), errors

@@ -1,0 +1,368 @@
+"""RadGraph-style report extractions in every spelling users hold, normalised to mention records.
+
+Accepted inputs (docs/formats.md §2-§3):
+
+* RadGraph v1 / RadGraph2 JSON: ``{doc_key: {"text", "entities": {id: {tokens, label, start_ix, end_ix,
+  relations: [[type, target_id], ...]}}, "data_source", "data_split"}}``; labels ``ANAT-DP``, ``OBS-DP``,
+  ``OBS-U``, ``OBS-DA`` and RadGraph2's ``CHAN-*`` change labels with the code aliases of its repository.
+* the ``test.json`` variant with ``labeler_1`` / ``labeler_2`` per document (``labeler_1`` is read, as the
+  dataset's own loaders do).
+* the ``radgraph`` package / RadGraph-XL output (``Observation::definitely present``, measurement
+  variants), keyed ``"0"``, ``"1"`` ..., and lists of ``{report_id, report_text, processed_annotations:
+  {radgraph_annotations: {"0": doc}}}`` as the package's processed-annotations helper returns them.
+* RadGraph-XL DyGIE JSONL: one ``{doc_key, sentences, ner, relations}`` per line, document-level
+  inclusive token offsets.
+
+Patient and study come from a MIMIC doc_key (``p10/p10000032/s50414267.txt``) or from a mapping the
+user gives (:func:`read_doc_mapping`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator
+
+from graph.formats.scene_graph import parse_datetime
+from graph.records import (
+    SOURCE_RADGRAPH,
+    InputError,
+    MentionRecord,
+    ParsedFile,
+    Rejection,
+    ReportRecord,
+    StudyRecord,
+    stable_id,
+)
+from graph.vocabulary import Vocabulary
+
+_MIMIC_KEY = re.compile(r"(?:^|/)p\d{2}/p(?P<patient>\d+)/s(?P<study>\d+)\.txt$")
+_SECTION_WORDS = {"FINDINGS", "IMPRESSION", "COMPARISON", "INDICATION", "HISTORY", "TECHNIQUE", "EXAMINATION"}
+_SENTENCE_END = {".", "?", "!"}
+
+_ASSERTIONS = {"definitely present": "present", "definitely absent": "absent", "uncertain": "uncertain"}
+_V1_LABELS = {"ANAT-DP": ("ANAT", "present"), "OBS-DP": ("OBS", "present"), "OBS-U": ("OBS", "uncertain"),
+              "OBS-DA": ("OBS", "absent")}
+
+
+@dataclass(frozen=True)
+class DocStudy:
+    """Where a report belongs: patient, study and (optionally) the study's date."""
+
+    patient_id: str
+    study_id: str
+    study_datetime: datetime | None = None
+
+
+@dataclass(frozen=True)
+class _Entity:
+    eid: str
+    tokens: str
+    kind: str  # ANAT, OBS or CHAN
+    polarity: str | None
+    change_label: str | None
+    start: int
+    end: int
+    relations: tuple[tuple[str, str], ...]
+
+
+def read_doc_mapping(path: Path) -> dict[str, DocStudy]:
+    """Read a mapping CSV with columns ``doc_key, patient_id, study_id`` and optional ``study_datetime``.
+
+    Raises:
+        InputError: a column is missing, or a row has an empty id or an unreadable date.
+    """
+    file = str(path)
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = {"doc_key", "patient_id", "study_id"} - set(reader.fieldnames or ())
+        if missing:
+            raise InputError(file, None, ", ".join(sorted(missing)), "missing column(s)")
+        out: dict[str, DocStudy] = {}
+        for n, row in enumerate(reader, start=2):
+            record = f"line {n}"
+            for col in ("doc_key", "patient_id", "study_id"):
+                if not (row.get(col) or "").strip():
+                    raise InputError(file, record, col, "empty")
+            when = None
+            if (row.get("study_datetime") or "").strip():
+                try:
+                    when = parse_datetime(row["study_datetime"])
+                except ValueError as exc:
+                    raise InputError(file, record, "study_datetime", str(exc)) from exc
+            out[row["doc_key"].strip()] = DocStudy(row["patient_id"].strip(), row["study_id"].strip(), when)
+    return out
+
+
+def study_for_doc_key(doc_key: str, mapping: dict[str, DocStudy] | None) -> DocStudy | None:
+    """Mapping first, then the MIMIC doc_key layout (any ``files/`` prefix is ignored)."""
+    if mapping and doc_key in mapping:
+        return mapping[doc_key]
+    m = _MIMIC_KEY.search(doc_key)
+    return DocStudy(m["patient"], m["study"]) if m else None
+
+
+def _label(label: Any, vocab: Vocabulary) -> tuple[str, str | None, str | None] | None:
+    """(kind, polarity, change label) for an entity label in any supported spelling, or None if unknown."""
+    if not isinstance(label, str):
+        return None
+    if label in _V1_LABELS:
+        kind, pol = _V1_LABELS[label]
+        return kind, pol, None
+    if label in vocab.change_labels:
+        return "CHAN", None, label
+    parts = label.split("::")
+    if len(parts) in (2, 3) and parts[0] in ("Anatomy", "Observation") and parts[-1] in _ASSERTIONS:
+        return ("ANAT" if parts[0] == "Anatomy" else "OBS"), _ASSERTIONS[parts[-1]], None
+    return None
+
+
+def _entities(doc_key: str, raw: Any, file: str, vocab: Vocabulary) -> dict[str, _Entity]:
+    if not isinstance(raw, dict):
+        raise InputError(file, doc_key, "entities", f"is {type(raw).__name__}, expected an object")
+    out: dict[str, _Entity] = {}
+    for eid, ent in raw.items():
+        where = f"entities.{eid}"
+        if not isinstance(ent, dict):
+            raise InputError(file, doc_key, where, "expected an object")
+        parsed = _label(ent.get("label"), vocab)
+        if parsed is None:
+            raise InputError(file, doc_key, f"{where}.label", f"unknown entity label {ent.get('label')!r}")
+        start, end, tokens = ent.get("start_ix"), ent.get("end_ix"), ent.get("tokens")
+        if not isinstance(start, int) or not isinstance(end, int) or end < start:
+            raise InputError(file, doc_key, f"{where}.start_ix", f"bad token span {start!r}..{end!r}")
+        if not isinstance(tokens, str):
+            raise InputError(file, doc_key, f"{where}.tokens", f"is {type(tokens).__name__}, expected text")
+        rels = ent.get("relations", [])
+        if not isinstance(rels, list) or not all(isinstance(r, (list, tuple)) and len(r) == 2 for r in rels):
+            raise InputError(file, doc_key, f"{where}.relations", "expected a list of [type, target_id] pairs")
+        out[str(eid)] = _Entity(str(eid), tokens, parsed[0], parsed[1], parsed[2], start, end,
+                                tuple((str(t), str(target)) for t, target in rels))
+    for ent in out.values():
+        for rtype, target in ent.relations:
+            if target not in out:
+                raise InputError(file, doc_key, f"entities.{ent.eid}.relations",
+                                 f"{rtype} relation targets entity {target!r}, which does not exist")
+    return out
+
+
+def _sentences(tokens: list[str]) -> tuple[list[int], list[str | None]]:
+    """Per token: its sentence index and the report section it sits in."""
+    sent_of, section_of = [], []
+    sent, section = 0, None
+    for i, tok in enumerate(tokens):
+        if tok.rstrip(":").upper() in _SECTION_WORDS and (tok.endswith(":") or (i + 1 < len(tokens) and tokens[i + 1] == ":")):
+            section = tok.rstrip(":").lower()
+        sent_of.append(sent)
+        section_of.append(section)
+        if tok in _SENTENCE_END or tok == ":":
+            sent += 1
+    return sent_of, section_of
+
+
+def doc_to_records(doc_key: str, text: str, entities: dict[str, _Entity], study: DocStudy, file: str,
+                   vocab: Vocabulary) -> tuple[ReportRecord, list[MentionRecord]]:
+    """Normalise one document's entities into mentions.
+
+    For each observation entity: the finding is its span, or anatomy + span (``pleural`` + ``effusion``),
+    or modifier + span, looked up in the vocabulary; its anatomy is the located_at target with that
+    target's own modifiers (``left`` -> ``base``), else the finding's default regions on the stated side;
+    severity comes from modifying severity words; a change comes from a CHAN entity linked by a relation
+    in either direction, else from an unlinked CHAN entity in the same sentence. Observation spans that only
+    modify another observation (``small``, ``increased``) are modifiers, not findings. Unknown terms are
+    returned on the report's ``unmapped_terms``.
+    """
+    tokens = text.split(" ")
+    sent_of, section_of = _sentences(tokens)
+    incoming: dict[str, list[tuple[str, _Entity]]] = {eid: [] for eid in entities}
+    for ent in entities.values():
+        for rtype, target in ent.relations:
+            incoming[target].append((rtype, ent))
+
+    def phrase(ent: _Entity) -> str:
+        parts = [ent] + [src for rtype, src in incoming[ent.eid] if rtype == "modify" and src.kind == "ANAT"]
+        return " ".join(p.tokens for p in sorted(parts, key=lambda e: e.start))
+
+    def sentence_text(ent: _Entity) -> str:
+        s = sent_of[min(ent.start, len(tokens) - 1)] if tokens else 0
+        return " ".join(t for t, si in zip(tokens, sent_of) if si == s)
+
+    linked_changes: dict[str, list[_Entity]] = {}
+    unlinked_changes: list[_Entity] = []
+    for ent in entities.values():
+        if ent.kind != "CHAN":
+            continue
+        targets = [entities[t] for _, t in ent.relations if entities[t].kind == "OBS"]
+        targets += [src for _, src in incoming[ent.eid] if src.kind == "OBS"]
+        for t in targets:
+            linked_changes.setdefault(t.eid, []).append(ent)
+        if not targets:
+            unlinked_changes.append(ent)
+
+    observations = [e for e in entities.values() if e.kind == "OBS"]
+    for chan in unlinked_changes:
+        same = [o for o in observations if sent_of[min(o.start, len(sent_of) - 1)] == sent_of[min(chan.start, len(sent_of) - 1)]]
+        if same:
+            nearest = min(same, key=lambda o: abs(o.start - chan.start))
+            linked_changes.setdefault(nearest.eid, []).append(chan)
+
+    mentions: list[MentionRecord] = []
+    unmapped: list[str] = []
+    for obs in observations:
+        anatomy_ents = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
+        modifiers = [src for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "OBS"]
+        modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
+
+        finding, consumed = None, set()
+        for mod in modifiers:
+            finding = finding or vocab.finding_for(f"{mod.tokens} {obs.tokens}")
+        for anat in anatomy_ents:
+            if finding is None and (f := vocab.finding_for(f"{anat.tokens} {obs.tokens}")):
+                finding, consumed = f, {anat.eid}
+        finding = finding or vocab.finding_for(obs.tokens)
+        if finding is None:
+            if not modifies_obs and vocab.severity_of(obs.tokens) is None:
+                unmapped.append(obs.tokens.lower())
+            continue
+
+        regions: list[str] = []
+        side = None
+        for anat in anatomy_ents:
+            text_ = phrase(anat)
+            side = side or vocab.side_of(text_)
+            if anat.eid in consumed:
+                continue
+            found = vocab.regions_for(text_) or vocab.regions_for(anat.tokens)
+            if not found:
+                unmapped.append(f"region:{text_.lower()}")
+            regions.extend(found)
+        if not regions:
+            regions = list(vocab.default_regions(finding, side if side in ("left", "right") else None))
+
+        severity, score = None, None
+        for mod in modifiers:
+            s = vocab.severity_of(mod.tokens)
+            if s is not None and (score is None or s > score):
+                severity, score = mod.tokens.lower(), s
+        changes = linked_changes.get(obs.eid, [])
+        change_ent = changes[0] if changes else None
+        evidence = sentence_text(obs)
+        section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
+        for region in dict.fromkeys(regions):
+            mentions.append(MentionRecord(
+                mention_id=stable_id(SOURCE_RADGRAPH, study.study_id, doc_key, region, finding, obs.eid),
+                study_id=study.study_id, anatomy=region, finding=finding, polarity=obs.polarity,
+                severity=severity, severity_score=score,
+                change=vocab.change_labels[change_ent.change_label] if change_ent else None,
+                change_label=change_ent.change_label if change_ent else None, prior_image_id=None,
+                evidence=evidence, source=SOURCE_RADGRAPH, file=file, record=doc_key, section=section,
+            ))
+    report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
+    return report, mentions
+
+
+def _jsonl_doc(line: dict, file: str) -> tuple[str, str, dict]:
+    """Convert one DyGIE-style RadGraph-XL line to (doc_key, text, v1-style entities)."""
+    doc_key = str(line.get("doc_key", ""))
+    sentences, ner, rels = line.get("sentences"), line.get("ner"), line.get("relations", [])
+    if not isinstance(sentences, list) or not isinstance(ner, list):
+        raise InputError(file, doc_key, "sentences" if not isinstance(sentences, list) else "ner", "expected a list")
+    tokens = [t for sent in sentences for t in sent]
+    entities, by_span = {}, {}
+    for sent in ner:
+        for span in sent:
+            s, e, label = span
+            eid = str(len(entities) + 1)
+            entities[eid] = {"tokens": " ".join(tokens[s:e + 1]), "label": label, "start_ix": s, "end_ix": e, "relations": []}
+            by_span[(s, e)] = eid
+    for sent in rels:
+        for s1, e1, s2, e2, label in sent:
+            if (s1, e1) not in by_span or (s2, e2) not in by_span:
+                raise InputError(file, doc_key, "relations", f"{label} relation between spans that are not entities")
+            entities[by_span[(s1, e1)]]["relations"].append([label, by_span[(s2, e2)]])
+    return doc_key, " ".join(tokens), entities
+
+
+def iter_documents(path: Path, file: str) -> Iterator[tuple[str, Any]]:
+    """Yield ``(doc_key, doc)`` with doc = ``{"text", "entities"}`` or an InputError for a bad record.
+
+    Raises:
+        InputError: the whole file is unreadable (invalid JSON, unexpected top level).
+    """
+    if path.suffix == ".jsonl":
+        with path.open("rb") as fh:
+            for n, raw_line in enumerate(fh, start=1):
+                if not raw_line.strip():
+                    continue
+                try:
+                    line = json.loads(raw_line)
+                    doc_key, text, ents = _jsonl_doc(line, file)
+                    yield doc_key or f"line {n}", {"text": text, "entities": ents}
+                except json.JSONDecodeError as exc:
+                    yield f"line {n}", InputError(file, f"line {n}", None, f"invalid JSON: {exc}")
+                except InputError as exc:
+                    yield exc.record or f"line {n}", exc
+                except (TypeError, ValueError) as exc:
+                    yield f"line {n}", InputError(file, f"line {n}", "ner", f"malformed span: {exc}")
+        return
+    try:
+        raw = json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(file, None, None, f"invalid JSON: {exc}") from exc
+    if isinstance(raw, list):  # radgraph package processed-annotations list
+        for n, item in enumerate(raw):
+            if not isinstance(item, dict) or "report_id" not in item:
+                yield f"[{n}]", InputError(file, f"[{n}]", "report_id", "list items need report_id")
+                continue
+            doc = (item.get("processed_annotations") or {}).get("radgraph_annotations", {}).get("0")
+            yield str(item["report_id"]), doc if doc is not None else InputError(
+                file, str(item["report_id"]), "processed_annotations.radgraph_annotations.0", "missing")
+        return
+    if not isinstance(raw, dict):
+        raise InputError(file, None, None, f"top level is {type(raw).__name__}, expected an object or list")
+    for doc_key, doc in raw.items():
+        if isinstance(doc, dict) and "entities" not in doc and "labeler_1" in doc:
+            doc = {**doc, "entities": (doc["labeler_1"] or {}).get("entities")}
+        yield doc_key, doc
+
+
+def parse_radgraph(path: Path, vocab: Vocabulary, mapping: dict[str, DocStudy] | None = None,
+                   display_path: str | None = None) -> ParsedFile:
+    """Read a RadGraph-family file; each document is a record, rejected on its own when malformed.
+
+    Raises:
+        InputError: the file as a whole cannot be read (invalid or truncated JSON, wrong top level).
+    """
+    file = display_path or str(path)
+    out = ParsedFile(path=file)
+    for doc_key, doc in iter_documents(path, file):
+        try:
+            if isinstance(doc, InputError):
+                raise doc
+            if not isinstance(doc, dict):
+                raise InputError(file, doc_key, None, f"document is {type(doc).__name__}, expected an object")
+            text = doc.get("text")
+            if not isinstance(text, str):
+                raise InputError(file, doc_key, "text", "missing or not text")
+            study = study_for_doc_key(doc_key, mapping)
+            if study is None:
+                raise InputError(file, doc_key, "doc_key", "not a MIMIC doc_key (p10/p10000032/s50414267.txt) "
+                                 "and not in the doc mapping")
+            entities = _entities(doc_key, doc.get("entities"), file, vocab)
+            n_tokens = len(text.split(" "))
+            for ent in entities.values():
+                if ent.end >= n_tokens:
+                    raise InputError(file, doc_key, f"entities.{ent.eid}.end_ix", f"{ent.end} is past the last token ({n_tokens - 1})")
+            report, mentions = doc_to_records(doc_key, text, entities, study, file, vocab)
+        except InputError as exc:
+            out.rejections.append(Rejection.from_error(exc))
+            continue
+        out.studies.append(StudyRecord(study.study_id, study.patient_id, study.study_datetime, doc_key))
+        out.reports.append(report)
+        out.mentions.extend(mentions)
+        out.unmapped_terms.extend(report.unmapped_terms)
+    return out

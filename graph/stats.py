@@ -1,0 +1,39 @@
+"""Graph statistics: counts per label and relationship type, and orphan nodes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph.store import GraphStore
+
+# Vocabulary nodes with nothing pointing at them yet and SourceFile bookkeeping nodes are not orphans.
+_EXPECTED_LONE = ("SourceFile", "Anatomy", "Finding")
+
+
+def label_counts(store: GraphStore) -> tuple[dict[str, int], dict[str, int]]:
+    """Node count per label and relationship count per type, from Neo4j's count store."""
+    labels = [r["label"] for r in store.read("CALL db.labels() YIELD label RETURN label ORDER BY label")]
+    types = [r["t"] for r in store.read("CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t ORDER BY t")]
+    nodes = {lbl: store.read(f"MATCH (n:`{lbl}`) RETURN count(n) AS n")[0]["n"] for lbl in labels}
+    rels = {t: store.read(f"MATCH ()-[r:`{t}`]->() RETURN count(r) AS n")[0]["n"] for t in types}
+    return nodes, rels
+
+
+def graph_stats(store: GraphStore) -> dict[str, Any]:
+    """``{"nodes": {label: n}, "relationships": {type: n}, "orphans": {label: n}, "total_nodes", "total_relationships"}``.
+
+    Counts come from Neo4j's count store (cheap); orphans are nodes without any relationship, except
+    the labels for which that is normal (SourceFile, and vocabulary nodes nobody mentions).
+    """
+    nodes, rels = label_counts(store)
+    orphans = {
+        lbl: store.read(f"MATCH (n:`{lbl}`) WHERE NOT (n)--() RETURN count(n) AS n")[0]["n"]
+        for lbl in nodes if lbl not in _EXPECTED_LONE
+    }
+    return {
+        "nodes": {k: v for k, v in nodes.items() if v},
+        "relationships": {k: v for k, v in rels.items() if v},
+        "orphans": {k: v for k, v in orphans.items() if v},
+        "total_nodes": sum(nodes.values()),
+        "total_relationships": sum(rels.values()),
+    }

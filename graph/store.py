@@ -1,0 +1,261 @@
+"""Neo4j I/O: one driver per process, schema, batched writes and the per-patient link step.
+
+Writes go through the driver's managed transactions (``execute_write``), which retry exactly the
+errors Neo4j marks as transient (deadlocks, leader switches, lost connections) with backoff and let
+every other error through. One batch is one transaction: it is stored whole or not at all.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+import neo4j
+from neo4j import GraphDatabase, ManagedTransaction
+
+from graph import statements as st
+from graph.config import Neo4jSettings, neo4j_settings
+from graph.records import MentionRecord, ParsedFile, observation_id
+from graph.vocabulary import Vocabulary
+
+LINK_CHUNK = 500  # patients per link transaction
+
+
+class GraphUnavailable(RuntimeError):
+    """Raised when the configured Neo4j cannot be reached or refuses the credentials."""
+
+
+def open_driver(settings: Neo4jSettings | None = None) -> neo4j.Driver:
+    """Open and verify a driver for the configured database.
+
+    Raises:
+        GraphUnavailable: the server does not answer or rejects the credentials; the message names
+            the URI and, for the local server, says to run ``cxrkg db start``.
+    """
+    settings = settings or neo4j_settings()
+    driver = GraphDatabase.driver(settings.uri, auth=(settings.user, settings.password))
+    try:
+        driver.verify_connectivity()
+    except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.AuthError, OSError) as exc:
+        driver.close()
+        hint = "" if settings.external else " (start the local server with `cxrkg db start`)"
+        raise GraphUnavailable(f"cannot use Neo4j at {settings.uri}: {exc}{hint}") from exc
+    return driver
+
+
+@contextmanager
+def graph_session(settings: Neo4jSettings | None = None) -> Iterator["GraphStore"]:
+    """``with graph_session() as store:`` opens a verified driver and closes it afterwards."""
+    settings = settings or neo4j_settings()
+    driver = open_driver(settings)
+    try:
+        yield GraphStore(driver, settings.database)
+    finally:
+        driver.close()
+
+
+@dataclass
+class WriteCounts:
+    """Graph elements created by a write (from Neo4j's own counters)."""
+
+    nodes: int = 0
+    relationships: int = 0
+
+    def add(self, summary: neo4j.ResultSummary) -> None:
+        self.nodes += summary.counters.nodes_created
+        self.relationships += summary.counters.relationships_created
+
+    def __iadd__(self, other: "WriteCounts") -> "WriteCounts":
+        self.nodes += other.nodes
+        self.relationships += other.relationships
+        return self
+
+
+@dataclass
+class Batch:
+    """The rows one write transaction stores: records of several parsed files, plus their SourceFile rows."""
+
+    files: list[ParsedFile] = field(default_factory=list)
+    source_files: list[dict[str, Any]] = field(default_factory=list)
+    retract: list[str] = field(default_factory=list)
+
+
+def _run(tx: ManagedTransaction, query: str, counts: WriteCounts, **params: Any) -> list[neo4j.Record]:
+    result = tx.run(query, **params)
+    records = list(result)
+    counts.add(result.consume())
+    return records
+
+
+def _mention_props(m: MentionRecord) -> dict[str, Any]:
+    return {
+        "study_id": m.study_id, "polarity": m.polarity, "severity": m.severity,
+        "severity_score": m.severity_score, "change": m.change, "change_label": m.change_label,
+        "prior_image_id": m.prior_image_id, "evidence": m.evidence, "source": m.source,
+        "file": m.file, "record": m.record, "section": m.section,
+    }
+
+
+class GraphStore:
+    """The cxrkg graph in one Neo4j database.
+
+    Args:
+        driver: an open driver (shared; never passed to Prefect tasks).
+        database: database name, or None for the server's default.
+    """
+
+    def __init__(self, driver: neo4j.Driver, database: str | None = None):
+        self.driver = driver
+        self.database = database
+
+    def _session(self, read: bool = False) -> neo4j.Session:
+        mode = neo4j.READ_ACCESS if read else neo4j.WRITE_ACCESS
+        return self.driver.session(database=self.database, default_access_mode=mode)
+
+    def read(self, query: str, **params: Any) -> list[dict[str, Any]]:
+        """Run a query in a managed read transaction and return its rows as dicts."""
+        with self._session(read=True) as session:
+            return session.execute_read(lambda tx: [r.data() for r in tx.run(query, **params)])
+
+    # --- schema and vocabulary ---------------------------------------------------------------
+
+    def ensure_schema(self, vocab: Vocabulary) -> None:
+        """Create constraints and indexes, then the shared Anatomy and Finding vocabulary nodes.
+
+        Repeatable: every statement is ``IF NOT EXISTS`` or a MERGE on a constrained key.
+        """
+        with self._session() as session:
+            for statement in st.schema_statements():
+                session.run(statement).consume()
+            session.run("CALL db.awaitIndexes(300)").consume()
+        regions = [
+            {"name": r.name, "code": r.code, "side": r.side, "has_bbox": r.has_bbox, "cuis": list(r.cuis),
+             "synonyms": sorted(k for k, v in vocab._region_forms.items() if v == (r.name,) and k != r.name)}
+            for r in vocab.regions.values()
+        ]
+        findings = [
+            {"name": f.name, "category": f.category, "cuis": list(f.cuis), "synonyms": list(f.synonyms)}
+            for f in vocab.findings.values()
+        ]
+        region_parents = [{"name": r.name, "parent": r.parent} for r in vocab.regions.values() if r.parent]
+        finding_parents = [{"name": f.name, "parent": p} for f in vocab.findings.values() for p in f.parents]
+
+        def work(tx: ManagedTransaction) -> None:
+            counts = WriteCounts()
+            _run(tx, st.MERGE_REGIONS, counts, rows=regions)
+            _run(tx, st.MERGE_REGION_PARENTS, counts, rows=region_parents)
+            _run(tx, st.MERGE_FINDINGS, counts, rows=findings)
+            _run(tx, st.MERGE_FINDING_PARENTS, counts, rows=finding_parents)
+
+        with self._session() as session:
+            session.execute_write(work)
+
+    # --- incremental bookkeeping ---------------------------------------------------------------
+
+    def source_file_hashes(self, paths: Iterable[str]) -> dict[str, str]:
+        """Content hashes of already loaded files: path -> sha256."""
+        rows = self.read(st.SOURCE_FILE_HASHES, paths=list(paths))
+        return {r["path"]: r["sha256"] for r in rows}
+
+    def study_owners(self, study_ids: Iterable[str]) -> dict[str, tuple[str, Any]]:
+        """For studies already in the graph: study_id -> (patient_id, study_datetime or None)."""
+        rows = self.read(st.STUDY_OWNERS, study_ids=list(study_ids))
+        return {r["study_id"]: (r["patient_id"], r["study_datetime"]) for r in rows}
+
+    # --- writes --------------------------------------------------------------------------------
+
+    def write_batch(self, batch: Batch) -> tuple[WriteCounts, set[str]]:
+        """Store one batch in one transaction; returns created elements and the touched patient ids.
+
+        Files listed in ``batch.retract`` (changed since their last load) lose their old mentions first,
+        in the same transaction, so a crash leaves either the old or the new content, never a mix.
+        """
+        studies: dict[str, dict[str, Any]] = {}
+        images, reports, observations, mentions = [], [], {}, []
+        for pf in batch.files:
+            for s in pf.studies:
+                row = studies.setdefault(s.study_id, {"study_id": s.study_id, "patient_id": s.patient_id,
+                                                      "study_datetime": s.study_datetime})
+                row["study_datetime"] = row["study_datetime"] or s.study_datetime
+            images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view} for i in pf.images]
+            reports += [{"report_id": r.report_id, "study_id": r.study_id, "text": r.text, "source": r.source,
+                         "unmapped_terms": list(r.unmapped_terms)} for r in pf.reports]
+            for m in pf.mentions:
+                oid = observation_id(m.study_id, m.anatomy, m.finding)
+                observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id,
+                                              "anatomy": m.anatomy, "finding": m.finding})
+                mentions.append({"observation_id": oid, "mention_id": m.mention_id, "props": _mention_props(m)})
+        patients = {s["patient_id"] for s in studies.values()}
+        counts = WriteCounts()
+
+        def work(tx: ManagedTransaction) -> set[str]:
+            touched_studies: set[str] = set()
+            if batch.retract:
+                rows = _run(tx, st.RETRACT_FILES, counts, paths=batch.retract)
+                touched_studies.update(rows[0]["study_ids"] if rows else [])
+            _run(tx, st.MERGE_STUDIES, counts, rows=list(studies.values()))
+            _run(tx, st.MERGE_IMAGES, counts, rows=images)
+            _run(tx, st.MERGE_REPORTS, counts, rows=reports)
+            _run(tx, st.MERGE_OBSERVATIONS, counts, rows=list(observations.values()))
+            _run(tx, st.MERGE_MENTIONS, counts, rows=mentions)
+            _run(tx, st.MERGE_SOURCE_FILES, counts, rows=batch.source_files)
+            if touched_studies:
+                owners = tx.run(st.STUDY_OWNERS, study_ids=list(touched_studies))
+                return {r["patient_id"] for r in owners}
+            return set()
+
+        with self._session() as session:
+            retracted_patients = session.execute_write(work)
+        return counts, patients | retracted_patients
+
+    def link_patients(self, patient_ids: Iterable[str]) -> WriteCounts:
+        """Recompute prior-study links, observation aggregates and progression edges for these patients.
+
+        Progression edges with source ``gnn`` are left alone; all others are derived here from the
+        stored mentions (Chest ImaGenome comparisons, RadGraph2 change entities) and from presence
+        changes between consecutive studies (``new``: absent -> present, ``resolved``: present -> absent).
+        """
+        ids = sorted(set(patient_ids))
+        counts = WriteCounts()
+        for start in range(0, len(ids), LINK_CHUNK):
+            chunk = ids[start:start + LINK_CHUNK]
+
+            def work(tx: ManagedTransaction, chunk: list[str] = chunk) -> None:
+                for query in (st.LINK_PRIOR_STUDIES, st.DELETE_DERIVED_PROGRESSIONS, st.AGGREGATE_OBSERVATIONS,
+                              st.LINK_STATED_PROGRESSIONS, st.LINK_PRESENCE_PROGRESSIONS):
+                    _run(tx, query, counts, patient_ids=chunk)
+
+            with self._session() as session:
+                session.execute_write(work)
+        return counts
+
+    def clear(self) -> None:
+        """Delete every node and relationship (tests and benchmarks), in batches."""
+        with self._session() as session:
+            session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+
+
+_shared: GraphStore | None = None
+
+
+def shared_store() -> GraphStore:
+    """The process-wide store (one driver per process, closed at exit); Prefect tasks use this
+    instead of receiving a driver as an argument."""
+    global _shared
+    if _shared is None:
+        import atexit
+
+        settings = neo4j_settings()
+        driver = open_driver(settings)
+        atexit.register(driver.close)
+        _shared = GraphStore(driver, settings.database)
+    return _shared
+
+
+def reset_shared_store() -> None:
+    """Close the process-wide driver (after the configuration changed, e.g. in tests)."""
+    global _shared
+    if _shared is not None:
+        _shared.driver.close()
+        _shared = None

@@ -1,0 +1,202 @@
+"""The normalisation vocabulary: Chest ImaGenome regions and attributes, their synonyms and hierarchy.
+
+The data live in ``graph/vocab/chest_xray.yaml`` (schema as data, versioned); this module loads it once
+and answers "which region / finding does this surface form mean?". Sources of names and labels are
+given in the YAML header.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+VOCAB_FILE = Path(__file__).with_name("vocab") / "chest_xray.yaml"
+SIDES = ("left", "right")
+
+#: Chest ImaGenome attribute categories that name findings (docs/formats.md §1.4); ``nlp`` and the
+#: cue categories (texture, temporal, severity, laterality) describe findings and are not findings.
+FINDING_CATEGORIES = frozenset(
+    {"anatomicalfinding", "disease", "technicalassessment", "tubesandlines", "device"}
+)
+
+PROGRESSION_CLASSES = ("improved", "worsened", "no change", "new", "resolved")
+"""The five progression classes cxrkg predicts; devices may also be ``repositioned`` (RadGraph2)."""
+
+
+class VocabularyError(ValueError):
+    """Raised when the vocabulary file is inconsistent (a parent or default region that does not exist)."""
+
+
+@dataclass(frozen=True)
+class Region:
+    """One anatomical region: a Chest ImaGenome bbox name, a report-only region or a cxrkg grouping."""
+
+    name: str
+    code: str
+    side: str | None
+    parent: str | None
+    has_bbox: bool
+    cuis: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One Chest ImaGenome attribute with its category, IS_A parents, CUIs and surface forms."""
+
+    name: str
+    category: str
+    parents: tuple[str, ...]
+    cuis: tuple[str, ...]
+    synonyms: tuple[str, ...]
+    region_patterns: tuple[str, ...]
+
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = re.compile(r"^[^\w/]+|[^\w/]+$")
+
+
+def normalise_phrase(text: str) -> str:
+    """Lower-case, collapse whitespace, drop punctuation at the ends: ``" Pleural  Effusions."`` -> ``"pleural effusions"``."""
+    return _EDGE_PUNCT.sub("", _SPACE.sub(" ", text.strip().lower()))
+
+
+@dataclass
+class Vocabulary:
+    """Lookup tables built from the YAML vocabulary.
+
+    Attributes:
+        version: the vocabulary's version string, stored with every load and export.
+        regions: region name -> Region.
+        findings: finding name -> Finding.
+        severity_scores: severity word -> ordinal 1 (mild) .. 3 (marked).
+        change_labels: RadGraph2 change label (and code aliases) -> progression class.
+        comparison_labels: Chest ImaGenome comparison label -> progression class.
+    """
+
+    version: str
+    regions: dict[str, Region]
+    findings: dict[str, Finding]
+    severity_scores: dict[str, int]
+    change_labels: dict[str, str]
+    comparison_labels: dict[str, str]
+    _finding_forms: dict[str, str] = field(default_factory=dict, repr=False)
+    _region_forms: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+
+    def finding_for(self, phrase: str) -> str | None:
+        """The finding a surface form names (``"effusions"`` -> ``"pleural effusion"``), or None."""
+        return self._finding_forms.get(normalise_phrase(phrase))
+
+    def regions_for(self, phrase: str) -> tuple[str, ...]:
+        """The regions an anatomy phrase names (``"left base"`` -> ``("left lower lung zone",)``); () if unknown."""
+        return self._region_forms.get(normalise_phrase(phrase), ())
+
+    def default_regions(self, finding: str, side: str | None) -> tuple[str, ...]:
+        """Where a finding mentioned without anatomy is placed: on ``side`` if given, else on both sides.
+
+        Raises:
+            KeyError: unknown finding.
+        """
+        out: list[str] = []
+        for pattern in self.findings[finding].region_patterns:
+            if "{side}" in pattern:
+                out.extend(pattern.format(side=s) for s in ((side,) if side in SIDES else SIDES))
+            else:
+                out.append(pattern)
+        return tuple(out)
+
+    def severity_of(self, phrase: str) -> int | None:
+        """Ordinal severity of a word such as ``"moderate"`` (2), or None when it is not a severity word."""
+        return self.severity_scores.get(normalise_phrase(phrase))
+
+    def side_of(self, phrase: str) -> str | None:
+        """``"left"``, ``"right"``, ``"bilateral"`` or None from the words of a phrase."""
+        words = set(normalise_phrase(phrase).replace("-", " ").split())
+        left, right = "left" in words, "right" in words
+        if (left and right) or words & {"bilateral", "bibasilar", "bibasal", "both", "biapical"}:
+            return "bilateral"
+        return "left" if left else "right" if right else None
+
+    def ancestors(self, region: str) -> list[str]:
+        """The PART_OF chain above a region, nearest first."""
+        out = []
+        parent = self.regions[region].parent
+        while parent:
+            out.append(parent)
+            parent = self.regions[parent].parent
+        return out
+
+
+def _expand_side(pattern: str) -> list[tuple[str, str | None]]:
+    return [(pattern.format(side=s), s) for s in SIDES] if "{side}" in pattern else [(pattern, None)]
+
+
+def load_vocabulary(path: Path = VOCAB_FILE) -> Vocabulary:
+    """Parse a vocabulary YAML file and check its internal references.
+
+    Raises:
+        VocabularyError: a parent region, IS_A parent or default region names nothing in the file.
+        OSError, yaml.YAMLError: the file cannot be read or parsed.
+    """
+    raw = yaml.safe_load(path.read_text())
+    regions = {
+        name: Region(name, code, side, parent, bool(bbox), tuple(cuis))
+        for name, (code, side, parent, bbox, cuis) in raw["regions"].items()
+    }
+    for r in regions.values():
+        if r.parent and r.parent not in regions:
+            raise VocabularyError(f"{path}: region {r.name!r}: parent {r.parent!r} is not a region")
+
+    findings = {
+        name: Finding(
+            name=name,
+            category=spec["category"],
+            parents=tuple(spec.get("is_a", ())),
+            cuis=tuple(spec.get("cuis", ())),
+            synonyms=tuple(spec.get("synonyms", ())),
+            region_patterns=tuple(spec["regions"]),
+        )
+        for name, spec in raw["findings"].items()
+    }
+    for f in findings.values():
+        for p in f.parents:
+            if p not in findings:
+                raise VocabularyError(f"{path}: finding {f.name!r}: is_a {p!r} is not a finding")
+        for pattern in f.region_patterns:
+            for region, _ in _expand_side(pattern):
+                if region not in regions:
+                    raise VocabularyError(f"{path}: finding {f.name!r}: region {region!r} is not a region")
+
+    finding_forms: dict[str, str] = {}
+    for f in findings.values():
+        for form in (f.name, *f.synonyms):
+            finding_forms.setdefault(normalise_phrase(form), f.name)
+
+    region_forms: dict[str, tuple[str, ...]] = {normalise_phrase(n): (n,) for n in regions}
+    for pattern, targets in raw["region_synonyms"].items():
+        for form, side in _expand_side(pattern):
+            expanded = tuple(t.format(side=side) if side else t for t in targets)
+            for t in expanded:
+                if t not in regions:
+                    raise VocabularyError(f"{path}: region synonym {form!r} -> {t!r} is not a region")
+            region_forms.setdefault(normalise_phrase(form), expanded)
+
+    return Vocabulary(
+        version=str(raw["version"]),
+        regions=regions,
+        findings=findings,
+        severity_scores={normalise_phrase(k): int(v) for k, v in raw["severity_words"].items()},
+        change_labels=dict(raw["change_labels"]),
+        comparison_labels=dict(raw["comparison_labels"]),
+        _finding_forms=finding_forms,
+        _region_forms=region_forms,
+    )
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> Vocabulary:
+    """The packaged vocabulary, loaded once per process."""
+    return load_vocabulary()

@@ -1,0 +1,56 @@
+"""Small builders for hand-made inputs in the released formats (synthetic values only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def scene_graph(image_id: str, patient_id: int, study_id: int, when: str | None, regions: dict[str, list[list[str]]],
+                relationships: list[dict] | None = None, severity: dict[str, list[list[str]]] | None = None) -> dict:
+    """A Chest ImaGenome scene graph with one phrase list per region: {bbox: [[labels of phrase 0], ...]}."""
+    attributes = []
+    for bbox, phrases in regions.items():
+        attributes.append({
+            bbox: True, "bbox_name": bbox, "synsets": [], "name": bbox.title(),
+            "attributes": phrases, "attributes_ids": [[] for _ in phrases],
+            "phrases": [f"sentence {i} about {bbox}." for i in range(len(phrases))],
+            "phrase_IDs": [f"{study_id}|{i}" for i in range(len(phrases))],
+            "sections": ["finalreport"] * len(phrases),
+            "comparison_cues": [[] for _ in phrases], "temporal_cues": [[] for _ in phrases],
+            "severity_cues": (severity or {}).get(bbox, [[] for _ in phrases]),
+            "texture_cues": [[] for _ in phrases], "object_id": f"{image_id}_{bbox}",
+        })
+    return {"image_id": image_id, "viewpoint": "PA", "patient_id": patient_id, "study_id": study_id,
+            "gender": "F", "age_decile": "60-70", "reason_for_exam": "synthetic",
+            "StudyOrder": None, "StudyDateTime": when, "objects": [], "attributes": attributes,
+            "relationships": relationships or []}
+
+
+def comparison(image_id: str, prior_image_id: str, bbox: str, label: str, finding: str, k: int = 1) -> dict:
+    return {"relationship_id": f"REL_{k:06d}", "predicate": f"['{label.title()}']", "synsets": [],
+            "relationship_names": [f"comparison|yes|{label}"], "relationship_contexts": [1.0],
+            "phrase": f"The {finding} has {label}.", "attributes": [f"anatomicalfinding|yes|{finding}"],
+            "bbox_name": bbox, "subject_id": f"{image_id}_{bbox}", "object_id": f"{prior_image_id}_{bbox}"}
+
+
+def write_scene_graph(folder: Path, graph: dict) -> Path:
+    path = folder / f"{graph['image_id']}_SceneGraph.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(graph))
+    return path
+
+
+def radgraph_doc(text: str, entities: list[tuple[str, str, int, list[tuple[str, int]]]]) -> dict:
+    """entities: (tokens, label, start_ix, [(relation, target entity number)]) numbered from 1."""
+    out = {}
+    for n, (tokens, label, start, rels) in enumerate(entities, start=1):
+        out[str(n)] = {"tokens": tokens, "label": label, "start_ix": start,
+                       "end_ix": start + len(tokens.split(" ")) - 1, "relations": [[r, str(t)] for r, t in rels]}
+    return {"text": text, "entities": out, "data_source": "MIMIC-CXR", "data_split": "inference"}
+
+
+def write_radgraph(path: Path, docs: dict[str, dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(docs))
+    return path

@@ -1,0 +1,172 @@
+"""Parsers on hand-made files in the released formats, the real RadGraph-XL sample, and malformed input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graph.formats.metadata import read_metadata, study_datetime
+from graph.formats.radgraph import DocStudy, parse_radgraph, read_doc_mapping, study_for_doc_key
+from graph.formats.scene_graph import parse_scene_graph
+from graph.records import InputError
+from graph.vocabulary import vocabulary
+from tests.helpers import comparison, radgraph_doc, scene_graph, write_radgraph, write_scene_graph
+
+V = vocabulary()
+IMG1 = "aaaaaaaa-00000000-00000000-00000000-00000001"
+IMG2 = "aaaaaaaa-00000000-00000000-00000000-00000002"
+SAMPLE = Path(__file__).resolve().parents[1] / "graph" / "samples" / "radgraph_xl"
+
+
+def test_scene_graph_mentions_polarity_severity_and_comparisons(tmp_path):
+    g = scene_graph(IMG2, 10000001, 50000002, "2150-03-04 10:22:31",
+                    {"left costophrenic angle": [["anatomicalfinding|yes|pleural effusion", "nlp|yes|abnormal"],
+                                                 ["anatomicalfinding|no|pneumothorax", "nlp|yes|normal"]]},
+                    relationships=[comparison(IMG2, IMG1, "left costophrenic angle", "worsened", "pleural effusion")],
+                    severity={"left costophrenic angle": [["severity|yes|moderate"], []]})
+    pf = parse_scene_graph(write_scene_graph(tmp_path, g), V)
+    assert [(s.study_id, s.patient_id, s.study_datetime.isoformat()) for s in pf.studies] == \
+        [("50000002", "10000001", "2150-03-04T10:22:31")]
+    by = {(m.finding, m.change): m for m in pf.mentions}
+    eff = by[("pleural effusion", None)]
+    assert (eff.polarity, eff.severity, eff.severity_score, eff.anatomy) == ("present", "moderate", 2, "left costophrenic angle")
+    assert by[("pneumothorax", None)].polarity == "absent"
+    stated = by[("pleural effusion", "worsened")]
+    assert stated.prior_image_id == IMG1 and stated.polarity is None
+    assert all(m.finding != "abnormal" for m in pf.mentions)  # nlp tags are not findings
+
+
+def test_scene_graph_multi_label_comparison_is_counted_not_loaded(tmp_path):
+    rel = comparison(IMG2, IMG1, "left lung", "worsened", "lung opacity")
+    rel["relationship_names"] = ["comparison|yes|worsened", "comparison|yes|no change"]
+    g = scene_graph(IMG2, 1, 2, None, {}, relationships=[rel])
+    pf = parse_scene_graph(write_scene_graph(tmp_path, g), V)
+    assert pf.ambiguous_comparisons == 1 and pf.mentions == []
+    assert pf.studies[0].study_datetime is None
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda g: g.update(study_id={"not": "an id"}), "study_id"),
+    (lambda g: g["attributes"][0].update(phrases="one phrase"), "attributes[0].phrases"),
+    (lambda g: g["attributes"][0]["severity_cues"].append([]), "attributes[0].severity_cues"),
+    (lambda g: g["attributes"][0]["attributes"][0].append("anatomicalfinding|maybe|atelectasis"), "attributes[0].attributes[0]"),
+    (lambda g: g.update(StudyDateTime="yesterday"), "StudyDateTime"),
+])
+def test_scene_graph_errors_name_file_record_and_field(tmp_path, mutate, field):
+    g = scene_graph(IMG1, 1, 2, "2150-01-01 00:00:00", {"left lung": [["anatomicalfinding|yes|atelectasis"]]})
+    mutate(g)
+    path = write_scene_graph(tmp_path, g)
+    with pytest.raises(InputError) as info:
+        parse_scene_graph(path, V)
+    assert info.value.field == field and info.value.file == str(path) and info.value.record == IMG1
+
+
+def test_truncated_scene_graph_is_rejected_with_its_file(tmp_path):
+    path = write_scene_graph(tmp_path, scene_graph(IMG1, 1, 2, None, {}))
+    path.write_text(path.read_text()[:40])
+    with pytest.raises(InputError, match="invalid JSON") as info:
+        parse_scene_graph(path, V)
+    assert info.value.file == str(path)
+
+
+def test_radgraph_v1_normalises_anatomy_finding_severity_and_change(tmp_path):
+    text = "FINDINGS : Small left pleural effusion has increased . No pneumothorax ."
+    doc = radgraph_doc(text, [
+        ("Small", "OBS-DP", 2, [("modify", 4)]),
+        ("left", "ANAT-DP", 3, [("modify", 3)]),
+        ("pleural", "ANAT-DP", 4, []),
+        ("effusion", "OBS-DP", 5, [("located_at", 3)]),
+        ("increased", "CHAN-CON-WOR", 7, [("modify", 4)]),
+        ("pneumothorax", "OBS-DA", 10, []),
+    ])
+    pf = parse_radgraph(write_radgraph(tmp_path / "r.json", {"p10/p10000001/s50000002.txt": doc}), V)
+    assert pf.rejections == []
+    eff = [m for m in pf.mentions if m.finding == "pleural effusion"]
+    assert [(m.anatomy, m.polarity, m.severity_score, m.change, m.section) for m in eff] == \
+        [("left costophrenic angle", "present", 1, "worsened", "findings")]
+    ptx = sorted(m.anatomy for m in pf.mentions if m.finding == "pneumothorax")
+    assert ptx == ["left apical zone", "right apical zone"]  # no side stated: both sides, absent
+    assert pf.studies[0].patient_id == "10000001" and pf.studies[0].study_id == "50000002"
+
+
+def test_radgraph_anatomy_phrase_and_code_alias(tmp_path):
+    text = "Worsening opacity at the left base ."
+    doc = radgraph_doc(text, [("Worsening", "CHAN-WOR", 0, [("modify", 2)]), ("opacity", "OBS-DP", 1, [("located_at", 4)]),
+                              ("left", "ANAT-DP", 4, [("modify", 4)]), ("base", "ANAT-DP", 5, [])])
+    # entity 4 is "left", a modifier of entity 4 itself would be odd: fix the target to "base" (5)
+    doc["entities"]["2"]["relations"] = [["located_at", "4"]]
+    doc["entities"]["3"]["relations"] = [["modify", "4"]]
+    doc["entities"]["4"] = {"tokens": "base", "label": "ANAT-DP", "start_ix": 5, "end_ix": 5, "relations": []}
+    doc["entities"]["3"]["start_ix"] = doc["entities"]["3"]["end_ix"] = 4
+    pf = parse_radgraph(write_radgraph(tmp_path / "r.json", {"p10/p10000001/s50000002.txt": doc}), V)
+    assert [(m.anatomy, m.finding, m.change) for m in pf.mentions] == [("left lower lung zone", "lung opacity", "worsened")]
+
+
+def test_radgraph_bad_records_are_rejected_alone(tmp_path):
+    good = radgraph_doc("No effusion .", [("effusion", "OBS-DA", 1, [])])
+    unknown = radgraph_doc("No effusion .", [("effusion", "OBS-MAYBE", 1, [])])
+    dangling = radgraph_doc("No effusion .", [("effusion", "OBS-DA", 1, [("located_at", 7)])])
+    past_end = radgraph_doc("No effusion .", [("effusion", "OBS-DA", 5, [])])
+    docs = {"p10/p10000001/s50000001.txt": good, "p10/p10000001/s50000002.txt": unknown,
+            "p10/p10000001/s50000003.txt": dangling, "p10/p10000001/s50000004.txt": past_end,
+            "no-mimic-key": good}
+    pf = parse_radgraph(write_radgraph(tmp_path / "r.json", docs), V)
+    assert [s.study_id for s in pf.studies] == ["50000001"]
+    got = {r.record: r.field for r in pf.rejections}
+    assert got == {"p10/p10000001/s50000002.txt": "entities.1.label",
+                   "p10/p10000001/s50000003.txt": "entities.1.relations",
+                   "p10/p10000001/s50000004.txt": "entities.1.end_ix",
+                   "no-mimic-key": "doc_key"}
+    assert all(r.file == str(tmp_path / "r.json") for r in pf.rejections)
+
+
+def test_labeler_variant_and_jsonl(tmp_path):
+    doc = radgraph_doc("Mild atelectasis .", [("Mild", "OBS-DP", 0, [("modify", 2)]), ("atelectasis", "OBS-DP", 1, [])])
+    test_json = {"p10/p10000001/s50000001.txt": {"text": doc["text"], "labeler_1": {"entities": doc["entities"]},
+                                                 "labeler_2": {"entities": {}}, "data_split": "test"}}
+    pf = parse_radgraph(write_radgraph(tmp_path / "test.json", test_json), V)
+    assert [(m.finding, m.severity) for m in pf.mentions][:1] == [("atelectasis", "mild")]
+    line = {"doc_key": "p10/p10000001/s50000009.txt", "dataset": "radgraph-xl",
+            "sentences": [["Mild", "atelectasis", "."], ["No", "effusion", "."]],
+            "ner": [[[0, 0, "Observation::definitely present"], [1, 1, "Observation::definitely present"]],
+                    [[4, 4, "Observation::definitely absent"]]],
+            "relations": [[[0, 0, 1, 1, "modify"]], []]}
+    path = tmp_path / "xl.jsonl"
+    path.write_text(json.dumps(line) + "\n" + "{not json\n")
+    pf = parse_radgraph(path, V)
+    assert sorted({(m.finding, m.polarity) for m in pf.mentions}) == [("atelectasis", "present"), ("pleural effusion", "absent")]
+    assert [r.record for r in pf.rejections] == ["line 2"]
+
+
+def test_real_radgraph_xl_sample_with_mapping():
+    mapping = read_doc_mapping(SAMPLE / "doc_mapping.csv")
+    pf = parse_radgraph(SAMPLE / "expected_processed_annotations.json", V, mapping)
+    assert pf.rejections == [] and len(pf.reports) == 5
+    first = {(m.finding, m.polarity) for m in pf.mentions if m.record == "1"}
+    assert {("pneumonia", "absent"), ("pulmonary edema/hazy opacity", "absent"), ("pleural effusion", "absent"),
+            ("pneumothorax", "absent")} == first
+    assert any(m.finding == "scoliosis" for m in pf.mentions if m.record == "2")  # "dextrocurvature"
+    assert "fibroglandular density" in pf.unmapped_terms  # kept and counted, not dropped
+
+
+def test_doc_keys_and_mapping_errors(tmp_path):
+    assert study_for_doc_key("files/p10/p10000032/s50414267.txt", None) == DocStudy("10000032", "50414267")
+    assert study_for_doc_key("chexpert_0001", None) is None
+    bad = tmp_path / "m.csv"
+    bad.write_text("doc_key,patient\n1,2\n")
+    with pytest.raises(InputError, match="missing column") as info:
+        read_doc_mapping(bad)
+    assert "study_id" in info.value.field
+
+
+def test_metadata_dates(tmp_path):
+    assert study_datetime(21500304, 102231.5).isoformat() == "2150-03-04T10:22:31.500000"
+    path = tmp_path / "mimic-cxr-2.0.0-metadata.csv"
+    path.write_text("dicom_id,subject_id,study_id,ViewPosition,StudyDate,StudyTime\n"
+                    "a,10000001,50000001,PA,21500304,102231.5\nb,10000001,50000001,AP,21500304,090000\n"
+                    "c,10000001,50000002,PA,notadate,1\n")
+    dates, errors = read_metadata(path)
+    assert dates.study_datetime["50000001"].hour == 9  # earliest image time
+    assert [e.field for e in errors] == ["StudyDate"] and "line 4" in errors[0].record
