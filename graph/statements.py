@@ -206,6 +206,7 @@ OPTIONAL MATCH (named:Study)-[:HAS_IMAGE]->(:Image {image_id: m.prior_image_id})
 OPTIONAL MATCH (s)-[:PRIOR]->(previous:Study)
 WITH s, o, m, CASE WHEN m.prior_image_id IS NULL THEN previous ELSE named END AS ps
 WHERE ps IS NOT NULL AND ps <> s
+WITH o, ps, m ORDER BY m.mention_id
 WITH o, ps, m.source AS source, m.change AS change, collect(m) AS ms
 MATCH (a:Anatomy {name: o.anatomy}), (f:Finding {name: o.finding})
 MERGE (po:Observation {observation_id: ps.study_id + '|' + o.anatomy + '|' + o.finding})

@@ -34,7 +34,8 @@ def open_driver(settings: Neo4jSettings | None = None) -> neo4j.Driver:
             the URI and, for the local server, says to run ``cxrkg db start``.
     """
     settings = settings or neo4j_settings()
-    driver = GraphDatabase.driver(settings.uri, auth=(settings.user, settings.password))
+    driver = GraphDatabase.driver(settings.uri, auth=(settings.user, settings.password),
+                                  notifications_min_severity="OFF")
     try:
         driver.verify_connectivity()
     except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.AuthError, OSError) as exc:

@@ -54,3 +54,33 @@ def write_radgraph(path: Path, docs: dict[str, dict]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(docs))
     return path
+
+
+SNAPSHOT_NODES = """
+MATCH (n) WHERE NOT n:SourceFile
+RETURN labels(n)[0] AS label, properties(n) AS props
+"""
+SNAPSHOT_RELS = """
+MATCH (a)-[r]->(b)
+RETURN type(r) AS type, properties(r) AS props,
+       coalesce(a.observation_id, a.study_id, a.patient_id, a.name, a.mention_id, a.image_id, a.report_id) AS source,
+       coalesce(b.observation_id, b.study_id, b.patient_id, b.name, b.mention_id, b.image_id, b.report_id) AS target
+"""
+
+
+def _canon(value):
+    if isinstance(value, dict):
+        return tuple(sorted((k, _canon(v)) for k, v in value.items() if k not in ("loaded_at",)))
+    if isinstance(value, list):
+        return tuple(_canon(v) for v in value)
+    return str(value) if value is not None else None
+
+
+def graph_snapshot(store) -> tuple[list, list]:
+    """Every node (but bookkeeping) and relationship with its properties, as sorted comparable tuples.
+
+    Mention ``file`` properties are kept: the same content from the same path must give the same graph.
+    """
+    nodes = sorted((r["label"], _canon(r["props"])) for r in store.read(SNAPSHOT_NODES))
+    rels = sorted((r["type"], r["source"], r["target"], _canon(r["props"])) for r in store.read(SNAPSHOT_RELS))
+    return nodes, rels

@@ -231,6 +231,9 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, _Entity], study:
 
         regions: list[str] = []
         side = None
+        for mod in incoming[obs.eid]:
+            if mod[0] == "modify" and mod[1].kind == "ANAT":
+                side = side or vocab.side_of(mod[1].tokens)
         for anat in anatomy_ents:
             text_ = phrase(anat)
             side = side or vocab.side_of(text_)

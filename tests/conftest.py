@@ -1,0 +1,67 @@
+"""Session fixtures: one real Neo4j for the whole run, and Prefect's test harness.
+
+The suite uses the server named by NEO4J_URI/NEO4J_USER/NEO4J_PASSWORD when set; otherwise it starts
+cxrkg's own local Neo4j in a private folder (CXRKG_TEST_HOME, default .cxrkg/test in the repository) on
+port CXRKG_TEST_BOLT_PORT (default 7697), so the user's demo database is never touched. Every test
+that uses ``store`` starts from an empty graph.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) != 0
+
+
+@pytest.fixture(scope="session")
+def neo4j_server():
+    """Yields the Neo4jSettings the tests use, starting (and finally stopping) a local server if needed."""
+    from graph.config import local_server_settings, neo4j_settings
+    from graph.server import LocalNeo4jServer
+
+    if os.environ.get("NEO4J_URI"):
+        yield neo4j_settings()
+        return
+    os.environ["CXRKG_HOME"] = os.environ.get("CXRKG_TEST_HOME", str(REPO / ".cxrkg" / "test"))
+    os.environ["CXRKG_BOLT_PORT"] = os.environ.get("CXRKG_TEST_BOLT_PORT", "7697")
+    os.environ["CXRKG_HTTP_PORT"] = os.environ.get("CXRKG_TEST_HTTP_PORT", "7484")
+    server = LocalNeo4jServer(local_server_settings())
+    started_here = not server.status().running
+    server.start()
+    try:
+        yield neo4j_settings()
+    finally:
+        if started_here:
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    """Prefect's own test harness (a temporary database and API), once per session."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+@pytest.fixture()
+def store(neo4j_server):
+    """An empty graph with schema and vocabulary, through the process-wide store the flows use."""
+    from graph.store import reset_shared_store, shared_store
+    from graph.vocabulary import vocabulary
+
+    reset_shared_store()
+    s = shared_store()
+    s.clear()
+    s.ensure_schema(vocabulary())
+    yield s
+    reset_shared_store()
