@@ -59,8 +59,8 @@ def prepare_schema() -> None:
 
 
 @task(cache_policy=NO_CACHE)
-def plan(paths: list[str]) -> IngestPlan:
-    files = discover(Path(p) for p in paths)
+def plan(paths: list[str], exclude: list[str]) -> IngestPlan:
+    files = discover((Path(p) for p in paths), exclude=(Path(p) for p in exclude))
     known = shared_store().source_file_hashes(f.path for f in files)
     result = plan_ingest(files, known)
     get_run_logger().info("plan: %d files, %d to load (%d changed), %d unchanged, %d metadata",
@@ -114,7 +114,7 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
     """
     started = time.perf_counter()
     prepare_schema()
-    the_plan = plan(paths)
+    the_plan = plan(paths, [rejected_report] if rejected_report else [])
     summary = IngestSummary(files_seen=len(the_plan.load) + len(the_plan.unchanged),
                             files_unchanged=len(the_plan.unchanged))
     patients: set[str] = set()

@@ -62,6 +62,8 @@ class BatchResult:
 def file_format(path: Path) -> str | None:
     """The input format a file name announces, or None for files cxrkg does not read."""
     name = path.name
+    if name.upper().startswith("README"):
+        return None  # documentation kept next to data files
     if name.endswith(SCENE_GRAPH_SUFFIX):
         return SCENE_GRAPH
     if name.endswith(".csv") and "metadata" in name:
@@ -80,13 +82,16 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def discover(paths: Iterable[Path]) -> list[InputFile]:
+def discover(paths: Iterable[Path], exclude: Iterable[Path] = ()) -> list[InputFile]:
     """All readable input files under the given files or folders (recursively), sorted by path.
+
+    ``exclude`` names files to leave out, such as the rejected-files report of an earlier run.
 
     Raises:
         FileNotFoundError: a given path does not exist.
     """
     found: list[InputFile] = []
+    skip = {Path(p).resolve() for p in exclude}
     for root in paths:
         root = Path(root)
         if not root.exists():
@@ -94,7 +99,7 @@ def discover(paths: Iterable[Path]) -> list[InputFile]:
         candidates = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
         for p in candidates:
             fmt = file_format(p)
-            if fmt:
+            if fmt and p.resolve() not in skip:
                 found.append(InputFile(str(p.resolve()), fmt, sha256_of(p)))
     return sorted(found, key=lambda f: f.path)
 

@@ -38,7 +38,7 @@ from graph.records import (
     StudyRecord,
     stable_id,
 )
-from graph.vocabulary import Vocabulary
+from graph.vocabulary import Vocabulary, normalise_phrase
 
 _MIMIC_KEY = re.compile(r"(?:^|/)p\d{2}/p(?P<patient>\d+)/s(?P<study>\d+)\.txt$")
 _SECTION_WORDS = {"FINDINGS", "IMPRESSION", "COMPARISON", "INDICATION", "HISTORY", "TECHNIQUE", "EXAMINATION"}
@@ -238,7 +238,11 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, _Entity], study:
             text_ = phrase(anat)
             side = side or vocab.side_of(text_)
             if anat.eid in consumed:
-                continue
+                # "pleural" went into "pleural effusion"; keep a more specific place its modifiers name
+                # ("left mid lung" + "opacity"), else the finding's default regions on that side
+                rest = " ".join(w for w in normalise_phrase(text_).split() if w not in ("left", "right", "bilateral"))
+                if rest == normalise_phrase(anat.tokens):
+                    continue
             found = vocab.regions_for(text_) or vocab.regions_for(anat.tokens)
             if not found:
                 unmapped.append(f"region:{text_.lower()}")

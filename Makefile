@@ -1,0 +1,33 @@
+# The README's commands. Each installs what it needs on a fresh machine first.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.cxrkg-installed
+
+.PHONY: install server demo test bench clean
+
+install: $(STAMP) server
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[gnn,test]"
+	touch $(STAMP)
+
+# Neo4j Community jars from Maven Central plus cxrkg's launcher (server/pom.xml).
+server: server/target/cxrkg-neo4j-server.jar
+
+server/target/cxrkg-neo4j-server.jar: server/pom.xml $(shell find server/src -type f)
+	mvn --batch-mode --quiet -f server/pom.xml package
+
+demo: install
+	$(VENV)/bin/cxrkg demo
+
+test: install
+	$(PY) -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; fi; exit $$rc
+
+bench: install
+	$(PY) benchmarks/ingest_benchmark.py
+
+clean:
+	rm -rf $(VENV) server/target .cxrkg

@@ -1,0 +1,313 @@
+"""The Neo4j Community server that cxrkg runs itself, as a local Java process.
+
+The Java side lives in ``server/`` (a Maven project): ``org.cxrkg.server.LocalNeo4j`` starts Neo4j
+Community 5.26 through its embedded API with Bolt on ``127.0.0.1:<bolt_port>``, the HTTP API and
+Neo4j Browser on ``127.0.0.1:<http_port>``, authentication on, data in ``<home>/data`` and its log
+in ``<home>/logs/neo4j.log`` (``debug.log`` next to it). Maven builds it once into
+``server/target/`` (about 140 MB of jars).
+
+Memory: the JVM heap is ``CXRKG_NEO4J_HEAP`` (default ``2g``) and Neo4j's page cache
+``CXRKG_NEO4J_PAGE_CACHE`` (default ``1g``), unless given to :class:`LocalNeo4jServer`.
+
+Typical use::
+
+    server = LocalNeo4jServer(local_server_settings())
+    server.start()      # builds on first use, generates <home>/password, waits for Bolt
+    server.status()     # ServerStatus(running=True, pid=..., bolt_uri='bolt://127.0.0.1:7687', ...)
+    server.stop()
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+import neo4j
+from neo4j.exceptions import AuthError, DriverError, Neo4jError
+
+from graph.config import LocalServerSettings
+
+SERVER_DIR = Path(__file__).resolve().parents[1] / "server"
+JAR_NAME = "cxrkg-neo4j-server.jar"
+USER = "neo4j"
+
+# What Neo4j's own launcher passes to the JVM (less what only matters for big production heaps).
+_JVM_FLAGS = [
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dlog4j2.disable.jmx=true",
+    "-Dfile.encoding=UTF-8",
+]
+
+
+class ServerError(RuntimeError):
+    """The local server could not be built, started or reached; the message says why and where to look."""
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """What :meth:`LocalNeo4jServer.status` found.
+
+    ``pid`` is set while ``running``; ``version`` (e.g. ``"5.26.30"``) only when a driver could log in.
+    """
+
+    running: bool
+    pid: int | None
+    bolt_uri: str
+    home: Path
+    version: str | None = None
+
+
+class LocalNeo4jServer:
+    """Builds, starts, stops and inspects the Neo4j server of one ``CXRKG_HOME``.
+
+    Several instances for the same settings see the same server: the state lives in the pid file,
+    so a server started by one process can be stopped by another.
+    """
+
+    def __init__(
+        self,
+        settings: LocalServerSettings,
+        *,
+        heap: str | None = None,
+        page_cache: str | None = None,
+        server_dir: Path = SERVER_DIR,
+    ) -> None:
+        """``heap`` and ``page_cache`` take JVM-style sizes (``"512m"``, ``"2g"``)."""
+        self.settings = settings
+        self.heap = heap or os.environ.get("CXRKG_NEO4J_HEAP") or "2g"
+        self.page_cache = page_cache or os.environ.get("CXRKG_NEO4J_PAGE_CACHE") or "1g"
+        self.server_dir = server_dir
+
+    @property
+    def jar(self) -> Path:
+        return self.server_dir / "target" / JAR_NAME
+
+    # --- build -------------------------------------------------------------------------------
+
+    def build(self, force: bool = False) -> Path:
+        """Run ``mvn -q -f server/pom.xml package`` unless the launcher jar and its libraries exist.
+
+        The first build downloads Neo4j from Maven Central (about 2 minutes).
+
+        Returns:
+            the launcher jar.
+        Raises:
+            ServerError: ``java`` or ``mvn`` is not on PATH, or the Maven build failed (with its output).
+        """
+        lib = self.jar.parent / "lib"
+        if not force and self.jar.is_file() and any(lib.glob("neo4j-*.jar")):
+            return self.jar
+        _require("java", "a Java 17+ JDK")
+        mvn = _require("mvn", "Maven 3.8+")
+        result = subprocess.run(
+            [mvn, "-q", "-B", "-f", str(self.server_dir / "pom.xml"), "package"],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        )
+        if result.returncode != 0 or not self.jar.is_file():
+            output = (result.stdout + result.stderr).strip().splitlines()
+            raise ServerError(f"building {self.server_dir} with Maven failed (exit {result.returncode}):\n"
+                              + "\n".join(output[-40:]))
+        return self.jar
+
+    # --- start / stop ------------------------------------------------------------------------
+
+    def start(self, timeout_s: float = 120.0) -> None:
+        """Start the server in the background and return once Bolt accepts the password.
+
+        Does nothing when this home's server already runs. On first start writes a random password
+        to ``settings.password_file`` (mode 0600). The server outlives this Python process.
+
+        Raises:
+            ServerError: Java or Maven missing, the build failed, a port is taken, or the server
+                exited or did not answer within ``timeout_s``; names the log file and shows its end.
+        """
+        if self._running_pid() is not None:
+            return
+        s = self.settings
+        jar = self.build()
+        java = _require("java", "a Java 17+ JDK")
+        s.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        s.log_file.parent.mkdir(parents=True, exist_ok=True)
+        password = self._ensure_password()
+        for name, port in (("Bolt", s.bolt_port), ("HTTP", s.http_port)):
+            if not _port_free(port):
+                raise ServerError(f"{name} port 127.0.0.1:{port} is already in use; choose another with "
+                                  f"CXRKG_{name.upper()}_PORT or stop what uses it")
+
+        cmd = [java, f"-Xmx{self.heap}", *_JVM_FLAGS, "-jar", str(jar),
+               "--home", str(s.home), "--data", str(s.data_dir), "--log-file", str(s.log_file),
+               "--password-file", str(s.password_file), "--bolt-port", str(s.bolt_port),
+               "--http-port", str(s.http_port), "--page-cache", self.page_cache]
+        # JVM-level failures (bad flags, wrong Java) only reach stdout/stderr; the launcher appends
+        # Neo4j's user log to the same file, so one file tells the whole story.
+        with open(s.log_file, "ab") as log:
+            proc = subprocess.Popen(cmd, cwd=s.home, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        s.pid_file.write_text(f"{proc.pid}\n")
+
+        deadline = time.monotonic() + timeout_s
+        last_error: Exception | None = None
+        while True:
+            if proc.poll() is not None:
+                s.pid_file.unlink(missing_ok=True)
+                raise ServerError(f"Neo4j exited with status {proc.returncode} while starting; "
+                                  f"see {s.log_file}:\n{_tail(s.log_file)}")
+            try:
+                with neo4j.GraphDatabase.driver(s.bolt_uri, auth=(USER, password),
+                                                connection_timeout=5) as driver:
+                    driver.verify_connectivity()
+                return
+            # AuthError too: after the password file was replaced, Bolt opens a moment before the
+            # launcher has applied the new password.
+            except (DriverError, Neo4jError, OSError) as exc:
+                last_error = exc
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ServerError(f"Neo4j did not accept a Bolt login at {s.bolt_uri} within {timeout_s:.0f} s "
+                                  f"(last error: {last_error}); see {s.log_file}:\n{_tail(s.log_file)}")
+            time.sleep(1.0 if isinstance(last_error, AuthError) else 0.5)
+
+    def stop(self, timeout_s: float = 60.0) -> None:
+        """Stop the server: SIGTERM (Neo4j closes its stores), then SIGKILL after ``timeout_s``.
+
+        Does nothing but remove a stale pid file when the server is not running.
+        """
+        pid = self._running_pid()
+        if pid is not None:
+            _signal(pid, signal.SIGTERM)
+            if not _wait_exit(pid, timeout_s):
+                _signal(pid, signal.SIGKILL)
+                _wait_exit(pid, 10.0)
+        self.settings.pid_file.unlink(missing_ok=True)
+
+    # --- status ------------------------------------------------------------------------------
+
+    def status(self) -> ServerStatus:
+        """Whether this home's server runs, its pid, and its Neo4j version when it answers a login."""
+        s = self.settings
+        pid = self._running_pid()
+        version = None
+        if pid is not None and s.password_file.exists():
+            try:
+                with neo4j.GraphDatabase.driver(s.bolt_uri, auth=(USER, s.password_file.read_text().strip()),
+                                                connection_timeout=3) as driver:
+                    agent = driver.get_server_info().agent  # "Neo4j/5.26.30"
+                version = agent.split("/", 1)[-1]
+            except (DriverError, Neo4jError, OSError):
+                pass
+        return ServerStatus(running=pid is not None, pid=pid, bolt_uri=s.bolt_uri, home=s.home, version=version)
+
+    # --- internals ---------------------------------------------------------------------------
+
+    def _ensure_password(self) -> str:
+        path = self.settings.password_file
+        if path.exists():
+            path.chmod(0o600)
+            return path.read_text().strip()
+        password = secrets.token_urlsafe(24)
+        # O_EXCL + mode: the file is never readable by others, not even for a moment.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(password + "\n")
+        return password
+
+    def _running_pid(self) -> int | None:
+        """The pid from the pid file if that process is alive and is our launcher; clears a stale file."""
+        path = self.settings.pid_file
+        try:
+            pid = int(path.read_text().strip())
+        except (OSError, ValueError):
+            path.unlink(missing_ok=True)
+            return None
+        _reap(pid)
+        if _alive(pid) and _is_launcher(pid):
+            return pid
+        path.unlink(missing_ok=True)
+        return None
+
+
+def _require(program: str, what: str) -> str:
+    found = shutil.which(program)
+    if not found:
+        raise ServerError(f"'{program}' not found on PATH; the local Neo4j server needs {what}")
+    return found
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _tail(path: Path, lines: int = 25) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(deque(f, maxlen=lines)).rstrip()
+    except OSError as exc:
+        return f"(cannot read {path}: {exc})"
+
+
+def _reap(pid: int) -> None:
+    # A server started by this very process stays a zombie, and looks alive, until it is waited for.
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
+
+
+def _is_launcher(pid: int) -> bool:
+    # Guards against a reused pid after a crash or reboot; without /proc (macOS) trust the pid.
+    try:
+        return JAR_NAME.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return not Path("/proc/self").exists()
+    except OSError:
+        return True
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _wait_exit(pid: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        _reap(pid)
+        if not _alive(pid):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)

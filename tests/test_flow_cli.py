@@ -1,0 +1,69 @@
+"""The ingest flow under Prefect's test harness, and the command line, against the real Neo4j."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from flows.cli import app
+from tests.test_ingest import LCA, PID, STUDY, effusion_study, report
+
+runner = CliRunner()
+
+
+def test_flow_summary_and_rejected_report(store, prefect_harness, tmp_path):
+    from flows.ingest_flow import ingest_flow
+
+    inputs = tmp_path / "in"
+    effusion_study(inputs, 1, severity="small")
+    effusion_study(inputs, 2, severity="large", compare="worsened")
+    report(inputs, 2, "CHAN-CON-WOR")
+    bad = effusion_study(inputs, 3)
+    bad.write_text("{")
+    rejected = inputs / "rejected.json"  # inside the input folder: the run must not read its own report
+    summary = ingest_flow([str(inputs)], rejected_report=str(rejected))
+    assert (summary.files_seen, summary.files_loaded, summary.files_rejected) == (4, 3, 1)
+    assert (summary.studies, summary.progression_edges) == (2, 2)
+    assert not summary.ok
+    assert [r["file"] for r in json.loads(rejected.read_text())] == [str(bad.resolve())]
+    again = ingest_flow([str(inputs)], rejected_report=str(rejected))
+    assert (again.files_loaded, again.files_unchanged, again.elements_created) == (0, 3, 0)
+
+
+def test_cli_ingest_query_and_stats(store, prefect_harness, tmp_path):
+    effusion_study(tmp_path, 1, severity="small")
+    effusion_study(tmp_path, 2, severity="large", compare="worsened")
+    result = runner.invoke(app, ["ingest", str(tmp_path), "--rejected", str(tmp_path / "r.json"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "files loaded" in result.output
+
+    result = runner.invoke(app, ["query", "worsening_findings", "-p", f"patient_id={PID}", "-p", "finding=pleural fluid",
+                                 "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert [(r["study_id"], r["anatomy"]) for r in rows] == [(str(STUDY[2]), LCA)]
+
+    result = runner.invoke(app, ["query", "worsening_findings", "-p", f"patient_id={PID}", "-p", "finding=unicorns"])
+    assert result.exit_code == 1 and "not in the vocabulary" in result.output
+
+    result = runner.invoke(app, ["query", "patient_studies", "-p", f"patient_id={PID}", "--format", "csv"])
+    assert result.output.splitlines()[0].startswith("study_order,study_id,study_datetime,prior_study_id,days")
+
+    result = runner.invoke(app, ["stats", "--format", "json"])
+    stats = json.loads(result.output)
+    assert stats["nodes"]["Study"] == 2 and stats["relationships"]["PRIOR"] == 1 and stats["orphans"] == {}
+
+    bad = effusion_study(tmp_path, 3)
+    bad.write_text("[]")
+    result = runner.invoke(app, ["ingest", str(tmp_path), "--rejected", str(tmp_path / "r.json"), "--no-progress"])
+    assert result.exit_code == 2 and "rejected" in result.output
+    assert [r["file"] for r in json.loads((tmp_path / "r.json").read_text())] == [str(bad.resolve())]
+
+
+def test_cli_lists_queries():
+    result = runner.invoke(app, ["queries"])
+    assert result.exit_code == 0
+    for name in ("worsening_findings", "finding_timeline", "new_finding_patients", "changes_between_studies",
+                 "source_disagreements"):
+        assert name in result.output
