@@ -11,6 +11,7 @@ MATCH (:Patient {patient_id: $patient_id})-[:HAS_STUDY]->(s:Study)-[:HAS_OBSERVA
       -[r:PROGRESSION {change: 'worsened'}]->(po:Observation)
 WHERE o.finding IN names
 MATCH (ps:Study {study_id: po.study_id})
+WITH s, ps, o, r ORDER BY r.source
 WITH s, ps, o, collect(DISTINCT r.source) AS sources, collect(r.evidence[0]) AS evidence
 RETURN s.study_id AS study_id, toString(s.study_datetime) AS study_datetime, ps.study_id AS prior_study_id,
        duration.inDays(ps.study_datetime, s.study_datetime).days AS days,

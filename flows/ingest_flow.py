@@ -62,7 +62,7 @@ def prepare_schema() -> None:
 def plan(paths: list[str], exclude: list[str]) -> IngestPlan:
     files = discover((Path(p) for p in paths), exclude=(Path(p) for p in exclude))
     known = shared_store().source_file_hashes(f.path for f in files)
-    result = plan_ingest(files, known)
+    result = plan_ingest(files, known, vocabulary().version)
     get_run_logger().info("plan: %d files, %d to load (%d changed), %d unchanged, %d metadata",
                           len(files), len(result.load), len(result.changed), len(result.unchanged),
                           len(result.metadata))

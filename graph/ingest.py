@@ -104,8 +104,11 @@ def discover(paths: Iterable[Path], exclude: Iterable[Path] = ()) -> list[InputF
     return sorted(found, key=lambda f: f.path)
 
 
-def plan_ingest(files: list[InputFile], known_hashes: dict[str, str]) -> IngestPlan:
+def plan_ingest(files: list[InputFile], known: dict[str, tuple[str, str]], vocabulary_version: str) -> IngestPlan:
     """Split files into what to load and what is unchanged since its last load.
+
+    ``known`` maps loaded paths to (sha256, vocabulary version). A file counts as changed when its
+    content or the vocabulary it was normalised with has changed.
 
     Scene graphs are ordered before report extractions so that reports of the same run find their
     study dates in the graph.
@@ -115,8 +118,8 @@ def plan_ingest(files: list[InputFile], known_hashes: dict[str, str]) -> IngestP
     for f in files:
         if f.format == METADATA:
             continue
-        previous = known_hashes.get(f.path)
-        if previous == f.sha256:
+        previous = known.get(f.path)
+        if previous == (f.sha256, vocabulary_version):
             unchanged.append(f.path)
             continue
         if previous is not None:

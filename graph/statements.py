@@ -72,7 +72,7 @@ MERGE (f)-[:IS_A]->(p)
 SOURCE_FILE_HASHES = """
 UNWIND $paths AS path
 MATCH (f:SourceFile {path: path})
-RETURN f.path AS path, f.sha256 AS sha256
+RETURN f.path AS path, f.sha256 AS sha256, f.vocabulary_version AS vocabulary_version
 """
 
 STUDY_OWNERS = """

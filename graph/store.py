@@ -154,10 +154,10 @@ class GraphStore:
 
     # --- incremental bookkeeping ---------------------------------------------------------------
 
-    def source_file_hashes(self, paths: Iterable[str]) -> dict[str, str]:
-        """Content hashes of already loaded files: path -> sha256."""
+    def source_file_hashes(self, paths: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """What already loaded files were loaded as: path -> (sha256, vocabulary version)."""
         rows = self.read(st.SOURCE_FILE_HASHES, paths=list(paths))
-        return {r["path"]: r["sha256"] for r in rows}
+        return {r["path"]: (r["sha256"], r["vocabulary_version"]) for r in rows}
 
     def study_owners(self, study_ids: Iterable[str]) -> dict[str, tuple[str, Any]]:
         """For studies already in the graph: study_id -> (patient_id, study_datetime or None)."""

@@ -64,6 +64,11 @@ def normalise_phrase(text: str) -> str:
     return _EDGE_PUNCT.sub("", _SPACE.sub(" ", text.strip().lower()))
 
 
+def normalise_region_phrase(text: str) -> str:
+    """:func:`normalise_phrase`, with ``left-sided`` / ``right sided`` read as ``left`` / ``right``."""
+    return re.sub(r"\b(left|right)[- ]sided\b", r"\1", normalise_phrase(text))
+
+
 @dataclass
 class Vocabulary:
     """Lookup tables built from the YAML vocabulary.
@@ -92,7 +97,7 @@ class Vocabulary:
 
     def regions_for(self, phrase: str) -> tuple[str, ...]:
         """The regions an anatomy phrase names (``"left base"`` -> ``("left lower lung zone",)``); () if unknown."""
-        return self._region_forms.get(normalise_phrase(phrase), ())
+        return self._region_forms.get(normalise_region_phrase(phrase), ())
 
     def default_regions(self, finding: str, side: str | None) -> tuple[str, ...]:
         """Where a finding mentioned without anatomy is placed: on ``side`` if given, else on both sides.

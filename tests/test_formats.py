@@ -170,3 +170,12 @@ def test_metadata_dates(tmp_path):
     dates, errors = read_metadata(path)
     assert dates.study_datetime["50000001"].hour == 9  # earliest image time
     assert [e.field for e in errors] == ["StudyDate"] and "line 4" in errors[0].record
+
+
+def test_sided_anatomy_words_keep_their_side(tmp_path):
+    doc = radgraph_doc("Increasing left-sided pleural effusion .", [
+        ("Increasing", "CHAN-CON-WOR", 0, [("modify", 4)]), ("left-sided", "ANAT-DP", 1, [("modify", 3)]),
+        ("pleural", "ANAT-DP", 2, []), ("effusion", "OBS-DP", 3, [("located_at", 3)])])
+    doc["entities"]["4"]["relations"] = [["located_at", "3"]]
+    pf = parse_radgraph(write_radgraph(tmp_path / "r.json", {"p10/p10000001/s50000002.txt": doc}), V)
+    assert [(m.anatomy, m.change) for m in pf.mentions] == [("left costophrenic angle", "worsened")]

@@ -42,7 +42,7 @@ def report(folder: Path, n: int, change_label: str | None) -> Path:
 
 def ingest(store, *paths: Path, mapping: str | None = None):
     files = discover(paths)
-    plan = plan_ingest(files, store.source_file_hashes(f.path for f in files))
+    plan = plan_ingest(files, store.source_file_hashes(f.path for f in files), V.version)
     result = load_files(store, plan.load, V, plan.changed, plan.metadata, mapping)
     store.link_patients(result.patients)
     return plan, result
@@ -159,6 +159,16 @@ def test_changed_file_replaces_its_old_content(store, tmp_path):
     assert plan.changed == {str(path.resolve())}
     findings = store.read("MATCH (s:Study {study_id: $s})-[:HAS_OBSERVATION]->(o) RETURN o.finding AS f", s=str(STUDY[2]))
     assert findings == [{"f": "atelectasis"}]
+
+
+def test_new_vocabulary_version_reloads_files(store, tmp_path):
+    path = effusion_study(tmp_path, 1)
+    ingest(store, tmp_path)
+    files = discover([tmp_path])
+    known = store.source_file_hashes(f.path for f in files)
+    assert plan_ingest(files, known, V.version).load == []
+    assert [f.path for f in plan_ingest(files, known, "next").load] == [str(path.resolve())]
+    assert plan_ingest(files, known, "next").changed == {str(path.resolve())}
 
 
 def test_malformed_input_is_rejected_and_the_rest_loads(store, tmp_path):

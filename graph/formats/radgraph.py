@@ -38,7 +38,7 @@ from graph.records import (
     StudyRecord,
     stable_id,
 )
-from graph.vocabulary import Vocabulary, normalise_phrase
+from graph.vocabulary import Vocabulary, normalise_phrase, normalise_region_phrase
 
 _MIMIC_KEY = re.compile(r"(?:^|/)p\d{2}/p(?P<patient>\d+)/s(?P<study>\d+)\.txt$")
 _SECTION_WORDS = {"FINDINGS", "IMPRESSION", "COMPARISON", "INDICATION", "HISTORY", "TECHNIQUE", "EXAMINATION"}
@@ -240,7 +240,7 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, _Entity], study:
             if anat.eid in consumed:
                 # "pleural" went into "pleural effusion"; keep a more specific place its modifiers name
                 # ("left mid lung" + "opacity"), else the finding's default regions on that side
-                rest = " ".join(w for w in normalise_phrase(text_).split() if w not in ("left", "right", "bilateral"))
+                rest = " ".join(w for w in normalise_region_phrase(text_).split() if w not in ("left", "right", "bilateral"))
                 if rest == normalise_phrase(anat.tokens):
                     continue
             found = vocab.regions_for(text_) or vocab.regions_for(anat.tokens)

@@ -1,0 +1,173 @@
+"""Ingest and query benchmark (`make bench`): prints figures, asserts nothing.
+
+Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/bench, Bolt port 7698) that it clears, so the
+demo database is never touched. Steps:
+
+1. write synthetic cohorts of 500 and 2,000 patients;
+2. ingest each with the Prefect flow in a fresh subprocess on an empty graph: graph elements
+   (nodes + relationships in the graph afterwards) per second and the process's peak RSS, so growth
+   with input size is visible;
+3. the naive way on the first 100 patients: one auto-committed MERGE statement per record;
+4. every named query, 5 warm-up then 50 timed runs each, p50 / p95 in ms.
+
+Usage: python benchmarks/ingest_benchmark.py [--patients 2000] [--small 500] [--naive-patients 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("CXRKG_HOME", str(REPO / ".cxrkg" / "bench"))
+os.environ.setdefault("CXRKG_BOLT_PORT", "7698")
+os.environ.setdefault("CXRKG_HTTP_PORT", "7488")
+for var in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD", "NEO4J_DATABASE"):
+    os.environ.pop(var, None)  # never clear a user's external database
+
+
+def ingest_once(cohort: Path) -> dict:
+    """Child process: clear the graph, run the flow on the cohort, report seconds, elements, peak RSS."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    from flows.ingest_flow import ingest_flow
+    from graph.stats import label_counts
+    from graph.store import shared_store
+
+    store = shared_store()
+    store.clear()
+    with prefect_test_harness(server_startup_timeout=120):
+        started = time.perf_counter()
+        summary = ingest_flow([str(cohort)], rejected_report=None)
+        seconds = time.perf_counter() - started
+    nodes, rels = label_counts(store)
+    elements = sum(nodes.values()) + sum(rels.values())
+    return {"seconds": seconds, "elements": elements, "files": summary.files_loaded,
+            "rejections": len(summary.rejections), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+NAIVE_MENTION = """
+MERGE (p:Patient {patient_id: $patient_id})
+MERGE (s:Study {study_id: $study_id}) SET s.study_datetime = $when
+MERGE (p)-[:HAS_STUDY]->(s)
+MERGE (a:Anatomy {name: $anatomy}) MERGE (f:Finding {name: $finding})
+MERGE (o:Observation {observation_id: $observation_id})
+MERGE (s)-[:HAS_OBSERVATION]->(o) MERGE (o)-[:LOCATED_AT]->(a) MERGE (o)-[:OF_FINDING]->(f)
+MERGE (m:Mention {mention_id: $mention_id}) SET m.polarity = $polarity, m.evidence = $evidence, m.file = $file
+MERGE (o)-[:HAS_MENTION]->(m)
+"""
+
+
+def naive(cohort: Path, patients: int) -> dict:
+    """One auto-committed MERGE per mention record over the first patients' files (same parsers)."""
+    from graph.ingest import discover, parse_file
+    from graph.records import observation_id
+    from graph.stats import label_counts
+    from graph.store import shared_store
+    from graph.vocabulary import vocabulary
+
+    store = shared_store()
+    store.clear()
+    store.ensure_schema(vocabulary())
+    before = sum(sum(c.values()) for c in label_counts(store))
+    files = discover([cohort / "scene_graphs", cohort / "radgraph"])
+    started = time.perf_counter()
+    seen_patients: set[str] = set()
+    with store.driver.session() as session:
+        for f in files:
+            pf = parse_file(f, vocabulary(), None)
+            if not pf.studies:
+                continue
+            pid = pf.studies[0].patient_id
+            if pid not in seen_patients and len(seen_patients) >= patients:
+                continue
+            seen_patients.add(pid)
+            when = {s.study_id: s.study_datetime for s in pf.studies}
+            for m in pf.mentions:
+                session.run(NAIVE_MENTION, patient_id=pid, study_id=m.study_id, when=when.get(m.study_id),
+                            anatomy=m.anatomy, finding=m.finding,
+                            observation_id=observation_id(m.study_id, m.anatomy, m.finding),
+                            mention_id=m.mention_id, polarity=m.polarity, evidence=m.evidence, file=m.file).consume()
+    seconds = time.perf_counter() - started
+    after = sum(sum(c.values()) for c in label_counts(store))
+    return {"seconds": seconds, "elements": after - before, "patients": len(seen_patients)}
+
+
+def query_latencies(cohort: Path) -> dict[str, tuple[float, float]]:
+    import pandas as pd
+
+    from graph.queries import catalogue, run_named
+    from graph.store import shared_store
+
+    truth = pd.read_parquet(cohort / "ground_truth.parquet")
+    row = truth[truth["change"] == "worsened"].iloc[0]
+    params = {"patient_id": str(row["patient_id"]), "finding": "pleural effusion", "start_date": "2100-01-01",
+              "end_date": "2199-12-31", "current_study_id": str(row["study_id"]),
+              "prior_study_id": str(row["prior_study_id"])}
+    store = shared_store()
+    out = {}
+    for q in catalogue().values():
+        bound = {p.name: params[p.name] for p in q.params}
+        for _ in range(5):
+            run_named(store, q, bound)
+        times = []
+        for _ in range(50):
+            t = time.perf_counter()
+            run_named(store, q, bound)
+            times.append((time.perf_counter() - t) * 1000)
+        out[q.name] = (statistics.median(times), statistics.quantiles(times, n=20)[18])
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--patients", type=int, default=2000)
+    parser.add_argument("--small", type=int, default=500)
+    parser.add_argument("--naive-patients", type=int, default=100)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(ingest_once(Path(args.child))))
+        return
+
+    from graph.config import local_server_settings
+    from graph.server import LocalNeo4jServer
+    from graph.synth import write_cohort
+
+    server = LocalNeo4jServer(local_server_settings())
+    server.start()
+    home = local_server_settings().home
+    runs = {}
+    for n in sorted({args.small, args.patients}):
+        cohort = home / f"cohort-{n}"
+        if not (cohort / "ground_truth.parquet").exists():
+            write_cohort(cohort, patients=n, seed=11)
+        out = subprocess.run([sys.executable, __file__, "--child", str(cohort)], capture_output=True, text=True,
+                             check=True, env=os.environ.copy())
+        runs[n] = json.loads(out.stdout.strip().splitlines()[-1])
+        r = runs[n]
+        print(f"ingest {n:>5} patients: {r['files']} files, {r['elements']:,} graph elements in {r['seconds']:.1f} s "
+              f"= {r['elements'] / r['seconds']:,.0f} elements/s; peak RSS {r['peak_rss_mb']:.0f} MB; "
+              f"{r['rejections']} rejections", flush=True)
+    big = home / f"cohort-{args.patients}"
+    latencies = query_latencies(big)  # the graph now holds the big cohort (last child run)
+    naive_run = naive(big, args.naive_patients)
+    batched_rate = runs[args.patients]["elements"] / runs[args.patients]["seconds"]
+    naive_rate = naive_run["elements"] / naive_run["seconds"]
+    print(f"naive (one MERGE per record, {naive_run['patients']} patients): {naive_run['elements']:,} elements in "
+          f"{naive_run['seconds']:.1f} s = {naive_rate:,.0f} elements/s; batched flow is {batched_rate / naive_rate:.1f}x faster")
+    print("named queries, warm, 50 runs each:")
+    for name, (p50, p95) in latencies.items():
+        print(f"  {name:<26} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms")
+    print("(the naive run cleared the graph: run `make bench` again or `cxrkg ingest` to rebuild)")
+
+
+if __name__ == "__main__":
+    main()
