@@ -22,7 +22,7 @@ from graph.stats import label_counts
 from graph.store import WriteCounts, shared_store
 from graph.vocabulary import vocabulary
 
-DEFAULT_BATCH_FILES = 250
+DEFAULT_BATCH_FILES = 1000
 
 
 @dataclass

@@ -89,49 +89,62 @@ DETACH DELETE m
 RETURN collect(DISTINCT study_id) AS study_ids
 """
 
+# New nodes get their relationships with CREATE (a MERGE would first search them); the transient
+# `_created` flag marks what this statement created.
 MERGE_STUDIES = """
 UNWIND $rows AS r
 MERGE (p:Patient {patient_id: r.patient_id})
 MERGE (s:Study {study_id: r.study_id})
-ON CREATE SET s.patient_id = r.patient_id
+ON CREATE SET s.patient_id = r.patient_id, s._created = true
 SET s.study_datetime = coalesce(r.study_datetime, s.study_datetime)
-MERGE (p)-[:HAS_STUDY]->(s)
+WITH p, s WHERE s._created
+CREATE (p)-[:HAS_STUDY]->(s)
+REMOVE s._created
 """
 
 MERGE_IMAGES = """
 UNWIND $rows AS r
 MATCH (s:Study {study_id: r.study_id})
 MERGE (i:Image {image_id: r.image_id})
+ON CREATE SET i._created = true
 SET i.view = r.view, i.study_id = r.study_id
-MERGE (s)-[:HAS_IMAGE]->(i)
+WITH s, i WHERE i._created
+CREATE (s)-[:HAS_IMAGE]->(i)
+REMOVE i._created
 """
 
 MERGE_REPORTS = """
 UNWIND $rows AS r
 MATCH (s:Study {study_id: r.study_id})
 MERGE (rep:Report {report_id: r.report_id})
+ON CREATE SET rep._created = true
 SET rep.text = r.text, rep.source = r.source, rep.unmapped_terms = r.unmapped_terms, rep.study_id = r.study_id
-MERGE (s)-[:HAS_REPORT]->(rep)
+WITH s, rep WHERE rep._created
+CREATE (s)-[:HAS_REPORT]->(rep)
+REMOVE rep._created
 """
 
 MERGE_OBSERVATIONS = """
 UNWIND $rows AS r
+MERGE (o:Observation {observation_id: r.observation_id})
+ON CREATE SET o.study_id = r.study_id, o.anatomy = r.anatomy, o.finding = r.finding, o._created = true
+WITH r, o WHERE o._created
 MATCH (s:Study {study_id: r.study_id})
 MATCH (a:Anatomy {name: r.anatomy})
 MATCH (f:Finding {name: r.finding})
-MERGE (o:Observation {observation_id: r.observation_id})
-ON CREATE SET o.study_id = r.study_id, o.anatomy = r.anatomy, o.finding = r.finding
-MERGE (s)-[:HAS_OBSERVATION]->(o)
-MERGE (o)-[:OF_FINDING]->(f)
-MERGE (o)-[:LOCATED_AT]->(a)
+CREATE (s)-[:HAS_OBSERVATION]->(o), (o)-[:OF_FINDING]->(f), (o)-[:LOCATED_AT]->(a)
+REMOVE o._created
 """
 
 MERGE_MENTIONS = """
 UNWIND $rows AS r
-MATCH (o:Observation {observation_id: r.observation_id})
 MERGE (m:Mention {mention_id: r.mention_id})
+ON CREATE SET m._created = true
 SET m += r.props
-MERGE (o)-[:HAS_MENTION]->(m)
+WITH r, m WHERE m._created
+MATCH (o:Observation {observation_id: r.observation_id})
+CREATE (o)-[:HAS_MENTION]->(m)
+REMOVE m._created
 """
 
 MERGE_SOURCE_FILES = """

@@ -22,12 +22,12 @@ from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
 
 #: target -> (MeSH major terms, cxrkg vocabulary findings, required substring of the span or None)
 TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
-    "pleural effusion": (("pleural effusion",), ("pleural effusion", "costophrenic angle blunting"), None),
+    "pleural effusion": (("pleural effusion",), ("pleural effusion",), None),
     "cardiomegaly": (("cardiomegaly",), ("enlarged cardiac silhouette",), None),
     "atelectasis": (("pulmonary atelectasis",), ("atelectasis", "linear/patchy atelectasis", "lobar/segmental collapse"), None),
     "pneumothorax": (("pneumothorax",), ("pneumothorax", "hydropneumothorax"), None),
     "emphysema": (("emphysema", "pulmonary emphysema"), ("copd/emphysema",), "emphysem"),
-    "nodule": (("nodule",), ("mass/nodule (not otherwise specified)", "multiple masses/nodules"), "nodul"),
+    "nodule": (("nodule",), ("mass/nodule (not otherwise specified)", "multiple masses/nodules"), "nodule"),
     "pulmonary edema": (("pulmonary edema",), ("pulmonary edema/hazy opacity",), "edema"),
     "calcified granuloma": (("calcified granuloma",), ("calcified nodule",), None),
     "consolidation": (("consolidation",), ("consolidation",), None),

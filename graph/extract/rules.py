@@ -68,6 +68,10 @@ _NO_NEGATION = ("no change", "no significant change", "no interval change", "wit
                 "not significantly changed", "no longer")
 _POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are suspected", "not excluded",
                    "cannot be excluded", "can not be excluded", "is possible", "are possible", "is questioned")
+_POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "suspicious for", "cannot exclude",
+                    "can not exclude", "could indicate", "may indicate", "versus", "vs", "differential")
+_NORMAL_AFTER = ("within normal limits", "within limits of normal", "appear normal", "appears normal",
+                 "are normal", "is normal", "are within normal limits", "is within normal limits")
 _DROPPED_CONTEXT_RULES = {": no", ": none"}
 _TERMINATE = ("there is", "there are", "which", "however", "although", "but", "otherwise", "with the exception",
               "except", "while", "though")
@@ -142,7 +146,9 @@ def _build(v: Vocabulary):
     context.add(defaults)
     context.add([ConTextRule(w, "PSEUDO_NEGATED_EXISTENCE") for w in _NO_NEGATION]
                 + [ConTextRule(w, "TERMINATE", direction="TERMINATE") for w in _TERMINATE]
-                + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="BACKWARD") for w in _POSSIBLE_AFTER])
+                + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="BACKWARD") for w in _POSSIBLE_AFTER]
+                + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="FORWARD") for w in _POSSIBLE_BEFORE]
+                + [ConTextRule(w, "NEGATED_EXISTENCE", direction="BACKWARD") for w in _NORMAL_AFTER])
     return nlp
 
 
