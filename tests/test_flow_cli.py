@@ -67,3 +67,22 @@ def test_cli_lists_queries():
     for name in ("worsening_findings", "finding_timeline", "new_finding_patients", "changes_between_studies",
                  "source_disagreements"):
         assert name in result.output
+
+
+def test_cli_extract_writes_radgraph_that_ingest_reads(tmp_path):
+    from graph.formats.radgraph import parse_radgraph, read_doc_mapping
+    from graph.vocabulary import vocabulary
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "r1.txt").write_text("FINDINGS: Moderate left pleural effusion has increased. No pneumothorax.")
+    (reports / "r2.txt").write_text("IMPRESSION: The heart is enlarged.")
+    result = runner.invoke(app, ["extract", str(reports), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    mapping = read_doc_mapping(tmp_path / "out" / "doc_mapping.csv")
+    pf = parse_radgraph(tmp_path / "out" / "extracted_radgraph.json", vocabulary(), mapping)
+    assert pf.rejections == []
+    got = {(m.record, m.finding, m.polarity, m.change) for m in pf.mentions}
+    assert ("r1", "pleural effusion", "present", "worsened") in got
+    assert ("r1", "pneumothorax", "absent", None) in got
+    assert ("r2", "enlarged cardiac silhouette", "present", None) in got

@@ -14,7 +14,6 @@ differs; tests turn it into ``pytest.skip``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from graph.ingest import sha256_of
 from graph.records import Rejection
 
 WHEEL_NAME = "torchxrayvision-1.5.7-py3-none-any.whl"
@@ -68,14 +68,6 @@ def default_cache() -> Path:
     return Path(os.environ.get("CXRKG_IU_CACHE", Path.home() / ".cache" / "cxrkg" / "iu"))
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def fetch_wheel(cache: Path | None = None, timeout: int = 300) -> Path:
     """The verified torchxrayvision wheel in ``cache``, downloaded with pip if it is not there yet.
 
@@ -95,7 +87,7 @@ def fetch_wheel(cache: Path | None = None, timeout: int = 300) -> Path:
         if res.returncode != 0 or not wheel.exists():
             tail = (res.stderr or res.stdout).strip().splitlines()[-1:] or ["no output"]
             raise IUUnavailable(f"cannot download torchxrayvision 1.5.7 from the package registry: {tail[0]}")
-    digest = _sha256(wheel)
+    digest = sha256_of(wheel)
     if digest != WHEEL_SHA256:
         raise IUUnavailable(f"{wheel}: sha256 {digest} is not the expected {WHEEL_SHA256}")
     return wheel
