@@ -126,6 +126,7 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
             changed = {f.path for f in files} & the_plan.changed
             result = load_batch(files, changed, the_plan.metadata, doc_mapping)
             summary.files_loaded += result.files_loaded
+            summary.files_rejected += result.files_rejected
             summary.records_loaded += result.records
             summary.mentions_loaded += result.mentions
             summary.elements_created += result.elements.nodes + result.elements.relationships
@@ -143,7 +144,6 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
                 summary.elements_created += counts.nodes + counts.relationships
                 bar.advance(job, len(ids[i:i + chunk]))
     summary.patients_relinked = len(patients)
-    summary.files_rejected = len({r.file for r in summary.rejections if r.record is None or r.file.endswith("_SceneGraph.json")})
     summary.unmapped_terms = sum(unmapped.values())
     summary.top_unmapped = unmapped.most_common(10)
     nodes, rels = label_counts(shared_store())

@@ -50,6 +50,7 @@ class BatchResult:
     """What one batch did: counts, rejections and the patients whose derived structure must be relinked."""
 
     files_loaded: int = 0
+    files_rejected: int = 0
     records: int = 0
     mentions: int = 0
     elements: WriteCounts = field(default_factory=WriteCounts)
@@ -197,7 +198,7 @@ def check_studies(parsed: list[ParsedFile], owners: dict[str, tuple[str, Any]], 
         for s in pf.studies:
             owner = claimed.setdefault(s.study_id, s.patient_id)
             if owner != s.patient_id:
-                pf.rejections.append(Rejection(pf.path, s.record, "study_id" if "/" not in s.record else "doc_key",
+                pf.rejections.append(Rejection(pf.path, s.record, "study_id" if pf.images else "doc_key",
                                                f"study {s.study_id} belongs to patient {owner}, "
                                                f"this record claims patient {s.patient_id}"))
                 bad.add(s.record)
@@ -257,7 +258,8 @@ def load_files(store: GraphStore, files: list[InputFile], vocab: Vocabulary, cha
             _flush(store, batch, result)
             batch, pending = Batch(), 0
     _flush(store, batch, result)
-    result.files_loaded = sum(1 for pf in parsed if not _whole_file_rejected(pf, by_path[pf.path]))
+    result.files_rejected = sum(1 for pf in parsed if _whole_file_rejected(pf, by_path[pf.path]))
+    result.files_loaded = len(parsed) - result.files_rejected
     return result
 
 
