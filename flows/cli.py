@@ -216,18 +216,32 @@ def _check_finding(params: dict[str, Any]) -> None:
 
 
 @app.command()
-def stats(fmt: str = typer.Option("table", "--format", help="table or json")) -> None:
-    """Counts per label and relationship type, and orphan nodes."""
+def stats(fmt: str = typer.Option("table", "--format", help="table or json"),
+          check: bool = typer.Option(True, help="run the consistency checks (exit code 4 when any fails)")) -> None:
+    """Counts per label and relationship type, orphan nodes, and the consistency checks."""
+    from graph.consistency import run_checks
     from graph.stats import graph_stats
 
-    result = graph_stats(_store_or_fail())
+    store = _store_or_fail()
+    result = graph_stats(store)
+    checks = run_checks(store) if check else []
+    if check:
+        result["consistency"] = {c.name: {"count": c.count, "examples": c.examples, "description": c.description}
+                                 for c in checks}
+        result["consistent"] = all(c.ok for c in checks)
     if fmt == "json":
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
-        return
-    rows = [{"kind": "node", "name": k, "count": v} for k, v in result["nodes"].items()]
-    rows += [{"kind": "relationship", "name": k, "count": v} for k, v in result["relationships"].items()]
-    rows += [{"kind": "orphan", "name": k, "count": v} for k, v in result["orphans"].items()]
-    _print_rows(rows, "table", title="graph statistics")
+    else:
+        rows = [{"kind": "node", "name": k, "count": v} for k, v in result["nodes"].items()]
+        rows += [{"kind": "relationship", "name": k, "count": v} for k, v in result["relationships"].items()]
+        rows += [{"kind": "orphan", "name": k, "count": v} for k, v in result["orphans"].items()]
+        rows += [{"kind": "check", "name": c.name, "count": c.count} for c in checks]
+        _print_rows(rows, "table", title="graph statistics")
+    for c in checks:
+        if not c.ok:
+            err.print(f"[bold red]inconsistent:[/] {c.count} {c.description}; e.g. {', '.join(c.examples)}")
+    if not all(c.ok for c in checks):
+        raise typer.Exit(4)
 
 
 datasets_app = typer.Typer(no_args_is_help=True, help="Public datasets cxrkg can fetch.")
@@ -248,48 +262,112 @@ def datasets_iu(out: Path = typer.Option(..., help="folder for the torchxrayvisi
     console.print(f"{wheel}: {reports} reports")
 
 
-@app.command()
-def extract(source: str = typer.Argument(..., help="a folder of .txt reports, or `iu` for the IU reports"),
-            out: Path = typer.Option(..., help="output folder"),
-            cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)")) -> None:
-    """Extract RadGraph-format JSON with the rules extractor (spaCy + medspaCy), plus a doc mapping CSV
-    that makes each report its own patient and study (for `cxrkg ingest --doc-mapping`)."""
-    from graph.extract.rules import write_radgraph_json
+def _print_extraction(summary) -> None:
+    console.print(f"extract ({summary.extractor}): {summary.reports_seen} reports seen, {summary.documents} "
+                  f"extracted, {summary.entities} entities ({summary.change_entities} change), "
+                  f"{len(summary.rejections)} rejected, {summary.seconds:.1f} s -> {summary.radgraph_dir}; "
+                  f"mapping {summary.doc_mapping}")
+    for r in summary.rejections[:10]:
+        err.print(f"[yellow]rejected[/] {r.file}" + (f" record {r.record}" if r.record else "")
+                  + (f" field {r.field}" if r.field else "") + f": {r.reason}", markup=True, highlight=False)
+    if len(summary.rejections) > 10:
+        err.print(f"... {len(summary.rejections) - 10} more")
+    if summary.rejected_report:
+        err.print(f"rejected-records report: {summary.rejected_report}")
 
+
+@app.command()
+def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Open-i .xml reports, or a .csv / "
+                                                   ".txt / .xml file"),
+            out: Path = typer.Option(..., help="output folder: radgraph/part-*.json, doc_mapping.csv, rejected.json"),
+            extractor: str = typer.Option("rules", help="rules (offline) or radgraph (pip install 'cxrkg[radgraph]')"),
+            id_column: str = typer.Option("report_id", help="CSV: report id column"),
+            text_column: str = typer.Option("text", help="CSV: report text column"),
+            patient_column: Optional[str] = typer.Option(None, help="CSV: patient id column (default: each "
+                                                                     "report its own patient)"),
+            date_column: Optional[str] = typer.Option(None, help="CSV: study date column (default: a nominal date)"),
+            id_prefix: Optional[str] = typer.Option(None, help="prefix for doc_keys and ids (default IU- for XML)"),
+            ingest: bool = typer.Option(False, "--ingest", help="then load the output into Neo4j (Prefect flow)"),
+            rejected: Optional[Path] = typer.Option(None, help="rejected-records report (default OUT/rejected.json)"),
+            shard_size: int = typer.Option(500, min=1, help="reports per output JSON file"),
+            cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
+            radgraph_model: str = typer.Option("radgraph-xl", help="radgraph, radgraph-xl or modern-radgraph-xl"),
+            radgraph_cache: Optional[Path] = typer.Option(None, help="radgraph model cache (default "
+                                                                     "CXRKG_RADGRAPH_CACHE or the package's)")) -> None:
+    """Extract RadGraph-format JSON from report text (rules: spaCy + medspaCy; or the radgraph package),
+    with a doc mapping CSV for `cxrkg ingest --doc-mapping`; `--ingest` also loads it. Exit code 2 when
+    any file or record was rejected (each named in the rejected-records report)."""
+    from graph.extract.inputs import CsvColumns
+
+    if extractor not in ("rules", "radgraph"):
+        _fail(f"--extractor {extractor!r}: choose rules or radgraph")
+    columns = CsvColumns(id_column, text_column, patient_column, date_column)
     if source == "iu":
-        from graph.extract.iu import IUReport, IUUnavailable, fetch_wheel, iter_reports
+        from graph.extract.iu import IUUnavailable, fetch_wheel
 
         try:
-            reports = [r for r in iter_reports(fetch_wheel(cache)) if isinstance(r, IUReport)]
+            fetch_wheel(cache)
         except IUUnavailable as exc:
             _fail(str(exc))
-        items = [(r.report_id, r.sections()) for r in reports]
+    elif not Path(source).exists():
+        _fail(f"{source}: no such file or folder (expected `iu`, a folder, or a .csv / .txt / .xml file)")
+    radgraph_options = {"model_type": radgraph_model, "model_cache_dir": radgraph_cache}
+    if extractor == "radgraph":
+        from graph.extract.radgraph_adapter import RadGraphUnavailable, load_model
+
+        try:
+            radgraph_options["model"] = load_model(radgraph_model, radgraph_cache)
+        except (RadGraphUnavailable, ValueError) as exc:
+            _fail(str(exc))
+    if ingest:
+        _store_or_fail()
+        from flows.extract_flow import extract_flow
+
+        try:
+            result = extract_flow(source, str(out), extractor, True, columns, str(cache) if cache else None,
+                                  id_prefix, shard_size, str(rejected) if rejected else None,
+                                  radgraph_options=radgraph_options if extractor == "radgraph" else None)
+        except (ValueError, FileNotFoundError, ImportError) as exc:
+            _fail(str(exc))
+        _print_extraction(result.extraction)
+        if result.ingestion is not None:
+            _print_summary(result.ingestion)
+        ok = result.ok
     else:
-        folder = Path(source)
-        if not folder.is_dir():
-            _fail(f"{folder}: not a folder of .txt reports (or `iu`)")
-        items = [(p.stem, p.read_text(encoding="utf-8", errors="replace")) for p in sorted(folder.rglob("*.txt"))]
-    out.mkdir(parents=True, exist_ok=True)
-    n = write_radgraph_json(items, out / "extracted_radgraph.json")
-    # IU dates are redacted: one nominal date per report, which is its own patient (no prior study).
-    with (out / "doc_mapping.csv").open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["doc_key", "patient_id", "study_id", "study_datetime"])
-        writer.writerows([key, f"{source}-{key}", f"{source}-{key}", "2000-01-01 00:00:00"] for key, _ in items)
-    console.print(f"{n} reports -> {out / 'extracted_radgraph.json'}; mapping {out / 'doc_mapping.csv'}")
+        from graph.extract.inputs import iter_inputs
+        from graph.extract.pipeline import get_extractor, run_extraction
+
+        try:
+            run = get_extractor(extractor, **radgraph_options) if extractor == "radgraph" else extractor
+            summary = run_extraction(iter_inputs(source, columns, cache, id_prefix), out, run, shard_size, rejected,
+                                     extractor_name=extractor)
+        except (ValueError, FileNotFoundError, ImportError) as exc:
+            _fail(str(exc))
+        _print_extraction(summary)
+        ok = summary.ok
+    if not ok:
+        raise typer.Exit(2)
 
 
 @app.command("eval-extract")
-def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)")) -> None:
-    """Score the rules extractor and a keyword baseline on the IU reports against their MeSH major tags."""
-    from graph.extract.evaluate import evaluate, format_table
+def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
+                 fmt: str = typer.Option("table", "--format", help="table or json")) -> None:
+    """Score the rules extractor and a keyword baseline on the IU reports against their MeSH major tags
+    (per finding P/R/F1, micro/macro F1, laterality), and the change cues on the hand-labelled IU sentences."""
+    from graph.extract.evaluate import evaluate_all, format_report
     from graph.extract.iu import IUUnavailable, load_reports
 
+    if fmt not in ("table", "json"):
+        _fail(f"--format {fmt!r}: choose table or json")
     try:
         reports = load_reports(cache)
     except IUUnavailable as exc:
         _fail(str(exc))
-    console.print(format_table(evaluate(reports)), markup=False, highlight=False)
+    result = evaluate_all(reports)
+    if fmt == "json":
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+    else:
+        console.print(format_report(result), markup=False, highlight=False)
 
 
 @app.command()
@@ -302,6 +380,12 @@ def demo(out: Optional[Path] = typer.Option(None, help="where to write the synth
 
     run_demo(console, out, patients, seed)
 
+
+from flows.ops_commands import register as _register_ops  # noqa: E402  (`cxrkg serve`)
+
+_register_ops(app)
+
+from flows.gnn_commands import gnn_app; app.add_typer(gnn_app)  # noqa: E402,E702  export/train/evaluate/predict/compare
 
 if __name__ == "__main__":
     app()

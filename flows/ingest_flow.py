@@ -16,8 +16,9 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from graph.ingest import BatchResult, InputFile, IngestPlan, discover, load_files, plan_ingest, write_rejections
-from graph.records import Rejection
+from graph.ingest import (BatchResult, InputFile, IngestPlan, discover, parse_files, plan_ingest, store_files,
+                          write_rejections)
+from graph.records import ParsedFile, Rejection
 from graph.stats import label_counts
 from graph.store import WriteCounts, shared_store
 from graph.vocabulary import vocabulary
@@ -46,6 +47,7 @@ class IngestSummary:
     rejections: list[Rejection] = field(default_factory=list)
     rejected_report: str | None = None
     seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # schema, plan, load, link, count, report
 
     @property
     def ok(self) -> bool:
@@ -70,9 +72,19 @@ def plan(paths: list[str], exclude: list[str]) -> IngestPlan:
 
 
 @task(cache_policy=NO_CACHE)
-def load_batch(files: list[InputFile], changed: set[str], metadata: list[str], doc_mapping: str | None) -> BatchResult:
+def parse_batch(files: list[InputFile], doc_mapping: str | None) -> list[ParsedFile]:
+    """Parse one batch; submitted ahead so it runs while the previous batch is being written."""
     started = time.perf_counter()
-    result = load_files(shared_store(), files, vocabulary(), changed, metadata, doc_mapping)
+    parsed = parse_files(files, vocabulary(), doc_mapping)
+    get_run_logger().info("parse: %d files in %.2fs", len(files), time.perf_counter() - started)
+    return parsed
+
+
+@task(cache_policy=NO_CACHE)
+def store_batch(files: list[InputFile], parsed: list[ParsedFile], changed: set[str], metadata: list[str]) -> BatchResult:
+    """Check one parsed batch against the graph and write it in one transaction."""
+    started = time.perf_counter()
+    result = store_files(shared_store(), files, parsed, vocabulary(), changed, metadata)
     get_run_logger().info("load: %d files, %d records, %d mentions, %d elements, %d rejected in %.2fs",
                           len(files), result.records, result.mentions,
                           result.elements.nodes + result.elements.relationships, len(result.rejections),
@@ -96,7 +108,8 @@ def _progress(enabled: bool) -> Progress:
 
 @flow(name="cxrkg-ingest", log_prints=False)
 def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: int = DEFAULT_BATCH_FILES,
-                rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False) -> IngestSummary:
+                rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False,
+                exclude: list[str] | None = None) -> IngestSummary:
     """Load Chest ImaGenome scene graphs, RadGraph-family files and MIMIC-CXR metadata into the graph.
 
     Args:
@@ -104,27 +117,41 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
         doc_mapping: CSV mapping RadGraph doc_keys to patient, study and date (see
             ``graph.formats.radgraph.read_doc_mapping``), for doc_keys that are not MIMIC paths.
         batch_files: files per load task (one write transaction per task, split further when a
-            batch holds more than 40,000 mentions).
+            batch holds more than 40,000 mentions). A RadGraph file above
+            ``graph.ingest.STREAM_THRESHOLD_BYTES`` is streamed inside its batch's load task, one
+            transaction per ``graph.ingest.STREAM_CHUNK_DOCS`` documents.
         rejected_report: where to write the JSON list of rejected files and records (only written when
             something was rejected); None to skip.
         progress: show a progress bar on the terminal.
+        exclude: files to leave out (e.g. files of a drop folder still being written).
 
     Returns:
-        the run summary; ``summary.ok`` is False when anything was rejected.
+        the run summary; ``summary.ok`` is False when anything was rejected. Every stage logs its
+        counts and seconds, and ``summary.stage_seconds`` holds the seconds per stage.
     """
     started = time.perf_counter()
+    stages: dict[str, float] = {}
     prepare_schema()
-    the_plan = plan(paths, [rejected_report] if rejected_report else [])
+    stages["schema"] = time.perf_counter() - started
+    mark = time.perf_counter()
+    the_plan = plan(paths, ([rejected_report] if rejected_report else []) + list(exclude or []))
+    stages["plan"] = time.perf_counter() - mark
     summary = IngestSummary(files_seen=len(the_plan.load) + len(the_plan.unchanged),
                             files_unchanged=len(the_plan.unchanged))
+    mark = time.perf_counter()
     patients: set[str] = set()
     unmapped: Counter = Counter()
     batches = [the_plan.load[i:i + batch_files] for i in range(0, len(the_plan.load), batch_files)]
     with _progress(progress) as bar:
         job = bar.add_task("loading files", total=len(the_plan.load))
-        for files in batches:
+        # Parsing is Python work and writing is Neo4j work: batch k+1 is parsed (in Prefect's task
+        # thread pool) while batch k is written, so the two overlap on two cores.
+        ahead = parse_batch.submit(batches[0], doc_mapping) if batches else None
+        for k, files in enumerate(batches):
+            parsed = ahead.result()
+            ahead = parse_batch.submit(batches[k + 1], doc_mapping) if k + 1 < len(batches) else None
             changed = {f.path for f in files} & the_plan.changed
-            result = load_batch(files, changed, the_plan.metadata, doc_mapping)
+            result = store_batch(files, parsed, changed, the_plan.metadata)
             summary.files_loaded += result.files_loaded
             summary.files_rejected += result.files_rejected
             summary.records_loaded += result.records
@@ -135,6 +162,8 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
             unmapped.update(result.unmapped_terms)
             patients |= result.patients
             bar.advance(job, len(files))
+        stages["load"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         if patients:
             ids = sorted(patients)
             chunk = 2000
@@ -143,17 +172,36 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
                 counts = link(ids[i:i + chunk])
                 summary.elements_created += counts.nodes + counts.relationships
                 bar.advance(job, len(ids[i:i + chunk]))
+        stages["link"] = time.perf_counter() - mark
     summary.patients_relinked = len(patients)
     summary.unmapped_terms = sum(unmapped.values())
     summary.top_unmapped = unmapped.most_common(10)
+    mark = time.perf_counter()
     nodes, rels = label_counts(shared_store())
     summary.studies = nodes.get("Study", 0)
     summary.observations = nodes.get("Observation", 0)
     summary.progression_edges = rels.get("PROGRESSION", 0)
+    stages["count"] = time.perf_counter() - mark
+    mark = time.perf_counter()
     if summary.rejections and rejected_report:
         write_rejections(Path(rejected_report), summary.rejections)
         summary.rejected_report = str(Path(rejected_report).resolve())
+    stages["report"] = time.perf_counter() - mark
     summary.seconds = time.perf_counter() - started
+    summary.stage_seconds = {k: round(v, 3) for k, v in stages.items()}
+    logger = get_run_logger()
+    stage_counts = {"schema": "constraints, indexes, vocabulary",
+                    "plan": f"{summary.files_seen} files, {len(the_plan.load)} to load, "
+                            f"{summary.files_unchanged} unchanged",
+                    "load": f"{len(batches)} batches, {summary.files_loaded} files loaded, "
+                            f"{summary.files_rejected} rejected, {summary.records_loaded} records, "
+                            f"{summary.mentions_loaded} mentions",
+                    "link": f"{summary.patients_relinked} patients relinked",
+                    "count": f"{summary.studies} studies, {summary.observations} observations, "
+                             f"{summary.progression_edges} progression edges",
+                    "report": f"{len(summary.rejections)} rejections"}
+    for name, seconds in stages.items():
+        logger.info("stage %s: %s in %.2fs", name, stage_counts[name], seconds)
     get_run_logger().info("summary: %d files loaded, %d unchanged, %d rejections, %d elements in %.1fs",
                           summary.files_loaded, summary.files_unchanged, len(summary.rejections),
                           summary.elements_created, summary.seconds)

@@ -9,14 +9,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator, TypeVar
 
 from graph.formats.metadata import StudyDates, read_metadata
-from graph.formats.radgraph import DocStudy, parse_radgraph, read_doc_mapping
+from graph.formats.radgraph import (DocStudy, check_json_stream, parse_radgraph, parse_radgraph_chunks,
+                                    read_doc_mapping)
 from graph.formats.scene_graph import SCENE_GRAPH_SUFFIX, parse_scene_graph
 from graph.records import InputError, ParsedFile, Rejection
 from graph.store import Batch, GraphStore, WriteCounts
@@ -24,6 +27,10 @@ from graph.vocabulary import Vocabulary
 
 SCENE_GRAPH, RADGRAPH, METADATA = "chest_imagenome_scene_graph", "radgraph", "mimic_cxr_metadata"
 MAX_MENTIONS_PER_WRITE = 40_000
+# RadGraph files bigger than this (bytes) are streamed: parsed and written STREAM_CHUNK_DOCS documents
+# per transaction (see store_files). Module attributes, read at call time: tests lower them.
+STREAM_THRESHOLD_BYTES = 64 * 1024 * 1024
+STREAM_CHUNK_DOCS = 2_000
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,14 @@ class BatchResult:
     rejections: list[Rejection] = field(default_factory=list)
     unmapped_terms: Counter = field(default_factory=Counter)
     ambiguous_comparisons: int = 0
+
+
+@dataclass
+class StreamedFile(ParsedFile):
+    """What :func:`parse_files` returns for a RadGraph file above ``STREAM_THRESHOLD_BYTES``: nothing
+    parsed yet; :func:`store_files` reads and writes it in chunks. ``mapping`` is the batch's doc mapping."""
+
+    mapping: dict[str, DocStudy] | None = None
 
 
 def file_format(path: Path) -> str | None:
@@ -152,8 +167,14 @@ def metadata_dates(paths: Iterable[str]) -> tuple[StudyDates, list[Rejection]]:
 
 
 def parse_file(f: InputFile, vocab: Vocabulary, mapping: dict[str, DocStudy] | None) -> ParsedFile:
-    """Parse one file; a file-level error becomes a single rejection of the whole file."""
+    """Parse one file; a file-level error becomes a single rejection of the whole file.
+
+    A RadGraph file above ``STREAM_THRESHOLD_BYTES`` is not read here: it comes back as a
+    :class:`StreamedFile` for :func:`store_files` to stream.
+    """
     try:
+        if f.format == RADGRAPH and Path(f.path).stat().st_size > STREAM_THRESHOLD_BYTES:
+            return StreamedFile(path=f.path, mapping=mapping)
         if f.format == SCENE_GRAPH:
             return parse_scene_graph(Path(f.path), vocab)
         return parse_radgraph(Path(f.path), vocab, mapping)
@@ -180,7 +201,7 @@ def drop_records(pf: ParsedFile, records: set[str]) -> ParsedFile:
 def check_studies(parsed: list[ParsedFile], owners: dict[str, tuple[str, Any]], dates: StudyDates) -> list[ParsedFile]:
     """Reject records whose study another patient already claims, or whose study has no date anywhere.
 
-    Dates are looked up in the record, then the metadata CSVs, then the graph, then other records of
+    Dates are looked up in the metadata CSVs, then the record, then the graph, then other records of
     the batch. The first claim of a study (graph first, then file order) wins.
 
     Returns:
@@ -212,10 +233,15 @@ def check_studies(parsed: list[ParsedFile], owners: dict[str, tuple[str, Any]], 
                 bad.add(s.record)
         if bad:
             pf = drop_records(pf, bad)
-        fill = [s for s in pf.studies if s.study_datetime is None]
-        if fill:
-            pf.studies = [s if s.study_datetime else replace(s, study_datetime=dates.study_datetime.get(s.study_id)
-                                                             or batch_dates.get(s.study_id)) for s in pf.studies]
+        # The metadata CSV's date (StudyDate + StudyTime, to the millisecond) wins over a record's own
+        # (Chest ImaGenome's StudyDateTime is to the second): a study's stored date must not depend on
+        # which of its files was written last (incremental and concurrent runs).
+        meta = dates.study_datetime
+        if any(s.study_datetime is None or meta.get(s.study_id, s.study_datetime) != s.study_datetime
+               for s in pf.studies):
+            pf.studies = [replace(s, study_datetime=meta[s.study_id]) if s.study_id in meta
+                          else s if s.study_datetime else replace(s, study_datetime=batch_dates.get(s.study_id))
+                          for s in pf.studies]
         out.append(pf)
     return out
 
@@ -226,12 +252,36 @@ def load_files(store: GraphStore, files: list[InputFile], vocab: Vocabulary, cha
 
     A file rejected as a whole (unreadable, or a scene graph with any error) stores nothing and leaves
     what an earlier version of it stored untouched; it is read again on the next run. A file with some
-    rejected records stores the others and is recorded with its hash.
+    rejected records stores the others and is recorded with its hash. Big RadGraph files are streamed in
+    chunks of their own transactions (see :func:`store_files`).
+    """
+    return store_files(store, files, parse_files(files, vocab, mapping_path), vocab, changed, metadata_paths)
+
+
+def parse_files(files: list[InputFile], vocab: Vocabulary, mapping_path: str | None) -> list[ParsedFile]:
+    """Parse a batch of files without touching the graph (so it can run while another batch is written).
+
+    Returns:
+        one ParsedFile per input file, in order; file-level errors are rejections inside them.
+    """
+    mapping = read_doc_mapping(Path(mapping_path)) if mapping_path else None
+    return [parse_file(f, vocab, mapping) for f in files]
+
+
+def store_files(store: GraphStore, files: list[InputFile], parsed: list[ParsedFile], vocab: Vocabulary,
+                changed: set[str], metadata_paths: list[str]) -> BatchResult:
+    """Check a parsed batch against the graph (study owners, dates) and write it; see :func:`load_files`.
+
+    Args:
+        files: the batch's input files; ``parsed`` holds their :func:`parse_files` results, in order.
+
+    Streamed files (RadGraph files above ``STREAM_THRESHOLD_BYTES``, see :func:`_store_streamed`) are
+    written after the rest of the batch, each in transactions of ``STREAM_CHUNK_DOCS`` documents, so
+    memory holds the rows of the chunk being written and of the next two (parsed meanwhile), never the
+    whole file.
     """
     result = BatchResult()
-    mapping = read_doc_mapping(Path(mapping_path)) if mapping_path else None
     dates, meta_rejections = metadata_dates(metadata_paths)
-    parsed = [parse_file(f, vocab, mapping) for f in files]
     owners = store.study_owners({s.study_id for pf in parsed for s in pf.studies})
     parsed = check_studies(parsed, owners, dates)
 
@@ -240,6 +290,8 @@ def load_files(store: GraphStore, files: list[InputFile], vocab: Vocabulary, cha
     pending = 0
     for pf in parsed:
         f = by_path[pf.path]
+        if isinstance(pf, StreamedFile):
+            continue  # written below, after the rest of the batch
         result.rejections += pf.rejections
         result.unmapped_terms.update(pf.unmapped_terms)
         result.ambiguous_comparisons += pf.ambiguous_comparisons
@@ -258,6 +310,9 @@ def load_files(store: GraphStore, files: list[InputFile], vocab: Vocabulary, cha
             _flush(store, batch, result)
             batch, pending = Batch(), 0
     _flush(store, batch, result)
+    for pf in parsed:
+        if isinstance(pf, StreamedFile):
+            _store_streamed(store, by_path[pf.path], pf, vocab, pf.path in changed, dates, result)
     result.files_rejected = sum(1 for pf in parsed if _whole_file_rejected(pf, by_path[pf.path]))
     result.files_loaded = len(parsed) - result.files_rejected
     return result
@@ -273,6 +328,97 @@ def _flush(store: GraphStore, batch: Batch, result: BatchResult) -> None:
     counts, patients = store.write_batch(batch)
     result.elements += counts
     result.patients |= patients
+
+
+_T = TypeVar("_T")
+
+
+def _one_ahead(items: Iterator[_T]) -> Iterator[_T]:
+    """Yield from ``items``, producing the next item in a worker thread while the caller uses this one."""
+    end = object()
+    with ThreadPoolExecutor(1, thread_name_prefix="cxrkg-stream") as pool:
+        ahead = pool.submit(next, items, end)
+        while (item := ahead.result()) is not end:
+            ahead = pool.submit(next, items, end)
+            yield item
+
+
+def _read(reader: Any, path: Path, *args: Any) -> Any:
+    """``reader(path, *args)`` with the file's OSErrors as whole-file InputErrors; a generator's
+    items are passed through (its OSErrors converted as they happen)."""
+    try:
+        out = reader(path, *args)
+    except OSError as exc:
+        raise InputError(str(path), None, None, f"cannot read: {exc}") from exc
+    if not isinstance(out, Iterator):
+        return out
+
+    def items() -> Iterator[Any]:
+        try:
+            yield from out
+        except OSError as exc:
+            raise InputError(str(path), None, None, f"cannot read: {exc}") from exc
+    return items()
+
+
+def _store_streamed(store: GraphStore, f: InputFile, pf: StreamedFile, vocab: Vocabulary, changed: bool,
+                    dates: StudyDates, result: BatchResult) -> None:
+    """Stream one big RadGraph file into the graph, one transaction per ``STREAM_CHUNK_DOCS`` documents.
+
+    1. The whole JSON file is first checked for syntax (:func:`check_json_stream`, no document kept in
+       memory). A file that fails (truncated, invalid) is rejected before anything is written, so what
+       an earlier version stored stays untouched, as for any file rejected as a whole.
+    2. Chunk by chunk: parse (the next chunk is parsed in a thread while this one is written), check
+       study owners and dates against the graph, write in one transaction. The first chunk's transaction
+       retracts a changed file's old mentions; the file's SourceFile row (sha256, vocabulary version,
+       counts) is written only by the last chunk's transaction.
+    3. Until then the first transaction leaves an *incomplete* SourceFile row (sha256 and vocabulary
+       version null) for the path, so a load interrupted between chunks (crash, lost server) counts as
+       changed on the next run: everything stored under the path is retracted and the file is loaded
+       again in full, whatever its content by then. Reloading is idempotent (deterministic mention ids;
+       CREATE falls back to MERGE on a ConstraintError). A file of a single chunk is one transaction.
+
+    Record-level rejections, counts and touched patients are added to ``result``; ``pf.rejections``
+    receives the file's rejections (a whole-file rejection has ``record`` None).
+    """
+    source_row = {"path": f.path, "sha256": f.sha256, "format": f.format, "records": 0, "rejected": 0,
+                  "vocabulary_version": vocab.version}
+    incomplete = {**source_row, "sha256": None, "vocabulary_version": None}
+    first = True  # nothing of this file written yet
+    try:
+        _read(check_json_stream, Path(f.path), f.path)
+        chunks = _one_ahead(_read(parse_radgraph_chunks, Path(f.path), vocab, pf.mapping, STREAM_CHUNK_DOCS))
+        with closing(chunks):
+            chunk = next(chunks)
+            while chunk is not None:
+                following = next(chunks, None)
+                owners = store.study_owners({s.study_id for s in chunk.studies})
+                [chunk] = check_studies([chunk], owners, dates)
+                pf.rejections += chunk.rejections
+                result.rejections += chunk.rejections
+                result.unmapped_terms.update(chunk.unmapped_terms)
+                result.records += len(chunk.studies)
+                result.mentions += len(chunk.mentions)
+                source_row["records"] += len(chunk.studies)
+                source_row["rejected"] += len(chunk.rejections)
+                batch = Batch(files=[chunk], merge=changed)
+                if first and changed:
+                    batch.retract.append(f.path)
+                if following is None:
+                    batch.source_files.append(source_row)
+                elif first:
+                    batch.source_files.append(incomplete)
+                _flush(store, batch, result)
+                chunk, first = following, False
+    except InputError as exc:  # errors of the graph side (lost server, ...) propagate as for any batch
+        rejection = Rejection.from_error(exc)
+    else:
+        return
+    if not first:  # the file broke after some chunks were stored (it changed while being read)
+        rejection = replace(rejection, reason=rejection.reason + "; the chunks stored before stay marked "
+                                                                 "incomplete and the file is reloaded in full next run")
+    pf.rejections.append(rejection)
+    result.rejections.append(rejection)
 
 
 def write_rejections(path: Path, rejections: list[Rejection]) -> None:

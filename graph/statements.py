@@ -27,9 +27,11 @@ CONSTRAINTS = [
     ("source_file_path", "SourceFile", "path"),
 ]
 NODE_INDEXES = [
-    ("mention_file", "Mention", "file"),
-    ("observation_finding", "Observation", "finding"),
-    ("study_datetime", "Study", "study_datetime"),
+    ("mention_file", "Mention", ("file",)),
+    ("observation_finding", "Observation", ("finding",)),
+    ("observation_onset", "Observation", ("finding", "onset_datetime")),
+    ("observation_source_conflict", "Observation", ("source_conflict",)),
+    ("study_datetime", "Study", ("study_datetime",)),
 ]
 
 
@@ -43,7 +45,8 @@ def schema_statements() -> list[str]:
         "CREATE CONSTRAINT progression_id IF NOT EXISTS "
         "FOR ()-[r:PROGRESSION]-() REQUIRE r.progression_id IS UNIQUE"
     )
-    out += [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})" for name, label, prop in NODE_INDEXES]
+    out += [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({', '.join(f'n.{p}' for p in props)})"
+            for name, label, props in NODE_INDEXES]
     out.append("CREATE INDEX progression_change IF NOT EXISTS FOR ()-[r:PROGRESSION]-() ON (r.change)")
     return out
 
@@ -81,6 +84,17 @@ MATCH (s:Study {study_id: sid})
 RETURN s.study_id AS study_id, s.patient_id AS patient_id, s.study_datetime AS study_datetime
 """
 
+# Serialises concurrent runs per patient: every batch write and link transaction first takes the write
+# locks of its patients (ids sorted, so two transactions never wait on each other in a cycle here).
+# Without it, a link step could read a patient before another run's batch for that patient commits,
+# commit after that run's own link step, and leave stale aggregates and edges behind.
+LOCK_PATIENTS = """
+UNWIND $patient_ids AS pid
+MERGE (p:Patient {patient_id: pid})
+SET p._lock = true
+REMOVE p._lock
+"""
+
 RETRACT_FILES = """
 UNWIND $paths AS path
 MATCH (m:Mention {file: path})
@@ -102,7 +116,19 @@ CREATE (p)-[:HAS_STUDY]->(s)
 REMOVE s._created
 """
 
-MERGE_IMAGES = """
+# Images, reports and mentions come from exactly one file each, so a file that was never loaded
+# brings only new ones and CREATE skips MERGE's index seek and lock. A load that breaks a uniqueness
+# constraint (the same scene graph under two paths, or two runs at once) is rolled back and redone
+# with the MERGE variants (``merge=True``), which are also used for changed files.
+def images_statement(merge: bool) -> str:
+    """Rows {image_id, study_id, view}: the Image nodes and their HAS_IMAGE links."""
+    if not merge:
+        return """
+UNWIND $rows AS r
+MATCH (s:Study {study_id: r.study_id})
+CREATE (s)-[:HAS_IMAGE]->(:Image {image_id: r.image_id, view: r.view, study_id: r.study_id})
+"""
+    return """
 UNWIND $rows AS r
 MATCH (s:Study {study_id: r.study_id})
 MERGE (i:Image {image_id: r.image_id})
@@ -113,7 +139,17 @@ CREATE (s)-[:HAS_IMAGE]->(i)
 REMOVE i._created
 """
 
-MERGE_REPORTS = """
+
+def reports_statement(merge: bool) -> str:
+    """Rows {report_id, study_id, text, source, unmapped_terms}: Report nodes and HAS_REPORT links."""
+    if not merge:
+        return """
+UNWIND $rows AS r
+MATCH (s:Study {study_id: r.study_id})
+CREATE (s)-[:HAS_REPORT]->(:Report {report_id: r.report_id, study_id: r.study_id, text: r.text,
+                                    source: r.source, unmapped_terms: r.unmapped_terms})
+"""
+    return """
 UNWIND $rows AS r
 MATCH (s:Study {study_id: r.study_id})
 MERGE (rep:Report {report_id: r.report_id})
@@ -124,28 +160,39 @@ CREATE (s)-[:HAS_REPORT]->(rep)
 REMOVE rep._created
 """
 
-MERGE_OBSERVATIONS = """
+
+def observations_statement(merge: bool) -> str:
+    """Rows {observation_id, study_id, anatomy, finding, mentions: [mention properties]}.
+
+    Observations are shared by all files of a study, so they are always MERGEd; their mentions
+    hang off them in the same statement (no second lookup of the observation per mention).
+    """
+    mentions = ("""
+UNWIND r.mentions AS props
+CREATE (o)-[:HAS_MENTION]->(m:Mention)
+SET m = props
+""" if not merge else """
+UNWIND r.mentions AS props
+MERGE (m:Mention {mention_id: props.mention_id})
+ON CREATE SET m._created = true
+SET m += props
+WITH o, m WHERE m._created
+CREATE (o)-[:HAS_MENTION]->(m)
+REMOVE m._created
+""")
+    return """
 UNWIND $rows AS r
 MERGE (o:Observation {observation_id: r.observation_id})
 ON CREATE SET o.study_id = r.study_id, o.anatomy = r.anatomy, o.finding = r.finding, o._created = true
-WITH r, o WHERE o._created
-MATCH (s:Study {study_id: r.study_id})
-MATCH (a:Anatomy {name: r.anatomy})
-MATCH (f:Finding {name: r.finding})
-CREATE (s)-[:HAS_OBSERVATION]->(o), (o)-[:OF_FINDING]->(f), (o)-[:LOCATED_AT]->(a)
-REMOVE o._created
-"""
+WITH r, o
+CALL (r, o) {
+  WITH r, o WHERE o._created
+  MATCH (s:Study {study_id: r.study_id}), (a:Anatomy {name: r.anatomy}), (f:Finding {name: r.finding})
+  CREATE (s)-[:HAS_OBSERVATION]->(o), (o)-[:OF_FINDING]->(f), (o)-[:LOCATED_AT]->(a)
+  REMOVE o._created
+}
+WITH r, o""" + mentions
 
-MERGE_MENTIONS = """
-UNWIND $rows AS r
-MERGE (m:Mention {mention_id: r.mention_id})
-ON CREATE SET m._created = true
-SET m += r.props
-WITH r, m WHERE m._created
-MATCH (o:Observation {observation_id: r.observation_id})
-CREATE (o)-[:HAS_MENTION]->(m)
-REMOVE m._created
-"""
 
 MERGE_SOURCE_FILES = """
 UNWIND $rows AS r
@@ -178,42 +225,48 @@ CREATE (cur)-[:PRIOR {days: duration.inDays(prev.study_datetime, cur.study_datet
 
 # An observation's polarity is the strongest claim among its mentions: present > uncertain > absent;
 # severity is the highest stated. Observations left without mentions (placeholders for a stated
-# change, or retracted files) are removed and re-created below when still needed.
+# change, or retracted files) are removed and re-created below when still needed. Derived progression
+# edges are dropped in the same pass (those with source 'gnn' stay) and re-derived by the next two
+# statements. Mentions are read once per observation; the lists are built from that one read.
 AGGREGATE_OBSERVATIONS = """
 UNWIND $patient_ids AS pid
 MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(:Study)-[:HAS_OBSERVATION]->(o:Observation)
-WITH o, COLLECT { MATCH (o)-[:HAS_MENTION]->(m:Mention) RETURN m.polarity } AS pols,
-     COUNT { (o)-[:HAS_MENTION]->(:Mention) } AS n
-CALL (o, n) {
-  WITH o WHERE n = 0
+CALL (o) {
+  MATCH (o)-[r:PROGRESSION]->()
+  WHERE r.source <> 'gnn'
+  DELETE r
+}
+OPTIONAL MATCH (o)-[:HAS_MENTION]->(m:Mention)
+WITH o, collect(m {.polarity, .severity, .severity_score, .source, .change, .evidence}) AS ms
+CALL (o, ms) {
+  WITH o WHERE size(ms) = 0
   DETACH DELETE o
 }
-WITH o, pols WHERE n > 0
-SET o.polarity = CASE WHEN 'present' IN pols THEN 'present' WHEN 'uncertain' IN pols THEN 'uncertain'
-                      WHEN 'absent' IN pols THEN 'absent' ELSE null END,
-    o.severity_score = COLLECT { MATCH (o)-[:HAS_MENTION]->(m:Mention) WHERE m.severity_score IS NOT NULL
-                                 RETURN m.severity_score ORDER BY m.severity_score DESC LIMIT 1 }[0],
-    o.severity = COLLECT { MATCH (o)-[:HAS_MENTION]->(m:Mention) WHERE m.severity_score IS NOT NULL
-                           RETURN m.severity ORDER BY m.severity_score DESC, m.severity LIMIT 1 }[0],
-    o.sources = COLLECT { MATCH (o)-[:HAS_MENTION]->(m:Mention) RETURN DISTINCT m.source ORDER BY m.source },
-    o.stated_changes = COLLECT { MATCH (o)-[:HAS_MENTION]->(m:Mention) WHERE m.change IS NOT NULL
-                                 RETURN DISTINCT m.change ORDER BY m.change },
-    o.evidence = COLLECT { MATCH (o)-[:HAS_MENTION]->(m:Mention) WHERE m.evidence <> ''
-                           RETURN DISTINCT m.evidence ORDER BY m.evidence LIMIT 5 }
-"""
-
-DELETE_DERIVED_PROGRESSIONS = """
-UNWIND $patient_ids AS pid
-MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(:Study)-[:HAS_OBSERVATION]->(:Observation)-[r:PROGRESSION]->()
-WHERE r.source <> 'gnn'
-DELETE r
+WITH o, ms WHERE size(ms) > 0
+WITH o, ms, reduce(top = null, m IN ms |
+       CASE WHEN m.severity_score IS NOT NULL AND (top IS NULL OR m.severity_score > top.severity_score
+                 OR (m.severity_score = top.severity_score AND m.severity < top.severity)) THEN m ELSE top END) AS top
+SET o.polarity = CASE WHEN any(m IN ms WHERE m.polarity = 'present') THEN 'present'
+                      WHEN any(m IN ms WHERE m.polarity = 'uncertain') THEN 'uncertain'
+                      WHEN any(m IN ms WHERE m.polarity = 'absent') THEN 'absent' ELSE null END,
+    o.severity_score = top.severity_score,
+    o.severity = top.severity,
+    o.source_conflict = null,
+    o.onset_datetime = null,
+    o.sources = COLLECT { UNWIND ms AS m WITH DISTINCT m.source AS v ORDER BY v RETURN v },
+    o.stated_changes = COLLECT { UNWIND ms AS m WITH m.change AS v WHERE v IS NOT NULL
+                                 WITH DISTINCT v ORDER BY v RETURN v },
+    o.evidence = COLLECT { UNWIND ms AS m WITH m.evidence AS v WHERE v <> ''
+                           WITH DISTINCT v ORDER BY v LIMIT 5 RETURN v }
 """
 
 # Stated changes: Chest ImaGenome names its prior image; RadGraph2 change entities refer to the
 # study's prior study. A statement whose prior is not in the graph stays on its Mention only.
 LINK_STATED_PROGRESSIONS = """
 UNWIND $patient_ids AS pid
-MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_OBSERVATION]->(o:Observation)-[:HAS_MENTION]->(m:Mention)
+MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_OBSERVATION]->(o:Observation)
+WHERE o.stated_changes <> []
+MATCH (o)-[:HAS_MENTION]->(m:Mention)
 WHERE m.change IS NOT NULL
 OPTIONAL MATCH (named:Study)-[:HAS_IMAGE]->(:Image {image_id: m.prior_image_id})
 OPTIONAL MATCH (s)-[:PRIOR]->(previous:Study)
@@ -246,4 +299,137 @@ CREATE (o)-[:PROGRESSION {
   progression_id: o.observation_id + '>' + po.observation_id + '|presence|' + change,
   change: change, source: 'presence', evidence: [], files: [], change_labels: []
 }]->(po)
+"""
+
+# What two named queries look up through indexes instead of scanning every progression edge: an
+# observation's onset (the study date of a `new` edge, stated or derived) and whether the sources
+# state different changes against the same prior observation. A conflict needs at least one stated
+# change, so only observations with stated changes are checked.
+MARK_ONSETS_AND_CONFLICTS = """
+UNWIND $patient_ids AS pid
+MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_OBSERVATION]->(o:Observation)
+CALL (o) {
+  MATCH (o)-[r:PROGRESSION]->(po)
+  WHERE r.source <> 'gnn'
+  WITH po, count(DISTINCT r.change) AS kinds, sum(CASE r.change WHEN 'new' THEN 1 ELSE 0 END) AS news
+  RETURN max(kinds) > 1 AS conflict, sum(news) > 0 AS is_new
+}
+WITH s, o, conflict, is_new WHERE is_new OR conflict
+SET o.onset_datetime = CASE WHEN is_new THEN s.study_datetime END,
+    o.source_conflict = CASE WHEN conflict THEN true END
+"""
+
+
+
+# --- GNN predictions -------------------------------------------------------------------------------
+# Reads for the gnn package's snapshot export (read transactions, one chunk of patients at a time, every
+# result fully ordered so the snapshot and its content hash are deterministic) and the write-back of
+# predicted progression edges (source 'gnn'; stated edges are never touched).
+
+GNN_PATIENT_IDS = """
+MATCH (p:Patient)
+RETURN p.patient_id AS patient_id ORDER BY patient_id
+"""
+
+GNN_STUDIES = """
+UNWIND $patient_ids AS pid
+MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)
+OPTIONAL MATCH (s)-[pr:PRIOR]->(ps:Study)
+RETURN pid AS patient_id, s.study_id AS study_id, toString(s.study_datetime) AS study_datetime,
+       s.study_order AS study_order, ps.study_id AS prior_study_id, pr.days AS prior_days
+ORDER BY patient_id, study_order, study_id
+"""
+
+GNN_IMAGES = """
+UNWIND $patient_ids AS pid
+MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_IMAGE]->(i:Image)
+RETURN s.study_id AS study_id, i.image_id AS image_id, i.view AS view
+ORDER BY study_id, image_id
+"""
+
+# Observation inputs come from the polarity-bearing mentions only (source, polarity, severity score):
+# never a mention's change, change label, prior image or evidence text, and never a PROGRESSION edge.
+# Observations with no such mention (placeholders a stated change created) are not inputs.
+GNN_OBSERVATION_MENTIONS = """
+UNWIND $patient_ids AS pid
+MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_OBSERVATION]->(o:Observation)-[:HAS_MENTION]->(m:Mention)
+WHERE m.polarity IS NOT NULL
+WITH s.study_id AS study_id, o.anatomy AS anatomy, o.finding AS finding, m.source AS source,
+     sum(CASE m.polarity WHEN 'present' THEN 1 ELSE 0 END) AS n_present,
+     sum(CASE m.polarity WHEN 'absent' THEN 1 ELSE 0 END) AS n_absent,
+     sum(CASE m.polarity WHEN 'uncertain' THEN 1 ELSE 0 END) AS n_uncertain,
+     max(m.severity_score) AS max_severity
+RETURN study_id, anatomy, finding, source, n_present, n_absent, n_uncertain, max_severity
+ORDER BY study_id, anatomy, finding, source
+"""
+
+# Labels: the stated progression edges (Chest ImaGenome comparisons, RadGraph2 change entities).
+GNN_STATED_PROGRESSIONS = """
+UNWIND $patient_ids AS pid
+MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_OBSERVATION]->(o:Observation)-[r:PROGRESSION]->(po:Observation)
+WHERE r.source IN ['chest_imagenome', 'radgraph']
+RETURN s.study_id AS study_id, po.study_id AS prior_study_id, o.anatomy AS anatomy, o.finding AS finding,
+       r.source AS source, r.change AS change
+ORDER BY study_id, prior_study_id, anatomy, finding, source, change
+"""
+
+GNN_ANATOMY = """
+MATCH (a:Anatomy)
+OPTIONAL MATCH (a)-[:PART_OF]->(p:Anatomy)
+RETURN a.name AS name, a.side AS side, p.name AS parent ORDER BY name
+"""
+
+GNN_FINDINGS = """
+MATCH (f:Finding)
+RETURN f.name AS name, f.category AS category,
+       COLLECT { MATCH (f)-[:IS_A]->(p:Finding) RETURN p.name ORDER BY p.name } AS parents
+ORDER BY name
+"""
+
+GNN_VOCABULARY_VERSIONS = """
+MATCH (f:SourceFile) WHERE f.vocabulary_version IS NOT NULL
+RETURN DISTINCT f.vocabulary_version AS version ORDER BY version
+"""
+
+DELETE_GNN_PROGRESSIONS = """
+UNWIND $patient_ids AS pid
+MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(:Study)-[:HAS_OBSERVATION]->(:Observation)-[r:PROGRESSION {source: 'gnn'}]->()
+DELETE r
+"""
+
+# One predicted edge per (current, prior) observation pair; an observation the pair needs but the graph
+# lacks (the finding was not mentioned in that study) is created as a placeholder without mentions,
+# the way stated changes do. A pair that has a stated edge gets no prediction.
+WRITE_GNN_PROGRESSIONS = """
+UNWIND $rows AS r
+MATCH (s:Study {study_id: r.study_id}), (ps:Study {study_id: r.prior_study_id})
+MATCH (a:Anatomy {name: r.anatomy}), (f:Finding {name: r.finding})
+MERGE (o:Observation {observation_id: s.study_id + '|' + r.anatomy + '|' + r.finding})
+ON CREATE SET o.study_id = s.study_id, o.anatomy = r.anatomy, o.finding = r.finding, o.polarity = null
+MERGE (po:Observation {observation_id: ps.study_id + '|' + r.anatomy + '|' + r.finding})
+ON CREATE SET po.study_id = ps.study_id, po.anatomy = r.anatomy, po.finding = r.finding, po.polarity = null
+MERGE (s)-[:HAS_OBSERVATION]->(o)
+MERGE (o)-[:OF_FINDING]->(f)
+MERGE (o)-[:LOCATED_AT]->(a)
+MERGE (ps)-[:HAS_OBSERVATION]->(po)
+MERGE (po)-[:OF_FINDING]->(f)
+MERGE (po)-[:LOCATED_AT]->(a)
+WITH r, o, po
+WHERE NOT EXISTS { (o)-[x:PROGRESSION]->(po) WHERE x.source IN ['chest_imagenome', 'radgraph'] }
+CREATE (o)-[:PROGRESSION {
+  progression_id: o.observation_id + '>' + po.observation_id + '|gnn',
+  change: r.change, source: 'gnn', probability: r.probability, classes: r.classes,
+  probabilities: r.probabilities, model_version: r.model_version, snapshot_hash: r.snapshot_hash,
+  evidence: [], files: [], change_labels: []
+}]->(po)
+RETURN count(*) AS written
+"""
+
+# Stated and predicted changes of one study pair, for `cxrkg compare`.
+GNN_PAIR_CHANGES = """
+MATCH (s:Study {study_id: $study_id})-[:HAS_OBSERVATION]->(o:Observation)-[r:PROGRESSION]->(po:Observation {study_id: $prior_study_id})
+WHERE r.source IN ['chest_imagenome', 'radgraph', 'gnn']
+RETURN o.anatomy AS anatomy, o.finding AS finding, r.source AS source, r.change AS change,
+       r.probability AS probability, r.model_version AS model_version
+ORDER BY anatomy, finding, source, change
 """

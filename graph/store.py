@@ -75,11 +75,16 @@ class WriteCounts:
 
 @dataclass
 class Batch:
-    """The rows one write transaction stores: records of several parsed files, plus their SourceFile rows."""
+    """The rows one write transaction stores: records of several parsed files, plus their SourceFile rows.
+
+    ``merge`` writes with MERGE from the start (later chunks of a changed, streamed file, whose old
+    reports are still in the graph); a batch with ``retract`` is always written with MERGE.
+    """
 
     files: list[ParsedFile] = field(default_factory=list)
     source_files: list[dict[str, Any]] = field(default_factory=list)
     retract: list[str] = field(default_factory=list)
+    merge: bool = False
 
 
 def _run(tx: ManagedTransaction, query: str, counts: WriteCounts, **params: Any) -> list[neo4j.Record]:
@@ -91,7 +96,7 @@ def _run(tx: ManagedTransaction, query: str, counts: WriteCounts, **params: Any)
 
 def _mention_props(m: MentionRecord) -> dict[str, Any]:
     return {
-        "study_id": m.study_id, "polarity": m.polarity, "severity": m.severity,
+        "mention_id": m.mention_id, "study_id": m.study_id, "polarity": m.polarity, "severity": m.severity,
         "severity_score": m.severity_score, "change": m.change, "change_label": m.change_label,
         "prior_image_id": m.prior_image_id, "evidence": m.evidence, "source": m.source,
         "file": m.file, "record": m.record, "section": m.section,
@@ -171,9 +176,12 @@ class GraphStore:
 
         Files listed in ``batch.retract`` (changed since their last load) lose their old mentions first,
         in the same transaction, so a crash leaves either the old or the new content, never a mix.
+        A batch of files never loaded before is written with CREATE; if that breaks a uniqueness
+        constraint (the same records under another path, or a concurrent run storing the same files),
+        the transaction is rolled back and the batch is written again with MERGE.
         """
         studies: dict[str, dict[str, Any]] = {}
-        images, reports, observations, mentions = [], [], {}, []
+        images, reports, observations = [], [], {}
         for pf in batch.files:
             for s in pf.studies:
                 row = studies.setdefault(s.study_id, {"study_id": s.study_id, "patient_id": s.patient_id,
@@ -184,30 +192,30 @@ class GraphStore:
                          "unmapped_terms": list(r.unmapped_terms)} for r in pf.reports]
             for m in pf.mentions:
                 oid = observation_id(m.study_id, m.anatomy, m.finding)
-                observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id,
-                                              "anatomy": m.anatomy, "finding": m.finding})
-                mentions.append({"observation_id": oid, "mention_id": m.mention_id, "props": _mention_props(m)})
+                observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
+                                              "finding": m.finding, "mentions": []})["mentions"].append(_mention_props(m))
         patients = {s["patient_id"] for s in studies.values()}
-        counts = WriteCounts()
 
-        def work(tx: ManagedTransaction) -> set[str]:
+        def work(tx: ManagedTransaction, merge: bool) -> tuple[WriteCounts, set[str]]:
+            counts = WriteCounts()  # per attempt: the driver may retry the whole function
             touched_studies: set[str] = set()
+            _run(tx, st.LOCK_PATIENTS, counts, patient_ids=sorted(patients))
             if batch.retract:
                 rows = _run(tx, st.RETRACT_FILES, counts, paths=batch.retract)
                 touched_studies.update(rows[0]["study_ids"] if rows else [])
             _run(tx, st.MERGE_STUDIES, counts, rows=list(studies.values()))
-            _run(tx, st.MERGE_IMAGES, counts, rows=images)
-            _run(tx, st.MERGE_REPORTS, counts, rows=reports)
-            _run(tx, st.MERGE_OBSERVATIONS, counts, rows=list(observations.values()))
-            _run(tx, st.MERGE_MENTIONS, counts, rows=mentions)
+            _run(tx, st.images_statement(merge), counts, rows=images)
+            _run(tx, st.reports_statement(merge), counts, rows=reports)
+            _run(tx, st.observations_statement(merge), counts, rows=list(observations.values()))
             _run(tx, st.MERGE_SOURCE_FILES, counts, rows=batch.source_files)
-            if touched_studies:
-                owners = tx.run(st.STUDY_OWNERS, study_ids=list(touched_studies))
-                return {r["patient_id"] for r in owners}
-            return set()
+            owners = tx.run(st.STUDY_OWNERS, study_ids=list(touched_studies)) if touched_studies else []
+            return counts, {r["patient_id"] for r in owners}
 
         with self._session() as session:
-            retracted_patients = session.execute_write(work)
+            try:
+                counts, retracted_patients = session.execute_write(work, bool(batch.retract) or batch.merge)
+            except neo4j.exceptions.ConstraintError:
+                counts, retracted_patients = session.execute_write(work, True)
         return counts, patients | retracted_patients
 
     def link_patients(self, patient_ids: Iterable[str]) -> WriteCounts:
@@ -223,8 +231,9 @@ class GraphStore:
             chunk = ids[start:start + LINK_CHUNK]
 
             def work(tx: ManagedTransaction, chunk: list[str] = chunk) -> None:
-                for query in (st.LINK_PRIOR_STUDIES, st.DELETE_DERIVED_PROGRESSIONS, st.AGGREGATE_OBSERVATIONS,
-                              st.LINK_STATED_PROGRESSIONS, st.LINK_PRESENCE_PROGRESSIONS):
+                _run(tx, st.LOCK_PATIENTS, counts, patient_ids=chunk)
+                for query in (st.LINK_PRIOR_STUDIES, st.AGGREGATE_OBSERVATIONS, st.LINK_STATED_PROGRESSIONS,
+                              st.LINK_PRESENCE_PROGRESSIONS, st.MARK_ONSETS_AND_CONFLICTS):
                     _run(tx, query, counts, patient_ids=chunk)
 
             with self._session() as session:

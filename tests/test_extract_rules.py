@@ -114,3 +114,63 @@ def test_streamed_file_is_json(tmp_path):
     path = tmp_path / "many.json"
     n = write_radgraph_json(((f"d{i}", "Small left effusion.") for i in range(5)), path)
     assert n == 5 and len(json.loads(path.read_text())) == 5
+
+
+def _mentions(tmp_path, report):
+    return {(m.anatomy, m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, report).mentions}
+
+
+@pytest.mark.parametrize("report,expected", [
+    # a sentence that refers back changes the present findings of the previous sentence
+    ({"findings": "Small right pleural effusion. Increased since the prior study."},
+     {("right costophrenic angle", "pleural effusion", "present", "worsened")}),
+    ({"impression": "1. Left base atelectasis. 2. This has improved compared to the prior exam."},
+     {("left lower lung zone", "atelectasis", "present", "improved")}),
+    # ... and of nothing when that sentence states only absent findings
+    ({"findings": "No pneumothorax. Unchanged."},
+     {(s + " apical zone", "pneumothorax", "absent", None) for s in ("left", "right")}),
+    # a section that opens with it: the report's earlier present findings without a change
+    ({"findings": "Moderate hiatal hernia.", "impression": "No change."},
+     {("mediastinum", "hernia", "present", "no change")}),
+], ids=["previous-sentence", "numbered-list", "absent-only", "section-opening"])
+def test_refer_back(tmp_path, report, expected):
+    assert _mentions(tmp_path, report) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Decreasing lung volumes.", {("lungs", "low lung volumes", "present", "worsened")}),
+    ("Lung volumes are increased compared to the prior study.", {("lungs", "low lung volumes", "present", "improved")}),
+    ("Improved aeration of the left lung base.", {("left lower lung zone", "low lung volumes", "present", "improved")}),
+    ("Decreased lung volumes.", {("lungs", "low lung volumes", "present", None)}),  # a state, not a change
+    ("Lung volumes are normal. Aeration of the lungs is normal.", set()),  # change subjects only with a change
+    ("The lungs are hyperinflated with increased retrosternal airspace.",
+     {("lungs", "hyperaeration", "present", None)}),  # "increased" is the airspace's, not a change
+    ("The heart is large, unchanged from the prior exam.",
+     {("cardiac silhouette", "enlarged cardiac silhouette", "present", "no change")}),
+    ("Lines and tubes are unchanged.", {("chest", "support devices", "present", "no change")}),
+    ("Stable calcified right hilar lymph nodes.",
+     {("right hilar structures", "granulomatous disease", "present", "no change")}),
+    ("Bone density is decreased.", set()),
+], ids=["decreasing-volumes", "increased-volumes", "aeration", "state", "no-change-subject", "attributive",
+        "heart-is-large", "lines-and-tubes", "calcified-nodes", "bone-density"])
+def test_change_subjects_and_new_forms(tmp_path, text, expected):
+    assert _mentions(tmp_path, {"findings": text}) == expected
+
+
+@pytest.mark.parametrize("text,side", [
+    ("Dextroscoliosis of the thoracic spine.", "right"),
+    ("Mild dextro curvature of the thoracic spine.", "right"),
+    ("Mild rightward curvature of the thoracic spine.", "right"),
+    ("Mild right apex curvature of the lower thoracic spine.", "right"),
+    ("Thoracic scoliosis, convex to the left.", "left"),
+    ("Mild levoscoliosis.", "left"),
+    ("Mild scoliosis.", None),
+])
+def test_scoliosis_direction(tmp_path, text, side):
+    from graph.extract.evaluate import curve_sides
+
+    doc = extract_text({"findings": text}, "k")["k"]
+    assert curve_sides(doc, "scoliosis", vocabulary()) == ({side} if side else set())
+    # ingestion still places the curve on the side-less spine
+    mentions = _roundtrip(tmp_path, {"findings": text}).mentions
+    assert {(m.anatomy, m.finding) for m in mentions} == {("spine", "scoliosis")}

@@ -80,9 +80,11 @@ def test_cli_extract_writes_radgraph_that_ingest_reads(tmp_path):
     result = runner.invoke(app, ["extract", str(reports), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     mapping = read_doc_mapping(tmp_path / "out" / "doc_mapping.csv")
-    pf = parse_radgraph(tmp_path / "out" / "extracted_radgraph.json", vocabulary(), mapping)
-    assert pf.rejections == []
-    got = {(m.record, m.finding, m.polarity, m.change) for m in pf.mentions}
+    parts = sorted((tmp_path / "out" / "radgraph").glob("part-*.json"))
+    assert parts
+    parsed = [parse_radgraph(p, vocabulary(), mapping) for p in parts]
+    assert [r for pf in parsed for r in pf.rejections] == []
+    got = {(m.record, m.finding, m.polarity, m.change) for pf in parsed for m in pf.mentions}
     assert ("r1", "pleural effusion", "present", "worsened") in got
     assert ("r1", "pneumothorax", "absent", None) in got
     assert ("r2", "enlarged cardiac silhouette", "present", None) in got

@@ -203,3 +203,32 @@ def test_catalogue_refuses_writes_and_checks_params(store):
     assert store.read("MATCH (p:Patient {patient_id: 'x'}) RETURN count(p) AS n") == [{"n": 0}]
     with pytest.raises(QueryError, match="missing parameter"):
         get_query("worsening_findings").bind({"patient_id": "1"})
+
+
+def test_disagreements_and_onsets_follow_reloads(store, tmp_path):
+    """source_disagreements and new_finding_patients read flags the link step keeps current."""
+    effusion_study(tmp_path, 1, present=False)
+    effusion_study(tmp_path, 2, severity="small")
+    effusion_study(tmp_path, 3, severity="moderate", compare="worsened")
+    disagreeing = report(tmp_path, 3, "CHAN-CON-IMP")
+    ingest(store, tmp_path)
+
+    rows = run_named(store, get_query("source_disagreements"), {"patient_id": ""})
+    assert [(r["study_id"], r["prior_study_id"], r["changes"]) for r in rows] == [
+        (str(STUDY[3]), str(STUDY[2]), ["improved (radgraph)", "worsened (chest_imagenome)"])]
+    assert run_named(store, get_query("source_disagreements"), {"patient_id": "10000099"}) == []
+
+    new = get_query("new_finding_patients")
+    rows = run_named(store, new, {"finding": "pleural fluid", "start_date": "2150-01-11", "end_date": "2150-01-11"})
+    assert [(r["patient_id"], r["study_id"], r["sources"]) for r in rows] == [(str(PID), str(STUDY[2]), ["presence"])]
+    assert run_named(store, new, {"finding": "pleural effusion", "start_date": "2150-01-12",
+                                  "end_date": "2150-12-31"}) == []
+
+    # the report is corrected to agree, and study 1 now has the effusion already: both flags go
+    disagreeing.unlink()
+    report(tmp_path, 3, "CHAN-CON-WOR")
+    effusion_study(tmp_path, 1, severity="small")
+    ingest(store, tmp_path)
+    assert run_named(store, get_query("source_disagreements"), {"patient_id": str(PID)}) == []
+    assert run_named(store, new, {"finding": "pleural effusion", "start_date": "2150-01-01",
+                                  "end_date": "2150-12-31"}) == []

@@ -15,6 +15,10 @@ Accepted inputs (docs/formats.md §2-§3):
 
 Patient and study come from a MIMIC doc_key (``p10/p10000032/s50414267.txt``) or from a mapping the
 user gives (:func:`read_doc_mapping`).
+
+:func:`parse_radgraph` reads a file whole; :func:`parse_radgraph_chunks` streams the same spellings with
+``ijson`` (JSON) or line by line (JSONL) for files too big for memory, such as the 220,000-report
+inference release, and :func:`check_json_stream` checks such a file's syntax up front.
 """
 
 from __future__ import annotations
@@ -22,10 +26,13 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
+
+import ijson
 
 from graph.formats.scene_graph import parse_datetime
 from graph.records import (
@@ -43,6 +50,7 @@ from graph.vocabulary import Vocabulary, normalise_phrase, normalise_region_phra
 _MIMIC_KEY = re.compile(r"(?:^|/)p\d{2}/p(?P<patient>\d+)/s(?P<study>\d+)\.txt$")
 _SECTION_WORDS = {"FINDINGS", "IMPRESSION", "COMPARISON", "INDICATION", "HISTORY", "TECHNIQUE", "EXAMINATION"}
 _SENTENCE_END = {".", "?", "!"}
+STREAM_BUFFER_BYTES = 1 << 16  # bytes ijson reads at a time from a streamed file
 
 _ASSERTIONS = {"definitely present": "present", "definitely absent": "absent", "uncertain": "uncertain"}
 _V1_LABELS = {"ANAT-DP": ("ANAT", "present"), "OBS-DP": ("OBS", "present"), "OBS-U": ("OBS", "uncertain"),
@@ -294,27 +302,50 @@ def _jsonl_doc(line: dict, file: str) -> tuple[str, str, dict]:
     return doc_key, " ".join(tokens), entities
 
 
+def _jsonl_documents(path: Path, file: str) -> Iterator[tuple[str, Any]]:
+    """JSONL, one line at a time: each line is a record of its own (an unreadable line is rejected alone)."""
+    with path.open("rb") as fh:
+        for n, raw_line in enumerate(fh, start=1):
+            if not raw_line.strip():
+                continue
+            try:
+                line = json.loads(raw_line)
+                doc_key, text, ents = _jsonl_doc(line, file)
+                yield doc_key or f"line {n}", {"text": text, "entities": ents}
+            except json.JSONDecodeError as exc:
+                yield f"line {n}", InputError(file, f"line {n}", None, f"invalid JSON: {exc}")
+            except InputError as exc:
+                yield exc.record or f"line {n}", exc
+            except (TypeError, ValueError) as exc:
+                yield f"line {n}", InputError(file, f"line {n}", "ner", f"malformed span: {exc}")
+
+
+def _list_item(n: int, item: Any, file: str) -> tuple[str, Any]:
+    """One item of the package's processed-annotations list as (report_id, doc or InputError)."""
+    if not isinstance(item, dict) or "report_id" not in item:
+        return f"[{n}]", InputError(file, f"[{n}]", "report_id", "list items need report_id")
+    doc = (item.get("processed_annotations") or {}).get("radgraph_annotations", {}).get("0")
+    return str(item["report_id"]), doc if doc is not None else InputError(
+        file, str(item["report_id"]), "processed_annotations.radgraph_annotations.0", "missing")
+
+
+def _labeler_1(doc: Any) -> Any:
+    """The ``test.json`` variant: a document without ``entities`` but with ``labeler_1`` reads labeler_1."""
+    if isinstance(doc, dict) and "entities" not in doc and "labeler_1" in doc:
+        return {**doc, "entities": (doc["labeler_1"] or {}).get("entities")}
+    return doc
+
+
 def iter_documents(path: Path, file: str) -> Iterator[tuple[str, Any]]:
     """Yield ``(doc_key, doc)`` with doc = ``{"text", "entities"}`` or an InputError for a bad record.
+
+    Reads a JSON file whole (see :func:`stream_documents` for big files); JSONL line by line.
 
     Raises:
         InputError: the whole file is unreadable (invalid JSON, unexpected top level).
     """
     if path.suffix == ".jsonl":
-        with path.open("rb") as fh:
-            for n, raw_line in enumerate(fh, start=1):
-                if not raw_line.strip():
-                    continue
-                try:
-                    line = json.loads(raw_line)
-                    doc_key, text, ents = _jsonl_doc(line, file)
-                    yield doc_key or f"line {n}", {"text": text, "entities": ents}
-                except json.JSONDecodeError as exc:
-                    yield f"line {n}", InputError(file, f"line {n}", None, f"invalid JSON: {exc}")
-                except InputError as exc:
-                    yield exc.record or f"line {n}", exc
-                except (TypeError, ValueError) as exc:
-                    yield f"line {n}", InputError(file, f"line {n}", "ner", f"malformed span: {exc}")
+        yield from _jsonl_documents(path, file)
         return
     try:
         raw = json.loads(path.read_bytes())
@@ -322,19 +353,175 @@ def iter_documents(path: Path, file: str) -> Iterator[tuple[str, Any]]:
         raise InputError(file, None, None, f"invalid JSON: {exc}") from exc
     if isinstance(raw, list):  # radgraph package processed-annotations list
         for n, item in enumerate(raw):
-            if not isinstance(item, dict) or "report_id" not in item:
-                yield f"[{n}]", InputError(file, f"[{n}]", "report_id", "list items need report_id")
-                continue
-            doc = (item.get("processed_annotations") or {}).get("radgraph_annotations", {}).get("0")
-            yield str(item["report_id"]), doc if doc is not None else InputError(
-                file, str(item["report_id"]), "processed_annotations.radgraph_annotations.0", "missing")
+            yield _list_item(n, item, file)
         return
     if not isinstance(raw, dict):
         raise InputError(file, None, None, f"top level is {type(raw).__name__}, expected an object or list")
     for doc_key, doc in raw.items():
-        if isinstance(doc, dict) and "entities" not in doc and "labeler_1" in doc:
-            doc = {**doc, "entities": (doc["labeler_1"] or {}).get("entities")}
-        yield doc_key, doc
+        yield doc_key, _labeler_1(doc)
+
+
+# --- streaming (big files) ------------------------------------------------------------------------
+
+_BOM = b"\xef\xbb\xbf"
+
+
+class _CountingReader:
+    """A binary file wrapper that remembers which bytes the last ``read`` returned (for error positions)."""
+
+    def __init__(self, fh: BinaryIO, offset: int):
+        self.fh, self.start, self.end = fh, offset, offset
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.fh.read(size)
+        if data:
+            self.start, self.end = self.end, self.end + len(data)
+        return data
+
+
+def _open_stream(path: Path, file: str) -> tuple[BinaryIO, int, str]:
+    """Open a JSON file for streaming: (file positioned after any UTF-8 BOM, that offset, ``{`` or ``[``).
+
+    Raises:
+        InputError: the file is empty, not UTF-8 JSON, or its top level is neither an object nor a list.
+    """
+    fh = path.open("rb")
+    try:
+        head = fh.read(4096)
+        offset = len(_BOM) if head.startswith(_BOM) else 0
+        body = head[offset:]
+        while not body.strip() and (more := fh.read(1 << 16)):
+            body += more
+        first = body.lstrip()[:1]
+        if first not in (b"{", b"["):
+            what = "the file is empty" if not first else f"it starts with {first!r}"
+            raise InputError(file, None, None, f"invalid JSON for streaming: {what}; expected a UTF-8 JSON "
+                                                "object or list")
+        fh.seek(offset)
+        return fh, offset, first.decode()
+    except BaseException:
+        fh.close()
+        raise
+
+
+def _json_error(exc: BaseException) -> str:
+    """The first line of an ijson / yajl error (its message may be bytes and spans several lines)."""
+    msg = exc.args[0] if exc.args else str(exc)
+    if isinstance(msg, bytes):
+        msg = msg.decode("utf-8", "replace")
+    return str(msg).strip().splitlines()[0] if str(msg).strip() else type(exc).__name__
+
+
+def _stream_items(reader: Any, kind: str, file: str, buf_size: int = STREAM_BUFFER_BYTES) -> Iterator[tuple[str, Any]]:
+    if kind == "{":
+        for doc_key, doc in ijson.kvitems(reader, "", use_float=True, buf_size=buf_size):
+            yield doc_key, _labeler_1(doc)
+    else:
+        for n, item in enumerate(ijson.items(reader, "item", use_float=True, buf_size=buf_size)):
+            yield _list_item(n, item, file)
+
+
+def _position_error(path: Path, file: str, reason: str) -> InputError:
+    """An InputError naming where a streamed JSON file breaks: a byte range of at most 4 KiB and the
+    complete documents before it. Reads the file again up to the break (only on this error path)."""
+    fh, offset, kind = _open_stream(path, file)
+    reader, count, last = _CountingReader(fh, offset), 0, None
+    with fh:
+        try:
+            for doc_key, _ in _stream_items(reader, kind, file, buf_size=4096):
+                count, last = count + 1, doc_key
+        except (ijson.JSONError, UnicodeDecodeError):
+            pass
+    before = f"{count} complete document(s) before them" + (f", the last {last!r}" if last is not None else "")
+    return InputError(file, None, None, f"invalid JSON in bytes {reader.start}-{reader.end} of "
+                                        f"{path.stat().st_size} ({before}): {reason}")
+
+
+def check_json_stream(path: Path, file: str | None = None) -> None:
+    """Check that a RadGraph JSON file is well-formed from start to end, holding no document in memory.
+
+    A syntax-only pass (ijson's C backend, ``STREAM_BUFFER_BYTES`` at a time); JSONL files are not
+    checked here, their lines are independent records.
+
+    Raises:
+        InputError: the file is not one UTF-8 JSON object or list (truncated, invalid syntax, trailing
+            data); the message names the byte range (at most 4 KiB) where the problem lies and how many
+            complete documents (and which doc_key last) come before it.
+        OSError: the file cannot be read.
+    """
+    file = file or str(path)
+    if path.suffix == ".jsonl":
+        return
+    fh, offset, _ = _open_stream(path, file)
+    with fh:
+        try:
+            deque(ijson.basic_parse(fh, buf_size=STREAM_BUFFER_BYTES), maxlen=0)
+        except (ijson.JSONError, UnicodeDecodeError) as exc:
+            reason = _json_error(exc)
+        else:
+            return
+    raise _position_error(path, file, reason)
+
+
+def stream_documents(path: Path, file: str) -> Iterator[tuple[str, Any]]:
+    """Like :func:`iter_documents`, holding one document at a time: JSON through ijson, JSONL by line.
+
+    Accepts the same spellings (``{doc_key: doc}`` with the labeler_1 variant, the processed-annotations
+    list, JSONL). In a JSON object a doc_key that occurs again is rejected as a record (the whole-file
+    reader would keep only its last occurrence, which a stream cannot know in advance).
+
+    Raises:
+        InputError: the file is not readable JSON; raised when the stream reaches the fault, after the
+            documents before it were yielded (call :func:`check_json_stream` first to fail early).
+    """
+    if path.suffix == ".jsonl":
+        yield from _jsonl_documents(path, file)
+        return
+    fh, offset, kind = _open_stream(path, file)
+    reader = _CountingReader(fh, offset)
+    seen: set[str] = set()
+    with fh:
+        try:
+            for doc_key, doc in _stream_items(reader, kind, file):
+                if kind == "{":
+                    if doc_key in seen:
+                        doc = InputError(file, doc_key, "doc_key", "duplicate doc_key: an earlier document of "
+                                                                   "this file has it; this one is skipped")
+                    seen.add(doc_key)
+                yield doc_key, doc
+        except (ijson.JSONError, UnicodeDecodeError) as exc:
+            raise InputError(file, None, None, f"invalid JSON in bytes {reader.start}-{reader.end}: "
+                                               f"{_json_error(exc)}") from exc
+
+
+def _add_document(out: ParsedFile, doc_key: str, doc: Any, file: str, vocab: Vocabulary,
+                  mapping: dict[str, DocStudy] | None) -> None:
+    """Normalise one document into ``out``, or append its rejection to ``out.rejections``."""
+    try:
+        if isinstance(doc, InputError):
+            raise doc
+        if not isinstance(doc, dict):
+            raise InputError(file, doc_key, None, f"document is {type(doc).__name__}, expected an object")
+        text = doc.get("text")
+        if not isinstance(text, str):
+            raise InputError(file, doc_key, "text", "missing or not text")
+        study = study_for_doc_key(doc_key, mapping)
+        if study is None:
+            raise InputError(file, doc_key, "doc_key", "not a MIMIC doc_key (p10/p10000032/s50414267.txt) "
+                             "and not in the doc mapping")
+        entities = _entities(doc_key, doc.get("entities"), file, vocab)
+        n_tokens = len(text.split(" "))
+        for ent in entities.values():
+            if ent.end >= n_tokens:
+                raise InputError(file, doc_key, f"entities.{ent.eid}.end_ix", f"{ent.end} is past the last token ({n_tokens - 1})")
+        report, mentions = doc_to_records(doc_key, text, entities, study, file, vocab)
+    except InputError as exc:
+        out.rejections.append(Rejection.from_error(exc))
+        return
+    out.studies.append(StudyRecord(study.study_id, study.patient_id, study.study_datetime, doc_key))
+    out.reports.append(report)
+    out.mentions.extend(mentions)
+    out.unmapped_terms.extend(report.unmapped_terms)
 
 
 def parse_radgraph(path: Path, vocab: Vocabulary, mapping: dict[str, DocStudy] | None = None,
@@ -347,29 +534,34 @@ def parse_radgraph(path: Path, vocab: Vocabulary, mapping: dict[str, DocStudy] |
     file = display_path or str(path)
     out = ParsedFile(path=file)
     for doc_key, doc in iter_documents(path, file):
-        try:
-            if isinstance(doc, InputError):
-                raise doc
-            if not isinstance(doc, dict):
-                raise InputError(file, doc_key, None, f"document is {type(doc).__name__}, expected an object")
-            text = doc.get("text")
-            if not isinstance(text, str):
-                raise InputError(file, doc_key, "text", "missing or not text")
-            study = study_for_doc_key(doc_key, mapping)
-            if study is None:
-                raise InputError(file, doc_key, "doc_key", "not a MIMIC doc_key (p10/p10000032/s50414267.txt) "
-                                 "and not in the doc mapping")
-            entities = _entities(doc_key, doc.get("entities"), file, vocab)
-            n_tokens = len(text.split(" "))
-            for ent in entities.values():
-                if ent.end >= n_tokens:
-                    raise InputError(file, doc_key, f"entities.{ent.eid}.end_ix", f"{ent.end} is past the last token ({n_tokens - 1})")
-            report, mentions = doc_to_records(doc_key, text, entities, study, file, vocab)
-        except InputError as exc:
-            out.rejections.append(Rejection.from_error(exc))
-            continue
-        out.studies.append(StudyRecord(study.study_id, study.patient_id, study.study_datetime, doc_key))
-        out.reports.append(report)
-        out.mentions.extend(mentions)
-        out.unmapped_terms.extend(report.unmapped_terms)
+        _add_document(out, doc_key, doc, file, vocab, mapping)
     return out
+
+
+def parse_radgraph_chunks(path: Path, vocab: Vocabulary, mapping: dict[str, DocStudy] | None = None,
+                          docs_per_chunk: int = 2000, display_path: str | None = None) -> Iterator[ParsedFile]:
+    """Read a RadGraph-family file as a stream: one ParsedFile per ``docs_per_chunk`` documents.
+
+    Memory holds the ijson buffer, the current chunk's records and the doc_keys seen so far, not the
+    file. Every chunk has ``path`` = the file; documents count whether accepted or rejected; at least
+    one chunk is yielded (empty for a file without documents). Records are exactly those
+    :func:`parse_radgraph` gives, in the same order, except for repeated doc_keys (see
+    :func:`stream_documents`).
+
+    Raises:
+        InputError: the stream breaks (invalid or truncated JSON) - after the chunks before the fault
+            were yielded; check the file with :func:`check_json_stream` first to reject it up front.
+        ValueError: ``docs_per_chunk`` < 1.
+    """
+    if docs_per_chunk < 1:
+        raise ValueError(f"docs_per_chunk must be at least 1, got {docs_per_chunk}")
+    file = display_path or str(path)
+    out, n, yielded = ParsedFile(path=file), 0, False
+    for doc_key, doc in stream_documents(path, file):
+        _add_document(out, doc_key, doc, file, vocab, mapping)
+        n += 1
+        if n == docs_per_chunk:
+            yield out
+            out, n, yielded = ParsedFile(path=file), 0, True
+    if n or not yielded:
+        yield out

@@ -1,0 +1,117 @@
+"""GNN benchmark: export of a 2,000-patient graph, one training epoch over its pairs, warm `compare`, peak RSS.
+
+Targets (issue 4): export < 60 s, one epoch < 30 s on CPU, compare for one patient < 1 s warm.
+Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/gnn-bench, Bolt port 7713 unless set) that it
+starts, fills (synthetic cohort with region embeddings, ingested with the loader) and stops; pass
+``--keep`` to reuse an already filled server. Prints figures; asserts nothing.
+
+    .venv/bin/python benchmarks/gnn_benchmark.py [--patients 2000] [--device cpu|cuda] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--patients", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--keep", action="store_true", help="reuse the server's graph if it already has patients")
+    args = ap.parse_args()
+    os.environ.setdefault("CXRKG_HOME", str(REPO / ".cxrkg" / "gnn-bench"))
+    os.environ.setdefault("CXRKG_BOLT_PORT", "7713")
+    os.environ.setdefault("CXRKG_HTTP_PORT", "7483")
+
+    from graph.config import local_server_settings
+    from graph.ingest import discover, load_files, plan_ingest
+    from graph.server import LocalNeo4jServer
+    from graph.store import shared_store
+    from graph.synth import write_cohort
+    from graph.vocabulary import vocabulary
+
+    server = LocalNeo4jServer(local_server_settings())
+    started = not server.status().running
+    server.start()
+    try:
+        store = shared_store()
+        work = Path(tempfile.mkdtemp(prefix="cxrkg-gnn-bench-"))
+        emb = work / "cohort" / "region_embeddings.parquet"
+        n = store.read("MATCH (p:Patient) RETURN count(p) AS n")[0]["n"]
+        if not (args.keep and n):
+            t = time.perf_counter()
+            write_cohort(work / "cohort", patients=args.patients, seed=args.seed, embeddings=True)
+            store.clear()
+            v = vocabulary()
+            store.ensure_schema(v)
+            files = discover([work / "cohort"])
+            plan = plan_ingest(files, {}, v.version)
+            patients = set()
+            for start in range(0, len(plan.load), 1000):
+                r = load_files(store, plan.load[start:start + 1000], v, plan.changed, plan.metadata, None)
+                patients |= r.patients
+            store.link_patients(patients)
+            print(f"setup: {args.patients} patients synthesised and ingested in {time.perf_counter() - t:.1f} s")
+        else:
+            write_cohort(work / "cohort", patients=args.patients, seed=args.seed, embeddings=True)
+
+        from gnn.export import export_snapshot
+
+        t = time.perf_counter()
+        manifest = export_snapshot(store, work / "snapshot", embeddings=emb)
+        export_s = time.perf_counter() - t
+        print(f"export  {manifest.patients} patients: {export_s:.1f} s (target < 60 s); rows "
+              + ", ".join(f"{k} {v:,}" for k, v in manifest.rows.items()))
+
+        from gnn.dataset import load_dataset
+        from gnn.training import TrainConfig, train_model
+
+        t = time.perf_counter()
+        _, data = load_dataset(work / "snapshot")
+        print(f"dataset {len(data.samples):,} study pairs, {len(data.pairs):,} pairs "
+              f"({len(data.labelled()):,} labelled) built in {time.perf_counter() - t:.1f} s")
+        cfg = TrainConfig.from_file(REPO / "configs" / "gnn.yaml", epochs=2, patience=5)
+        result = train_model(data, cfg, device=args.device)
+        secs = [h["seconds"] for h in result.history]
+        print(f"epoch   {len(data.sample_indices('train')):,} training study pairs: "
+              f"{min(secs):.1f} s best of {len(secs)} on {result.device} (target < 30 s)")
+
+        from gnn.compare import compare
+        from gnn.training import save_checkpoint, load_checkpoint
+
+        save_checkpoint(work / "model.pt", result, data)
+        model = load_checkpoint(work / "model.pt")
+        counts = data.pairs.groupby("patient_id")["study_id"].nunique().sort_values()
+        patients = list(counts.index[-10:])
+        compare(store, patients[0], checkpoint=model, embeddings=None) if not data.embedding_dim else None
+        times = []
+        for pid in patients * 3:
+            t = time.perf_counter()
+            compare(store, pid, checkpoint=model, embeddings=emb if data.embedding_dim else None)
+            times.append(time.perf_counter() - t)
+        warm = times[len(patients):]
+        print(f"compare warm, {len(warm)} runs over {len(patients)} patients: p50 {1000 * statistics.median(warm):.0f} ms, "
+              f"max {1000 * max(warm):.0f} ms (target < 1 s)")
+        print(f"peak RSS {rss_mb():.0f} MB")
+    finally:
+        if started:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+"""``cxrkg export | train | evaluate | predict | compare``: the progression-model commands.
+
+Registered on the main app by ``flows/cli.py``. Importing this module is cheap (typer only): torch,
+PyG and Prefect are imported inside the commands that need them. Bad input (an empty graph, a patient
+with one study, an unknown finding, a checkpoint that does not fit the graph, ...) ends with a one-line
+error and exit code 1, not a stack trace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+gnn_app = typer.Typer(add_completion=False)
+console = Console()
+err = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def _home() -> Path:
+    return Path(os.environ.get("CXRKG_HOME") or Path.home() / ".cxrkg").expanduser()
+
+
+def _store():
+    from graph.store import GraphUnavailable, shared_store
+
+    try:
+        return shared_store()
+    except GraphUnavailable as exc:
+        _fail(str(exc))
+
+
+def _guard(fn, *args, **kwargs):
+    """Run ``fn``; GnnError / GraphUnavailable become a clean error line."""
+    from graph.store import GraphUnavailable
+    from gnn.errors import GnnError
+
+    try:
+        return fn(*args, **kwargs)
+    except (GnnError, GraphUnavailable) as exc:
+        _fail(str(exc))
+
+
+@gnn_app.command()
+def export(out: Path = typer.Option(..., help="snapshot folder (parquet tables + manifest.json)"),
+           embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                     help="per (image, region) embeddings parquet to include")) -> None:
+    """Export the graph to a versioned snapshot for training (read transactions, streamed by patient)."""
+    from gnn.export import export_snapshot
+
+    manifest = _guard(export_snapshot, _store(), out, embeddings)
+    console.print(f"snapshot {manifest.content_hash[:16]} -> {out} in {manifest.seconds:.1f} s: "
+                  + ", ".join(f"{k} {v}" for k, v in manifest.rows.items()))
+
+
+def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) -> Path:
+    if snapshot is not None:
+        return snapshot
+    from gnn.export import export_snapshot
+
+    target = _home() / "snapshots" / "latest"
+    manifest = _guard(export_snapshot, _store(), target, embeddings)
+    console.print(f"exported snapshot {manifest.content_hash[:16]} -> {target}")
+    return target
+
+
+@gnn_app.command()
+def train(config: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                help="YAML/JSON config (configs/gnn.yaml); default settings otherwise"),
+          snapshot: Optional[Path] = typer.Option(None, exists=True, file_okay=False,
+                                                  help="snapshot folder; default: export the graph now"),
+          embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                    help="embeddings parquet (when exporting now)"),
+          out: Optional[Path] = typer.Option(None, help="checkpoint file; default: the registry"),
+          device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto"),
+          epochs: Optional[int] = typer.Option(None, min=1, help="override the config's epochs"),
+          seed: Optional[int] = typer.Option(None, help="override the config's seed"),
+          register_model: bool = typer.Option(True, "--register/--no-register",
+                                              help="register the model as the latest")) -> None:
+    """Train the progression GNN (early stopping on validation macro-F1); writes a checkpoint that
+    records the snapshot hash."""
+    from gnn.dataset import load_dataset
+    from gnn.prediction import register
+    from gnn.training import TrainConfig, model_version, save_checkpoint, train_model
+
+    cfg = _guard(TrainConfig.from_file, config, epochs=epochs, seed=seed) if config else \
+        _guard(TrainConfig.from_dict, {}, epochs=epochs, seed=seed)
+    folder = _snapshot_or_export(snapshot, embeddings)
+    manifest, data = _guard(load_dataset, folder, cfg.split_seed, cfg.use_embeddings)
+    console.print(f"{len(data.samples)} study pairs, {len(data.pairs)} pairs, {len(data.labelled())} labelled; "
+                  f"{data.num_features} observation features")
+    result = _guard(train_model, data, cfg, device, lambda line: console.print(line, highlight=False))
+    version = model_version(result, data.content_hash)
+    path = out or Path(os.environ.get("TMPDIR", "/tmp")) / f"cxrkg-{version}.pt"
+    meta = save_checkpoint(path, result, data, version)
+    console.print(f"best epoch {result.best_epoch}: validation macro-F1 {result.val_macro_f1:.4f}; "
+                  f"{result.epoch_seconds:.2f} s per epoch on {result.device}")
+    if register_model:
+        path = register(path, {"val_macro_f1": result.val_macro_f1}) if out is None else \
+            register(path, {"val_macro_f1": result.val_macro_f1})
+    console.print(f"model {meta['model_version']} -> {path}")
+
+
+@gnn_app.command()
+def evaluate(snapshot: Optional[Path] = typer.Option(None, exists=True, file_okay=False,
+                                                     help="snapshot folder; default: export the graph now"),
+             config: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="training config"),
+             seeds: str = typer.Option("0,1,2", help="comma-separated seeds (at least 3 for mean ± sd)"),
+             out: Path = typer.Option(Path("gnn-evaluation"), help="folder for evaluation.json, .txt and the plot"),
+             device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto"),
+             epochs: Optional[int] = typer.Option(None, min=1, help="override the config's epochs")) -> None:
+    """GNN against the baselines on the same test patients: per-class P/R/F1, macro-F1, accuracy and
+    AUROC, mean ± sd over seeds; writes a JSON report and a confusion-matrix plot."""
+    from gnn.dataset import load_dataset
+    from gnn.evaluation import evaluate as run_evaluation, format_table, write_report
+    from gnn.training import TrainConfig
+
+    try:
+        seed_list = tuple(int(s) for s in seeds.split(",") if s.strip())
+    except ValueError:
+        _fail(f"--seeds {seeds!r}: expected comma-separated integers")
+    cfg = _guard(TrainConfig.from_file, config, epochs=epochs) if config else _guard(TrainConfig.from_dict, {}, epochs=epochs)
+    folder = _snapshot_or_export(snapshot, None)
+    _, data = _guard(load_dataset, folder, cfg.split_seed, cfg.use_embeddings)
+    report = _guard(run_evaluation, data, cfg, seed_list, device, lambda line: err.print(line, highlight=False))
+    paths = write_report(report, out)
+    console.print(format_table(report), markup=False, highlight=False)
+    console.print(f"report {paths['json']}, plot {paths['plot']}")
+
+
+@gnn_app.command()
+def predict(checkpoint: Optional[Path] = typer.Option(None, help="model file; default the latest registered"),
+            write_back: bool = typer.Option(False, "--write-back", help="store predictions as PROGRESSION edges "
+                                            "(source gnn)"),
+            out: Optional[Path] = typer.Option(None, help="also save the predictions (.parquet or .csv)"),
+            embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                      help="embeddings parquet, if the model uses them"),
+            allow_new_data: bool = typer.Option(False, "--allow-new-data",
+                                                help="accept a graph that changed since the model's snapshot"),
+            device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto")) -> None:
+    """Predict the change of every unstated (current, prior) pair of consecutive studies."""
+    from gnn.prediction import predict as run_predict, write_predictions
+
+    frame, summary = _guard(run_predict, _store(), checkpoint, write_back, allow_new_data, embeddings, device)
+    if out:
+        write_predictions(frame, out)
+    console.print(f"model {summary.model_version}: {summary.pairs_scored} pairs scored "
+                  f"({summary.skipped_stated} with a stated change) for {summary.patients} patients"
+                  + (f"; {summary.edges_written} gnn edges written" if write_back else "")
+                  + (f"; table {out}" if out else "") + f" in {summary.seconds:.1f} s")
+
+
+@gnn_app.command()
+def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
+            current: Optional[str] = typer.Option(None, help="current study (default: the last)"),
+            prior: Optional[str] = typer.Option(None, help="prior study (default: the one before current)"),
+            finding: Optional[str] = typer.Option(None, help="only this finding (name or synonym)"),
+            checkpoint: Optional[Path] = typer.Option(None, help="model file; default the latest registered"),
+            embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                      help="embeddings parquet, if the model uses them"),
+            fmt: str = typer.Option("table", "--format", help="table or json")) -> None:
+    """What changed between two studies of a patient: stated changes, else the model's, per anatomy and
+    finding, and a one-line answer."""
+    from gnn.compare import compare as run_compare
+
+    if fmt not in ("table", "json"):
+        _fail(f"--format {fmt!r}: choose table or json")
+    result = _guard(run_compare, _store(), patient, current, prior, checkpoint, finding, embeddings)
+    if fmt == "json":
+        from dataclasses import asdict
+
+        sys.stdout.write(json.dumps(asdict(result), indent=2) + "\n")
+        return
+    title = (f"patient {result.patient_id}: study {result.current_study_id} vs {result.prior_study_id} "
+             f"({result.days:.1f} days{'' if result.consecutive else ', not consecutive'})")
+    table = Table(title=title)
+    for c in ("anatomy", "finding", "prior", "current", "change", "source", "probability"):
+        table.add_column(c, overflow="fold")
+    for r in result.rows:
+        table.add_row(r.anatomy, r.finding, r.prior_state + (f" ({r.prior_severity})" if r.prior_severity else ""),
+                      r.current_state + (f" ({r.current_severity})" if r.current_severity else ""), r.change,
+                      r.source, "" if r.probability is None else f"{r.probability:.2f}")
+    console.print(table)
+    console.print(result.answer, highlight=False)

@@ -1,0 +1,358 @@
+"""Scheduled ingestion: the drop-folder flow ``cxrkg-watch``, its deployment, the training deployment,
+and the two ways cxrkg serves them.
+
+* With a Prefect server (``PREFECT_API_URL`` set, e.g. after ``prefect server start``): the
+  deployments are built with ``Flow.to_deployment`` and served with ``prefect.serve``; the server's
+  scheduler creates the runs (cron or interval, in the given IANA time zone) and this process
+  executes them. ``prefect.yaml`` describes the same deployment for ``prefect deploy`` to a work pool.
+* Without one: Prefect's ephemeral API cannot schedule, so :func:`run_locally` computes the same
+  schedule with Prefect's own schedule classes and calls the flows in this process at those times;
+  the runs, logs and artifacts still go to Prefect's local database.
+
+One run of ``cxrkg-watch`` (see ``graph.dropfolder`` for the drop-folder contract):
+
+    scan (files younger than ``settle_seconds`` wait) -> ingest flow (only new or changed files, by
+    content hash) -> rejected-files report (rewritten every run) -> archive (only committed files, if
+    an archive folder is given) -> markdown artifact ``cxrkg-ingest-summary``
+
+Every stage logs its counts and seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import time
+import zoneinfo
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone as dt_timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from prefect import Flow, flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.schedules import Cron, Interval, Schedule
+
+from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, ingest_flow
+from graph.dropfolder import Moved, archive_files, check_folders, committed_files, loadable_files, settling_files
+from graph.ingest import write_rejections
+from graph.store import shared_store
+from graph.vocabulary import vocabulary
+
+WATCH_FLOW = "cxrkg-watch"
+WATCH_DEPLOYMENT = "drop-folder"
+TRAIN_DEPLOYMENT = "train"
+TRAIN_MODULE = "flows.train_flow"
+ARTIFACT_KEY = "cxrkg-ingest-summary"
+REJECTED_NAME = "cxrkg-rejected.json"
+DEFAULT_SETTLE_SECONDS = 60.0
+
+
+@dataclass
+class WatchSummary:
+    """What one ``cxrkg-watch`` run did.
+
+    ``settling``: input files left for the next run because they were modified less than
+    ``settle_seconds`` ago. ``archived``: files moved to the archive folder. ``stage_seconds``: seconds
+    per stage (scan, ingest, report, archive, artifact).
+    """
+
+    drop_folder: str
+    ingest: IngestSummary
+    settling: list[str] = field(default_factory=list)
+    archived: list[Moved] = field(default_factory=list)
+    rejected_report: str | None = None
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.ingest.ok
+
+
+def default_rejected_report(drop_folder: str | Path) -> str:
+    """``<drop folder>/cxrkg-rejected.json``: beside the inputs, and never read as one."""
+    return str(Path(drop_folder).resolve() / REJECTED_NAME)
+
+
+@task(cache_policy=NO_CACHE)
+def scan(drop_folder: str, settle_seconds: float, report: str) -> list[str]:
+    """Input files of the drop folder still too young to read (never the rejected-files report)."""
+    started = time.perf_counter()
+    young = settling_files(Path(drop_folder), settle_seconds, exclude=[report])
+    get_run_logger().info("stage scan: %d files settling (modified < %.0fs ago) in %.2fs", len(young),
+                          settle_seconds, time.perf_counter() - started)
+    return young
+
+
+@task(cache_policy=NO_CACHE)
+def archive(drop_folder: str, archive_folder: str, exclude: list[str], rejected_files: list[str]) -> list[Moved]:
+    """Move the committed files of the drop folder (never a rejected one) to the archive folder."""
+    started = time.perf_counter()
+    skip = set(rejected_files)
+    candidates = [f for f in loadable_files(Path(drop_folder), exclude) if f.path not in skip]
+    committed = committed_files(shared_store(), candidates, vocabulary().version)
+    moved = archive_files(committed, Path(drop_folder), Path(archive_folder))
+    get_run_logger().info("stage archive: %d candidate files, %d committed, %d moved to %s in %.2fs",
+                          len(candidates), len(committed), len(moved), archive_folder, time.perf_counter() - started)
+    return moved
+
+
+def summary_markdown(summary: WatchSummary) -> str:
+    """The run summary as markdown tables: counts, seconds per stage, and up to 50 rejections."""
+    s = summary.ingest
+    rows = [("files seen", s.files_seen), ("files loaded (new or changed)", s.files_loaded),
+            ("files unchanged", s.files_unchanged), ("files rejected", s.files_rejected),
+            ("files settling (next run)", len(summary.settling)), ("files archived", len(summary.archived)),
+            ("records loaded", s.records_loaded), ("mentions loaded", s.mentions_loaded),
+            ("graph elements created", s.elements_created), ("patients relinked", s.patients_relinked),
+            ("studies in graph", s.studies), ("observations in graph", s.observations),
+            ("progression edges in graph", s.progression_edges), ("unmapped terms", s.unmapped_terms),
+            ("rejected records", len(s.rejections)), ("seconds", f"{summary.seconds:.1f}")]
+    out = [f"# cxrkg ingest: `{summary.drop_folder}`", "", "| metric | value |", "|---|---:|"]
+    out += [f"| {k} | {v} |" for k, v in rows]
+    stages = {**{f"ingest: {k}": v for k, v in s.stage_seconds.items()}, **summary.stage_seconds}
+    out += ["", "| stage | seconds |", "|---|---:|"] + [f"| {k} | {v:.2f} |" for k, v in stages.items()]
+    if s.rejections:
+        out += ["", f"## Rejections ({len(s.rejections)}; report: `{summary.rejected_report}`)", "",
+                "| file | record | field | reason |", "|---|---|---|---|"]
+        out += [f"| {_cell(r.file)} | {_cell(r.record)} | {_cell(r.field)} | {_cell(r.reason)} |"
+                for r in s.rejections[:50]]
+        if len(s.rejections) > 50:
+            out.append(f"\n... {len(s.rejections) - 50} more in the report")
+    return "\n".join(out) + "\n"
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
+
+
+@flow(name=WATCH_FLOW, log_prints=False)
+def watch_flow(drop_folder: str, archive_folder: str | None = None, rejected_report: str | None = None,
+               doc_mapping: str | None = None, settle_seconds: float = DEFAULT_SETTLE_SECONDS,
+               batch_files: int = DEFAULT_BATCH_FILES) -> WatchSummary:
+    """Ingest what is new or changed in a drop folder; the flow the scheduled deployment runs.
+
+    Args:
+        drop_folder: the folder watched (searched recursively).
+        archive_folder: where committed files are moved (outside the drop folder); None leaves every
+            file in place (re-runs then skip them by content hash).
+        rejected_report: the rejected-files report (JSON list of {file, record, field, reason}),
+            rewritten on every run; default ``<drop_folder>/cxrkg-rejected.json``.
+        doc_mapping: CSV mapping RadGraph doc_keys to patient, study and date.
+        settle_seconds: files modified less than this many seconds ago wait for the next run.
+        batch_files: files per load task.
+
+    Returns:
+        the run's :class:`WatchSummary`; it is also published as the markdown artifact
+        ``cxrkg-ingest-summary``.
+    Raises:
+        FileNotFoundError, NotADirectoryError, ValueError: see ``graph.dropfolder.check_folders``.
+    """
+    started = time.perf_counter()
+    drop = Path(drop_folder).resolve()
+    check_folders(drop, Path(archive_folder) if archive_folder else None)
+    report = str(Path(rejected_report).resolve()) if rejected_report else default_rejected_report(drop)
+    stages: dict[str, float] = {}
+    logger = get_run_logger()
+
+    mark = time.perf_counter()
+    young = scan(str(drop), settle_seconds, report)
+    stages["scan"] = time.perf_counter() - mark
+
+    mark = time.perf_counter()
+    ingested = ingest_flow([str(drop)], doc_mapping=doc_mapping, batch_files=batch_files, rejected_report=None,
+                           exclude=young + [report])
+    stages["ingest"] = time.perf_counter() - mark
+
+    mark = time.perf_counter()
+    write_rejections(Path(report), ingested.rejections)
+    ingested.rejected_report = report
+    stages["report"] = time.perf_counter() - mark
+    logger.info("stage report: %d rejections written to %s in %.2fs", len(ingested.rejections), report,
+                stages["report"])
+
+    summary = WatchSummary(str(drop), ingested, settling=young, rejected_report=report)
+    if archive_folder:
+        mark = time.perf_counter()
+        summary.archived = archive(str(drop), str(Path(archive_folder).resolve()), young + [report],
+                                   sorted({r.file for r in ingested.rejections}))
+        stages["archive"] = time.perf_counter() - mark
+
+    mark = time.perf_counter()
+    summary.seconds = time.perf_counter() - started
+    summary.stage_seconds = {k: round(v, 3) for k, v in stages.items()}
+    create_markdown_artifact(summary_markdown(summary), key=ARTIFACT_KEY,
+                             description=f"cxrkg ingest of {drop}: {ingested.files_loaded} files loaded, "
+                                         f"{len(ingested.rejections)} rejections")
+    logger.info("stage artifact: %s in %.2fs", ARTIFACT_KEY, time.perf_counter() - mark)
+    logger.info("watch: %d loaded, %d unchanged, %d rejected, %d settling, %d archived in %.1fs",
+                ingested.files_loaded, ingested.files_unchanged, ingested.files_rejected, len(young),
+                len(summary.archived), time.perf_counter() - started)
+    return summary
+
+
+# --- schedules and deployments -------------------------------------------------------------------
+
+def make_schedule(timezone: str, cron: str | None = None, interval_seconds: float | None = None) -> Schedule:
+    """A Prefect schedule from a cron expression or an interval, in an explicit IANA time zone.
+
+    Interval schedules are anchored at midnight of today in that zone, so ``3600`` runs on the hour.
+
+    Raises:
+        ValueError: both or neither of ``cron`` / ``interval_seconds`` given, an unknown time zone, a
+            cron expression Prefect rejects, or a non-positive interval.
+    """
+    if (cron is None) == (interval_seconds is None):
+        raise ValueError("give exactly one of a cron expression or an interval")
+    try:
+        tz = zoneinfo.ZoneInfo(timezone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"unknown time zone {timezone!r}; use an IANA name such as Europe/Berlin or UTC") from exc
+    if cron is not None:
+        try:
+            return Cron(cron, timezone=timezone)
+        except ValueError as exc:
+            raise ValueError(f"invalid cron expression {cron!r}: {exc}") from exc
+    if interval_seconds <= 0:
+        raise ValueError(f"interval must be positive, got {interval_seconds}")
+    anchor = datetime.now(tz).replace(hour=0, minute=0, second=0, microsecond=0)
+    return Interval(timedelta(seconds=interval_seconds), anchor_date=anchor, timezone=timezone)
+
+
+def next_run_times(schedule: Schedule, after: datetime, n: int = 1) -> list[datetime]:
+    """The next ``n`` times (timezone-aware, in the schedule's zone) a schedule fires after ``after``.
+
+    Computed by Prefect's server-side schedule classes, so a local loop and a Prefect server agree.
+    """
+    from prefect.server.schemas import schedules as server_schedules
+
+    if schedule.cron:
+        s = server_schedules.CronSchedule(cron=schedule.cron, timezone=schedule.timezone, day_or=schedule.day_or)
+    else:
+        s = server_schedules.IntervalSchedule(interval=schedule.interval, anchor_date=schedule.anchor_date,
+                                              timezone=schedule.timezone)
+    if after.tzinfo is None:
+        after = after.replace(tzinfo=dt_timezone.utc)
+    dates = asyncio.run(s.get_dates(n=n + 1, start=after))
+    return [d for d in dates if d > after][:n]
+
+
+def watch_deployment(drop_folder: str, schedule: Schedule, archive_folder: str | None = None,
+                     rejected_report: str | None = None, doc_mapping: str | None = None,
+                     settle_seconds: float = DEFAULT_SETTLE_SECONDS, name: str = WATCH_DEPLOYMENT):
+    """The ``cxrkg-watch/drop-folder`` deployment (a ``RunnerDeployment``), one run at a time.
+
+    Raises:
+        FileNotFoundError, NotADirectoryError, ValueError: bad folders (``graph.dropfolder.check_folders``).
+    """
+    drop = Path(drop_folder).resolve()
+    check_folders(drop, Path(archive_folder) if archive_folder else None)
+    parameters = {"drop_folder": str(drop), "settle_seconds": settle_seconds,
+                  "archive_folder": str(Path(archive_folder).resolve()) if archive_folder else None,
+                  "rejected_report": str(Path(rejected_report).resolve()) if rejected_report else None,
+                  "doc_mapping": str(Path(doc_mapping).resolve()) if doc_mapping else None}
+    return watch_flow.to_deployment(
+        name=name, schedule=schedule, parameters=parameters, concurrency_limit=1, tags=["cxrkg", "ingest"],
+        description=f"Ingest new or changed files of {drop} on a schedule ({_describe(schedule)}).")
+
+
+def training_flow() -> Flow | None:
+    """The training flow from ``flows/train_flow.py``, or None while that module does not exist.
+
+    The hook: the module defines a Prefect flow, named ``train_flow`` when it defines several.
+
+    Raises:
+        LookupError: the module exists but holds no flow, or several and none named ``train_flow``.
+    """
+    try:
+        module = importlib.import_module(TRAIN_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name == TRAIN_MODULE:
+            return None
+        raise
+    if isinstance(getattr(module, "train_flow", None), Flow):
+        return module.train_flow
+    flows = [v for v in vars(module).values() if isinstance(v, Flow) and v.__module__ == module.__name__]
+    if len(flows) != 1:
+        raise LookupError(f"{TRAIN_MODULE} defines {len(flows)} Prefect flows; name the training flow `train_flow`")
+    return flows[0]
+
+
+def train_deployment(schedule: Schedule | None = None, parameters: dict[str, Any] | None = None):
+    """The training flow's deployment (``<flow name>/train``), scheduled or on demand; None without the flow."""
+    train = training_flow()
+    if train is None:
+        return None
+    return train.to_deployment(name=TRAIN_DEPLOYMENT, schedule=schedule, parameters=parameters or {},
+                               concurrency_limit=1, tags=["cxrkg", "train"],
+                               description="Train the progression model on the current graph"
+                                           + (f" ({_describe(schedule)})." if schedule else " (on demand)."))
+
+
+def _describe(schedule: Schedule) -> str:
+    if schedule.cron:
+        return f"cron {schedule.cron} {schedule.timezone}"
+    return f"every {schedule.interval.total_seconds():g}s {schedule.timezone}"
+
+
+def serve_deployments(*deployments) -> None:
+    """Serve deployments with ``prefect.serve`` until interrupted; needs a Prefect server.
+
+    Raises:
+        RuntimeError: ``PREFECT_API_URL`` is not set (an ephemeral API cannot schedule; use
+            :func:`run_locally` or start ``prefect server start``).
+    """
+    from prefect import serve
+    from prefect.settings import PREFECT_API_URL
+
+    if not PREFECT_API_URL.value():
+        raise RuntimeError("PREFECT_API_URL is not set: start `prefect server start` and set PREFECT_API_URL, "
+                           "or run the schedule locally")
+    serve(*deployments)
+
+
+@dataclass
+class LocalJob:
+    """A flow call and its schedule, for :func:`run_locally`."""
+
+    name: str
+    schedule: Schedule
+    run: Callable[[], Any]
+
+
+def run_locally(jobs: list[LocalJob], max_runs: int | None = None, now: Callable[[], datetime] | None = None,
+                sleep: Callable[[float], None] = time.sleep, log: Callable[[str], None] = print) -> int:
+    """Run flows on their schedules in this process (no Prefect server needed), one at a time.
+
+    A run that is due while another runs starts when that one ends (runs never overlap, none is
+    skipped twice in a row: the next time is computed after each run). Exceptions of a run are
+    logged and the loop goes on.
+
+    Args:
+        jobs: the flows and their schedules.
+        max_runs: stop after this many runs (None: until interrupted).
+        now, sleep, log: clock, sleep and output (for tests).
+
+    Returns:
+        the number of runs started.
+    """
+    now = now or (lambda: datetime.now(dt_timezone.utc))
+    due = {j.name: next_run_times(j.schedule, now())[0] for j in jobs}
+    runs = 0
+    for j in jobs:
+        log(f"{j.name}: {_describe(j.schedule)}; next run {due[j.name].isoformat()}")
+    while max_runs is None or runs < max_runs:
+        job = min(jobs, key=lambda j: due[j.name])
+        wait = (due[job.name] - now()).total_seconds()
+        if wait > 0:
+            sleep(wait)
+        runs += 1
+        try:
+            job.run()
+        except Exception as exc:  # keep serving; the flow run itself is marked failed in Prefect
+            log(f"{job.name}: run failed: {exc!r}")
+        due[job.name] = next_run_times(job.schedule, max(now(), due[job.name]))[0]
+        log(f"{job.name}: next run {due[job.name].isoformat()}")
+    return runs

@@ -1,0 +1,223 @@
+"""What changed between any two studies of a patient (not only consecutive ones), per anatomy and finding.
+
+For each (anatomy, finding) that is present or uncertain in at least one of the two studies: the
+stated change where the reports state one between exactly these studies (RadGraph2 first, then
+Chest ImaGenome), else the model's prediction with its probability (the checkpoint run live on the
+patient's subgraph; without a checkpoint, a ``gnn`` edge written back by ``cxrkg predict``; failing
+both, the presence rule). Plus a one-line answer in the style of Medical-Diff-VQA's difference
+questions (Hu et al., KDD 2023): "the main image has an additional finding of X than the reference
+image", "the main image is missing the finding of Y than the reference image", "the level of Z has
+changed from A to B", or "nothing has changed".
+
+Only the patient's own rows are read (a few small read transactions), so a warm call takes
+milliseconds plus the model. The full-graph snapshot-hash check is ``cxrkg predict``'s; here the
+checkpoint must only fit the graph's vocabulary and features.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graph import statements as st
+from graph.store import GraphStore
+from graph.vocabulary import vocabulary
+from gnn.baselines import PresenceRule, _present
+from gnn.dataset import CLASSES, build
+from gnn.errors import GnnError
+from gnn.export import read_graph_tables
+
+SEVERITY_WORDS = {1: "mild", 2: "moderate", 3: "severe"}
+
+
+@dataclass
+class ComparisonRow:
+    """One (anatomy, finding) of a comparison.
+
+    Attributes:
+        prior_state, current_state: present / absent / uncertain / not mentioned.
+        prior_severity, current_severity: mild / moderate / severe or None.
+        change: one of CLASSES. source: ``stated (radgraph)``, ``stated (chest_imagenome)``, ``gnn``,
+            ``gnn (stored)`` or ``presence rule``. probability: the model's, None for stated changes.
+        stated: every stated change between the two studies, as ``change (source)``.
+    """
+
+    anatomy: str
+    finding: str
+    prior_state: str
+    current_state: str
+    prior_severity: str | None
+    current_severity: str | None
+    change: str
+    source: str
+    probability: float | None
+    stated: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Comparison:
+    """The answer of :func:`compare`."""
+
+    patient_id: str
+    current_study_id: str
+    prior_study_id: str
+    consecutive: bool
+    days: float
+    rows: list[ComparisonRow]
+    answer: str
+    model_version: str | None
+
+
+def _state(x: np.ndarray) -> tuple[str, str | None]:
+    """(state, severity word) from one observation feature vector (see gnn.dataset)."""
+    if x[12] == 0:  # mentioned by any source
+        return "not mentioned", None
+    present = any(x[6 * s] > 0 and x[6 * s + 1] > 0 for s in range(2))
+    uncertain = any(x[6 * s] > 0 and x[6 * s + 3] > 0 for s in range(2))
+    sev = max((x[6 * s + 4] for s in range(2) if x[6 * s + 5] > 0), default=0.0)
+    word = SEVERITY_WORDS.get(int(round(sev * 3))) if sev else None
+    return ("present" if present else "uncertain" if uncertain else "absent"), word
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def answer_line(rows: list[ComparisonRow]) -> str:
+    """The Medical-Diff-VQA-style one-line answer for the rows (findings deduplicated across anatomies)."""
+    added = sorted({r.finding for r in rows if r.change == "new"})
+    missing = sorted({r.finding for r in rows if r.change == "resolved"} - set(added))
+    parts = []
+    if added:
+        parts.append(f"the main image has {'an additional finding' if len(added) == 1 else 'additional findings'} "
+                     f"of {_join(added)} than the reference image")
+    if missing:
+        parts.append(f"the main image is missing {'the finding' if len(missing) == 1 else 'the findings'} "
+                     f"of {_join(missing)} than the reference image")
+    levels = {}
+    for r in rows:
+        if r.change in ("worsened", "improved") and r.finding not in added and r.finding not in levels:
+            if r.prior_severity and r.current_severity and r.prior_severity != r.current_severity:
+                levels[r.finding] = f"the level of {r.finding} has changed from {r.prior_severity} to {r.current_severity}"
+            else:
+                levels[r.finding] = f"the {r.finding} has {r.change}"
+    parts += [levels[k] for k in sorted(levels)]
+    return ". ".join(parts) + "." if parts else "nothing has changed."
+
+
+def _finding_names(finding: str | None) -> set[str] | None:
+    if finding is None:
+        return None
+    v = vocabulary()
+    name = v.finding_for(finding)
+    if name is None:
+        raise GnnError(f"finding {finding!r} is not in the vocabulary (v{v.version}); use a Chest ImaGenome "
+                       "attribute name or one of its synonyms")
+    names = {name}
+    changed = True
+    while changed:  # the finding and everything that IS_A it
+        extra = {f.name for f in v.findings.values() if set(f.parents) & names} - names
+        changed = bool(extra)
+        names |= extra
+    return names
+
+
+def compare(store: GraphStore, patient_id: str, current: str | None = None, prior: str | None = None,
+            checkpoint: Path | None | tuple[Any, dict[str, Any]] = None, finding: str | None = None,
+            embeddings: Path | None = None) -> Comparison:
+    """Answer "what changed between these two studies?" for one patient.
+
+    Args:
+        patient_id: the patient.
+        current, prior: study ids; default the patient's last study and the one before it. Any two
+            studies of the patient may be given, the prior being the earlier.
+        checkpoint: a model file, or an already loaded ``(model, meta)`` pair (what a warm caller
+            passes), or None for the latest registered model (if any).
+        finding: restrict to this finding (name or synonym) and the findings that are a kind of it.
+        embeddings: region embeddings parquet, when the model was trained with them.
+
+    Raises:
+        GnnError: unknown patient or finding, a patient with one study, a study that is not the
+            patient's, a prior that is not earlier than the current study, or an incompatible checkpoint.
+    """
+    from gnn.prediction import latest_checkpoint, with_embeddings
+
+    names = _finding_names(finding)
+    graph = read_graph_tables(store, [str(patient_id)])
+    studies = sorted(graph.tables["studies"], key=lambda r: (r["study_order"] or 0, r["study_id"]))
+    order = {r["study_id"]: i for i, r in enumerate(studies)}
+    if len(studies) < 2:
+        raise GnnError(f"patient {patient_id} has only one study ({studies[0]['study_id']}): nothing to compare")
+    current = str(current) if current else studies[-1]["study_id"]
+    if current not in order:
+        raise GnnError(f"study {current} is not a study of patient {patient_id}; "
+                       f"the patient's studies: {', '.join(order)}")
+    if prior is None:
+        if order[current] == 0:
+            raise GnnError(f"study {current} is the first study of patient {patient_id}: give --prior")
+        prior = studies[order[current] - 1]["study_id"]
+    prior = str(prior)
+    if prior not in order:
+        raise GnnError(f"study {prior} is not a study of patient {patient_id}; "
+                       f"the patient's studies: {', '.join(order)}")
+    if order[prior] >= order[current]:
+        raise GnnError(f"prior study {prior} is not earlier than current study {current}")
+
+    model = meta = None
+    if isinstance(checkpoint, tuple):
+        model, meta = checkpoint
+    else:
+        path = Path(checkpoint) if checkpoint else latest_checkpoint()
+        if path is not None:
+            from gnn.training import load_checkpoint
+
+            model, meta = load_checkpoint(path)
+    tables = with_embeddings(graph.tables, embeddings)
+    if not any(r["study_id"] in (current, prior) for r in tables["observations"]):
+        return Comparison(str(patient_id), current, prior, order[current] - order[prior] == 1, 0.0, [],
+                          "nothing has changed.", meta["model_version"] if meta else None)
+    data = build(tables, graph.content_hash, study_pairs=[(current, prior)],
+                 use_embeddings=bool(meta and meta["embedding_dim"]),
+                 embedding_stats=meta.get("embedding_stats") if meta else None)
+    proba = None
+    if model is not None:
+        from gnn.training import check_compatible, predict_proba
+
+        check_compatible(meta, data, check_hash=False)
+        ids, p = predict_proba(model, data)
+        proba = p[np.argsort(ids)]
+    stored = {(r["anatomy"], r["finding"]): r for r in store.read(st.GNN_PAIR_CHANGES, study_id=current,
+                                                                  prior_study_id=prior) if r["source"] == "gnn"}
+    stated: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for r in tables["labels"]:
+        if r["study_id"] == current and r["prior_study_id"] == prior:
+            stated.setdefault((r["anatomy"], r["finding"]), []).append((r["source"], r["change"]))
+    rule = PresenceRule().predict_proba(data, np.arange(len(data.pairs)))
+    present = _present(data.x_cur) | _present(data.x_prior)
+    rows = []
+    for i, pair in enumerate(data.pairs.itertuples(index=False)):
+        key = (pair.anatomy, pair.finding)
+        if names is not None and pair.finding not in names:
+            continue
+        said = stated.get(key, [])
+        if not present[i] and not said:
+            continue
+        cur_state, cur_sev = _state(data.x_cur[i])
+        pri_state, pri_sev = _state(data.x_prior[i])
+        usable = [(s, c) for s, c in sorted(said, key=lambda sc: sc[0] != "radgraph") if c in CLASSES]
+        if usable:
+            change, source, prob = usable[0][1], f"stated ({usable[0][0]})", None
+        elif proba is not None:
+            change, source, prob = CLASSES[int(proba[i].argmax())], "gnn", float(proba[i].max())
+        elif key in stored:
+            change, source, prob = stored[key]["change"], "gnn (stored)", stored[key]["probability"]
+        else:
+            change, source, prob = CLASSES[int(rule[i].argmax())], "presence rule", None
+        rows.append(ComparisonRow(pair.anatomy, pair.finding, pri_state, cur_state, pri_sev, cur_sev, change, source,
+                                  prob, [f"{c} ({s})" for s, c in sorted(said)]))
+    consecutive = order[current] - order[prior] == 1
+    return Comparison(str(patient_id), current, prior, consecutive, float(data.days[0]) if len(data.days) else 0.0,
+                      rows, answer_line(rows), meta["model_version"] if meta else None)

@@ -1,0 +1,7 @@
+"""Errors the gnn package raises for bad input; the command line prints their message, not a trace."""
+
+
+class GnnError(ValueError):
+    """Bad input for export, training, prediction or comparison: an empty graph, a patient with one
+    study, an unknown finding or patient, a checkpoint whose snapshot hash or vocabulary does not match
+    the graph, a malformed snapshot, config or embeddings file. The message says what to do."""

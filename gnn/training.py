@@ -1,0 +1,333 @@
+"""Training: config files, the training loop with early stopping on validation macro-F1, checkpoints.
+
+A checkpoint (``torch.save`` of a dict) records the weights, the config, the input layout (feature
+names, anatomy and finding vocabularies, embedding size), the snapshot's content hash, the validation
+metrics and a model version. :func:`load_checkpoint` refuses a file that is not one; :func:`check_compatible`
+refuses data whose layout differs and, unless told otherwise, data whose snapshot hash differs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from torch import nn
+
+from gnn.dataset import CLASSES, LABEL_EDGE, ProgressionData
+from gnn.errors import GnnError
+from gnn.models import CONVS, ProgressionGNN
+
+CHECKPOINT_KIND = "cxrkg-progression-gnn"
+
+
+@dataclass
+class TrainConfig:
+    """Hyper-parameters of one training run (a YAML or JSON file; unknown keys are refused).
+
+    Attributes:
+        model: convolution, ``sage`` / ``gat`` / ``hgt``.
+        hidden: hidden size. layers: message-passing rounds. heads: attention heads (gat, hgt).
+        lr: Adam learning rate. weight_decay: L2 penalty. dropout: dropout probability.
+        epochs: maximum epochs. patience: epochs without a better validation macro-F1 before stopping.
+        batch_size: study pairs per batch. seed: torch / shuffling seed.
+        split_seed: seed of the patient split (keep it fixed to compare runs on the same test patients).
+        use_embeddings: use region embeddings when the snapshot has them.
+        class_weights: weight the loss by inverse square-root class frequency (helps macro-F1).
+    """
+
+    model: str = "sage"
+    hidden: int = 64
+    layers: int = 2
+    heads: int = 2
+    lr: float = 3e-3
+    weight_decay: float = 1e-4
+    dropout: float = 0.1
+    epochs: int = 40
+    patience: int = 8
+    batch_size: int = 32
+    seed: int = 0
+    split_seed: int = 0
+    use_embeddings: bool = True
+    class_weights: bool = True
+
+    def __post_init__(self) -> None:
+        if self.model not in CONVS:
+            raise GnnError(f"config: model {self.model!r} is not one of {', '.join(CONVS)}")
+        for name in ("hidden", "layers", "epochs", "batch_size", "heads", "patience"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise GnnError(f"config: {name} must be a positive integer, got {getattr(self, name)!r}")
+        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
+            raise GnnError(f"config: lr must be a positive number, got {self.lr!r}")
+        if not (0 <= self.dropout < 1):
+            raise GnnError(f"config: dropout must be in [0, 1), got {self.dropout!r}")
+        if self.model == "hgt" and self.hidden % self.heads:
+            raise GnnError(f"config: hidden {self.hidden} must be divisible by heads {self.heads} for hgt")
+
+    @classmethod
+    def from_file(cls, path: Path, **overrides: Any) -> "TrainConfig":
+        """Read a YAML (``.yaml``/``.yml``) or JSON config; ``overrides`` that are not None win.
+
+        Raises:
+            GnnError: unreadable file, not a mapping, unknown keys or invalid values.
+        """
+        import yaml
+
+        path = Path(path)
+        try:
+            text = path.read_text()
+            raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            raise GnnError(f"{path}: cannot read config: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise GnnError(f"{path}: config must be a mapping of option: value")
+        return cls.from_dict(raw, **overrides)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any], **overrides: Any) -> "TrainConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise GnnError(f"config: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        values = {**raw, **{k: v for k, v in overrides.items() if v is not None}}
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise GnnError(f"config: {exc}") from exc
+
+
+@dataclass
+class TrainResult:
+    """A trained model and how it got there.
+
+    Attributes:
+        model: the weights of the best validation epoch (in eval mode, on CPU).
+        best_epoch: 1-based epoch of the best validation macro-F1; val_macro_f1 its value.
+        history: per epoch: loss, val_macro_f1, seconds.
+        epoch_seconds: mean wall time of one training epoch.
+    """
+
+    model: ProgressionGNN
+    config: TrainConfig
+    best_epoch: int
+    val_macro_f1: float
+    history: list[dict[str, float]] = field(default_factory=list)
+    epoch_seconds: float = 0.0
+    device: str = "cpu"
+
+
+def resolve_device(device: str) -> torch.device:
+    """``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (CUDA when available).
+
+    Raises:
+        GnnError: CUDA requested but not available, or an unknown device string.
+    """
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError as exc:
+        raise GnnError(f"--device {device!r}: {exc}") from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise GnnError(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
+    return dev
+
+
+def in_dims(data: ProgressionData) -> dict[str, int]:
+    return {"observation": data.num_features, "anatomy": len(data.vocab.anatomy),
+            "finding": len(data.vocab.findings), "study": 2 + (data.embedding_dim + 1 if data.embedding_dim else 0)}
+
+
+def build_model(data: ProgressionData, config: TrainConfig) -> ProgressionGNN:
+    return ProgressionGNN(in_dims(data), hidden=config.hidden, layers=config.layers, conv=config.model,
+                          dropout=config.dropout, heads=config.heads)
+
+
+def _loader(data: ProgressionData, indices: list[int], batch_size: int, shuffle: bool, seed: int):
+    from torch_geometric.loader import DataLoader
+
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return DataLoader([data.samples[i] for i in indices], batch_size=batch_size, shuffle=shuffle, generator=g)
+
+
+@torch.no_grad()
+def predict_proba(model: ProgressionGNN, data: ProgressionData, sample_indices: list[int] | None = None,
+                  device: str | torch.device = "cpu", batch_size: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """Class probabilities for every pair of the given samples.
+
+    Returns:
+        (pair ids ``[N]`` (rows of ``data.pairs``), probabilities ``[N, 5]`` in CLASSES order).
+    """
+    dev = torch.device(device)
+    model = model.to(dev).eval()
+    idx = list(range(len(data.samples))) if sample_indices is None else list(sample_indices)
+    ids, probs = [], []
+    for batch in _loader(data, idx, batch_size, False, 0):
+        batch = batch.to(dev)
+        probs.append(torch.softmax(model(batch), dim=-1).cpu().numpy())
+        ids.append(batch[LABEL_EDGE].pair_id.cpu().numpy())
+    if not ids:
+        return np.zeros(0, np.int64), np.zeros((0, len(CLASSES)), np.float32)
+    return np.concatenate(ids), np.concatenate(probs)
+
+
+def _macro_f1(y: np.ndarray, pred: np.ndarray) -> float:
+    f1s = []
+    for c in range(len(CLASSES)):
+        tp = np.sum((pred == c) & (y == c))
+        fp = np.sum((pred == c) & (y != c))
+        fn = np.sum((pred != c) & (y == c))
+        if tp + fp + fn:
+            f1s.append(2 * tp / (2 * tp + fp + fn))
+    return float(np.mean(f1s)) if f1s else 0.0
+
+
+def train_model(data: ProgressionData, config: TrainConfig, device: str = "cpu",
+                log: Callable[[str], None] | None = None) -> TrainResult:
+    """Train on the ``train`` patients, early-stop on the ``val`` patients' macro-F1 (5 classes).
+
+    Each epoch runs every training study pair once (batches of ``config.batch_size``); the loss is
+    cross-entropy over the labelled pairs, class-weighted by 1/sqrt(frequency) when configured.
+    The same code runs on CPU and CUDA.
+
+    Raises:
+        GnnError: no labelled training or validation pairs, or an unavailable device.
+    """
+    dev = resolve_device(device)
+    torch.manual_seed(config.seed)
+    np.random.seed(config.seed)
+    train_idx = data.sample_indices("train")
+    val_idx = data.sample_indices("val")
+    if not train_idx or not val_idx:
+        raise GnnError(f"need labelled pairs from training and validation patients, have {len(train_idx)} / "
+                       f"{len(val_idx)} study pairs: the graph is too small or states no changes")
+    y_train = data.pairs["label"].to_numpy()[data.labelled("train")]
+    counts = np.bincount(y_train, minlength=len(CLASSES)).astype(np.float64)
+    weights = None
+    if config.class_weights:
+        w = np.where(counts > 0, 1.0 / np.sqrt(np.maximum(counts, 1.0)), 0.0)
+        weights = torch.tensor(w / w[counts > 0].mean(), dtype=torch.float32, device=dev)
+    loss_fn = nn.CrossEntropyLoss(weight=weights, ignore_index=-1)
+    model = build_model(data, config).to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    val_rows = data.labelled("val")
+    y_val = data.pairs["label"].to_numpy()
+    best, best_epoch, best_state, history, bad = -1.0, 0, None, [], 0
+    for epoch in range(1, config.epochs + 1):
+        t0 = time.perf_counter()
+        model.train()
+        total, n = 0.0, 0
+        for batch in _loader(data, train_idx, config.batch_size, True, config.seed * 1000 + epoch):
+            batch = batch.to(dev)
+            y = batch[LABEL_EDGE].edge_label
+            if not bool((y >= 0).any()):
+                continue
+            opt.zero_grad()
+            loss = loss_fn(model(batch), y)
+            loss.backward()
+            opt.step()
+            total += loss.item() * int((y >= 0).sum())
+            n += int((y >= 0).sum())
+        seconds = time.perf_counter() - t0
+        ids, proba = predict_proba(model, data, val_idx, dev)
+        keep = np.isin(ids, val_rows)
+        f1 = _macro_f1(y_val[ids[keep]], proba[keep].argmax(1))
+        history.append({"epoch": epoch, "loss": total / max(n, 1), "val_macro_f1": f1, "seconds": seconds})
+        if log:
+            log(f"epoch {epoch:3d}  loss {total / max(n, 1):.4f}  val macro-F1 {f1:.4f}  {seconds:.1f} s")
+        if f1 > best:
+            best, best_epoch, bad = f1, epoch, 0
+            best_state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+        else:
+            bad += 1
+            if bad >= config.patience:
+                break
+    model = build_model(data, config)
+    model.load_state_dict(best_state)
+    model.eval()
+    return TrainResult(model, config, best_epoch, best, history,
+                       float(np.mean([h["seconds"] for h in history])), str(dev))
+
+
+def model_version(result: TrainResult, content_hash: str) -> str:
+    """``<conv>-h<hidden>l<layers>-<snapshot hash[:8]>-<UTC time>``: names a trained model."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    c = result.config
+    return f"{c.model}-h{c.hidden}l{c.layers}-s{c.seed}-{content_hash[:8]}-{stamp}"
+
+
+def save_checkpoint(path: Path, result: TrainResult, data: ProgressionData, version: str | None = None,
+                    metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write the checkpoint (weights, config, input layout, snapshot hash, metrics); returns its metadata."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "kind": CHECKPOINT_KIND, "model_version": version or model_version(result, data.content_hash),
+        "config": asdict(result.config), "in_dims": in_dims(data), "feature_names": data.feature_names,
+        "anatomy": list(data.vocab.anatomy), "findings": list(data.vocab.findings),
+        "embedding_dim": data.embedding_dim, "embedding_stats": data.embedding_stats, "classes": list(CLASSES), "snapshot_hash": data.content_hash,
+        "split_seed": data.split_seed, "best_epoch": result.best_epoch, "val_macro_f1": result.val_macro_f1,
+        "history": result.history, "metrics": metrics or {}, "device": result.device,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    torch.save({"meta": meta, "state_dict": result.model.state_dict()}, path)
+    return meta
+
+
+def load_checkpoint(path: Path) -> tuple[ProgressionGNN, dict[str, Any]]:
+    """Load a checkpoint onto the CPU.
+
+    Raises:
+        GnnError: missing file, not a cxrkg progression checkpoint, or weights that do not fit.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise GnnError(f"{path}: no such checkpoint; train one with `cxrkg train`")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many types for a corrupt or foreign file
+        raise GnnError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(blob, dict) or blob.get("meta", {}).get("kind") != CHECKPOINT_KIND:
+        raise GnnError(f"{path}: not a cxrkg progression-model checkpoint")
+    meta = blob["meta"]
+    cfg = TrainConfig.from_dict(meta["config"])
+    model = ProgressionGNN(meta["in_dims"], hidden=cfg.hidden, layers=cfg.layers, conv=cfg.model,
+                           dropout=cfg.dropout, heads=cfg.heads)
+    try:
+        model.load_state_dict(blob["state_dict"])
+    except RuntimeError as exc:
+        raise GnnError(f"{path}: weights do not fit the model they claim to be: {exc}") from exc
+    model.eval()
+    return model, meta
+
+
+def check_compatible(meta: dict[str, Any], data: ProgressionData, check_hash: bool = True) -> None:
+    """Refuse data the checkpoint cannot be applied to.
+
+    Raises:
+        GnnError: the input layout differs (feature names, vocabularies, embedding size), or
+            ``check_hash`` and the data's snapshot hash is not the checkpoint's.
+    """
+    if meta["feature_names"] != data.feature_names:
+        have, want = data.embedding_dim, meta["embedding_dim"]
+        hint = (f" (the checkpoint was trained {'with' if want else 'without'} {want or ''} region embeddings, "
+                f"the data has {have or 'none'})") if have != want else ""
+        raise GnnError(f"checkpoint {meta['model_version']} expects other observation features{hint}")
+    if meta["anatomy"] != list(data.vocab.anatomy) or meta["findings"] != list(data.vocab.findings):
+        raise GnnError(f"checkpoint {meta['model_version']} was trained on another anatomy/finding vocabulary; "
+                       "retrain it on this graph")
+    if check_hash and meta["snapshot_hash"] != data.content_hash:
+        raise GnnError(f"checkpoint {meta['model_version']} was trained on snapshot {meta['snapshot_hash'][:12]}, "
+                       f"but the graph now hashes to {data.content_hash[:12]}: export and retrain "
+                       "(`cxrkg export`, `cxrkg train`), or accept the difference with --allow-new-data")
+
+
+def finite(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x

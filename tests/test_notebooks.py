@@ -1,0 +1,113 @@
+"""Every notebook in notebooks/ runs top to bottom (nbclient, a real kernel) against the test Neo4j
+holding a small synthetic cohort; any cell error fails the test.
+
+The kernel gets the test server through NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD, and the cohort folder
+through CXRKG_NOTEBOOK_COHORT (for notebooks that read files, e.g. region embeddings).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def cohort_graph(neo4j_server, tmp_path_factory):
+    """A 12-patient synthetic cohort (with region embeddings) loaded into the emptied test database."""
+    from graph.ingest import discover, load_files, plan_ingest
+    from graph.store import reset_shared_store, shared_store
+    from graph.synth import write_cohort
+    from graph.vocabulary import vocabulary
+
+    out = tmp_path_factory.mktemp("notebook-cohort")
+    write_cohort(out, patients=12, seed=5, embeddings=True)
+    reset_shared_store()
+    store = shared_store()
+    store.clear()
+    v = vocabulary()
+    store.ensure_schema(v)
+    plan = plan_ingest(discover([out]), {}, v.version)
+    result = load_files(store, plan.load, v, plan.changed, plan.metadata, None)
+    store.link_patients(result.patients)
+    assert not result.rejections
+    yield out, neo4j_server
+    reset_shared_store()
+
+
+def _execute(path: Path, cohort: Path, settings) -> nbformat.NotebookNode:
+    nb = nbformat.read(path, as_version=4)
+    env = {**os.environ, "NEO4J_URI": settings.uri, "NEO4J_USER": settings.user,
+           "NEO4J_PASSWORD": settings.password, "CXRKG_NOTEBOOK_COHORT": str(cohort),
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    if settings.database:
+        env["NEO4J_DATABASE"] = settings.database
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=False,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute(env=env)  # raises CellExecutionError on the first failing cell
+    return nb
+
+
+def _outputs(nb: nbformat.NotebookNode) -> list[dict]:
+    return [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+
+
+def test_notebooks_exist():
+    assert any(p.name == "explore.ipynb" for p in NOTEBOOKS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_executes_without_errors(cohort_graph, path):
+    cohort, settings = cohort_graph
+    nb = _execute(path, cohort, settings)
+    errors = [o for o in _outputs(nb) if o.output_type == "error"]
+    assert not errors, errors
+    if path.name == "explore.ipynb":
+        _check_explore(nb)
+
+
+def _check_explore(nb: nbformat.NotebookNode) -> None:
+    from graph.queries import catalogue
+
+    outputs = _outputs(nb)
+    text = "\n".join(o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get("text/plain", "")
+                     for o in outputs)
+    assert "connected to bolt://" in text or "connected to neo4j" in text
+    # every catalogue query ran (none skipped) and returned its row count
+    for name in catalogue():
+        assert re.search(rf"--- {name}: \d+ rows", text), f"query {name} did not run"
+    assert "skipped" not in text
+    # the timeline figure, with at least one progression edge marked
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    marked = re.search(r"(\d+) observations, (\d+) progression edges marked", text)
+    assert marked and int(marked.group(1)) > 0 and int(marked.group(2)) > 0
+    # the interactive view is an ipysigma widget whose model lives in the kernel: no remote script
+    views = [o["data"]["application/vnd.jupyter.widget-view+json"] for o in outputs
+             if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert views and all(v.get("model_id") for v in views)
+    assert "http://" not in json.dumps(views) and "https://" not in json.dumps(views)
+
+
+def test_graph_widget_front_end_is_installed_locally():
+    """The widget's JavaScript ships inside the installed package (served by the local Jupyter server) and
+    loads nothing from the network: no CDN script, import or fetch of an http(s) address."""
+    import ipysigma
+
+    share = Path(sys.prefix) / "share" / "jupyter"
+    lab = share / "labextensions" / "ipysigma"
+    bundles = list((lab / "static").glob("*.js")) + list((share / "nbextensions" / "ipysigma").glob("*.js"))
+    assert (lab / "package.json").is_file() and bundles, f"ipysigma {ipysigma.__version__} front end not in {share}"
+    remote = re.compile(r"""(src\s*=\s*["']https?://|import\(\s*["']https?://|fetch\(\s*["']https?://|"""
+                        r"""unpkg\.com|cdn\.jsdelivr|cdnjs\.)""")
+    offenders = [b.name for b in bundles if remote.search(b.read_text(errors="replace"))]
+    assert not offenders

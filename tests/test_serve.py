@@ -1,0 +1,282 @@
+"""Scheduled ingestion against the real Neo4j and Prefect's test harness: runs created by the deployment's
+cron schedule (in its time zone) and executed by a Prefect Runner, a drop folder that grows between
+runs, the archive, settling files, the rejected-files report and the summary artifact."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.helpers import graph_snapshot
+from tests.test_ingest import effusion_study
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+# --- schedules (no database) ---------------------------------------------------------------------
+
+def test_cron_schedule_fires_at_local_time_in_its_zone():
+    from flows.serve import make_schedule, next_run_times
+
+    s = make_schedule("Europe/Berlin", cron="30 2 * * *")
+    winter = next_run_times(s, datetime(2026, 1, 10, 12, tzinfo=timezone.utc), 2)
+    summer = next_run_times(s, datetime(2026, 7, 10, 12, tzinfo=timezone.utc), 1)
+    assert [d.astimezone(BERLIN).strftime("%m-%d %H:%M") for d in winter] == ["01-11 02:30", "01-12 02:30"]
+    assert summer[0].astimezone(timezone.utc).hour == 0 and summer[0].astimezone(BERLIN).hour == 2  # CEST
+    assert winter[0].astimezone(timezone.utc).hour == 1  # CET
+
+    hourly = make_schedule("America/New_York", interval_seconds=3600)
+    first, second = next_run_times(hourly, datetime(2026, 1, 10, 12, 5, tzinfo=timezone.utc), 2)
+    assert (second - first) == timedelta(hours=1) and first.astimezone(ZoneInfo("America/New_York")).minute == 0
+
+    for bad in ({"cron": "61 * * * *"}, {}, {"cron": "* * * * *", "interval_seconds": 60},
+                {"interval_seconds": -5}):
+        with pytest.raises(ValueError):
+            make_schedule("UTC", **bad)
+    with pytest.raises(ValueError, match="time zone"):
+        make_schedule("Mars/Olympus", cron="* * * * *")
+
+
+def test_local_loop_runs_each_job_at_its_scheduled_times():
+    from flows.serve import LocalJob, make_schedule, run_locally
+
+    clock = [datetime(2026, 1, 10, 0, 0, 30, tzinfo=timezone.utc)]
+    ran: list[tuple[str, datetime]] = []
+    jobs = [LocalJob("watch", make_schedule("UTC", cron="*/15 * * * *"), lambda: ran.append(("watch", clock[0]))),
+            LocalJob("train", make_schedule("Europe/Berlin", cron="0 2 * * *"), lambda: ran.append(("train", clock[0])))]
+
+    def sleep(seconds: float) -> None:
+        clock[0] += timedelta(seconds=seconds)
+
+    assert run_locally(jobs, max_runs=6, now=lambda: clock[0], sleep=sleep, log=lambda _: None) == 6
+    # 02:00 in Berlin is 01:00 UTC in January; a tie runs in the order the jobs were given
+    assert [(n, t.strftime("%H:%M")) for n, t in ran] == [
+        ("watch", "00:15"), ("watch", "00:30"), ("watch", "00:45"), ("watch", "01:00"), ("train", "01:00"),
+        ("watch", "01:15")]
+
+
+# --- the scheduled flow on a growing drop folder ---------------------------------------------------
+
+async def _run_next_scheduled(deployment, start: datetime):
+    """Let the server create the deployment's next scheduled run after ``start`` from its cron schedule,
+    execute it with a Prefect Runner, and return the finished run with its artifacts."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (ArtifactFilter, ArtifactFilterFlowRunId, DeploymentFilter,
+                                                DeploymentFilterId, FlowRunFilter, FlowRunFilterState,
+                                                FlowRunFilterStateType)
+    from prefect.client.schemas.objects import StateType
+    from prefect.runner import Runner
+
+    runner = Runner(name=f"cxrkg-test-{time.monotonic_ns()}", query_seconds=1)
+    deployment_id = await runner.add_deployment(deployment)
+    async with get_client() as client:
+        response = await client.request("POST", "/deployments/{id}/schedule", path_params={"id": deployment_id},
+                                        json={"start_time": start.isoformat(), "max_runs": 1})
+        response.raise_for_status()
+        scheduled = await client.read_flow_runs(
+            deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment_id])),
+            flow_run_filter=FlowRunFilter(state=FlowRunFilterState(
+                type=FlowRunFilterStateType(any_=[StateType.SCHEDULED]))))
+    assert len(scheduled) == 1 and scheduled[0].auto_scheduled
+    await runner.start(run_once=True)
+    async with get_client() as client:
+        run = await client.read_flow_run(scheduled[0].id)
+        artifacts = await client.read_artifacts(
+            artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[run.id])))
+    return run, artifacts
+
+
+def _metric(markdown: str, name: str) -> int:
+    row = [line for line in markdown.splitlines() if line.startswith(f"| {name} |")]
+    assert row, markdown
+    return int(row[0].split("|")[2])
+
+
+def _copy(files: list[Path], src: Path, dst: Path) -> None:
+    for f in files:
+        target = dst / f.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f, target)
+
+
+def _loaded_at(store) -> dict[str, str]:
+    return {r["path"]: str(r["at"]) for r in store.read("MATCH (f:SourceFile) RETURN f.path AS path, "
+                                                        "f.loaded_at AS at")}
+
+
+@pytest.mark.slow
+def test_scheduled_runs_load_only_new_files_and_equal_a_one_shot_load(store, prefect_harness, tmp_path):
+    from flows.ingest_flow import ingest_flow
+    from flows.serve import make_schedule, watch_deployment
+    from graph.synth import write_cohort
+
+    cohort = tmp_path / "cohort"
+    write_cohort(cohort, patients=6, seed=13)
+    data = sorted(p for p in cohort.rglob("*.json"))
+    drop = tmp_path / "drop"
+    first = [p for i, p in enumerate(data) if i % 2 == 0]   # every patient has studies in both halves
+    _copy(first + [cohort / "mimic-cxr-2.0.0-metadata.csv"], cohort, drop)
+    deployment = watch_deployment(str(drop), make_schedule("Europe/Berlin", cron="30 2 * * *"), settle_seconds=0)
+
+    run1, artifacts1 = asyncio.run(_run_next_scheduled(deployment, datetime.now(timezone.utc) - timedelta(days=3)))
+    assert run1.state.is_completed(), run1.state
+    assert run1.expected_start_time.astimezone(BERLIN).strftime("%H:%M") == "02:30"
+    (summary1,) = [a.data for a in artifacts1 if a.key == "cxrkg-ingest-summary"]
+    assert _metric(summary1, "files loaded (new or changed)") == len(first)
+    loaded_first = _loaded_at(store)
+    assert len(loaded_first) == len(first)
+
+    second = [p for p in data if p not in first]
+    _copy(second, cohort, drop)
+    bad = drop / "scene_graphs" / "late" / "broken_SceneGraph.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"image_id": "x", "attributes": [')
+    run2, artifacts2 = asyncio.run(_run_next_scheduled(deployment, run1.expected_start_time + timedelta(minutes=1)))
+    assert run2.state.is_completed() and run2.id != run1.id
+    assert run2.expected_start_time - run1.expected_start_time == timedelta(days=1)
+    (summary2,) = [a.data for a in artifacts2 if a.key == "cxrkg-ingest-summary"]
+    assert _metric(summary2, "files loaded (new or changed)") == len(second)
+    assert _metric(summary2, "files unchanged") == len(first)
+    assert _metric(summary2, "files rejected") == 1 and "broken_SceneGraph.json" in summary2
+    report = json.loads((drop / "cxrkg-rejected.json").read_text())
+    assert [r["file"] for r in report] == [str(bad.resolve())]
+    # the first run's files were not loaded again
+    loaded_both = _loaded_at(store)
+    assert {p: loaded_both[p] for p in loaded_first} == loaded_first
+    assert len(loaded_both) == len(data)
+    incremental = graph_snapshot(store)
+
+    store.clear()
+    one_shot = ingest_flow([str(drop)], rejected_report=str(tmp_path / "one-shot-rejected.json"),
+                           exclude=[str(drop / "cxrkg-rejected.json")])
+    assert one_shot.files_loaded == len(data)
+    assert graph_snapshot(store) == incremental
+
+
+def _age(folder: Path, seconds: float) -> None:
+    old = time.time() - seconds
+    for p in folder.rglob("*"):
+        if p.is_file():
+            os.utime(p, (old, old))
+
+
+@pytest.mark.slow
+def test_archive_moves_only_committed_files_and_young_files_wait(store, prefect_harness, tmp_path):
+    from flows.serve import watch_flow
+    from graph.dropfolder import settling_files
+    from graph.ingest import sha256_of
+
+    drop, archive = tmp_path / "drop", tmp_path / "archive"
+    good = [effusion_study(drop, n, severity="small") for n in (1, 2)]
+    broken = effusion_study(drop, 3)
+    broken.write_text("{")
+    _age(drop, 3600)
+    young = effusion_study(drop, 4, severity="large")  # being written right now
+    hashes = {p.name: sha256_of(p) for p in good}
+
+    summary = watch_flow(str(drop), archive_folder=str(archive), settle_seconds=600)
+    assert summary.settling == [str(young.resolve())]
+    assert (summary.ingest.files_loaded, summary.ingest.files_rejected) == (2, 1)
+    assert sorted(Path(m.target).name for m in summary.archived) == sorted(p.name for p in good)
+    for p in good:
+        moved = archive / p.relative_to(drop)
+        assert not p.exists() and sha256_of(moved) == hashes[p.name]
+    assert broken.exists() and young.exists()  # never moved: rejected, and not yet read
+    assert [r["file"] for r in json.loads((drop / "cxrkg-rejected.json").read_text())] == [str(broken.resolve())]
+    assert store.read("MATCH (s:Study) RETURN count(s) AS n")[0]["n"] == 2
+
+    _age(drop, 3600)
+    again = watch_flow(str(drop), archive_folder=str(archive), settle_seconds=600)
+    assert (again.ingest.files_loaded, again.ingest.files_rejected, again.settling) == (1, 1, [])
+    assert [Path(m.source).name for m in again.archived] == [young.name]
+    assert store.read("MATCH (s:Study) RETURN count(s) AS n")[0]["n"] == 3
+    assert broken.exists()
+    # the report was just rewritten: young, but never counted as an input still settling
+    report = drop / "cxrkg-rejected.json"
+    assert settling_files(drop, 600) == [str(report.resolve())]
+    assert settling_files(drop, 600, exclude=[str(report)]) == []
+
+    with pytest.raises(ValueError, match="outside"):
+        watch_flow(str(drop), archive_folder=str(drop / "archive"))
+
+
+def test_a_file_changed_after_its_load_is_not_archived(store, tmp_path):
+    from graph.dropfolder import archive_files, committed_files
+    from graph.ingest import discover, load_files, plan_ingest
+    from graph.vocabulary import vocabulary
+
+    drop = tmp_path / "drop"
+    a, b = effusion_study(drop, 1), effusion_study(drop, 2)
+    files = discover([drop])
+    v = vocabulary()
+    plan = plan_ingest(files, {}, v.version)
+    store.link_patients(load_files(store, plan.load, v, plan.changed, plan.metadata, None).patients)
+    committed = committed_files(store, files, v.version)
+    assert [f.path for f in committed] == sorted(str(p.resolve()) for p in (a, b))
+    b.write_text(b.read_text().replace("sentence 0", "sentence zero"))  # rewritten after the load
+    moved = archive_files(committed, drop, tmp_path / "archive")
+    assert [Path(m.source).name for m in moved] == [a.name] and b.exists()
+    assert committed_files(store, files, "another-vocabulary") == []
+
+
+def test_cli_serve_once_reports_rejections_with_exit_code_2(store, prefect_harness, tmp_path):
+    from flows.cli import app
+
+    drop = tmp_path / "drop"
+    effusion_study(drop, 1)
+    effusion_study(drop, 2).write_text("[]")
+    result = CliRunner().invoke(app, ["serve", str(drop), "--timezone", "UTC",
+                                      "--settle-seconds", "0", "--once"])
+    assert result.exit_code == 2, result.output
+    assert "1 files loaded" in result.output and "1 rejected" in result.output
+
+    result = CliRunner().invoke(app, ["serve", str(drop), "--timezone", "Nowhere/Land", "--cron", "* * * * *"])
+    assert result.exit_code == 1 and "time zone" in result.output
+
+
+def test_training_hook_finds_the_training_flow_when_it_exists():
+    from prefect import Flow
+
+    from flows.serve import TRAIN_MODULE, train_deployment, training_flow
+
+    flow = training_flow()
+    if flow is None:
+        assert not (Path(__file__).resolve().parents[1] / (TRAIN_MODULE.replace(".", "/") + ".py")).exists()
+        assert train_deployment() is None
+    else:
+        assert isinstance(flow, Flow)
+        deployment = train_deployment()
+        assert deployment.name == "train" and deployment.flow_name == flow.name
+
+
+def test_prefect_yaml_entrypoints_parameters_and_schedules():
+    """prefect.yaml (for `prefect deploy`) names flows that load, parameters they take, and schedules with
+    an explicit time zone that Prefect accepts."""
+    import inspect
+
+    import yaml
+    from prefect.flows import load_flow_from_entrypoint
+
+    from flows.serve import make_schedule
+
+    repo = Path(__file__).resolve().parents[1]
+    spec = yaml.safe_load((repo / "prefect.yaml").read_text())
+    names = {}
+    for d in spec["deployments"]:
+        flow = load_flow_from_entrypoint(str(repo / d["entrypoint"]))
+        names[d["name"]] = flow.name
+        assert set(d.get("parameters") or {}) <= set(inspect.signature(flow.fn).parameters), d["name"]
+        for s in d["schedules"]:
+            assert s["timezone"], d["name"]
+            make_schedule(s["timezone"], cron=s["cron"])
+    assert names["drop-folder"] == "cxrkg-watch"
+    assert names.get("train") == "cxrkg-train"
