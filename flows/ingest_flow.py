@@ -7,16 +7,21 @@ per batch of files, never per record.
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from prefect.utilities.annotations import quote
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from graph.ingest import (BatchResult, InputFile, IngestPlan, discover, parse_files, plan_ingest, store_files,
+from graph.ingest import (BatchResult, InputFile, IngestPlan, discover, parse_files,
+                          parse_files_with_packaged_vocabulary, plan_ingest, store_files,
                           write_rejections)
 from graph.records import ParsedFile, Rejection
 from graph.stats import label_counts
@@ -72,15 +77,6 @@ def plan(paths: list[str], exclude: list[str]) -> IngestPlan:
 
 
 @task(cache_policy=NO_CACHE)
-def parse_batch(files: list[InputFile], doc_mapping: str | None) -> list[ParsedFile]:
-    """Parse one batch; submitted ahead so it runs while the previous batch is being written."""
-    started = time.perf_counter()
-    parsed = parse_files(files, vocabulary(), doc_mapping)
-    get_run_logger().info("parse: %d files in %.2fs", len(files), time.perf_counter() - started)
-    return parsed
-
-
-@task(cache_policy=NO_CACHE)
 def store_batch(files: list[InputFile], parsed: list[ParsedFile], changed: set[str], metadata: list[str]) -> BatchResult:
     """Check one parsed batch against the graph and write it in one transaction."""
     started = time.perf_counter()
@@ -99,6 +95,30 @@ def link(patient_ids: list[str]) -> WriteCounts:
     get_run_logger().info("link: %d patients, %d elements in %.2fs", len(patient_ids),
                           counts.nodes + counts.relationships, time.perf_counter() - started)
     return counts
+
+
+def parsed_ahead(batches: list[list[InputFile]], doc_mapping: str | None) -> Iterator[tuple[list[InputFile], list[ParsedFile]]]:
+    """Yield (batch, its parsed files), parsing the next batch in a worker process meanwhile.
+
+    Parsing is Python work and writing is Neo4j work, so on two cores they overlap. A process, not a
+    thread: parsing in a thread of this process measured 3-4x slower (GIL contention with the driver and
+    Prefect's own threads) and did not overlap. A run of a single batch parses inline (no worker start).
+    The worker is forked: ``spawn`` would re-run the caller's main module in the worker, which for a
+    script without an ``if __name__ == "__main__"`` guard means running the script twice. The forked
+    worker only parses files (no driver, no Prefect calls, no logging), which is what makes forking
+    a process that has threads safe enough here.
+    """
+    if len(batches) < 2:
+        for files in batches:
+            yield files, parse_files(files, vocabulary(), doc_mapping)
+        return
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        ahead = pool.submit(parse_files_with_packaged_vocabulary, batches[0], doc_mapping)
+        for k, files in enumerate(batches):
+            parsed = ahead.result()
+            if k + 1 < len(batches):
+                ahead = pool.submit(parse_files_with_packaged_vocabulary, batches[k + 1], doc_mapping)
+            yield files, parsed
 
 
 def _progress(enabled: bool) -> Progress:
@@ -144,14 +164,10 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
     batches = [the_plan.load[i:i + batch_files] for i in range(0, len(the_plan.load), batch_files)]
     with _progress(progress) as bar:
         job = bar.add_task("loading files", total=len(the_plan.load))
-        # Parsing is Python work and writing is Neo4j work: batch k+1 is parsed (in Prefect's task
-        # thread pool) while batch k is written, so the two overlap on two cores.
-        ahead = parse_batch.submit(batches[0], doc_mapping) if batches else None
-        for k, files in enumerate(batches):
-            parsed = ahead.result()
-            ahead = parse_batch.submit(batches[k + 1], doc_mapping) if k + 1 < len(batches) else None
+        for files, parsed in parsed_ahead(batches, doc_mapping):
             changed = {f.path for f in files} & the_plan.changed
-            result = store_batch(files, parsed, changed, the_plan.metadata)
+            # quote(): Prefect would otherwise walk every parsed record looking for futures (2 s a batch)
+            result = store_batch(files, quote(parsed), changed, the_plan.metadata)
             summary.files_loaded += result.files_loaded
             summary.files_rejected += result.files_rejected
             summary.records_loaded += result.records

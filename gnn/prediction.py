@@ -101,8 +101,18 @@ def with_embeddings(tables: dict[str, Any], embeddings: Path | None) -> dict[str
         return tables
     from gnn.export import _check_embeddings
 
-    table, _ = _check_embeddings(Path(embeddings))
-    return {**tables, "region_embeddings": table}
+    path = Path(embeddings)
+    if not path.is_file():
+        raise GnnError(f"{path}: no such embeddings file")
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _EMBEDDINGS_CACHE:  # a warm caller (compare in a notebook or server) reads it once
+        _EMBEDDINGS_CACHE.clear()
+        _EMBEDDINGS_CACHE[key] = _check_embeddings(path)[0]
+    return {**tables, "region_embeddings": _EMBEDDINGS_CACHE[key]}
+
+
+_EMBEDDINGS_CACHE: dict[tuple[str, int, int], Any] = {}
 
 
 @dataclass

@@ -47,8 +47,8 @@ class TrainConfig:
     layers: int = 2
     heads: int = 2
     lr: float = 3e-3
-    weight_decay: float = 1e-4
-    dropout: float = 0.1
+    weight_decay: float = 1e-3
+    dropout: float = 0.3
     epochs: int = 40
     patience: int = 8
     batch_size: int = 32

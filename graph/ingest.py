@@ -23,7 +23,7 @@ from graph.formats.radgraph import (DocStudy, check_json_stream, parse_radgraph,
 from graph.formats.scene_graph import SCENE_GRAPH_SUFFIX, parse_scene_graph
 from graph.records import InputError, ParsedFile, Rejection
 from graph.store import Batch, GraphStore, WriteCounts
-from graph.vocabulary import Vocabulary
+from graph.vocabulary import Vocabulary, vocabulary
 
 SCENE_GRAPH, RADGRAPH, METADATA = "chest_imagenome_scene_graph", "radgraph", "mimic_cxr_metadata"
 MAX_MENTIONS_PER_WRITE = 40_000
@@ -266,6 +266,12 @@ def parse_files(files: list[InputFile], vocab: Vocabulary, mapping_path: str | N
     """
     mapping = read_doc_mapping(Path(mapping_path)) if mapping_path else None
     return [parse_file(f, vocab, mapping) for f in files]
+
+
+def parse_files_with_packaged_vocabulary(files: list[InputFile], mapping_path: str | None) -> list[ParsedFile]:
+    """:func:`parse_files` with the packaged vocabulary: what a parse worker process runs (its arguments
+    and result are pickled, so it takes no Vocabulary object)."""
+    return parse_files(files, vocabulary(), mapping_path)
 
 
 def store_files(store: GraphStore, files: list[InputFile], parsed: list[ParsedFile], vocab: Vocabulary,

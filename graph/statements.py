@@ -253,6 +253,7 @@ SET o.polarity = CASE WHEN any(m IN ms WHERE m.polarity = 'present') THEN 'prese
     o.severity = top.severity,
     o.source_conflict = null,
     o.onset_datetime = null,
+    o.onset_sources = null,
     o.sources = COLLECT { UNWIND ms AS m WITH DISTINCT m.source AS v ORDER BY v RETURN v },
     o.stated_changes = COLLECT { UNWIND ms AS m WITH m.change AS v WHERE v IS NOT NULL
                                  WITH DISTINCT v ORDER BY v RETURN v },
@@ -261,7 +262,9 @@ SET o.polarity = CASE WHEN any(m IN ms WHERE m.polarity = 'present') THEN 'prese
 """
 
 # Stated changes: Chest ImaGenome names its prior image; RadGraph2 change entities refer to the
-# study's prior study. A statement whose prior is not in the graph stays on its Mention only.
+# study's prior study. A statement whose prior is not in the graph stays on its Mention only. The
+# prior observation is created as a placeholder (no mentions, polarity null) when the prior study does
+# not describe that finding at that anatomy.
 LINK_STATED_PROGRESSIONS = """
 UNWIND $patient_ids AS pid
 MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_OBSERVATION]->(o:Observation)
@@ -274,12 +277,15 @@ WITH s, o, m, CASE WHEN m.prior_image_id IS NULL THEN previous ELSE named END AS
 WHERE ps IS NOT NULL AND ps <> s
 WITH o, ps, m ORDER BY m.mention_id
 WITH o, ps, m.source AS source, m.change AS change, collect(m) AS ms
-MATCH (a:Anatomy {name: o.anatomy}), (f:Finding {name: o.finding})
 MERGE (po:Observation {observation_id: ps.study_id + '|' + o.anatomy + '|' + o.finding})
-ON CREATE SET po.study_id = ps.study_id, po.anatomy = o.anatomy, po.finding = o.finding, po.polarity = null
-MERGE (ps)-[:HAS_OBSERVATION]->(po)
-MERGE (po)-[:OF_FINDING]->(f)
-MERGE (po)-[:LOCATED_AT]->(a)
+ON CREATE SET po.study_id = ps.study_id, po.anatomy = o.anatomy, po.finding = o.finding, po._created = true
+WITH o, ps, po, source, change, ms
+CALL (ps, po) {
+  WITH ps, po WHERE po._created
+  MATCH (a:Anatomy {name: po.anatomy}), (f:Finding {name: po.finding})
+  CREATE (ps)-[:HAS_OBSERVATION]->(po), (po)-[:OF_FINDING]->(f), (po)-[:LOCATED_AT]->(a)
+  REMOVE po._created
+}
 CREATE (o)-[:PROGRESSION {
   progression_id: o.observation_id + '>' + po.observation_id + '|' + source + '|' + change,
   change: change, source: source,
@@ -302,7 +308,8 @@ CREATE (o)-[:PROGRESSION {
 """
 
 # What two named queries look up through indexes instead of scanning every progression edge: an
-# observation's onset (the study date of a `new` edge, stated or derived) and whether the sources
+# observation's onset (the study date of a `new` edge, stated or derived, and the sources of those
+# edges) and whether the sources
 # state different changes against the same prior observation. A conflict needs at least one stated
 # change, so only observations with stated changes are checked.
 MARK_ONSETS_AND_CONFLICTS = """
@@ -311,11 +318,13 @@ MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_OBSERVATION]->(
 CALL (o) {
   MATCH (o)-[r:PROGRESSION]->(po)
   WHERE r.source <> 'gnn'
-  WITH po, count(DISTINCT r.change) AS kinds, sum(CASE r.change WHEN 'new' THEN 1 ELSE 0 END) AS news
-  RETURN max(kinds) > 1 AS conflict, sum(news) > 0 AS is_new
+  WITH po, count(DISTINCT r.change) AS kinds, collect(CASE WHEN r.change = 'new' THEN r.source END) AS news
+  RETURN max(kinds) > 1 AS conflict, reduce(acc = [], xs IN collect(news) | acc + xs) AS new_sources
 }
-WITH s, o, conflict, is_new WHERE is_new OR conflict
-SET o.onset_datetime = CASE WHEN is_new THEN s.study_datetime END,
+WITH s, o, conflict, new_sources WHERE new_sources <> [] OR conflict
+SET o.onset_datetime = CASE WHEN new_sources <> [] THEN s.study_datetime END,
+    o.onset_sources = CASE WHEN new_sources <> [] THEN COLLECT { UNWIND new_sources AS x WITH DISTINCT x
+                                                                 ORDER BY x RETURN x } END,
     o.source_conflict = CASE WHEN conflict THEN true END
 """
 
