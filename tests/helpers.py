@@ -84,3 +84,20 @@ def graph_snapshot(store) -> tuple[list, list]:
     nodes = sorted((r["label"], _canon(r["props"])) for r in store.read(SNAPSHOT_NODES))
     rels = sorted((r["type"], r["source"], r["target"], _canon(r["props"])) for r in store.read(SNAPSHOT_RELS))
     return nodes, rels
+
+
+def load_into(store, *paths: Path, mapping: str | None = None):
+    """One ingest run through the plain functions (no Prefect): plan against the graph, load, relink.
+
+    Returns:
+        (IngestPlan, BatchResult) of the run.
+    """
+    from graph.ingest import discover, load_files, plan_ingest
+    from graph.vocabulary import vocabulary
+
+    v = vocabulary()
+    files = discover(paths)
+    plan = plan_ingest(files, store.source_file_hashes(f.path for f in files), v.version)
+    result = load_files(store, plan.load, v, plan.changed, plan.metadata, mapping)
+    store.link_patients(result.patients)
+    return plan, result

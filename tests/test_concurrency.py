@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import graph_snapshot
+from tests.helpers import graph_snapshot, load_into
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -74,7 +74,7 @@ def _start_pair(tmp_path: Path, runs: list[list[str]]) -> list[dict]:
 
 @pytest.mark.slow
 def test_two_runs_at_once_on_overlapping_files_equal_one_run(store, prefect_harness, tmp_path):
-    from graph.ingest import METADATA, discover, load_files, plan_ingest
+    from graph.ingest import METADATA, discover
     from graph.synth import write_cohort
     from graph.vocabulary import vocabulary
 
@@ -98,9 +98,7 @@ def test_two_runs_at_once_on_overlapping_files_equal_one_run(store, prefect_harn
     store.clear()
     v = vocabulary()
     store.ensure_schema(v)
-    plan = plan_ingest(discover([cohort]), {}, v.version)
-    result = load_files(store, plan.load, v, plan.changed, plan.metadata, None)
-    store.link_patients(result.patients)
+    load_into(store, cohort)
     one_run = graph_snapshot(store)
 
     for kind, got, want in (("nodes", concurrent[0], one_run[0]), ("relationships", concurrent[1], one_run[1])):

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from graph.ingest import discover, load_files, plan_ingest
+from graph.ingest import discover, plan_ingest
 from graph.queries import QueryError, get_query, parse_query_file, run_named
 from graph.vocabulary import vocabulary
-from tests.helpers import comparison, graph_snapshot, radgraph_doc, scene_graph, write_radgraph, write_scene_graph
+from tests.helpers import (comparison, graph_snapshot, load_into, radgraph_doc, scene_graph, write_radgraph,
+                           write_scene_graph)
 
 V = vocabulary()
 PID = 10000001
@@ -41,11 +42,7 @@ def report(folder: Path, n: int, change_label: str | None) -> Path:
 
 
 def ingest(store, *paths: Path, mapping: str | None = None):
-    files = discover(paths)
-    plan = plan_ingest(files, store.source_file_hashes(f.path for f in files), V.version)
-    result = load_files(store, plan.load, V, plan.changed, plan.metadata, mapping)
-    store.link_patients(result.patients)
-    return plan, result
+    return load_into(store, *paths, mapping=mapping)
 
 
 def progressions(store, patient=str(PID)):

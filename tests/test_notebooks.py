@@ -24,7 +24,7 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 @pytest.fixture(scope="module")
 def cohort_graph(neo4j_server, tmp_path_factory):
     """A 12-patient synthetic cohort (with region embeddings) loaded into the emptied test database."""
-    from graph.ingest import discover, load_files, plan_ingest
+    from tests.helpers import load_into
     from graph.store import reset_shared_store, shared_store
     from graph.synth import write_cohort
     from graph.vocabulary import vocabulary
@@ -36,9 +36,7 @@ def cohort_graph(neo4j_server, tmp_path_factory):
     store.clear()
     v = vocabulary()
     store.ensure_schema(v)
-    plan = plan_ingest(discover([out]), {}, v.version)
-    result = load_files(store, plan.load, v, plan.changed, plan.metadata, None)
-    store.link_patients(result.patients)
+    _, result = load_into(store, out)
     assert not result.rejections
     yield out, neo4j_server
     reset_shared_store()
