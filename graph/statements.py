@@ -120,45 +120,35 @@ REMOVE s._created
 # brings only new ones and CREATE skips MERGE's index seek and lock. A load that breaks a uniqueness
 # constraint (the same scene graph under two paths, or two runs at once) is rolled back and redone
 # with the MERGE variants (``merge=True``), which are also used for changed files.
+def _single_file_nodes(label: str, key: str, props: tuple[str, ...], link: str, merge: bool) -> str:
+    """Rows {key, study_id, *props}: one ``label`` node per row, linked from its Study by ``link``."""
+    values = ", ".join(f"{p}: r.{p}" for p in (key, "study_id", *props))
+    if not merge:
+        return f"""
+UNWIND $rows AS r
+MATCH (s:Study {{study_id: r.study_id}})
+CREATE (s)-[:{link}]->(:{label} {{{values}}})
+"""
+    return f"""
+UNWIND $rows AS r
+MATCH (s:Study {{study_id: r.study_id}})
+MERGE (n:{label} {{{key}: r.{key}}})
+ON CREATE SET n._created = true
+SET n += {{{values}}}
+WITH s, n WHERE n._created
+CREATE (s)-[:{link}]->(n)
+REMOVE n._created
+"""
+
+
 def images_statement(merge: bool) -> str:
     """Rows {image_id, study_id, view}: the Image nodes and their HAS_IMAGE links."""
-    if not merge:
-        return """
-UNWIND $rows AS r
-MATCH (s:Study {study_id: r.study_id})
-CREATE (s)-[:HAS_IMAGE]->(:Image {image_id: r.image_id, view: r.view, study_id: r.study_id})
-"""
-    return """
-UNWIND $rows AS r
-MATCH (s:Study {study_id: r.study_id})
-MERGE (i:Image {image_id: r.image_id})
-ON CREATE SET i._created = true
-SET i.view = r.view, i.study_id = r.study_id
-WITH s, i WHERE i._created
-CREATE (s)-[:HAS_IMAGE]->(i)
-REMOVE i._created
-"""
+    return _single_file_nodes("Image", "image_id", ("view",), "HAS_IMAGE", merge)
 
 
 def reports_statement(merge: bool) -> str:
     """Rows {report_id, study_id, text, source, unmapped_terms}: Report nodes and HAS_REPORT links."""
-    if not merge:
-        return """
-UNWIND $rows AS r
-MATCH (s:Study {study_id: r.study_id})
-CREATE (s)-[:HAS_REPORT]->(:Report {report_id: r.report_id, study_id: r.study_id, text: r.text,
-                                    source: r.source, unmapped_terms: r.unmapped_terms})
-"""
-    return """
-UNWIND $rows AS r
-MATCH (s:Study {study_id: r.study_id})
-MERGE (rep:Report {report_id: r.report_id})
-ON CREATE SET rep._created = true
-SET rep.text = r.text, rep.source = r.source, rep.unmapped_terms = r.unmapped_terms, rep.study_id = r.study_id
-WITH s, rep WHERE rep._created
-CREATE (s)-[:HAS_REPORT]->(rep)
-REMOVE rep._created
-"""
+    return _single_file_nodes("Report", "report_id", ("text", "source", "unmapped_terms"), "HAS_REPORT", merge)
 
 
 def observations_statement(merge: bool) -> str:
