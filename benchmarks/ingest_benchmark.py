@@ -110,7 +110,9 @@ def query_latencies(cohort: Path) -> dict[str, tuple[float, float, int]]:
 
     store = shared_store()
     truth = pd.read_parquet(cohort / "ground_truth.parquet")
-    row = truth[truth["change"] == "worsened"].iloc[0]
+    # a patient whose pleural effusion worsened by the reports, so worsening_findings has rows to return
+    stated = truth["stated_radgraph"].eq("worsened") | truth["stated_imagenome"].fillna("").str.contains("worsened")
+    row = truth[truth["change"].eq("worsened") & truth["finding"].eq("pleural effusion") & stated].iloc[0]
     year = store.read("MATCH (s:Study {study_id: $s}) RETURN s.study_datetime.year AS y", s=str(row["study_id"]))[0]["y"]
     # new_finding_patients over one calendar year (the question as users ask it); the whole cohort's
     # dates (every onset, about 1,350 rows at 2,000 patients) is timed as a separate line.

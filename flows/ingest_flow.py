@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,18 +17,34 @@ from typing import Iterator
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from prefect.futures import PrefectFuture
 from prefect.utilities.annotations import quote
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from graph.ingest import (BatchResult, InputFile, IngestPlan, discover, parse_files,
+from graph.ingest import (BatchResult, InputFile, IngestPlan, StreamedFile, discover, parse_files,
                           parse_files_with_packaged_vocabulary, plan_ingest, store_files,
                           write_rejections)
 from graph.records import ParsedFile, Rejection
 from graph.stats import label_counts
-from graph.store import WriteCounts, shared_store
+from graph.store import LINK_CHUNK, WriteCounts, shared_store
 from graph.vocabulary import vocabulary
 
 DEFAULT_BATCH_FILES = 1000
+WRITERS = 2  # write transactions in flight at once (Neo4j runs them on separate cores)
+
+
+def _batch_keys(parsed: list[ParsedFile], changed: set[str]) -> set[str] | None:
+    """The patients and studies a parsed batch writes; None when not all are known before writing
+    (a streamed file, or a changed file whose earlier records may name others)."""
+    if any(isinstance(pf, StreamedFile) or pf.path in changed for pf in parsed):
+        return None
+    return {key for pf in parsed for s in pf.studies for key in (f"patient:{s.patient_id}", f"study:{s.study_id}")}
+
+
+def _independent(keys: set[str] | None, in_flight: deque) -> bool:
+    """Whether a batch may be written while the in-flight ones are: no shared patient (whose lock it
+    would wait for) and no shared study (whose owner check must see the other batch's commit)."""
+    return keys is not None and all(other is not None and not keys & other for _, _, other in in_flight)
 
 
 @dataclass
@@ -77,10 +93,12 @@ def plan(paths: list[str], exclude: list[str]) -> IngestPlan:
 
 
 @task(cache_policy=NO_CACHE)
-def store_batch(files: list[InputFile], parsed: list[ParsedFile], changed: set[str], metadata: list[str]) -> BatchResult:
-    """Check one parsed batch against the graph and write it in one transaction."""
+def store_batch(files: list[InputFile], parsed: list[ParsedFile], changed: set[str], metadata: list[str],
+                link: set[str]) -> BatchResult:
+    """Check one parsed batch against the graph and write it in one transaction, relinking the
+    patients in ``link`` (those with no files in other batches) in the same transaction."""
     started = time.perf_counter()
-    result = store_files(shared_store(), files, parsed, vocabulary(), changed, metadata)
+    result = store_files(shared_store(), files, parsed, vocabulary(), changed, metadata, link)
     get_run_logger().info("load: %d files, %d records, %d mentions, %d elements, %d rejected in %.2fs",
                           len(files), result.records, result.mentions,
                           result.elements.nodes + result.elements.relationships, len(result.rejections),
@@ -160,14 +178,12 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
                             files_unchanged=len(the_plan.unchanged))
     mark = time.perf_counter()
     patients: set[str] = set()
+    unlinked: set[str] = set()  # patients written but not relinked by the batch that wrote them last
     unmapped: Counter = Counter()
-    batches = [the_plan.load[i:i + batch_files] for i in range(0, len(the_plan.load), batch_files)]
+    batches = the_plan.batches(batch_files)
     with _progress(progress) as bar:
         job = bar.add_task("loading files", total=len(the_plan.load))
-        for files, parsed in parsed_ahead(batches, doc_mapping):
-            changed = {f.path for f in files} & the_plan.changed
-            # quote(): Prefect would otherwise walk every parsed record looking for futures (2 s a batch)
-            result = store_batch(files, quote(parsed), changed, the_plan.metadata)
+        def collect(result: BatchResult, files_in_batch: int) -> None:
             summary.files_loaded += result.files_loaded
             summary.files_rejected += result.files_rejected
             summary.records_loaded += result.records
@@ -176,18 +192,37 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
             summary.rejections += result.rejections
             summary.ambiguous_comparisons += result.ambiguous_comparisons
             unmapped.update(result.unmapped_terms)
-            patients |= result.patients
-            bar.advance(job, len(files))
+            patients.update(result.patients)
+            # batches sharing a patient are written one after the other, and collected in that order
+            unlinked.difference_update(result.linked)
+            unlinked.update(result.patients - result.linked)
+            bar.advance(job, files_in_batch)
+
+        in_flight: deque[tuple[PrefectFuture, int, set[str] | None]] = deque()
+        for files, parsed in parsed_ahead(batches, doc_mapping):
+            changed = {f.path for f in files} & the_plan.changed
+            keys = _batch_keys(parsed, changed)
+            while in_flight and (len(in_flight) >= WRITERS or not _independent(keys, in_flight)):
+                future, n, _ = in_flight.popleft()
+                collect(future.result(), n)
+            # quote(): Prefect would otherwise walk every parsed record looking for futures (2 s a batch)
+            in_flight.append((store_batch.submit(files, quote(parsed), changed, the_plan.metadata,
+                                                 the_plan.patients_within(files)), len(files), keys))
+        while in_flight:
+            future, n, _ = in_flight.popleft()
+            collect(future.result(), n)
         stages["load"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        if patients:
-            ids = sorted(patients)
-            chunk = 2000
+        ids = sorted(unlinked)
+        if ids:
             job = bar.add_task("linking patients", total=len(ids))
-            for i in range(0, len(ids), chunk):
-                counts = link(ids[i:i + chunk])
-                summary.elements_created += counts.nodes + counts.relationships
-                bar.advance(job, len(ids[i:i + chunk]))
+            chunks = [ids[i:i + LINK_CHUNK] for i in range(0, len(ids), LINK_CHUNK)]
+            for i in range(0, len(chunks), WRITERS):
+                futures = [link.submit(c) for c in chunks[i:i + WRITERS]]
+                for c, future in zip(chunks[i:i + WRITERS], futures):
+                    counts = future.result()
+                    summary.elements_created += counts.nodes + counts.relationships
+                    bar.advance(job, len(c))
         stages["link"] = time.perf_counter() - mark
     summary.patients_relinked = len(patients)
     summary.unmapped_terms = sum(unmapped.values())
@@ -212,7 +247,8 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
                     "load": f"{len(batches)} batches, {summary.files_loaded} files loaded, "
                             f"{summary.files_rejected} rejected, {summary.records_loaded} records, "
                             f"{summary.mentions_loaded} mentions",
-                    "link": f"{summary.patients_relinked} patients relinked",
+                    "link": f"{summary.patients_relinked} patients relinked ({len(ids)} after the load "
+                            "stage, the others in their load batch)",
                     "count": f"{summary.studies} studies, {summary.observations} observations, "
                              f"{summary.progression_edges} progression edges",
                     "report": f"{len(summary.rejections)} rejections"}

@@ -10,6 +10,9 @@ points at the data to look at. The checks:
   studies are not joined by a ``PRIOR`` link: it skips a study, points forward in time, stays in one
   study, or crosses patients. Edges with ``source = 'gnn'`` (model predictions, which may compare any
   two studies on purpose) are not checked.
+* ``duplicate_progressions``: two PROGRESSION edges with the same ``progression_id`` (the same change
+  from the same source between the same observations); the link step writes each once by construction,
+  so this guards what a uniqueness constraint would, without its cost on every load.
 * ``priors_contradicting_dates``: a ``PRIOR`` link whose prior study is later than the study, whose
   ``days`` differ from the two dates, that joins two patients, or that jumps over a study of the same
   patient dated in between; also studies with more than one PRIOR link, and studies without one
@@ -81,6 +84,16 @@ CHECKS: tuple[Check, ...] = (
         RETURN count(r) AS n,
                collect(o.observation_id + ' -> ' + po.observation_id + ' (' + coalesce(r.source, '?') + ')')[..$k]
                  AS examples
+        """,
+    ),
+    Check(
+        "duplicate_progressions",
+        "PROGRESSION edges sharing a progression_id with another edge",
+        """
+        MATCH ()-[r:PROGRESSION]->()
+        WITH r.progression_id AS id, count(*) AS copies WHERE copies > 1
+        WITH id, copies ORDER BY id
+        RETURN coalesce(sum(copies), 0) AS n, collect(id)[..$k] AS examples
         """,
     ),
     Check(

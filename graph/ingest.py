@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, TypeVar
+from typing import Any, Collection, Iterable, Iterator, TypeVar
 
 from graph.formats.metadata import StudyDates, read_metadata
 from graph.formats.radgraph import (DocStudy, check_json_stream, parse_radgraph, parse_radgraph_chunks,
@@ -44,17 +45,55 @@ class InputFile:
 
 @dataclass
 class IngestPlan:
-    """Files to load (new or changed, scene graphs first) and files skipped as unchanged."""
+    """Files to load (new or changed, in the order of :func:`plan_ingest`) and files skipped as unchanged.
+
+    ``patient_hints`` maps a file's path to the patient its records are expected to belong to (see
+    :func:`patient_hints`); it only decides the order and where batches end, never what is stored.
+    """
 
     load: list[InputFile]
     changed: set[str]
     unchanged: list[str]
     metadata: list[str]
+    patient_hints: dict[str, str] = field(default_factory=dict)
+
+    def batches(self, batch_files: int) -> list[list[InputFile]]:
+        """The files to load in batches of about ``batch_files``, a patient's files kept together.
+
+        A batch ends at the first file of another (or an unknown) patient once it holds ``batch_files``
+        files, and in any case at twice that size; so batches written at once rarely share a patient.
+        """
+        out: list[list[InputFile]] = []
+        current: list[InputFile] = []
+        for f in self.load:
+            if current and (len(current) >= 2 * batch_files or (
+                    len(current) >= batch_files and not self._same_patient(current[-1], f))):
+                out.append(current)
+                current = []
+            current.append(f)
+        if current:
+            out.append(current)
+        return out
+
+    def patients_within(self, batch: list[InputFile]) -> set[str]:
+        """The (hinted) patients all of whose files to load are in ``batch``: a batch can relink them
+        in its own transaction, unless a file without a hint turns out to hold them too."""
+        here = Counter(self.patient_hints[f.path] for f in batch if f.path in self.patient_hints)
+        return {p for p, n in here.items() if n == self._files_per_patient[p]}
+
+    @cached_property
+    def _files_per_patient(self) -> Counter:
+        return Counter(self.patient_hints[f.path] for f in self.load if f.path in self.patient_hints)
+
+    def _same_patient(self, a: InputFile, b: InputFile) -> bool:
+        hint = self.patient_hints.get(a.path)
+        return hint is not None and hint == self.patient_hints.get(b.path)
 
 
 @dataclass
 class BatchResult:
-    """What one batch did: counts, rejections and the patients whose derived structure must be relinked."""
+    """What one batch did: counts, rejections, the patients it wrote and those of them it relinked
+    itself (the rest must be relinked by the caller)."""
 
     files_loaded: int = 0
     files_rejected: int = 0
@@ -62,6 +101,7 @@ class BatchResult:
     mentions: int = 0
     elements: WriteCounts = field(default_factory=WriteCounts)
     patients: set[str] = field(default_factory=set)
+    linked: set[str] = field(default_factory=set)
     rejections: list[Rejection] = field(default_factory=list)
     unmapped_terms: Counter = field(default_factory=Counter)
     ambiguous_comparisons: int = 0
@@ -112,11 +152,18 @@ def discover(paths: Iterable[Path], exclude: Iterable[Path] = ()) -> list[InputF
         root = Path(root)
         if not root.exists():
             raise FileNotFoundError(f"{root}: no such file or folder")
-        candidates = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
-        for p in candidates:
+        if root.is_file():
+            candidates = [(root, root.resolve())]
+        else:
+            # rglob does not enter linked folders, so below the resolved root only a linked file
+            # needs resolving of its own (resolving every path was a quarter of planning time)
+            base = root.resolve()
+            candidates = [(p, p.resolve() if p.is_symlink() else base / p.relative_to(root))
+                          for p in sorted(root.rglob("*")) if p.is_file()]
+        for p, real in candidates:
             fmt = file_format(p)
-            if fmt and p.resolve() not in skip:
-                found.append(InputFile(str(p.resolve()), fmt, sha256_of(p)))
+            if fmt and real not in skip:
+                found.append(InputFile(str(real), fmt, sha256_of(p)))
     return sorted(found, key=lambda f: f.path)
 
 
@@ -126,8 +173,11 @@ def plan_ingest(files: list[InputFile], known: dict[str, tuple[str, str]], vocab
     ``known`` maps loaded paths to (sha256, vocabulary version). A file counts as changed when its
     content or the vocabulary it was normalised with has changed.
 
-    Scene graphs are ordered before report extractions so that reports of the same run find their
-    study dates in the graph.
+    Files whose patient and date are known before parsing (:func:`patient_hints`) come first,
+    ordered by patient, so a patient's scene graphs and reports share a batch (fewer batches touch
+    an observation, and batches written at once hold different patients). The others follow, scene
+    graphs before report extractions so that reports of the same run find their study dates in the
+    graph.
     """
     order = {SCENE_GRAPH: 0, RADGRAPH: 1}
     load, unchanged, changed = [], [], set()
@@ -141,8 +191,37 @@ def plan_ingest(files: list[InputFile], known: dict[str, tuple[str, str]], vocab
         if previous is not None:
             changed.add(f.path)
         load.append(f)
-    load.sort(key=lambda f: (order[f.format], f.path))
-    return IngestPlan(load, changed, unchanged, [f.path for f in files if f.format == METADATA])
+    metadata = [f.path for f in files if f.format == METADATA]
+    hints = patient_hints(load, metadata)
+    load.sort(key=lambda f: (0, hints[f.path], order[f.format], f.path) if f.path in hints
+              else (1, "", order[f.format], f.path))
+    return IngestPlan(load, changed, unchanged, metadata, hints)
+
+
+_MIMIC_REPORT_PATH = re.compile(r"(?:^|/)p(\d+)/s(\d+)\.[^/]+$")
+
+
+def patient_hints(files: list[InputFile], metadata_paths: list[str]) -> dict[str, str]:
+    """path -> patient, for the files whose patient and study date are known before parsing them.
+
+    Scene graphs (``<dicom_id>_SceneGraph.json``) through the metadata CSVs' dicom_id -> study_id ->
+    subject_id; report files in the MIMIC-CXR layout (``.../p10000032/s50414267.json``) from their
+    path, when the metadata CSVs date that study. Files with a known date need no other file of the
+    run to be stored first, so they can be loaded patient by patient. Unreadable metadata gives no
+    hints (its rejection is reported when the batches read it).
+    """
+    dates, _ = metadata_dates(metadata_paths)
+    hints: dict[str, str] = {}
+    for f in files:
+        patient = None
+        if f.format == SCENE_GRAPH:
+            study = dates.image_study.get(Path(f.path).name.removesuffix(SCENE_GRAPH_SUFFIX))
+            patient = dates.study_patient.get(study) if study else None
+        elif match := _MIMIC_REPORT_PATH.search(Path(f.path).as_posix()):
+            patient = match.group(1) if match.group(2) in dates.study_datetime else None
+        if patient:
+            hints[f.path] = patient
+    return hints
 
 
 @lru_cache(maxsize=4)
@@ -153,7 +232,7 @@ def _metadata(path: str, sha256: str) -> tuple[StudyDates, tuple[InputError, ...
 
 def metadata_dates(paths: Iterable[str]) -> tuple[StudyDates, list[Rejection]]:
     """Study dates and patients from all metadata CSVs (cached per file content within a process)."""
-    dates, patients, rejections = {}, {}, []
+    dates, patients, images, rejections = {}, {}, {}, []
     for path in paths:
         try:
             d, errors = _metadata(path, sha256_of(Path(path)))
@@ -162,8 +241,9 @@ def metadata_dates(paths: Iterable[str]) -> tuple[StudyDates, list[Rejection]]:
             continue
         dates.update(d.study_datetime)
         patients.update(d.study_patient)
+        images.update(d.image_study)
         rejections += [Rejection.from_error(e) for e in errors]
-    return StudyDates(dates, patients), rejections
+    return StudyDates(dates, patients, images), rejections
 
 
 def parse_file(f: InputFile, vocab: Vocabulary, mapping: dict[str, DocStudy] | None) -> ParsedFile:
@@ -275,11 +355,14 @@ def parse_files_with_packaged_vocabulary(files: list[InputFile], mapping_path: s
 
 
 def store_files(store: GraphStore, files: list[InputFile], parsed: list[ParsedFile], vocab: Vocabulary,
-                changed: set[str], metadata_paths: list[str]) -> BatchResult:
+                changed: set[str], metadata_paths: list[str], link: Collection[str] = ()) -> BatchResult:
     """Check a parsed batch against the graph (study owners, dates) and write it; see :func:`load_files`.
 
     Args:
         files: the batch's input files; ``parsed`` holds their :func:`parse_files` results, in order.
+        link: patients to relink in the batch's own transaction(s) (those with no files elsewhere);
+            ``result.linked`` says which were, ``result.patients`` minus those still need
+            :meth:`GraphStore.link_patients`.
 
     Streamed files (RadGraph files above ``STREAM_THRESHOLD_BYTES``, see :func:`_store_streamed`) are
     written after the rest of the batch, each in transactions of ``STREAM_CHUNK_DOCS`` documents, so
@@ -292,7 +375,8 @@ def store_files(store: GraphStore, files: list[InputFile], parsed: list[ParsedFi
     parsed = check_studies(parsed, owners, dates)
 
     by_path = {f.path: f for f in files}
-    batch = Batch()
+    link = frozenset(link)
+    batch = Batch(link=link)
     pending = 0
     for pf in parsed:
         f = by_path[pf.path]
@@ -314,7 +398,7 @@ def store_files(store: GraphStore, files: list[InputFile], parsed: list[ParsedFi
         pending += len(pf.mentions)
         if pending >= MAX_MENTIONS_PER_WRITE:
             _flush(store, batch, result)
-            batch, pending = Batch(), 0
+            batch, pending = Batch(link=link), 0
     _flush(store, batch, result)
     for pf in parsed:
         if isinstance(pf, StreamedFile):
@@ -331,9 +415,10 @@ def _whole_file_rejected(pf: ParsedFile, f: InputFile) -> bool:
 def _flush(store: GraphStore, batch: Batch, result: BatchResult) -> None:
     if not batch.files and not batch.retract:
         return
-    counts, patients = store.write_batch(batch)
+    counts, patients, linked = store.write_batch(batch)
     result.elements += counts
     result.patients |= patients
+    result.linked = (result.linked - patients) | linked
 
 
 _T = TypeVar("_T")

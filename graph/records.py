@@ -22,6 +22,13 @@ def stable_id(*parts: object) -> str:
     return hashlib.sha1("|".join(str(p) for p in parts).encode()).hexdigest()[:20]
 
 
+def file_key(path: str) -> int:
+    """A signed 64-bit integer standing for a file path (the first 8 bytes of its SHA-1): what the
+    Mention index holds, much cheaper for Neo4j to index than the path string. Lookups compare the
+    path too, so a collision cannot mix two files."""
+    return int.from_bytes(hashlib.sha1(path.encode()).digest()[:8], "big", signed=True)
+
+
 def observation_id(study_id: str, anatomy: str, finding: str) -> str:
     """The natural key of an Observation: one finding at one anatomy in one study."""
     return f"{study_id}|{anatomy}|{finding}"

@@ -27,7 +27,7 @@ CONSTRAINTS = [
     ("source_file_path", "SourceFile", "path"),
 ]
 NODE_INDEXES = [
-    ("mention_file", "Mention", ("file",)),
+    ("mention_file_key", "Mention", ("file_key",)),
     ("observation_finding", "Observation", ("finding",)),
     ("observation_onset", "Observation", ("finding", "onset_datetime")),
     ("observation_source_conflict", "Observation", ("source_conflict",)),
@@ -41,15 +41,23 @@ def schema_statements() -> list[str]:
         f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
         for name, label, prop in CONSTRAINTS
     ]
-    out.append(
-        "CREATE CONSTRAINT progression_id IF NOT EXISTS "
-        "FOR ()-[r:PROGRESSION]-() REQUIRE r.progression_id IS UNIQUE"
-    )
     out += [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({', '.join(f'n.{p}' for p in props)})"
             for name, label, props in NODE_INDEXES]
     out.append("CREATE INDEX progression_change IF NOT EXISTS FOR ()-[r:PROGRESSION]-() ON (r.change)")
     return out
 
+
+# Schema migration of earlier graphs (see graph.store._migrate_schema).
+LEGACY_MENTION_FILE_INDEX = "SHOW INDEXES YIELD name WHERE name = 'mention_file' RETURN name"
+MENTION_FILES_WITHOUT_KEY = "MATCH (m:Mention) WHERE m.file_key IS NULL RETURN DISTINCT m.file AS file"
+SET_MENTION_FILE_KEYS = """
+UNWIND $rows AS r
+CALL (r) {
+  MATCH (m:Mention {file: r.path})
+  SET m.file_key = r.key
+} IN TRANSACTIONS OF 200 ROWS
+"""
+LEGACY_SCHEMA_DROPS = ["DROP INDEX mention_file IF EXISTS", "DROP CONSTRAINT progression_id IF EXISTS"]
 
 MERGE_REGIONS = """
 UNWIND $rows AS r
@@ -95,10 +103,13 @@ SET p._lock = true
 REMOVE p._lock
 """
 
+# Mentions are found by their file through an index on ``file_key`` (see ``graph.records.file_key``):
+# an index on the path strings themselves cost a quarter of the server's load time.
 RETRACT_FILES = """
-UNWIND $paths AS path
-MATCH (m:Mention {file: path})
-WITH m, m.study_id AS study_id
+UNWIND $files AS file
+MATCH (o:Observation)-[:HAS_MENTION]->(m:Mention {file_key: file.key})
+WHERE m.file = file.path
+WITH m, o.study_id AS study_id
 DETACH DELETE m
 RETURN collect(DISTINCT study_id) AS study_ids
 """
@@ -110,7 +121,7 @@ UNWIND $rows AS r
 MERGE (p:Patient {patient_id: r.patient_id})
 MERGE (s:Study {study_id: r.study_id})
 ON CREATE SET s.patient_id = r.patient_id, s._created = true
-SET s.study_datetime = coalesce(r.study_datetime, s.study_datetime)
+SET s.study_datetime = coalesce(localdatetime(r.study_datetime), s.study_datetime)
 WITH p, s WHERE s._created
 CREATE (p)-[:HAS_STUDY]->(s)
 REMOVE s._created
@@ -165,10 +176,10 @@ SET m = props
 UNWIND r.mentions AS props
 MERGE (m:Mention {mention_id: props.mention_id})
 ON CREATE SET m._created = true
-SET m += props
-WITH o, m WHERE m._created
+WITH o, m, props, m._created AS created
+SET m = props
+WITH o, m, created WHERE created
 CREATE (o)-[:HAS_MENTION]->(m)
-REMOVE m._created
 """)
     return """
 UNWIND $rows AS r

@@ -16,7 +16,7 @@ from neo4j import GraphDatabase, ManagedTransaction
 
 from graph import statements as st
 from graph.config import Neo4jSettings, neo4j_settings
-from graph.records import MentionRecord, ParsedFile, observation_id
+from graph.records import MentionRecord, ParsedFile, file_key, observation_id
 from graph.vocabulary import Vocabulary
 
 LINK_CHUNK = 500  # patients per link transaction
@@ -78,13 +78,16 @@ class Batch:
     """The rows one write transaction stores: records of several parsed files, plus their SourceFile rows.
 
     ``merge`` writes with MERGE from the start (later chunks of a changed, streamed file, whose old
-    reports are still in the graph); a batch with ``retract`` is always written with MERGE.
+    reports are still in the graph); a batch with ``retract`` is always written with MERGE. The
+    patients in ``link`` that the batch writes are relinked (see :meth:`GraphStore.link_patients`) in
+    the same transaction: the caller names those whose files are all in this batch.
     """
 
     files: list[ParsedFile] = field(default_factory=list)
     source_files: list[dict[str, Any]] = field(default_factory=list)
     retract: list[str] = field(default_factory=list)
     merge: bool = False
+    link: frozenset[str] = frozenset()
 
 
 def _run(tx: ManagedTransaction, query: str, counts: WriteCounts, **params: Any) -> list[neo4j.Record]:
@@ -94,13 +97,39 @@ def _run(tx: ManagedTransaction, query: str, counts: WriteCounts, **params: Any)
     return records
 
 
+def _derive(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts) -> None:
+    """The link step's statements for patients whose locks the transaction holds."""
+    if patient_ids:
+        for query in (st.LINK_PRIOR_STUDIES, st.AGGREGATE_OBSERVATIONS, st.LINK_STATED_PROGRESSIONS,
+                      st.LINK_PRESENCE_PROGRESSIONS, st.MARK_ONSETS_AND_CONFLICTS):
+            _run(tx, query, counts, patient_ids=patient_ids)
+
+
 def _mention_props(m: MentionRecord) -> dict[str, Any]:
-    return {
-        "mention_id": m.mention_id, "study_id": m.study_id, "polarity": m.polarity, "severity": m.severity,
+    """A Mention's stored properties; absent values are left out (Neo4j stores no nulls, and each
+    property sent costs the server time). The study is the observation's, so it is not repeated."""
+    props = {
+        "mention_id": m.mention_id, "polarity": m.polarity, "severity": m.severity,
         "severity_score": m.severity_score, "change": m.change, "change_label": m.change_label,
         "prior_image_id": m.prior_image_id, "evidence": m.evidence, "source": m.source,
-        "file": m.file, "record": m.record, "section": m.section,
+        "file": m.file, "file_key": file_key(m.file), "record": m.record, "section": m.section,
     }
+    return {k: v for k, v in props.items() if v is not None}
+
+
+def _migrate_schema(session: neo4j.Session) -> None:
+    """Bring a graph loaded by an earlier cxrkg to the current schema (a no-op on a current one).
+
+    Earlier graphs indexed Mentions on their ``file`` path and had a uniqueness constraint
+    on PROGRESSION ``progression_id`` (which the link step guarantees by construction). The old index
+    is what finds the mentions to give a ``file_key``; it is dropped afterwards.
+    """
+    if session.run(st.LEGACY_MENTION_FILE_INDEX).single() is None:
+        return
+    files = [r["file"] for r in session.run(st.MENTION_FILES_WITHOUT_KEY)]
+    session.run(st.SET_MENTION_FILE_KEYS, rows=[{"path": f, "key": file_key(f)} for f in files]).consume()
+    for statement in st.LEGACY_SCHEMA_DROPS:
+        session.run(statement).consume()
 
 
 class GraphStore:
@@ -135,6 +164,7 @@ class GraphStore:
             for statement in st.schema_statements():
                 session.run(statement).consume()
             session.run("CALL db.awaitIndexes(300)").consume()
+            _migrate_schema(session)
         regions = [
             {"name": r.name, "code": r.code, "side": r.side, "has_bbox": r.has_bbox, "cuis": list(r.cuis),
              "synonyms": sorted(k for k, v in vocab._region_forms.items() if v == (r.name,) and k != r.name)}
@@ -171,8 +201,9 @@ class GraphStore:
 
     # --- writes --------------------------------------------------------------------------------
 
-    def write_batch(self, batch: Batch) -> tuple[WriteCounts, set[str]]:
-        """Store one batch in one transaction; returns created elements and the touched patient ids.
+    def write_batch(self, batch: Batch) -> tuple[WriteCounts, set[str], set[str]]:
+        """Store one batch in one transaction; returns created elements, the touched patient ids and
+        those of them relinked in the transaction.
 
         Files listed in ``batch.retract`` (changed since their last load) lose their old mentions first,
         in the same transaction, so a crash leaves either the old or the new content, never a mix.
@@ -185,8 +216,10 @@ class GraphStore:
         for pf in batch.files:
             for s in pf.studies:
                 row = studies.setdefault(s.study_id, {"study_id": s.study_id, "patient_id": s.patient_id,
-                                                      "study_datetime": s.study_datetime})
-                row["study_datetime"] = row["study_datetime"] or s.study_datetime
+                                                      "study_datetime": None})
+                # ISO text, parsed by Cypher: the driver's packing of datetimes cost more Python time
+                # than the rest of the batch's rows
+                row["study_datetime"] = row["study_datetime"] or (s.study_datetime and s.study_datetime.isoformat())
             images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view} for i in pf.images]
             reports += [{"report_id": r.report_id, "study_id": r.study_id, "text": r.text, "source": r.source,
                          "unmapped_terms": list(r.unmapped_terms)} for r in pf.reports]
@@ -201,7 +234,8 @@ class GraphStore:
             touched_studies: set[str] = set()
             _run(tx, st.LOCK_PATIENTS, counts, patient_ids=sorted(patients))
             if batch.retract:
-                rows = _run(tx, st.RETRACT_FILES, counts, paths=batch.retract)
+                rows = _run(tx, st.RETRACT_FILES, counts,
+                            files=[{"path": p, "key": file_key(p)} for p in batch.retract])
                 touched_studies.update(rows[0]["study_ids"] if rows else [])
             _run(tx, st.MERGE_STUDIES, counts, rows=list(studies.values()))
             _run(tx, st.images_statement(merge), counts, rows=images)
@@ -209,14 +243,17 @@ class GraphStore:
             _run(tx, st.observations_statement(merge), counts, rows=list(observations.values()))
             _run(tx, st.MERGE_SOURCE_FILES, counts, rows=batch.source_files)
             owners = tx.run(st.STUDY_OWNERS, study_ids=list(touched_studies)) if touched_studies else []
-            return counts, {r["patient_id"] for r in owners}
+            retracted_patients = {r["patient_id"] for r in owners}
+            _derive(tx, sorted(linked - retracted_patients), counts)
+            return counts, retracted_patients
 
+        linked = patients & batch.link
         with self._session() as session:
             try:
                 counts, retracted_patients = session.execute_write(work, bool(batch.retract) or batch.merge)
             except neo4j.exceptions.ConstraintError:
                 counts, retracted_patients = session.execute_write(work, True)
-        return counts, patients | retracted_patients
+        return counts, patients | retracted_patients, linked - retracted_patients
 
     def link_patients(self, patient_ids: Iterable[str]) -> WriteCounts:
         """Recompute prior-study links, observation aggregates and progression edges for these patients.
@@ -232,9 +269,7 @@ class GraphStore:
 
             def work(tx: ManagedTransaction, chunk: list[str] = chunk) -> None:
                 _run(tx, st.LOCK_PATIENTS, counts, patient_ids=chunk)
-                for query in (st.LINK_PRIOR_STUDIES, st.AGGREGATE_OBSERVATIONS, st.LINK_STATED_PROGRESSIONS,
-                              st.LINK_PRESENCE_PROGRESSIONS, st.MARK_ONSETS_AND_CONFLICTS):
-                    _run(tx, query, counts, patient_ids=chunk)
+                _derive(tx, chunk, counts)
 
             with self._session() as session:
                 session.execute_write(work)

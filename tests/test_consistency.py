@@ -53,6 +53,10 @@ DAMAGE = {
     "progressions_skipping_study": (
         "MATCH (o:Observation {observation_id: $o3}), (po:Observation {observation_id: $o1}) "
         "CREATE (o)-[:PROGRESSION {progression_id: 'x', change: 'worsened', source: 'radgraph'}]->(po)", OBS[3]),
+    # a second copy of an existing derived edge
+    "duplicate_progressions": (
+        "MATCH (o:Observation {observation_id: $o3})-[r:PROGRESSION]->(po) WITH o, r, po LIMIT 1 "
+        "CREATE (o)-[r2:PROGRESSION]->(po) SET r2 = properties(r)", OBS[3]),
     # study 2 now dated after study 3, links left as they were
     "priors_contradicting_dates": (
         "MATCH (s:Study {study_id: $s2}) SET s.study_datetime = s.study_datetime + duration({days: 60})",

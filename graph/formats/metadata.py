@@ -7,7 +7,7 @@ Columns used (docs/formats.md §1.8): ``dicom_id, subject_id, study_id, StudyDat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -20,10 +20,12 @@ METADATA_COLUMNS = ("dicom_id", "subject_id", "study_id", "StudyDate", "StudyTim
 
 @dataclass(frozen=True)
 class StudyDates:
-    """Study datetimes and patients read from metadata, keyed by study id (str)."""
+    """Study datetimes and patients read from metadata, keyed by study id (str), and each image's study
+    (``dicom_id`` -> study id)."""
 
     study_datetime: dict[str, datetime]
     study_patient: dict[str, str]
+    image_study: dict[str, str] = field(default_factory=dict)
 
 
 def study_datetime(study_date: int | str, study_time: float | str) -> datetime:
@@ -50,6 +52,7 @@ def read_metadata(path: Path) -> tuple[StudyDates, list[InputError]]:
         raise InputError(file, None, ", ".join(missing), "missing column(s)")
     dates: dict[str, datetime] = {}
     patients: dict[str, str] = {}
+    images: dict[str, str] = {}
     errors: list[InputError] = []
     for n, row in enumerate(frame[list(METADATA_COLUMNS)].itertuples(index=False), start=2):
         try:
@@ -58,8 +61,9 @@ def read_metadata(path: Path) -> tuple[StudyDates, list[InputError]]:
             errors.append(InputError(file, f"line {n} (dicom {row.dicom_id})", "StudyDate", str(exc)))
             continue
         study = str(row.study_id)
+        images[str(row.dicom_id)] = study
         # several images of one study: the earliest image time is the study time
         if study not in dates or when < dates[study]:
             dates[study] = when
         patients[study] = str(row.subject_id)
-    return StudyDates(dates, patients), errors
+    return StudyDates(dates, patients, images), errors

@@ -170,6 +170,10 @@ public final class LocalNeo4j {
         c.put(BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, Duration.ofSeconds(1));
         c.put(BoltConnectorInternalSettings.connection_shutdown_wait_time, Duration.ofSeconds(1));
         c.put(GraphDatabaseSettings.pagecache_memory, parseBytes(args.getOrDefault("page-cache", "1g")));
+        // Neo4j keeps transaction logs for 2 days by default, for backups a Community server cannot
+        // take: a day of benchmark loads filled 50 GB. Logs beyond 1 GB are pruned at checkpoints;
+        // recovery after a crash needs only the logs since the last checkpoint, which are always kept.
+        c.put(GraphDatabaseSettings.keep_logical_logs, "1G size");
         if (args.containsKey("tx-timeout")) {
             c.put(GraphDatabaseSettings.transaction_timeout, parseDuration(args.get("tx-timeout")));
         }
