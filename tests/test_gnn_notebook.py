@@ -1,4 +1,4 @@
-"""notebooks/gnn.ipynb runs top to bottom against the test Neo4j on a small cohort (nbclient, a real kernel)."""
+"""notebooks/progression.ipynb runs top to bottom against the test Neo4j on a small cohort (nbclient, a real kernel)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_gnn_notebook_runs_end_to_end(store, neo4j_server, tmp_path):
     env = {**os.environ, "NEO4J_URI": s.uri, "NEO4J_USER": s.user, "NEO4J_PASSWORD": s.password,
            "CXRKG_NOTEBOOK_COHORT": str(cohort),
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    nb = nbformat.read(REPO / "notebooks" / "gnn.ipynb", as_version=4)
+    nb = nbformat.read(REPO / "notebooks" / "progression.ipynb", as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=False,
                    resources={"metadata": {"path": str(REPO / "notebooks")}}).execute(env=env)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]

@@ -101,3 +101,21 @@ def test_graphs_from_before_the_file_key_index_are_migrated(store, cohort, tmp_p
     plan, _ = load_into(store, work)
     assert plan.changed == {str(report.resolve())}
     assert store.read("MATCH (m:Mention {file: $f}) RETURN count(*) AS n", f=str(report.resolve()))[0]["n"] == 0
+
+
+def test_discovered_paths_are_resolved_once_per_root(cohort, tmp_path):
+    # a root reached through a link, and a linked file inside it: both name the real files
+    real = tmp_path / "real"
+    shutil.copytree(cohort / "radgraph", real / "radgraph")
+    target = next((real / "radgraph").rglob("s*.json"))
+    elsewhere = tmp_path / "elsewhere" / "p10" / "p10000001" / "s50000001.json"
+    elsewhere.parent.mkdir(parents=True)
+    shutil.copy(target, elsewhere)
+    (real / "radgraph" / "p10" / "p10000001").mkdir(parents=True)
+    (real / "radgraph" / "p10" / "p10000001" / "s50000001.json").symlink_to(elsewhere)
+    (tmp_path / "link").symlink_to(real)
+
+    paths = {f.path for f in discover([tmp_path / "link"])}
+    assert str(elsewhere.resolve()) in paths and str(target.resolve()) in paths
+    assert all(p == str(Path(p).resolve()) for p in paths)
+    assert paths == {f.path for f in discover([real])}
