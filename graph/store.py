@@ -228,6 +228,7 @@ class GraphStore:
                 observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
                                               "finding": m.finding, "mentions": []})["mentions"].append(_mention_props(m))
         patients = {s["patient_id"] for s in studies.values()}
+        linked = patients & batch.link
 
         def work(tx: ManagedTransaction, merge: bool) -> tuple[WriteCounts, set[str]]:
             counts = WriteCounts()  # per attempt: the driver may retry the whole function
@@ -247,7 +248,6 @@ class GraphStore:
             _derive(tx, sorted(linked - retracted_patients), counts)
             return counts, retracted_patients
 
-        linked = patients & batch.link
         with self._session() as session:
             try:
                 counts, retracted_patients = session.execute_write(work, bool(batch.retract) or batch.merge)
