@@ -25,6 +25,7 @@ from gnn.errors import GnnError
 from gnn.models import CONVS, ProgressionGNN
 
 CHECKPOINT_KIND = "cxrkg-progression-gnn"
+LR_SCHEDULES = ("constant", "cosine")
 
 
 @dataclass
@@ -40,6 +41,10 @@ class TrainConfig:
         split_seed: seed of the patient split (keep it fixed to compare runs on the same test patients).
         use_embeddings: use region embeddings when the snapshot has them.
         class_weights: weight the loss by inverse square-root class frequency (helps macro-F1).
+        pair_context: classify each pair with the pooled changes of the study pair's other pairs
+            (see :mod:`gnn.models`); checkpoints from before the option have it off.
+        lr_schedule: ``constant``, or ``cosine`` (the learning rate falls along a half cosine to 0
+            over ``epochs``; Loshchilov & Hutter, ICLR 2017, without restarts).
     """
 
     model: str = "sage"
@@ -56,8 +61,12 @@ class TrainConfig:
     split_seed: int = 0
     use_embeddings: bool = True
     class_weights: bool = True
+    pair_context: bool = True
+    lr_schedule: str = "constant"
 
     def __post_init__(self) -> None:
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise GnnError(f"config: lr_schedule {self.lr_schedule!r} is not one of {', '.join(LR_SCHEDULES)}")
         if self.model not in CONVS:
             raise GnnError(f"config: model {self.model!r} is not one of {', '.join(CONVS)}")
         for name in ("hidden", "layers", "epochs", "batch_size", "heads", "patience"):
@@ -144,9 +153,11 @@ def in_dims(data: ProgressionData) -> dict[str, int]:
             "finding": len(data.vocab.findings), "study": 2 + (data.embedding_dim + 1 if data.embedding_dim else 0)}
 
 
-def build_model(data: ProgressionData, config: TrainConfig) -> ProgressionGNN:
-    return ProgressionGNN(in_dims(data), hidden=config.hidden, layers=config.layers, conv=config.model,
-                          dropout=config.dropout, heads=config.heads)
+def build_model(data: ProgressionData | dict[str, int], config: TrainConfig) -> ProgressionGNN:
+    """The model ``config`` describes, for ``data``'s input sizes (or given ``in_dims``)."""
+    dims = data if isinstance(data, dict) else in_dims(data)
+    return ProgressionGNN(dims, hidden=config.hidden, layers=config.layers, conv=config.model,
+                          dropout=config.dropout, heads=config.heads, pair_context=config.pair_context)
 
 
 def _loader(data: ProgressionData, indices: list[int], batch_size: int, shuffle: bool, seed: int):
@@ -217,6 +228,7 @@ def train_model(data: ProgressionData, config: TrainConfig, device: str = "cpu",
     loss_fn = nn.CrossEntropyLoss(weight=weights, ignore_index=-1)
     model = build_model(data, config).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(opt, config.epochs) if config.lr_schedule == "cosine" else None
     val_rows = data.labelled("val")
     y_val = data.pairs["label"].to_numpy()
     best, best_epoch, best_state, history, bad = -1.0, 0, None, [], 0
@@ -235,6 +247,8 @@ def train_model(data: ProgressionData, config: TrainConfig, device: str = "cpu",
             opt.step()
             total += loss.item() * int((y >= 0).sum())
             n += int((y >= 0).sum())
+        if schedule is not None:
+            schedule.step()
         seconds = time.perf_counter() - t0
         ids, proba = predict_proba(model, data, val_idx, dev)
         keep = np.isin(ids, val_rows)
@@ -297,9 +311,8 @@ def load_checkpoint(path: Path) -> tuple[ProgressionGNN, dict[str, Any]]:
     if not isinstance(blob, dict) or blob.get("meta", {}).get("kind") != CHECKPOINT_KIND:
         raise GnnError(f"{path}: not a cxrkg progression-model checkpoint")
     meta = blob["meta"]
-    cfg = TrainConfig.from_dict(meta["config"])
-    model = ProgressionGNN(meta["in_dims"], hidden=cfg.hidden, layers=cfg.layers, conv=cfg.model,
-                           dropout=cfg.dropout, heads=cfg.heads)
+    cfg = TrainConfig.from_dict({"pair_context": False, **meta["config"]})
+    model = build_model(meta["in_dims"], cfg)
     try:
         model.load_state_dict(blob["state_dict"])
     except RuntimeError as exc:

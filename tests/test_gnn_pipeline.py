@@ -111,6 +111,46 @@ def test_models_forward_on_cpu_and_cuda_is_refused_when_absent(cohort):
             resolve_device("cuda")
 
 
+def test_pair_context_pools_other_pairs_of_the_same_study_pair_only(cohort):
+    from gnn.models import _mean_of_others
+    from gnn.training import TrainConfig, build_model
+    from torch_geometric.data import Batch
+
+    z = torch.tensor([[1.0, 0.0], [3.0, 2.0], [5.0, 4.0], [7.0, 6.0]])
+    group = torch.tensor([0, 0, 0, 2])
+    # rows 0-2 share a group: each gets the mean of the two others; row 3 is alone
+    expected = torch.tensor([[4.0, 3.0], [3.0, 2.0], [2.0, 1.0], [0.0, 0.0]])
+    assert torch.equal(_mean_of_others(z, group), expected)
+
+    _, data = load_dataset(cohort["snapshot"])
+    torch.manual_seed(0)
+    model = build_model(data, TrainConfig(hidden=8, layers=1)).eval()
+    first, second = data.samples[0], data.samples[1]
+    n = first[LABEL_EDGE].edge_label_index.shape[1]
+    with torch.no_grad():
+        alone = model(Batch.from_data_list([first]))
+        together = model(Batch.from_data_list([first, second]))
+        changed = second.clone()
+        changed["observation"].x = changed["observation"].x + 1.0
+        other = model(Batch.from_data_list([first, changed]))
+    assert torch.allclose(alone, together[:n], atol=1e-6) and torch.allclose(together[:n], other[:n], atol=1e-6)
+    assert not torch.allclose(together[n:], other[n:])
+
+
+def test_checkpoints_from_before_the_pair_context_still_load(cohort):
+    from gnn.training import TrainConfig, load_checkpoint, save_checkpoint, train_model
+
+    _, data = load_dataset(cohort["snapshot"])
+    result = train_model(data, TrainConfig.from_dict({**SMOKE, "pair_context": False}))
+    path = cohort["tmp"] / "before.pt"
+    save_checkpoint(path, result, data)
+    blob = torch.load(path, weights_only=True)
+    del blob["meta"]["config"]["pair_context"], blob["meta"]["config"]["lr_schedule"]
+    torch.save(blob, path)
+    model, meta = load_checkpoint(path)
+    assert not model.pair_context and "readout.3.weight" in model.state_dict()
+
+
 def test_train_checkpoint_evaluate(cohort):
     from gnn.evaluation import evaluate, write_report
     from gnn.training import TrainConfig, check_compatible, load_checkpoint, save_checkpoint, train_model
@@ -249,6 +289,9 @@ def test_config_errors_are_clear(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("model: transformer\n")
     with pytest.raises(GnnError, match="model 'transformer'"):
+        TrainConfig.from_file(bad)
+    bad.write_text("lr_schedule: step\n")
+    with pytest.raises(GnnError, match="lr_schedule 'step'"):
         TrainConfig.from_file(bad)
     bad.write_text("hidden: 8\nlearning_rate: 0.1\n")
     with pytest.raises(GnnError, match="unknown option"):
