@@ -62,7 +62,7 @@ class TrainConfig:
     use_embeddings: bool = True
     class_weights: bool = True
     pair_context: bool = True
-    lr_schedule: str = "constant"
+    lr_schedule: str = "cosine"
 
     def __post_init__(self) -> None:
         if self.lr_schedule not in LR_SCHEDULES:
