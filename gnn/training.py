@@ -19,6 +19,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 from torch import nn
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 from gnn.dataset import CLASSES, LABEL_EDGE, ProgressionData
 from gnn.errors import GnnError
@@ -45,6 +46,9 @@ class TrainConfig:
             (see :mod:`gnn.models`); checkpoints from before the option have it off.
         lr_schedule: ``constant``, or ``cosine`` (the learning rate falls along a half cosine to 0
             over ``epochs``; Loshchilov & Hutter, ICLR 2017, without restarts).
+        ema_decay: in [0, 1); above 0, validation and the checkpoint use an exponential moving
+            average of the weights, updated after every optimiser step with this decay (Polyak &
+            Juditsky 1992; ``torch.optim.swa_utils.AveragedModel``); 0 uses the raw weights.
     """
 
     model: str = "sage"
@@ -63,6 +67,7 @@ class TrainConfig:
     class_weights: bool = True
     pair_context: bool = True
     lr_schedule: str = "cosine"
+    ema_decay: float = 0.0
 
     def __post_init__(self) -> None:
         if self.lr_schedule not in LR_SCHEDULES:
@@ -74,6 +79,8 @@ class TrainConfig:
                 raise GnnError(f"config: {name} must be a positive integer, got {getattr(self, name)!r}")
         if not (isinstance(self.lr, (int, float)) and self.lr > 0):
             raise GnnError(f"config: lr must be a positive number, got {self.lr!r}")
+        if not (isinstance(self.ema_decay, (int, float)) and 0 <= self.ema_decay < 1):
+            raise GnnError(f"config: ema_decay must be in [0, 1), got {self.ema_decay!r}")
         if not (0 <= self.dropout < 1):
             raise GnnError(f"config: dropout must be in [0, 1), got {self.dropout!r}")
         if self.model == "hgt" and self.hidden % self.heads:
@@ -229,6 +236,9 @@ def train_model(data: ProgressionData, config: TrainConfig, device: str = "cpu",
     model = build_model(data, config).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(opt, config.epochs) if config.lr_schedule == "cosine" else None
+    averaged = (AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(config.ema_decay))
+                if config.ema_decay > 0 else None)
+    scored = averaged.module if averaged is not None else model
     val_rows = data.labelled("val")
     y_val = data.pairs["label"].to_numpy()
     best, best_epoch, best_state, history, bad = -1.0, 0, None, [], 0
@@ -245,12 +255,14 @@ def train_model(data: ProgressionData, config: TrainConfig, device: str = "cpu",
             loss = loss_fn(model(batch), y)
             loss.backward()
             opt.step()
+            if averaged is not None:
+                averaged.update_parameters(model)
             total += loss.item() * int((y >= 0).sum())
             n += int((y >= 0).sum())
         if schedule is not None:
             schedule.step()
         seconds = time.perf_counter() - t0
-        ids, proba = predict_proba(model, data, val_idx, dev)
+        ids, proba = predict_proba(scored, data, val_idx, dev)
         keep = np.isin(ids, val_rows)
         f1 = _macro_f1(y_val[ids[keep]], proba[keep].argmax(1))
         history.append({"epoch": epoch, "loss": total / max(n, 1), "val_macro_f1": f1, "seconds": seconds})
@@ -258,7 +270,7 @@ def train_model(data: ProgressionData, config: TrainConfig, device: str = "cpu",
             log(f"epoch {epoch:3d}  loss {total / max(n, 1):.4f}  val macro-F1 {f1:.4f}  {seconds:.1f} s")
         if f1 > best:
             best, best_epoch, bad = f1, epoch, 0
-            best_state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+            best_state = {k: v.detach().cpu().clone() for k, v in scored.state_dict().items()}
         else:
             bad += 1
             if bad >= config.patience:

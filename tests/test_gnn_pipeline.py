@@ -151,6 +151,23 @@ def test_checkpoints_from_before_the_pair_context_still_load(cohort):
     assert not model.pair_context and "readout.3.weight" in model.state_dict()
 
 
+def test_weight_averaging_scores_and_returns_the_averaged_weights(cohort):
+    from gnn.training import TrainConfig, train_model
+
+    _, data = load_dataset(cohort["snapshot"])
+    cfg = {**SMOKE, "patience": 5}
+
+    def weights(ema_decay: float) -> tuple[torch.Tensor, float]:
+        result = train_model(data, TrainConfig.from_dict({**cfg, "ema_decay": ema_decay}))
+        return torch.cat([p.flatten() for p in result.model.parameters()]), result.val_macro_f1
+
+    raw, raw_f1 = weights(0.0)
+    near_zero, near_zero_f1 = weights(1e-12)  # the average is the latest weights: the same run
+    slow, _ = weights(0.999)  # after two epochs the average is still near the first step's weights
+    assert torch.allclose(raw, near_zero, atol=1e-6) and raw_f1 == pytest.approx(near_zero_f1)
+    assert (raw - slow).abs().max() > 1e-3
+
+
 def test_train_checkpoint_evaluate(cohort):
     from gnn.evaluation import evaluate, write_report
     from gnn.training import TrainConfig, check_compatible, load_checkpoint, save_checkpoint, train_model
@@ -292,6 +309,9 @@ def test_config_errors_are_clear(tmp_path):
         TrainConfig.from_file(bad)
     bad.write_text("lr_schedule: step\n")
     with pytest.raises(GnnError, match="lr_schedule 'step'"):
+        TrainConfig.from_file(bad)
+    bad.write_text("ema_decay: 1.0\n")
+    with pytest.raises(GnnError, match="ema_decay must be in"):
         TrainConfig.from_file(bad)
     bad.write_text("hidden: 8\nlearning_rate: 0.1\n")
     with pytest.raises(GnnError, match="unknown option"):
