@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
@@ -225,17 +226,31 @@ def patient_hints(files: list[InputFile], metadata_paths: list[str]) -> dict[str
 
 
 @lru_cache(maxsize=4)
-def _metadata(path: str, sha256: str) -> tuple[StudyDates, tuple[InputError, ...]]:
+def _metadata(path: str, version: tuple) -> tuple[StudyDates, tuple[InputError, ...]]:
     dates, errors = read_metadata(Path(path))
     return dates, tuple(errors)
 
 
 def metadata_dates(paths: Iterable[str]) -> tuple[StudyDates, list[Rejection]]:
-    """Study dates and patients from all metadata CSVs (cached per file content within a process)."""
+    """Study dates and patients from all metadata CSVs.
+
+    Each CSV is read once per version within a process: a version is (inode, size, modification time
+    in ns), so a rewritten file is read again, while the planning step and every batch of a run share
+    one read (the full MIMIC-CXR metadata file is about 50 MB; hashing it per batch cost a read each).
+    File times advance in clock ticks of milliseconds, so a file modified in the last two seconds adds
+    its SHA-256 to the version (git's "racily clean" rule).
+    """
     dates, patients, images, rejections = {}, {}, {}, []
     for path in paths:
         try:
-            d, errors = _metadata(path, sha256_of(Path(path)))
+            st = Path(path).stat()
+            version: tuple = (st.st_ino, st.st_size, st.st_mtime_ns)
+            if time.time_ns() - st.st_mtime_ns < 2_000_000_000:
+                version += (sha256_of(Path(path)),)
+            d, errors = _metadata(path, version)
+        except OSError as exc:
+            rejections.append(Rejection.from_error(InputError(path, None, None, f"cannot read: {exc}")))
+            continue
         except InputError as exc:
             rejections.append(Rejection.from_error(exc))
             continue

@@ -172,6 +172,32 @@ def test_metadata_dates(tmp_path):
     assert [e.field for e in errors] == ["StudyDate"] and "line 4" in errors[0].record
 
 
+def test_metadata_is_read_once_per_file_version(tmp_path, monkeypatch):
+    import os
+
+    import graph.ingest as ingest
+
+    reads, hashes, sha256_of = [], [], ingest.sha256_of
+    monkeypatch.setattr(ingest, "read_metadata", lambda path: reads.append(path) or read_metadata(path))
+    monkeypatch.setattr(ingest, "sha256_of", lambda path: hashes.append(path) or sha256_of(path))
+    path = tmp_path / "mimic-cxr-2.0.0-metadata.csv"
+    header = "dicom_id,subject_id,study_id,ViewPosition,StudyDate,StudyTime\n"
+    path.write_text(header + "a,10000001,50000001,PA,21500304,102231.5\n")
+    os.utime(path, (1e9, 1e9))  # written long ago
+    for _ in range(3):  # planning and two batches
+        dates, rejections = ingest.metadata_dates([str(path)])
+    assert len(reads) == 1 and dates.study_datetime["50000001"].day == 4 and not rejections
+    assert not hashes  # an old file is known by its size and time, not read again to hash it
+    for day in (5, 6):  # two rewrites of the same size, possibly within one clock tick
+        path.write_text(header + f"a,10000001,50000001,PA,2150030{day},102231.5\n")
+        dates, _ = ingest.metadata_dates([str(path)])
+        assert dates.study_datetime["50000001"].day == day
+    assert len(reads) == 3
+    path.unlink()
+    dates, rejections = ingest.metadata_dates([str(path)])
+    assert not dates.study_datetime and rejections[0].file == str(path) and "cannot read" in rejections[0].reason
+
+
 def test_sided_anatomy_words_keep_their_side(tmp_path):
     doc = radgraph_doc("Increasing left-sided pleural effusion .", [
         ("Increasing", "CHAN-CON-WOR", 0, [("modify", 4)]), ("left-sided", "ANAT-DP", 1, [("modify", 3)]),
