@@ -67,7 +67,7 @@ class TrainConfig:
     class_weights: bool = True
     pair_context: bool = True
     lr_schedule: str = "cosine"
-    ema_decay: float = 0.0
+    ema_decay: float = 0.99
 
     def __post_init__(self) -> None:
         if self.lr_schedule not in LR_SCHEDULES:
