@@ -236,7 +236,7 @@ def metadata_dates(paths: Iterable[str]) -> tuple[StudyDates, list[Rejection]]:
 
     Each CSV is read once per version within a process: a version is (inode, size, modification time
     in ns), so a rewritten file is read again, while the planning step and every batch of a run share
-    one read (the full MIMIC-CXR metadata file is about 50 MB; hashing it per batch cost a read each).
+    one read (the full MIMIC-CXR metadata CSV runs to tens of MB; hashing it per batch cost a full read).
     File times advance in clock ticks of milliseconds, so a file modified in the last two seconds adds
     its SHA-256 to the version (git's "racily clean" rule).
     """
