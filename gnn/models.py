@@ -7,7 +7,7 @@ type, with residual connections), and classifies each pair from its two observat
     h_v^{(0)} = W_{type(v)} x_v
     h_v^{(l+1)} = h_v^{(l)} + dropout(ReLU(sum_{r=(s, rel, type(v))} conv_r^{(l)}(h^{(l)}_s, h^{(l)}_v)))
     z(c, p) = MLP([h_c ; h_p ; h_c - h_p ; h_c * h_p])
-    logits(c, p) = MLP([z(c, p) ; ctx_anatomy ; ctx_finding ; ctx_study])     (5 classes)
+    logits(c, p) = Linear([z(c, p) ; ctx_anatomy ; ctx_finding ; ctx_study])     (5 classes)
 
 The pair context (``pair_context=True``) is one round of message passing between the pairs of a
 study pair: ``ctx_anatomy`` is the mean ``z`` of the other pairs at the same anatomy node,
@@ -26,6 +26,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 from torch_geometric.nn import GATConv, HeteroConv, HGTConv, SAGEConv
+from torch_geometric.utils import scatter
 
 from gnn.dataset import CLASSES, EDGE_TYPES, LABEL_EDGE, NODE_TYPES
 
@@ -115,7 +116,6 @@ def _target_of(data, edge_type: tuple[str, str, str], num_sources: int) -> Tenso
 
 def _mean_of_others(z: Tensor, group: Tensor) -> Tensor:
     """``[P, H]``: per row, the mean of ``z`` over the other rows of its group (zeros when alone)."""
-    size = int(group.max()) + 1 if group.numel() else 0
-    sums = torch.zeros(size, z.size(1), dtype=z.dtype, device=z.device).index_add_(0, group, z)
-    counts = torch.zeros(size, dtype=z.dtype, device=z.device).index_add_(0, group, torch.ones_like(z[:, 0]))
+    sums = scatter(z, group, dim=0, reduce="sum")
+    counts = scatter(torch.ones_like(z[:, 0]), group, dim=0, reduce="sum")
     return (sums[group] - z) / (counts[group] - 1).clamp(min=1).unsqueeze(1)
