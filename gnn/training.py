@@ -53,7 +53,7 @@ class TrainConfig:
 
     model: str = "sage"
     hidden: int = 64
-    layers: int = 2
+    layers: int = 3
     heads: int = 2
     lr: float = 3e-3
     weight_decay: float = 1e-3
