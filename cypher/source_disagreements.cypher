@@ -1,10 +1,13 @@
 // name: source_disagreements
-// purpose: Comparisons on which the sources disagree: the same current and prior observation with
-//          different changes stated by Chest ImaGenome and by the report extraction (RadGraph2 change
-//          entities), or derived from presence; optionally for one patient. Starts from the
+// purpose: Observations on which the sources disagree, optionally for one patient. kind change: the
+//          same current and prior observation with stated changes that differ (Chest ImaGenome against a
+//          RadGraph2 change entity), or a stated change that contradicts the derived one (stated "no
+//          change" where the finding was stated absent before); changes lists every change on the pair.
+//          kind polarity: one source states the finding present and another absent in the same study
+//          (NIH text-mined labels against the radiologist-adjudicated ones). Starts from the
 //          observations the ingest's link step marks with source_conflict (an index).
 // param: patient_id string   the patient, or "" for all patients
-// columns: patient_id, study_id, prior_study_id, anatomy, finding, changes
+// columns: patient_id, study_id, prior_study_id, anatomy, finding, kind, changes
 CALL () {
   MATCH (o:Observation {source_conflict: true})
   WHERE $patient_id = ''
@@ -14,14 +17,23 @@ CALL () {
   WHERE o.source_conflict
   RETURN o
 }
-MATCH (o)-[r:PROGRESSION]->(po:Observation)
-WHERE r.source <> 'gnn'
-WITH o, po, collect(DISTINCT r.change) AS kinds
-WHERE size(kinds) > 1
-WITH o, po, COLLECT { MATCH (o)-[r:PROGRESSION]->(po) WHERE r.source <> 'gnn'
-                      RETURN DISTINCT r.change + ' (' + r.source + ')' AS c ORDER BY c } AS changes
+CALL (o) {
+  WITH o WHERE 'change' IN o.conflict_kinds
+  MATCH (o)-[r:PROGRESSION]->(po:Observation)
+  WHERE r.source <> 'gnn'
+  WITH po, collect(DISTINCT r.change) AS kinds,
+       COLLECT { MATCH (o)-[x:PROGRESSION]->(po) WHERE x.source <> 'gnn'
+                 RETURN DISTINCT x.change + ' (' + x.source + ')' AS c ORDER BY c } AS changes
+  WHERE size(kinds) > 1
+  RETURN 'change' AS kind, po.study_id AS prior_study_id, changes
+  UNION ALL
+  WITH o WHERE 'polarity' IN o.conflict_kinds
+  RETURN 'polarity' AS kind, null AS prior_study_id,
+         COLLECT { MATCH (o)-[:HAS_MENTION]->(m:Mention) WHERE m.polarity IS NOT NULL
+                   RETURN DISTINCT m.polarity + ' (' + m.source + ')' AS c ORDER BY c } AS changes
+}
 MATCH (s:Study {study_id: o.study_id})
-RETURN s.patient_id AS patient_id, s.study_id AS study_id, po.study_id AS prior_study_id,
-       o.anatomy AS anatomy, o.finding AS finding, changes
-ORDER BY patient_id, study_id, anatomy, finding
+RETURN s.patient_id AS patient_id, s.study_id AS study_id, prior_study_id, o.anatomy AS anatomy,
+       o.finding AS finding, kind, changes
+ORDER BY patient_id, study_id, anatomy, finding, kind
 LIMIT 1000

@@ -172,8 +172,13 @@ def queries() -> None:
     for c in ("name", "parameters", "purpose"):
         table.add_column(c, overflow="fold")
     for q in catalogue().values():
-        table.add_row(q.name, ", ".join(f"{p.name}:{p.type}" for p in q.params), q.purpose)
+        table.add_row(q.name, ", ".join(_param_text(p) for p in q.params), q.purpose)
     console.print(table)
+
+
+def _param_text(p) -> str:
+    kind = "|".join(p.choices) if p.choices else p.type
+    return f"{p.name}:{kind}" + (f"={p.default}" if p.default is not None else "")
 
 
 def _params(pairs: list[str]) -> dict[str, str]:
@@ -260,6 +265,35 @@ def datasets_iu(out: Path = typer.Option(..., help="folder for the torchxrayvisi
         _fail(str(exc))
     reports = sum(1 for r in iter_reports(wheel) if isinstance(r, IUReport))
     console.print(f"{wheel}: {reports} reports")
+
+
+@datasets_app.command("nih")
+def datasets_nih(out: Path = typer.Option(..., help="folder for the scene graphs, metadata.csv and README.md"),
+                 cache: Optional[Path] = typer.Option(None, help="torchxrayvision wheel cache (default CXRKG_IU_CACHE)"),
+                 patients: Optional[int] = typer.Option(None, min=1, help="only the N lowest patient ids")) -> None:
+    """Convert NIH ChestX-ray14 (112,120 images, Wang et al., CVPR 2017) and Google's adjudicated labels
+    (Majkowska et al., Radiology 2020) from the torchxrayvision 1.5.7 wheel into Chest ImaGenome-format scene
+    graphs plus metadata.csv. Dates are synthetic; only their order is NIH's."""
+    from graph.datasets.nih import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih, locate_wheel
+
+    try:
+        summary = convert_nih(out, locate_wheel(cache=cache), patients)
+    except DatasetUnavailable as exc:
+        _fail(str(exc))
+    table = Table(title=f"NIH ChestX-ray14 -> {summary.out}")
+    table.add_column("item")
+    table.add_column("count", justify="right")
+    for name, value in (("images (= studies = scene graph files)", summary.images), ("patients", summary.patients),
+                        ("patients with >= 2 studies", summary.longitudinal_patients), ("boxes", summary.boxes),
+                        ("images with adjudicated labels", summary.adjudicated_images),
+                        ("rejected rows", len(summary.rejections))):
+        table.add_row(name, f"{value:,}")
+    console.print(table)
+    for r in summary.rejections[:10]:
+        console.print(f"rejected: {r.file}: record {r.record}, field {r.field}: {r.reason}", markup=False,
+                      soft_wrap=True)
+    console.print(SYNTHETIC_DATES_NOTE, markup=False, soft_wrap=True)
+    console.print(ATTRIBUTION, markup=False, soft_wrap=True)
 
 
 def _print_extraction(summary) -> None:

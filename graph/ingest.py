@@ -424,7 +424,10 @@ def store_files(store: GraphStore, files: list[InputFile], parsed: list[ParsedFi
 
 
 def _whole_file_rejected(pf: ParsedFile, f: InputFile) -> bool:
-    return any(r.record is None for r in pf.rejections) or (f.format == SCENE_GRAPH and bool(pf.rejections))
+    """A file-level error, or a scene graph whose one record was rejected (a bad box alone is dropped and
+    leaves the study in place)."""
+    return any(r.record is None for r in pf.rejections) or (
+        f.format == SCENE_GRAPH and bool(pf.rejections) and not pf.studies)
 
 
 def _flush(store: GraphStore, batch: Batch, result: BatchResult) -> None:

@@ -31,9 +31,14 @@ class QueryError(ValueError):
 
 @dataclass(frozen=True)
 class QueryParam:
+    """A declared parameter: ``type`` is string / int / float; ``choices`` restricts a string to a set
+    of values; a parameter with a ``default`` may be left out."""
+
     name: str
     type: str
     description: str
+    default: str | None = None
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -59,16 +64,39 @@ class NamedQuery:
         if extra:
             raise QueryError(f"query {self.name}: unknown parameter(s) {', '.join(extra)}; "
                              f"it takes {', '.join(declared) or 'none'}")
-        missing = [n for n in declared if n not in raw]
+        missing = [n for n, p in declared.items() if n not in raw and p.default is None]
         if missing:
             raise QueryError(f"query {self.name}: missing parameter(s) {', '.join(missing)}")
         out = {}
-        for name, value in raw.items():
+        for name, p in declared.items():
+            value = raw.get(name, p.default)
+            if p.choices and value not in p.choices:
+                raise QueryError(f"query {self.name}: parameter {name}={value!r} must be one of "
+                                 f"{', '.join(p.choices)}")
             try:
-                out[name] = _PARAM_TYPES[declared[name].type](value)
+                out[name] = _PARAM_TYPES[p.type](value)
             except ValueError as exc:
-                raise QueryError(f"query {self.name}: parameter {name}={value!r} is not a {declared[name].type}") from exc
+                raise QueryError(f"query {self.name}: parameter {name}={value!r} is not a {p.type}") from exc
         return out
+
+
+_PARAM = re.compile(r"^(\w+)\s+(string|int|float|\{[\w|]+\})(?:=(\S+))?\s*(.*)$")
+
+
+def _parse_param(text: str, file: str) -> QueryParam:
+    """``level {study|anatomy}=study  what it means``: name, type (or a set of string choices), an
+    optional default after ``=``, and a description."""
+    m = _PARAM.match(text.strip())
+    if not m:
+        raise QueryError(f"{file}: cannot read parameter declaration {text!r}; expected 'name type[=default] "
+                         "description' with type string, int, float or {a|b}")
+    name, ptype, default, desc = m.groups()
+    choices: tuple[str, ...] = ()
+    if ptype.startswith("{"):
+        choices, ptype = tuple(ptype[1:-1].split("|")), "string"
+        if default is not None and default not in choices:
+            raise QueryError(f"{file}: parameter {name} defaults to {default!r}, not one of its choices")
+    return QueryParam(name, ptype, desc, default, choices)
 
 
 def parse_query_file(text: str, file: str) -> NamedQuery:
@@ -87,10 +115,7 @@ def parse_query_file(text: str, file: str) -> NamedQuery:
         if m:
             key, value = m.groups()
             if key == "param":
-                pname, ptype, *desc = value.split(None, 2)
-                if ptype not in _PARAM_TYPES:
-                    raise QueryError(f"{file}: parameter {pname} has unknown type {ptype!r}")
-                params.append(QueryParam(pname, ptype, desc[0] if desc else ""))
+                params.append(_parse_param(value, file))
             elif key == "purpose":
                 purpose_lines.append(value.strip())
             else:

@@ -59,19 +59,71 @@ class Rejection:
 
 @dataclass(frozen=True)
 class StudyRecord:
-    """A study of a patient; ``study_datetime`` is None when the input carries no date (filled later)."""
+    """A study of a patient; ``study_datetime`` is None when the input carries no date (filled later).
+
+    Attributes:
+        gender: the patient's gender as written (Chest ImaGenome ``gender``, ``"F"`` / ``"M"``), or None.
+        age_decile: the patient's age bucket at the study as written (``"60-70"``), or None.
+        reason_for_exam: the exam indication, free text (MIMIC de-identification ``___`` kept), or None.
+        (The last three come from scene graphs, docs/formats.md §1.2; other inputs leave them None.)
+    """
 
     study_id: str
     patient_id: str
     study_datetime: datetime | None
     record: str
+    gender: str | None = None
+    age_decile: str | None = None
+    reason_for_exam: str | None = None
+
+
+@dataclass(frozen=True)
+class BoundingBoxRecord:
+    """One anatomical bounding box of an image (a Chest ImaGenome ``objects[]`` entry, docs/formats.md §1.3).
+
+    Attributes:
+        bbox_id: ``"<image_id>|<index in objects>"``: unique and deterministic for a file's content.
+        bbox_name: the region (a vocabulary region name).
+        x1, y1, x2, y2, width, height: pixels in the 224 x 224 resized and padded frame; ``width`` and
+            ``height`` as written (None when absent), not recomputed.
+        original_x1 .. original_height: pixels in the original DICOM / JPG, None when absent.
+        finding_label: cxrkg extension key of ``objects[]`` (a finding the box outlines), or None.
+    """
+
+    bbox_id: str
+    image_id: str
+    bbox_name: str
+    x1: int
+    y1: int
+    x2: int
+    y2: int
+    width: int | None = None
+    height: int | None = None
+    original_x1: int | None = None
+    original_y1: int | None = None
+    original_x2: int | None = None
+    original_y2: int | None = None
+    original_width: int | None = None
+    original_height: int | None = None
+    finding_label: str | None = None
 
 
 @dataclass(frozen=True)
 class ImageRecord:
+    """One image of a study.
+
+    Attributes:
+        view: ``AP`` / ``PA`` (Chest ImaGenome ``viewpoint``), or None.
+        study_order: the study's rank within the patient as the input states it (Chest ImaGenome
+            ``StudyOrder``, 1-based), or None; cxrkg's own ``Study.study_order`` is computed from dates.
+        objects: the image's bounding boxes, in the order of the file's ``objects[]``.
+    """
+
     image_id: str
     study_id: str
     view: str | None
+    study_order: int | None = None
+    objects: tuple[BoundingBoxRecord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,6 +150,10 @@ class MentionRecord:
             (Chest ImaGenome relationships); else the statement refers to the study's prior study.
         evidence: the sentence or phrase the statement comes from.
         record: the record inside the file (image id or doc_key).
+        sentence_id: the sentence's id in the input (Chest ImaGenome ``phrase_IDs`` entry,
+            ``"<study_id>|<sentence index>"``), or None.
+        temporal_cues, texture_cues, comparison_cues: the cue labels stated for the sentence as written
+            (``("temporal|yes|acute",)``, Chest ImaGenome ``*_cues``, docs/formats.md §1.4); () when none.
     """
 
     mention_id: str
@@ -115,6 +171,10 @@ class MentionRecord:
     file: str
     record: str
     section: str | None = None
+    sentence_id: str | None = None
+    temporal_cues: tuple[str, ...] = ()
+    texture_cues: tuple[str, ...] = ()
+    comparison_cues: tuple[str, ...] = ()
 
 
 @dataclass

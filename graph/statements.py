@@ -4,6 +4,7 @@ The graph model (labels PascalCase, relationship types UPPER_SNAKE, properties s
 
     (:Patient)-[:HAS_STUDY]->(:Study)-[:PRIOR {days}]->(:Study)
     (:Study)-[:HAS_IMAGE]->(:Image)        (:Study)-[:HAS_REPORT]->(:Report)
+    (:Image)-[:HAS_BBOX]->(:BoundingBox)-[:OF_ANATOMY]->(:Anatomy)
     (:Study)-[:HAS_OBSERVATION]->(:Observation)-[:OF_FINDING]->(:Finding)
     (:Observation)-[:LOCATED_AT]->(:Anatomy)
     (:Observation)-[:HAS_MENTION]->(:Mention)          one per source statement, with its file
@@ -19,17 +20,20 @@ CONSTRAINTS = [
     ("patient_id", "Patient", "patient_id"),
     ("study_id", "Study", "study_id"),
     ("image_id", "Image", "image_id"),
+    ("bbox_id", "BoundingBox", "bbox_id"),
     ("report_id", "Report", "report_id"),
     ("anatomy_name", "Anatomy", "name"),
     ("finding_name", "Finding", "name"),
     ("observation_id", "Observation", "observation_id"),
     ("mention_id", "Mention", "mention_id"),
     ("source_file_path", "SourceFile", "path"),
+    ("study_finding_id", "StudyFinding", "study_finding_id"),
 ]
 NODE_INDEXES = [
     ("mention_file_key", "Mention", ("file_key",)),
     ("observation_finding", "Observation", ("finding",)),
     ("observation_onset", "Observation", ("finding", "onset_datetime")),
+    ("study_finding_onset", "StudyFinding", ("finding", "onset_datetime")),
     ("observation_source_conflict", "Observation", ("source_conflict",)),
     ("study_datetime", "Study", ("study_datetime",)),
 ]
@@ -115,13 +119,17 @@ RETURN collect(DISTINCT study_id) AS study_ids
 """
 
 # New nodes get their relationships with CREATE (a MERGE would first search them); the transient
-# `_created` flag marks what this statement created.
+# `_created` flag marks what this statement created. Rows {study_id, patient_id, study_datetime (ISO
+# text), gender, age_decile, reason_for_exam}: a null keeps the stored value (reports carry none of them).
 MERGE_STUDIES = """
 UNWIND $rows AS r
 MERGE (p:Patient {patient_id: r.patient_id})
+SET p.gender = coalesce(r.gender, p.gender)
 MERGE (s:Study {study_id: r.study_id})
 ON CREATE SET s.patient_id = r.patient_id, s._created = true
-SET s.study_datetime = coalesce(localdatetime(r.study_datetime), s.study_datetime)
+SET s.study_datetime = coalesce(localdatetime(r.study_datetime), s.study_datetime),
+    s.age_decile = coalesce(r.age_decile, s.age_decile),
+    s.reason_for_exam = coalesce(r.reason_for_exam, s.reason_for_exam)
 WITH p, s WHERE s._created
 CREATE (p)-[:HAS_STUDY]->(s)
 REMOVE s._created
@@ -153,8 +161,42 @@ REMOVE n._created
 
 
 def images_statement(merge: bool) -> str:
-    """Rows {image_id, study_id, view}: the Image nodes and their HAS_IMAGE links."""
-    return _single_file_nodes("Image", "image_id", ("view",), "HAS_IMAGE", merge)
+    """Rows {image_id, study_id, view, study_order}: the Image nodes and their HAS_IMAGE links."""
+    return _single_file_nodes("Image", "image_id", ("view", "study_order"), "HAS_IMAGE", merge)
+
+
+# Bounding boxes come from their image's file only. A changed (or re-read) file's images lose all their
+# boxes first (MERGE variant only), so a box the new content no longer has does not stay behind.
+DELETE_IMAGE_BBOXES = """
+UNWIND $image_ids AS id
+MATCH (:Image {image_id: id})-[:HAS_BBOX]->(b:BoundingBox)
+DETACH DELETE b
+"""
+
+
+def bboxes_statement(merge: bool) -> str:
+    """Rows {bbox_id, image_id, bbox_name, x1, y1, x2, y2, width, height, original_x1 .. original_height,
+    finding_label} (absent values left out): one BoundingBox per row, stored with every row property,
+    linked from its Image by HAS_BBOX and to its region by OF_ANATOMY. Run after the images; in MERGE
+    mode after :data:`DELETE_IMAGE_BBOXES` for the batch's images.
+    """
+    if not merge:
+        return """
+UNWIND $rows AS r
+MATCH (i:Image {image_id: r.image_id}), (a:Anatomy {name: r.bbox_name})
+CREATE (i)-[:HAS_BBOX]->(b:BoundingBox)-[:OF_ANATOMY]->(a)
+SET b = r
+"""
+    return """
+UNWIND $rows AS r
+MATCH (i:Image {image_id: r.image_id}), (a:Anatomy {name: r.bbox_name})
+MERGE (b:BoundingBox {bbox_id: r.bbox_id})
+ON CREATE SET b._created = true
+WITH i, a, b, r, b._created AS created
+SET b = r
+WITH i, a, b WHERE created
+CREATE (i)-[:HAS_BBOX]->(b)-[:OF_ANATOMY]->(a)
+"""
 
 
 def reports_statement(merge: bool) -> str:
@@ -203,42 +245,50 @@ SET f.sha256 = r.sha256, f.format = r.format, f.records = r.records, f.rejected 
 """
 
 # --- derived structure, recomputed per touched patient -------------------------------------------
+# The link step reads a patient's studies and mentions (PATIENT_FACTS), derives states and events in
+# Python (graph.events), removes what an earlier link derived (RESET_DERIVED) and writes the new
+# derivation with the statements below, all in one transaction that holds the patients' locks.
 
-LINK_PRIOR_STUDIES = """
+PATIENT_FACTS = """
 UNWIND $patient_ids AS pid
 MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)
-WITH pid, s ORDER BY s.study_datetime, s.study_id
-WITH pid, collect(s) AS studies
-CALL (studies) {
-  UNWIND studies AS s
+RETURN pid AS patient_id, s.study_id AS study_id, toString(s.study_datetime) AS study_datetime,
+       COLLECT { MATCH (s)-[:HAS_IMAGE]->(i:Image) RETURN i.image_id } AS image_ids,
+       COLLECT { MATCH (s)-[:HAS_OBSERVATION]->(o:Observation)-[:HAS_MENTION]->(m:Mention)
+                 RETURN [o.anatomy, o.finding, m.source, m.polarity, m.change, m.change_label, m.prior_image_id,
+                         CASE WHEN m.change IS NULL THEN '' ELSE m.evidence END,
+                         CASE WHEN m.change IS NULL THEN '' ELSE m.file END, m.mention_id] } AS mentions
+"""
+
+# Derived structure of earlier links goes: PRIOR links, study-level states and their events, progression
+# edges other than the model's ('gnn'). Observations without mentions (placeholders an event needed)
+# are removed by AGGREGATE_OBSERVATIONS and re-created when still needed.
+RESET_DERIVED = """
+UNWIND $patient_ids AS pid
+MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)
+CALL (s) {
   MATCH (s)-[old:PRIOR]->()
   DELETE old
 }
-CALL (studies) {
-  UNWIND range(0, size(studies) - 1) AS i
-  WITH studies[i] AS s, i
-  SET s.study_order = i + 1
+CALL (s) {
+  MATCH (s)-[:HAS_STUDY_FINDING]->(sf:StudyFinding)
+  DETACH DELETE sf
 }
-UNWIND range(1, size(studies) - 1) AS i
-WITH studies[i] AS cur, studies[i - 1] AS prev
-CREATE (cur)-[:PRIOR {days: duration.inDays(prev.study_datetime, cur.study_datetime).days}]->(prev)
-"""
-
-# An observation's polarity is the strongest claim among its mentions: present > uncertain > absent;
-# severity is the highest stated. Observations left without mentions (placeholders for a stated
-# change, or retracted files) are removed and re-created below when still needed. Derived progression
-# edges are dropped in the same pass (those with source 'gnn' stay) and re-derived by the next two
-# statements. Mentions are read once per observation; the lists are built from that one read.
-AGGREGATE_OBSERVATIONS = """
-UNWIND $patient_ids AS pid
-MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(:Study)-[:HAS_OBSERVATION]->(o:Observation)
-CALL (o) {
-  MATCH (o)-[r:PROGRESSION]->()
+CALL (s) {
+  MATCH (s)-[:HAS_OBSERVATION]->(:Observation)-[r:PROGRESSION]->()
   WHERE r.source <> 'gnn'
   DELETE r
 }
+"""
+
+# What an observation's mentions say besides its state (which graph.events derives): the highest stated
+# severity, the sources, the stated changes and up to five evidence phrases. Mentions are read once
+# per observation.
+AGGREGATE_OBSERVATIONS = """
+UNWIND $patient_ids AS pid
+MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(:Study)-[:HAS_OBSERVATION]->(o:Observation)
 OPTIONAL MATCH (o)-[:HAS_MENTION]->(m:Mention)
-WITH o, collect(m {.polarity, .severity, .severity_score, .source, .change, .evidence}) AS ms
+WITH o, collect(m {.severity, .severity_score, .source, .change, .evidence}) AS ms
 CALL (o, ms) {
   WITH o WHERE size(ms) = 0
   DETACH DELETE o
@@ -247,14 +297,8 @@ WITH o, ms WHERE size(ms) > 0
 WITH o, ms, reduce(top = null, m IN ms |
        CASE WHEN m.severity_score IS NOT NULL AND (top IS NULL OR m.severity_score > top.severity_score
                  OR (m.severity_score = top.severity_score AND m.severity < top.severity)) THEN m ELSE top END) AS top
-SET o.polarity = CASE WHEN any(m IN ms WHERE m.polarity = 'present') THEN 'present'
-                      WHEN any(m IN ms WHERE m.polarity = 'uncertain') THEN 'uncertain'
-                      WHEN any(m IN ms WHERE m.polarity = 'absent') THEN 'absent' ELSE null END,
-    o.severity_score = top.severity_score,
+SET o.severity_score = top.severity_score,
     o.severity = top.severity,
-    o.source_conflict = null,
-    o.onset_datetime = null,
-    o.onset_sources = null,
     o.sources = COLLECT { UNWIND ms AS m WITH DISTINCT m.source AS v ORDER BY v RETURN v },
     o.stated_changes = COLLECT { UNWIND ms AS m WITH m.change AS v WHERE v IS NOT NULL
                                  WITH DISTINCT v ORDER BY v RETURN v },
@@ -262,73 +306,61 @@ SET o.polarity = CASE WHEN any(m IN ms WHERE m.polarity = 'present') THEN 'prese
                            WITH DISTINCT v ORDER BY v LIMIT 5 RETURN v }
 """
 
-# Stated changes: Chest ImaGenome names its prior image; RadGraph2 change entities refer to the
-# study's prior study. A statement whose prior is not in the graph stays on its Mention only. The
-# prior observation is created as a placeholder (no mentions, polarity null) when the prior study does
-# not describe that finding at that anatomy.
-LINK_STATED_PROGRESSIONS = """
-UNWIND $patient_ids AS pid
-MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_OBSERVATION]->(o:Observation)
-WHERE o.stated_changes <> []
-MATCH (o)-[:HAS_MENTION]->(m:Mention)
-WHERE m.change IS NOT NULL
-OPTIONAL MATCH (named:Study)-[:HAS_IMAGE]->(:Image {image_id: m.prior_image_id})
-OPTIONAL MATCH (s)-[:PRIOR]->(previous:Study)
-WITH s, o, m, CASE WHEN m.prior_image_id IS NULL THEN previous ELSE named END AS ps
-WHERE ps IS NOT NULL AND ps <> s
-WITH o, ps, m ORDER BY m.mention_id
-WITH o, ps, m.source AS source, m.change AS change, collect(m) AS ms
-MERGE (po:Observation {observation_id: ps.study_id + '|' + o.anatomy + '|' + o.finding})
-ON CREATE SET po.study_id = ps.study_id, po.anatomy = o.anatomy, po.finding = o.finding, po._created = true
-WITH o, ps, po, source, change, ms
-CALL (ps, po) {
-  WITH ps, po WHERE po._created
-  MATCH (a:Anatomy {name: po.anatomy}), (f:Finding {name: po.finding})
-  CREATE (ps)-[:HAS_OBSERVATION]->(po), (po)-[:OF_FINDING]->(f), (po)-[:LOCATED_AT]->(a)
-  REMOVE po._created
-}
-CREATE (o)-[:PROGRESSION {
-  progression_id: o.observation_id + '>' + po.observation_id + '|' + source + '|' + change,
-  change: change, source: source,
-  evidence: [x IN ms | x.evidence], files: [x IN ms | x.file], change_labels: [x IN ms | x.change_label]
-}]->(po)
+# Rows {study_id, order, prior_id, days}: the study's rank in its patient's timeline and its PRIOR link
+# (prior_id null for a patient's first study).
+WRITE_STUDY_ORDER = """
+UNWIND $rows AS r
+MATCH (s:Study {study_id: r.study_id})
+SET s.study_order = r.order
+WITH s, r WHERE r.prior_id IS NOT NULL
+MATCH (ps:Study {study_id: r.prior_id})
+CREATE (s)-[:PRIOR {days: r.days}]->(ps)
 """
 
-LINK_PRESENCE_PROGRESSIONS = """
-UNWIND $patient_ids AS pid
-MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:PRIOR]->(ps:Study)
-MATCH (s)-[:HAS_OBSERVATION]->(o:Observation)
-WHERE o.polarity IN ['present', 'absent']
-MATCH (po:Observation {observation_id: ps.study_id + '|' + o.anatomy + '|' + o.finding})
-WHERE po.polarity IN ['present', 'absent'] AND po.polarity <> o.polarity
-WITH o, po, CASE o.polarity WHEN 'present' THEN 'new' ELSE 'resolved' END AS change
-CREATE (o)-[:PROGRESSION {
-  progression_id: o.observation_id + '>' + po.observation_id + '|presence|' + change,
-  change: change, source: 'presence', evidence: [], files: [], change_labels: []
-}]->(po)
+# Rows {observation_id, study_id, anatomy, finding, state, polarity, onset, onset_bases, onset_sources,
+# onset_prior_state, conflict, conflict_kinds}: every observation the derivation knows, stated or needed by an event.
+# An event's side that nothing was stated about becomes a placeholder observation (state
+# 'not_mentioned', no mentions), linked like any other. ``onset_datetime`` is the study's date when an
+# onset event (stated or derived) starts here: what new_finding_patients finds through an index.
+WRITE_OBSERVATION_STATES = """
+UNWIND $rows AS r
+MATCH (s:Study {study_id: r.study_id})
+MERGE (o:Observation {observation_id: r.observation_id})
+ON CREATE SET o.study_id = r.study_id, o.anatomy = r.anatomy, o.finding = r.finding, o._created = true
+SET o.state = r.state, o.polarity = r.polarity,
+    o.onset_datetime = CASE WHEN r.onset THEN s.study_datetime END,
+    o.onset_bases = r.onset_bases, o.onset_sources = r.onset_sources, o.onset_prior_state = r.onset_prior_state,
+    o.source_conflict = r.conflict, o.conflict_kinds = r.conflict_kinds
+WITH s, o, r WHERE o._created
+MATCH (a:Anatomy {name: r.anatomy}), (f:Finding {name: r.finding})
+CREATE (s)-[:HAS_OBSERVATION]->(o), (o)-[:OF_FINDING]->(f), (o)-[:LOCATED_AT]->(a)
+REMOVE o._created
 """
 
-# What two named queries look up through indexes instead of scanning every progression edge: an
-# observation's onset (the study date of a `new` edge, stated or derived, and the sources of those
-# edges) and whether the sources
-# state different changes against the same prior observation. A conflict needs at least one stated
-# change, so only observations with stated changes are checked.
-MARK_ONSETS_AND_CONFLICTS = """
-UNWIND $patient_ids AS pid
-MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_OBSERVATION]->(o:Observation)
-CALL (o) {
-  MATCH (o)-[r:PROGRESSION]->(po)
-  WHERE r.source <> 'gnn'
-  WITH po, count(DISTINCT r.change) AS kinds, collect(CASE WHEN r.change = 'new' THEN r.source END) AS news
-  RETURN max(kinds) > 1 AS conflict, reduce(acc = [], xs IN collect(news) | acc + xs) AS new_sources
-}
-WITH s, o, conflict, new_sources WHERE new_sources <> [] OR conflict
-SET o.onset_datetime = CASE WHEN new_sources <> [] THEN s.study_datetime END,
-    o.onset_sources = CASE WHEN new_sources <> [] THEN COLLECT { UNWIND new_sources AS x WITH DISTINCT x
-                                                                 ORDER BY x RETURN x } END,
-    o.source_conflict = CASE WHEN conflict THEN true END
+# Rows {study_finding_id, study_id, finding, state, onset, onset_bases, onset_sources,
+# onset_prior_state}: one finding's state in one study, over all its anatomy and its more specific
+# findings (graph.events); created fresh after RESET_DERIVED removed the old ones.
+WRITE_STUDY_FINDINGS = """
+UNWIND $rows AS r
+MATCH (s:Study {study_id: r.study_id}), (f:Finding {name: r.finding})
+CREATE (s)-[:HAS_STUDY_FINDING]->(sf:StudyFinding {
+  study_finding_id: r.study_finding_id, study_id: r.study_id, finding: r.finding, state: r.state,
+  onset_bases: r.onset_bases, onset_sources: r.onset_sources, onset_prior_state: r.onset_prior_state
+})-[:OF_FINDING]->(f)
+SET sf.onset_datetime = CASE WHEN r.onset THEN s.study_datetime END
 """
 
+
+def progressions_statement(label: str, key: str) -> str:
+    """Rows {current, prior, props}: PROGRESSION edges (current -> prior) between ``label`` nodes found
+    by ``key``; props: progression_id, change, basis, source, rule, prior_state, current_state,
+    evidence, files, change_labels."""
+    return f"""
+UNWIND $rows AS r
+MATCH (o:{label} {{{key}: r.current}}), (po:{label} {{{key}: r.prior}})
+CREATE (o)-[p:PROGRESSION]->(po)
+SET p = r.props
+"""
 
 
 # --- GNN predictions -------------------------------------------------------------------------------

@@ -7,8 +7,10 @@ every other error through. One batch is one transaction: it is stored whole or n
 
 from __future__ import annotations
 
+from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Iterable, Iterator
 
 import neo4j
@@ -16,8 +18,10 @@ from neo4j import GraphDatabase, ManagedTransaction
 
 from graph import statements as st
 from graph.config import Neo4jSettings, neo4j_settings
+from graph.derived_rows import derived_rows
+from graph.events import MentionFact, StudyFact, derive_patient
 from graph.records import MentionRecord, ParsedFile, file_key, observation_id
-from graph.vocabulary import Vocabulary
+from graph.vocabulary import Vocabulary, vocabulary
 
 LINK_CHUNK = 500  # patients per link transaction
 
@@ -98,21 +102,40 @@ def _run(tx: ManagedTransaction, query: str, counts: WriteCounts, **params: Any)
 
 
 def _derive(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts) -> None:
-    """The link step's statements for patients whose locks the transaction holds."""
-    if patient_ids:
-        for query in (st.LINK_PRIOR_STUDIES, st.AGGREGATE_OBSERVATIONS, st.LINK_STATED_PROGRESSIONS,
-                      st.LINK_PRESENCE_PROGRESSIONS, st.MARK_ONSETS_AND_CONFLICTS):
-            _run(tx, query, counts, patient_ids=patient_ids)
+    """The link step for patients whose locks the transaction holds: read their studies and mentions,
+    derive states and events with :func:`graph.events.derive_patient`, replace the derived structure."""
+    if not patient_ids:
+        return
+    studies: dict[str, list[StudyFact]] = defaultdict(list)
+    mentions: dict[str, list[MentionFact]] = defaultdict(list)
+    for r in tx.run(st.PATIENT_FACTS, patient_ids=patient_ids):
+        when = datetime.fromisoformat(r["study_datetime"]) if r["study_datetime"] else None
+        studies[r["patient_id"]].append(StudyFact(r["study_id"], when, tuple(r["image_ids"])))
+        mentions[r["patient_id"]] += [MentionFact(r["study_id"], *m[:7], m[7] or "", m[8] or "", m[9])
+                                      for m in r["mentions"]]
+    parents = {f.name: f.parents for f in vocabulary().findings.values()}
+    rows = derived_rows([derive_patient(studies[p], mentions[p], parents) for p in patient_ids],
+                        {p: mentions[p] for p in patient_ids})
+    for query in (st.RESET_DERIVED, st.AGGREGATE_OBSERVATIONS):
+        _run(tx, query, counts, patient_ids=patient_ids)
+    _run(tx, st.WRITE_STUDY_ORDER, counts, rows=rows.studies)
+    _run(tx, st.WRITE_OBSERVATION_STATES, counts, rows=rows.observations)
+    _run(tx, st.WRITE_STUDY_FINDINGS, counts, rows=rows.study_findings)
+    _run(tx, st.progressions_statement("Observation", "observation_id"), counts, rows=rows.anatomy_events)
+    _run(tx, st.progressions_statement("StudyFinding", "study_finding_id"), counts, rows=rows.study_events)
 
 
 def _mention_props(m: MentionRecord) -> dict[str, Any]:
-    """A Mention's stored properties; absent values are left out (Neo4j stores no nulls, and each
-    property sent costs the server time). The study is the observation's, so it is not repeated."""
+    """A Mention's stored properties; absent values and empty cue lists are left out (Neo4j stores no
+    nulls, and each property sent costs the server time). The study is the observation's, so it is not
+    repeated. Cues are lists of the labels as written (``["temporal|yes|acute"]``)."""
     props = {
         "mention_id": m.mention_id, "polarity": m.polarity, "severity": m.severity,
         "severity_score": m.severity_score, "change": m.change, "change_label": m.change_label,
         "prior_image_id": m.prior_image_id, "evidence": m.evidence, "source": m.source,
         "file": m.file, "file_key": file_key(m.file), "record": m.record, "section": m.section,
+        "sentence_id": m.sentence_id, "temporal_cues": list(m.temporal_cues) or None,
+        "texture_cues": list(m.texture_cues) or None, "comparison_cues": list(m.comparison_cues) or None,
     }
     return {k: v for k, v in props.items() if v is not None}
 
@@ -212,15 +235,20 @@ class GraphStore:
         the transaction is rolled back and the batch is written again with MERGE.
         """
         studies: dict[str, dict[str, Any]] = {}
-        images, reports, observations = [], [], {}
+        images, boxes, reports, observations = [], [], [], {}
         for pf in batch.files:
             for s in pf.studies:
                 row = studies.setdefault(s.study_id, {"study_id": s.study_id, "patient_id": s.patient_id,
-                                                      "study_datetime": None})
+                                                      "study_datetime": None, "gender": None, "age_decile": None,
+                                                      "reason_for_exam": None})
                 # ISO text, parsed by Cypher: the driver's packing of datetimes cost more Python time
                 # than the rest of the batch's rows
                 row["study_datetime"] = row["study_datetime"] or (s.study_datetime and s.study_datetime.isoformat())
-            images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view} for i in pf.images]
+                for key in ("gender", "age_decile", "reason_for_exam"):
+                    row[key] = row[key] or getattr(s, key)
+            images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view, "study_order": i.study_order}
+                       for i in pf.images]
+            boxes += [{k: v for k, v in vars(b).items() if v is not None} for i in pf.images for b in i.objects]
             reports += [{"report_id": r.report_id, "study_id": r.study_id, "text": r.text, "source": r.source,
                          "unmapped_terms": list(r.unmapped_terms)} for r in pf.reports]
             for m in pf.mentions:
@@ -240,6 +268,9 @@ class GraphStore:
                 touched_studies.update(rows[0]["study_ids"] if rows else [])
             _run(tx, st.MERGE_STUDIES, counts, rows=list(studies.values()))
             _run(tx, st.images_statement(merge), counts, rows=images)
+            if merge:
+                _run(tx, st.DELETE_IMAGE_BBOXES, counts, image_ids=[i["image_id"] for i in images])
+            _run(tx, st.bboxes_statement(merge), counts, rows=boxes)
             _run(tx, st.reports_statement(merge), counts, rows=reports)
             _run(tx, st.observations_statement(merge), counts, rows=list(observations.values()))
             _run(tx, st.MERGE_SOURCE_FILES, counts, rows=batch.source_files)

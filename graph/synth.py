@@ -1054,16 +1054,18 @@ def _objects(rng: random.Random, image_id: str, rows: int, cols: int) -> list[di
         fr = [c / 224.0 for c in t.box_template[name]]
         fx1, fy1, fx2, fy2 = [0.5 + (c - 0.5) * scale + d + rng.uniform(-0.012, 0.012)
                               for c, d in zip(fr, (dx, dy, dx, dy))]
-        ox1, oy1, ox2, oy2 = (round(fx1 * cols), round(fy1 * rows), round(fx2 * cols), round(fy2 * rows))
-        if rng.random() < 0.005:  # faulty boxes as in the release: negative, zero-area or out of frame
+        # edge boxes are clamped at 0: the loader rejects negative coordinates (box by box)
+        ox1, oy1, ox2, oy2 = (max(0, round(fx1 * cols)), max(0, round(fy1 * rows)), round(fx2 * cols),
+                              round(fy2 * rows))
+        if rng.random() < 0.005:  # odd boxes as in the release: past the right edge, zero-area or past the bottom
             kind = rng.randrange(3)
             if kind == 0:
-                ox1 = -rng.randint(1, 40)
+                ox2 = cols + rng.randint(1, 40)
             elif kind == 1:
                 ox2 = ox1
             else:
                 oy2 = rows + rng.randint(1, 60)
-        x1, y1 = round(ox1 * ratio + left), round(oy1 * ratio + top)
+        x1, y1 = max(0, round(ox1 * ratio + left)), max(0, round(oy1 * ratio + top))
         x2, y2 = round(ox2 * ratio + left), round(oy2 * ratio + top)
         region = t.vocab.regions[name]
         out.append({

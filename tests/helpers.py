@@ -34,6 +34,19 @@ def comparison(image_id: str, prior_image_id: str, bbox: str, label: str, findin
             "bbox_name": bbox, "subject_id": f"{image_id}_{bbox}", "object_id": f"{prior_image_id}_{bbox}"}
 
 
+def objects(image_id: str, boxes: dict[str, tuple[int, int, int, int]], scale: int = 10) -> list[dict]:
+    """Scene-graph ``objects[]`` entries, one per {bbox_name: (x1, y1, x2, y2) in the 224 frame}; the
+    original-frame box is the 224 box times ``scale``."""
+    out = []
+    for name, (x1, y1, x2, y2) in boxes.items():
+        ox1, oy1, ox2, oy2 = (c * scale for c in (x1, y1, x2, y2))
+        out.append({"object_id": f"{image_id}_{name}", "x1": x1, "y1": y1, "x2": x2, "y2": y2,
+                    "width": x2 - x1, "height": y2 - y1, "bbox_name": name, "synsets": [], "name": name.title(),
+                    "original_x1": ox1, "original_y1": oy1, "original_x2": ox2, "original_y2": oy2,
+                    "original_width": ox2 - ox1, "original_height": oy2 - oy1})
+    return out
+
+
 def write_scene_graph(folder: Path, graph: dict) -> Path:
     path = folder / f"{graph['image_id']}_SceneGraph.json"
     path.parent.mkdir(parents=True, exist_ok=True)

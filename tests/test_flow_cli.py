@@ -24,7 +24,8 @@ def test_flow_summary_and_rejected_report(store, prefect_harness, tmp_path):
     rejected = inputs / "rejected.json"  # inside the input folder: the run must not read its own report
     summary = ingest_flow([str(inputs)], rejected_report=str(rejected))
     assert (summary.files_seen, summary.files_loaded, summary.files_rejected) == (4, 3, 1)
-    assert (summary.studies, summary.progression_edges) == (2, 2)
+    # study 2 against 1, at anatomy and at study level: derived persistent, stated worsened x 2 sources
+    assert (summary.studies, summary.progression_edges) == (2, 6)
     assert not summary.ok
     assert [r["file"] for r in json.loads(rejected.read_text())] == [str(bad.resolve())]
     again = ingest_flow([str(inputs)], rejected_report=str(rejected))
@@ -39,10 +40,13 @@ def test_cli_ingest_query_and_stats(store, prefect_harness, tmp_path):
     assert "files loaded" in result.output
 
     result = runner.invoke(app, ["query", "worsening_findings", "-p", f"patient_id={PID}", "-p", "finding=pleural fluid",
-                                 "--format", "json"])
+                                 "-p", "level=anatomy", "--format", "json"])
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert [(r["study_id"], r["anatomy"]) for r in rows] == [(str(STUDY[2]), LCA)]
+    result = runner.invoke(app, ["query", "worsening_findings", "-p", f"patient_id={PID}", "-p", "finding=effusion",
+                                 "-p", "level=region"])
+    assert result.exit_code == 1 and "must be one of study," in result.output
 
     result = runner.invoke(app, ["query", "worsening_findings", "-p", f"patient_id={PID}", "-p", "finding=unicorns"])
     assert result.exit_code == 1 and "not in the vocabulary" in result.output

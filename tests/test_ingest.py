@@ -73,16 +73,21 @@ def test_both_sources_meet_and_progressions_are_derived(store, tmp_path):
     assert obs == {"sources": ["chest_imagenome", "radgraph"], "sev": "moderate", "pol": "present", "mentions": 3}
     assert progressions(store) == [
         (str(STUDY[2]), str(STUDY[1]), LCA, "new", "presence"),
+        (str(STUDY[3]), str(STUDY[2]), LCA, "persistent", "presence"),
         (str(STUDY[3]), str(STUDY[2]), LCA, "worsened", "chest_imagenome"),
         (str(STUDY[3]), str(STUDY[2]), LCA, "worsened", "radgraph"),
     ]
-    rows = run_named(store, get_query("worsening_findings"), {"patient_id": str(PID), "finding": "Effusions"})
+    worsening = get_query("worsening_findings")
+    rows = run_named(store, worsening, worsening.bind({"patient_id": str(PID), "finding": "Effusions", "level": "anatomy"}))
     assert [(r["study_id"], r["prior_study_id"], r["anatomy"], r["sources"], r["days"]) for r in rows] == [
         (str(STUDY[3]), str(STUDY[2]), LCA, ["chest_imagenome", "radgraph"], 30)]
+    rows = run_named(store, worsening, worsening.bind({"patient_id": str(PID), "finding": "Effusions"}))
+    assert [(r["study_id"], r["anatomy"], r["sources"]) for r in rows] == [
+        (str(STUDY[3]), None, ["chest_imagenome", "radgraph"])]
     # hierarchy: costophrenic angle blunting IS_A pleural effusion, so it is found under the parent,
     # but asking for the child does not return the parent
-    assert run_named(store, get_query("worsening_findings"),
-                     {"patient_id": str(PID), "finding": "costophrenic angle blunting"}) == []
+    assert run_named(store, worsening, worsening.bind({"patient_id": str(PID),
+                                                       "finding": "costophrenic angle blunting"})) == []
 
 
 def test_loading_twice_changes_nothing(store, tmp_path):
@@ -154,8 +159,10 @@ def test_changed_file_replaces_its_old_content(store, tmp_path):
     path.write_text(json.dumps(g))
     plan, _ = ingest(store, tmp_path)
     assert plan.changed == {str(path.resolve())}
-    findings = store.read("MATCH (s:Study {study_id: $s})-[:HAS_OBSERVATION]->(o) RETURN o.finding AS f", s=str(STUDY[2]))
-    assert findings == [{"f": "atelectasis"}]
+    findings = store.read("MATCH (s:Study {study_id: $s})-[:HAS_OBSERVATION]->(o) RETURN o.finding AS f, o.state AS state "
+                          "ORDER BY f", s=str(STUDY[2]))
+    # the effusion of study 1 is no longer mentioned in study 2: a placeholder with that state, no mentions
+    assert findings == [{"f": "atelectasis", "state": "present"}, {"f": "pleural effusion", "state": "not_mentioned"}]
 
 
 def test_new_vocabulary_version_reloads_files(store, tmp_path):
@@ -211,15 +218,18 @@ def test_disagreements_and_onsets_follow_reloads(store, tmp_path):
     ingest(store, tmp_path)
 
     rows = run_named(store, get_query("source_disagreements"), {"patient_id": ""})
-    assert [(r["study_id"], r["prior_study_id"], r["changes"]) for r in rows] == [
-        (str(STUDY[3]), str(STUDY[2]), ["improved (radgraph)", "worsened (chest_imagenome)"])]
+    assert [(r["study_id"], r["prior_study_id"], r["kind"], r["changes"]) for r in rows] == [
+        (str(STUDY[3]), str(STUDY[2]), "change",
+         ["improved (radgraph)", "persistent (presence)", "worsened (chest_imagenome)"])]
     assert run_named(store, get_query("source_disagreements"), {"patient_id": "10000099"}) == []
 
     new = get_query("new_finding_patients")
-    rows = run_named(store, new, {"finding": "pleural fluid", "start_date": "2150-01-11", "end_date": "2150-01-11"})
-    assert [(r["patient_id"], r["study_id"], r["sources"]) for r in rows] == [(str(PID), str(STUDY[2]), ["presence"])]
-    assert run_named(store, new, {"finding": "pleural effusion", "start_date": "2150-01-12",
-                                  "end_date": "2150-12-31"}) == []
+    rows = run_named(store, new, new.bind({"finding": "pleural fluid", "start_date": "2150-01-11",
+                                           "end_date": "2150-01-11"}))
+    assert [(r["patient_id"], r["study_id"], r["anatomy"], r["basis"], r["prior_state"], r["sources"]) for r in rows] == [
+        (str(PID), str(STUDY[2]), None, ["derived"], "absent", ["presence"])]
+    assert run_named(store, new, new.bind({"finding": "pleural effusion", "start_date": "2150-01-12",
+                                           "end_date": "2150-12-31"})) == []
 
     # the report is corrected to agree, and study 1 now has the effusion already: both flags go
     disagreeing.unlink()
@@ -227,5 +237,5 @@ def test_disagreements_and_onsets_follow_reloads(store, tmp_path):
     effusion_study(tmp_path, 1, severity="small")
     ingest(store, tmp_path)
     assert run_named(store, get_query("source_disagreements"), {"patient_id": str(PID)}) == []
-    assert run_named(store, new, {"finding": "pleural effusion", "start_date": "2150-01-01",
-                                  "end_date": "2150-12-31"}) == []
+    assert run_named(store, new, new.bind({"finding": "pleural effusion", "start_date": "2150-01-01",
+                                           "end_date": "2150-12-31"})) == []

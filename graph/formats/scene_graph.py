@@ -1,10 +1,34 @@
 """Chest ImaGenome v1.0.0 scene graphs: one ``<dicom_id>_SceneGraph.json`` per frontal image.
 
 Format (docs/formats.md §1.2-§1.5, from the dataset's own postprocessing code and its readers):
-``attributes[]`` holds one entry per region with parallel per-phrase lists; labels are
-``category|yes|label`` / ``category|no|label``; ``relationships[]`` holds comparison edges
-(``comparison|yes|improved|worsened|no change``) from a region on this image (``subject_id``) to the same
-region on the prior image (``object_id``), both ``<dicom_id>_<bbox_name>``.
+``objects[]`` holds the image's anatomical boxes; ``attributes[]`` holds one entry per region with
+parallel per-phrase lists; labels are ``category|yes|label`` / ``category|no|label``;
+``relationships[]`` holds comparison edges (``comparison|yes|improved|worsened|no change``) from a region
+on this image (``subject_id``) to the same region on the prior image (``object_id``), both
+``<dicom_id>_<bbox_name>``.
+
+Validation (any failure rejects the whole file with an :class:`~graph.records.InputError` naming the
+file, the record and the field, e.g. ``objects[3].x2``):
+
+* Types: every field of §1.2-§1.5 has its type (see the models below). Text fields must be JSON
+  strings, ids (``patient_id``, ``study_id``) an int or a non-empty string, label and cue lists lists
+  of strings. Pixel coordinates and sizes are whole numbers: JSON integers, or floats with no
+  fractional part (``52.0``, as writers that pass through float columns produce); fractional floats,
+  strings and booleans are wrong types. ``relationship_contexts`` are numbers.
+* Presence: ``image_id``, ``patient_id``, ``study_id``; per object ``bbox_name``, ``x1``, ``y1``, ``x2``,
+  ``y2``; per attributes entry ``bbox_name``, ``attributes``, ``phrases``; per relationship
+  ``relationship_names``, ``attributes``, ``bbox_name``, ``subject_id``, ``object_id``. Every other field
+  may be absent (the release's readers use ``.get()``); absent and null mean the same, except that
+  ``objects``, ``attributes`` and ``relationships`` must be lists when present.
+* Unknown keys are allowed: the release's dynamic ``"<bbox_name>": true`` key of attributes entries and
+  cxrkg's own extension keys (``attributes[].source``, ``objects[].finding_label``).
+* Boxes: no negative coordinate or size (224 frame and original frame) and no reversed box
+  (``x2 < x1`` or ``y2 < y1``, in either frame). A zero-area box (``x1 == x2``) is accepted.
+  docs/formats.md §1.3 notes that the release holds negative coordinates: such files are rejected.
+* Regions: the ``bbox_name`` of every object, attributes entry and relationship must be a vocabulary
+  region (``graph.vocabulary.Vocabulary.regions``).
+* Per-phrase lists of an attributes entry have one item per phrase; polarities are yes/no;
+  comparison labels are known; a relationship's ``subject_id`` names this image.
 """
 
 from __future__ import annotations
@@ -12,15 +36,18 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
 
 from graph.records import (
     SOURCE_IMAGENOME,
+    BoundingBoxRecord,
     ImageRecord,
     InputError,
     MentionRecord,
     ParsedFile,
+    Rejection,
     StudyRecord,
     stable_id,
 )
@@ -29,49 +56,127 @@ from graph.vocabulary import FINDING_CATEGORIES, Vocabulary
 SCENE_GRAPH_SUFFIX = "_SceneGraph.json"
 _POLARITY = {"yes": "present", "no": "absent"}
 _DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
+_PER_PHRASE = ("attributes", "attributes_ids", "phrase_IDs", "sections", "severity_cues", "comparison_cues",
+               "temporal_cues", "texture_cues")
+_BOX_FIELDS = ("x1", "y1", "x2", "y2", "width", "height", "original_x1", "original_y1", "original_x2",
+               "original_y2", "original_width", "original_height")
+_BOX_ORDER = (("x1", "x2"), ("y1", "y2"), ("original_x1", "original_x2"), ("original_y1", "original_y2"))
 
 
-class _Lenient(BaseModel):
+def _whole_number(value: object) -> object:
+    """A JSON integer, or a float without fractional part (as an int); anything else is a wrong type."""
+    kind = type(value)  # exact types: a bool is not a number here
+    if kind is int:
+        return value
+    if kind is float:
+        if not value.is_integer():  # type: ignore[attr-defined]
+            raise ValueError(f"{value} is not a whole number")
+        return int(value)  # type: ignore[arg-type]
+    raise ValueError("must be a whole number")
+
+
+def _number(value: object) -> object:
+    """A JSON number (int or float, not a boolean or string)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("must be a number")
+    return value
+
+
+WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
+Number = Annotated[float, BeforeValidator(_number)]
+Labels = list[StrictStr]
+PerPhraseLabels = list[list[StrictStr]]
+
+
+class _Entry(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-def _id_text(value: int | str) -> str:
-    return str(value)
+class SceneObject(_Entry):
+    """One ``objects[]`` entry: an anatomical box (docs/formats.md §1.3).
+
+    ``x1 .. height`` are pixels in the 224 x 224 frame, ``original_*`` pixels in the original image;
+    ``finding_label`` is a cxrkg extension key. Signs and order are checked after validation.
+    """
+
+    object_id: StrictStr | None = None
+    bbox_name: StrictStr
+    x1: WholeNumber
+    y1: WholeNumber
+    x2: WholeNumber
+    y2: WholeNumber
+    width: WholeNumber | None = None
+    height: WholeNumber | None = None
+    synsets: Labels | None = None
+    name: StrictStr | None = None
+    original_x1: WholeNumber | None = None
+    original_y1: WholeNumber | None = None
+    original_x2: WholeNumber | None = None
+    original_y2: WholeNumber | None = None
+    original_width: WholeNumber | None = None
+    original_height: WholeNumber | None = None
+    finding_label: StrictStr | None = None
 
 
-class RegionAttributes(_Lenient):
-    bbox_name: str
-    attributes: list[list[str]]
-    phrases: list[str]
-    sections: list[str] | None = None
-    severity_cues: list[list[str]] | None = None
-    comparison_cues: list[list[str]] | None = None
-    temporal_cues: list[list[str]] | None = None
-    texture_cues: list[list[str]] | None = None
+class RegionAttributes(_Entry):
+    """One ``attributes[]`` entry: a region's per-phrase lists (docs/formats.md §1.4).
+
+    Every list typed ``PerPhraseLabels`` or ``Labels`` here except ``synsets`` has one item per phrase.
+    """
+
+    bbox_name: StrictStr
+    synsets: Labels | None = None
+    name: StrictStr | None = None
+    attributes: PerPhraseLabels
+    attributes_ids: PerPhraseLabels | None = None
+    phrases: Labels
+    phrase_IDs: Labels | None = None
+    sections: Labels | None = None
+    severity_cues: PerPhraseLabels | None = None
+    comparison_cues: PerPhraseLabels | None = None
+    temporal_cues: PerPhraseLabels | None = None
+    texture_cues: PerPhraseLabels | None = None
+    object_id: StrictStr | None = None
+    # cxrkg extension (not in the Chest ImaGenome release): the dataset or labeler that stated this
+    # entry's attributes, so one image can carry two sources (graph.datasets.nih writes the NIH
+    # text-mined and the Google adjudicated labels this way). Absent: chest_imagenome.
+    source: StrictStr = SOURCE_IMAGENOME
 
 
-class ComparisonRelationship(_Lenient):
-    relationship_names: list[str]
-    attributes: list[str]
-    bbox_name: str
-    subject_id: str
-    object_id: str
-    phrase: str | None = None
+class ComparisonRelationship(_Entry):
+    """One ``relationships[]`` entry: a comparison edge to the prior image (docs/formats.md §1.5)."""
+
+    relationship_id: StrictStr | None = None
+    predicate: StrictStr | None = None
+    synsets: Labels | None = None
+    relationship_names: Labels
+    relationship_contexts: list[Number] | None = None
+    phrase: StrictStr | None = None
+    attributes: Labels
+    bbox_name: StrictStr
+    subject_id: StrictStr
+    object_id: StrictStr
 
 
-class SceneGraph(_Lenient):
-    """The fields of a scene graph that cxrkg reads; others are kept by ``extra="allow"`` and ignored."""
+class SceneGraph(_Entry):
+    """A whole scene graph (docs/formats.md §1.2): ``image_id`` a non-empty str, ``patient_id`` and
+    ``study_id`` an int or a non-empty str, ``StudyOrder`` a whole number (the 1-based rank; its value is
+    not checked), ``StudyDateTime`` a str (its layout is checked by :func:`parse_datetime`)."""
 
-    image_id: str
-    patient_id: int | str
-    study_id: int | str
-    viewpoint: str | None = None
-    StudyDateTime: str | None = None
-    StudyOrder: int | None = None
+    image_id: StrictStr
+    viewpoint: StrictStr | None = None
+    patient_id: StrictInt | StrictStr
+    study_id: StrictInt | StrictStr
+    gender: StrictStr | None = None
+    age_decile: StrictStr | None = None
+    reason_for_exam: StrictStr | None = None
+    StudyOrder: WholeNumber | None = None
+    StudyDateTime: StrictStr | None = None
+    objects: list[SceneObject] = []
     attributes: list[RegionAttributes] = []
     relationships: list[ComparisonRelationship] = []
 
-    @field_validator("patient_id", "study_id")
+    @field_validator("image_id", "patient_id", "study_id")
     @classmethod
     def _not_blank(cls, v: int | str) -> int | str:
         if str(v).strip() == "":
@@ -121,21 +226,8 @@ def _validation_error(path: str, record: str, err: ValidationError) -> InputErro
     return InputError(path, record, where, f"{first['msg']} (got {type(first.get('input')).__name__})")
 
 
-def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = None) -> ParsedFile:
-    """Read one scene graph file into study, image and mention records.
-
-    A scene graph is one record (its image); any error rejects the whole file.
-    Findings whose label the vocabulary does not know are kept in ``unmapped_terms``; attribute
-    categories that are not findings (nlp, texture, cue categories) are skipped as the dataset's own
-    readers do. Relationships with more than one comparison label are counted as ambiguous and skipped
-    (as in the published progression cohorts, docs/formats.md §1.5).
-
-    Raises:
-        InputError: invalid or truncated JSON, wrong types, parallel lists of unequal length, a polarity
-            other than yes/no, an unknown comparison label, a relationship from another image.
-    """
-    file = display_path or str(path)
-    record = path.name.removesuffix(SCENE_GRAPH_SUFFIX)
+def _read(path: Path, file: str, record: str) -> SceneGraph:
+    """The file's JSON, validated against :class:`SceneGraph` (types and presence only)."""
     try:
         raw = json.loads(path.read_bytes())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -143,93 +235,189 @@ def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = 
     if not isinstance(raw, dict):
         raise InputError(file, record, None, f"top level is {type(raw).__name__}, expected an object")
     try:
-        sg = SceneGraph.model_validate(raw)
+        return SceneGraph.model_validate(raw)
     except ValidationError as exc:
         raise _validation_error(file, record, exc) from exc
 
+
+def _check_region(name: str, vocab: Vocabulary, file: str, record: str, where: str) -> None:
+    if name not in vocab.regions:
+        raise InputError(file, record, f"{where}.bbox_name", f"unknown region {name!r}")
+
+
+def _check_box(obj: SceneObject, file: str, record: str, where: str) -> None:
+    """Rejects a negative coordinate or size, and a reversed box (in the 224 or the original frame)."""
+    for name in _BOX_FIELDS:
+        value = getattr(obj, name)
+        if value is not None and value < 0:
+            raise InputError(file, record, f"{where}.{name}", f"negative {name} {value}")
+    for low, high in _BOX_ORDER:
+        a, b = getattr(obj, low), getattr(obj, high)
+        if a is not None and b is not None and b < a:
+            raise InputError(file, record, f"{where}.{high}", f"reversed box: {high} {b} < {low} {a}")
+
+
+def _check_lengths(region: RegionAttributes, file: str, record: str, where: str) -> None:
+    n = len(region.phrases)
+    for name in _PER_PHRASE:
+        values = getattr(region, name)
+        if values is not None and len(values) != n:
+            raise InputError(file, record, f"{where}.{name}", f"{len(values)} entries for {n} phrases")
+
+
+def check_boxes(sg: SceneGraph, vocab: Vocabulary, file: str) -> list[InputError]:
+    """The ``objects[]`` boxes that cannot be stored: an unknown region, a negative or a reversed box.
+
+    Real Chest ImaGenome boxes include negative coordinates (docs/formats.md §1.3), so a bad box is
+    rejected on its own (a record-level rejection naming ``objects[k].<field>``) and the rest of the
+    scene graph loads.
+    """
+    bad = []
+    for k, obj in enumerate(sg.objects):
+        try:
+            _check_region(obj.bbox_name, vocab, file, sg.image_id, f"objects[{k}]")
+            _check_box(obj, file, sg.image_id, f"objects[{k}]")
+        except InputError as exc:
+            bad.append(exc)
+    return bad
+
+
+def check_scene_graph(sg: SceneGraph, vocab: Vocabulary, file: str) -> None:
+    """What the types do not say, for the parts that reject the whole file: regions known to ``vocab``,
+    per-phrase lists as long as ``phrases`` (docs/formats.md §1.4-§1.5). Boxes: :func:`check_boxes`.
+
+    Raises:
+        InputError: the first violation, with ``field`` like ``attributes[1].bbox_name``.
+    """
     record = sg.image_id
-    study_id, patient_id = _id_text(sg.study_id), _id_text(sg.patient_id)
+    for k, region in enumerate(sg.attributes):
+        _check_lengths(region, file, record, f"attributes[{k}]")
+        _check_region(region.bbox_name, vocab, file, record, f"attributes[{k}]")
+    for k, rel in enumerate(sg.relationships):
+        _check_region(rel.bbox_name, vocab, file, record, f"relationships[{k}]")
+
+
+def _study(sg: SceneGraph, file: str) -> StudyRecord:
     when = None
     if sg.StudyDateTime:
         try:
             when = parse_datetime(sg.StudyDateTime)
         except ValueError as exc:
-            raise InputError(file, record, "StudyDateTime", str(exc)) from exc
+            raise InputError(file, sg.image_id, "StudyDateTime", str(exc)) from exc
+    return StudyRecord(str(sg.study_id), str(sg.patient_id), when, sg.image_id, gender=sg.gender,
+                       age_decile=sg.age_decile, reason_for_exam=sg.reason_for_exam)
 
-    out = ParsedFile(path=file)
-    out.studies.append(StudyRecord(study_id, patient_id, when, record))
-    out.images.append(ImageRecord(sg.image_id, study_id, sg.viewpoint))
 
-    for r_ix, region in enumerate(sg.attributes):
-        where = f"attributes[{r_ix}]"
-        n = len(region.phrases)
-        for name in ("attributes", "sections", "severity_cues", "comparison_cues", "temporal_cues", "texture_cues"):
-            values = getattr(region, name)
-            if values is not None and len(values) != n:
-                raise InputError(file, record, f"{where}.{name}", f"{len(values)} entries for {n} phrases")
-        anatomy = region.bbox_name
-        if anatomy not in vocab.regions:
-            out.unmapped_terms.append(f"region:{anatomy}")
-            continue
-        for i, labels in enumerate(region.attributes):
-            severity, score = _severity(region.severity_cues[i] if region.severity_cues else [], vocab)
-            section = region.sections[i] if region.sections else None
-            for label in labels:
-                category, polarity, name = _split_label(label, file, record, f"{where}.attributes[{i}]")
-                if category not in FINDING_CATEGORIES:
-                    continue
-                if polarity not in _POLARITY:
-                    raise InputError(file, record, f"{where}.attributes[{i}]", f"polarity {polarity!r} is not yes/no")
-                if name not in vocab.findings:
-                    out.unmapped_terms.append(name)
-                    continue
-                out.mentions.append(
-                    MentionRecord(
-                        mention_id=stable_id(SOURCE_IMAGENOME, sg.image_id, anatomy, name, i),
-                        study_id=study_id, anatomy=anatomy, finding=name, polarity=_POLARITY[polarity],
-                        severity=severity if polarity == "yes" else None,
-                        severity_score=score if polarity == "yes" else None,
-                        change=None, change_label=None, prior_image_id=None,
-                        evidence=region.phrases[i].strip(), source=SOURCE_IMAGENOME, file=file,
-                        record=record, section=section,
-                    )
-                )
+def _image(sg: SceneGraph, skip: set[int]) -> ImageRecord:
+    boxes = tuple(
+        BoundingBoxRecord(bbox_id=f"{sg.image_id}|{k}", image_id=sg.image_id,
+                          **obj.model_dump(include={"bbox_name", "finding_label", *_BOX_FIELDS}))
+        for k, obj in enumerate(sg.objects) if k not in skip)
+    return ImageRecord(sg.image_id, str(sg.study_id), sg.viewpoint, study_order=sg.StudyOrder, objects=boxes)
 
-    for k, rel in enumerate(sg.relationships):
-        where = f"relationships[{k}]"
-        labels = set()
-        for name in rel.relationship_names:
-            category, polarity, label = _split_label(name, file, record, f"{where}.relationship_names")
-            if category != "comparison" or polarity != "yes":
-                continue
-            if label not in vocab.comparison_labels:
-                raise InputError(file, record, f"{where}.relationship_names", f"unknown comparison label {label!r}")
-            labels.add(label)
-        if len(labels) != 1:
-            out.ambiguous_comparisons += 1
-            continue
-        label = labels.pop()
-        current_image = rel.subject_id.split("_", 1)[0]
-        if current_image != sg.image_id:
-            raise InputError(file, record, f"{where}.subject_id", f"names image {current_image}, not this image")
-        prior_image = rel.object_id.split("_", 1)[0]
-        if rel.bbox_name not in vocab.regions:
-            out.unmapped_terms.append(f"region:{rel.bbox_name}")
-            continue
-        for attr in rel.attributes:
-            category, _, finding = _split_label(attr, file, record, f"{where}.attributes")
+
+def _per_phrase(values: list | None, i: int, default: object = None) -> object:
+    return values[i] if values is not None else default
+
+
+def _phrase_mentions(sg: SceneGraph, region: RegionAttributes, where: str, vocab: Vocabulary,
+                     out: ParsedFile) -> None:
+    """Mentions of one attributes entry's finding labels, one per (phrase, finding)."""
+    file, record, anatomy = out.path, sg.image_id, region.bbox_name
+    for i, labels in enumerate(region.attributes):
+        severity, score = _severity(_per_phrase(region.severity_cues, i, []), vocab)
+        cues = {name: tuple(_per_phrase(getattr(region, name), i, ()))
+                for name in ("temporal_cues", "texture_cues", "comparison_cues")}
+        for label in labels:
+            category, polarity, name = _split_label(label, file, record, f"{where}.attributes[{i}]")
             if category not in FINDING_CATEGORIES:
                 continue
-            if finding not in vocab.findings:
-                out.unmapped_terms.append(finding)
+            if polarity not in _POLARITY:
+                raise InputError(file, record, f"{where}.attributes[{i}]", f"polarity {polarity!r} is not yes/no")
+            if name not in vocab.findings:
+                out.unmapped_terms.append(name)
                 continue
-            out.mentions.append(
-                MentionRecord(
-                    mention_id=stable_id(SOURCE_IMAGENOME, sg.image_id, rel.bbox_name, finding, "comparison", k),
-                    study_id=study_id, anatomy=rel.bbox_name, finding=finding, polarity=None,
-                    severity=None, severity_score=None, change=vocab.comparison_labels[label],
-                    change_label=f"comparison|yes|{label}", prior_image_id=prior_image,
-                    evidence=(rel.phrase or "").strip(), source=SOURCE_IMAGENOME, file=file, record=record,
-                )
-            )
+            out.mentions.append(MentionRecord(
+                mention_id=stable_id(region.source, sg.image_id, anatomy, name, i),
+                study_id=str(sg.study_id), anatomy=anatomy, finding=name, polarity=_POLARITY[polarity],
+                severity=severity if polarity == "yes" else None,
+                severity_score=score if polarity == "yes" else None,
+                change=None, change_label=None, prior_image_id=None,
+                evidence=region.phrases[i].strip(), source=region.source, file=file,
+                record=record, section=_per_phrase(region.sections, i),
+                sentence_id=_per_phrase(region.phrase_IDs, i), **cues,
+            ))
+
+
+def _comparison_label(rel: ComparisonRelationship, where: str, vocab: Vocabulary, file: str,
+                      record: str) -> str | None:
+    """The relationship's one comparison label, or None when it states several (ambiguous)."""
+    labels = set()
+    for name in rel.relationship_names:
+        category, polarity, label = _split_label(name, file, record, f"{where}.relationship_names")
+        if category != "comparison" or polarity != "yes":
+            continue
+        if label not in vocab.comparison_labels:
+            raise InputError(file, record, f"{where}.relationship_names", f"unknown comparison label {label!r}")
+        labels.add(label)
+    return labels.pop() if len(labels) == 1 else None
+
+
+def _comparison_mentions(sg: SceneGraph, k: int, rel: ComparisonRelationship, vocab: Vocabulary,
+                         out: ParsedFile) -> None:
+    """Mentions stating one relationship's change, one per finding it applies to."""
+    file, record, where = out.path, sg.image_id, f"relationships[{k}]"
+    label = _comparison_label(rel, where, vocab, file, record)
+    if label is None:
+        out.ambiguous_comparisons += 1
+        return
+    current_image = rel.subject_id.split("_", 1)[0]
+    if current_image != sg.image_id:
+        raise InputError(file, record, f"{where}.subject_id", f"names image {current_image}, not this image")
+    prior_image = rel.object_id.split("_", 1)[0]
+    for attr in rel.attributes:
+        category, _, finding = _split_label(attr, file, record, f"{where}.attributes")
+        if category not in FINDING_CATEGORIES:
+            continue
+        if finding not in vocab.findings:
+            out.unmapped_terms.append(finding)
+            continue
+        out.mentions.append(MentionRecord(
+            mention_id=stable_id(SOURCE_IMAGENOME, sg.image_id, rel.bbox_name, finding, "comparison", k),
+            study_id=str(sg.study_id), anatomy=rel.bbox_name, finding=finding, polarity=None,
+            severity=None, severity_score=None, change=vocab.comparison_labels[label],
+            change_label=f"comparison|yes|{label}", prior_image_id=prior_image,
+            evidence=(rel.phrase or "").strip(), source=SOURCE_IMAGENOME, file=file, record=record,
+        ))
+
+
+def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = None) -> ParsedFile:
+    """Read one scene graph file into study, image (with its boxes) and mention records.
+
+    A scene graph is one record (its image); any error rejects the whole file (see the module
+    docstring for the rules), except a bad box (:func:`check_boxes`), which is rejected on its own. Findings whose label the vocabulary does not know are kept in
+    ``unmapped_terms``; attribute categories that are not findings (nlp, texture, cue categories) are
+    skipped as the dataset's own readers do. Relationships with more than one comparison label are
+    counted as ambiguous and skipped (as in the published progression cohorts, docs/formats.md §1.5).
+
+    Returns:
+        a ParsedFile with one StudyRecord (gender, age decile, reason for exam), one ImageRecord (view,
+        StudyOrder, one BoundingBoxRecord per ``objects[]`` entry) and the mentions (with sentence id
+        and temporal / texture / comparison cues of their phrase).
+    Raises:
+        InputError: invalid or truncated JSON, a wrong type, a missing required field, an unknown
+            region of an attributes entry or relationship, parallel lists of unequal length, a polarity other than
+            yes/no, an unknown comparison label, a relationship from another image, a bad StudyDateTime.
+    """
+    file = display_path or str(path)
+    sg = _read(path, file, path.name.removesuffix(SCENE_GRAPH_SUFFIX))
+    check_scene_graph(sg, vocab, file)
+    bad_boxes = check_boxes(sg, vocab, file)
+    out = ParsedFile(path=file, rejections=[Rejection.from_error(e) for e in bad_boxes])
+    out.studies.append(_study(sg, file))
+    out.images.append(_image(sg, {int(e.field.split("[", 1)[1].split("]", 1)[0]) for e in bad_boxes}))
+    for k, region in enumerate(sg.attributes):
+        _phrase_mentions(sg, region, f"attributes[{k}]", vocab, out)
+    for k, rel in enumerate(sg.relationships):
+        _comparison_mentions(sg, k, rel, vocab, out)
     return out

@@ -1,0 +1,92 @@
+"""NIH ChestX-ray14 benchmark: the whole real cohort converted, loaded, checked and queried; prints figures.
+
+Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/bench-nih, Bolt port 7699) that it clears. Steps:
+
+1. `cxrkg datasets nih` on the full wheel (112,120 images of 30,805 patients): seconds;
+2. the ingest flow on an empty graph in a fresh subprocess (what `cxrkg ingest` runs): seconds, elements;
+3. the independent check (graph.datasets.nih_check: plain pandas over the NIH tables against the graph's
+   study-level counts and new_finding_patients answers): cells and patient sets compared, mismatches;
+4. named queries on the NIH graph, 5 warm-up then 50 timed runs each, p50 / p95 in ms.
+
+Usage: python benchmarks/nih_benchmark.py [--patients N]   (default: all)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("CXRKG_HOME", str(REPO / ".cxrkg" / "bench-nih"))
+os.environ.setdefault("CXRKG_BOLT_PORT", "7699")
+os.environ.setdefault("CXRKG_HTTP_PORT", "7489")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ingest_benchmark import ingest_once, time_queries  # noqa: E402  (same load and timing as `make bench`)
+
+
+def latencies(store, patient: str) -> dict[str, tuple[float, float, int]]:
+    """Named queries on NIH data: name -> (p50 ms, p95 ms, rows)."""
+    from graph.queries import catalogue, run_named
+
+    q = catalogue()
+    studies = [r["study_id"] for r in run_named(store, q["patient_studies"], q["patient_studies"].bind({"patient_id": patient}))]
+    base = {"patient_id": patient, "finding": "pleural effusion", "start_date": "2001-01-01", "end_date": "2001-12-31",
+            "current_study_id": studies[-1], "prior_study_id": studies[0]}
+    runs = [(name, query, base) for name, query in q.items()]
+    runs += [("new_finding_patients (all dates)", q["new_finding_patients"], {**base, "start_date": "1900-01-01",
+                                                                                "end_date": "2299-12-31"}),
+             ("new_finding_patients (anatomy, all dates)", q["new_finding_patients"],
+              {**base, "start_date": "1900-01-01", "end_date": "2299-12-31", "level": "anatomy"}),
+             ("finding_timeline (anatomy)", q["finding_timeline"], {**base, "level": "anatomy"})]
+    return time_queries(store, runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--patients", type=int, default=None, help="only the N lowest patient ids")
+    args = parser.parse_args()
+
+    from graph.config import local_server_settings
+    from graph.datasets.nih import convert_nih
+    from graph.datasets.nih_check import check_nih
+    from graph.datasets.nih_reference import load_tables
+    from graph.server import LocalNeo4jServer
+    from graph.store import shared_store
+
+    server = LocalNeo4jServer(local_server_settings())
+    started_here = not server.status().running
+    server.start()
+    try:
+        cohort = local_server_settings().home / f"nih-{args.patients or 'all'}"
+        t = time.perf_counter()
+        summary = convert_nih(cohort, limit_patients=args.patients)
+        convert_s = time.perf_counter() - t
+        print(f"convert: {summary.images:,} images of {summary.patients:,} patients in {convert_s:.1f} s", flush=True)
+        out = subprocess.run([sys.executable, str(REPO / "benchmarks" / "ingest_benchmark.py"), "--child", str(cohort)],
+                             capture_output=True, text=True, check=True, env=os.environ.copy())
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"ingest: {r['files']:,} files, {r['elements']:,} graph elements in {r['seconds']:.1f} s "
+              f"({r['elements'] / r['seconds']:,.0f} elements/s); {r['rejections']} rejections; "
+              f"convert + ingest {convert_s + r['seconds']:.1f} s (target < 90 s)", flush=True)
+        store = shared_store()
+        t = time.perf_counter()
+        report = check_nih(store, load_tables(limit_patients=args.patients))
+        print(f"independent check: {report.count_cells:,} count cells and {report.patient_sets} patient sets compared "
+              f"in {time.perf_counter() - t:.1f} s; {len(report.mismatches)} mismatches", flush=True)
+        for line in report.mismatches[:10]:
+            print("  " + line)
+        print("named queries on the NIH graph, warm, 50 runs each (dates are synthetic, order kept):")
+        for name, (p50, p95, rows) in latencies(store, "13").items():
+            print(f"  {name:<42} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms   {rows:>6} rows")
+    finally:
+        if started_here:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()

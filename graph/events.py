@@ -1,0 +1,322 @@
+"""Mention states and longitudinal events of one patient, as plain functions over records.
+
+Real reports mention a finding only when the radiologist says something about it: in Chest ImaGenome an
+attribute is ``yes`` or ``no`` when stated and simply missing otherwise (docs/formats.md §1.4), and the
+NIH ChestX-ray14 labels list only what was found. So every (study, anatomy, finding) is in one of four
+states, and the same holds at study level (the finding anywhere in the study):
+
+* ``present`` / ``uncertain`` / ``absent``: stated by at least one source (present > uncertain > absent);
+* ``not_mentioned``: no source says anything (the default; materialised only where an event needs it).
+
+Events compare a study with the patient's immediately prior study (by datetime, then study id), at both
+levels, each with its basis:
+
+* ``stated``: a Chest ImaGenome comparison relation or a RadGraph2 change entity (improved, worsened,
+  no change, new, resolved, repositioned), kept with its source and evidence;
+* ``derived`` by a named rule of this module (:data:`RULES`): ``new`` (present now, not present before,
+  with the prior state recorded: absent, uncertain or not_mentioned), ``resolved`` (present before,
+  stated absent now), ``no longer mentioned`` (present before, nothing said now: a weaker kind that is
+  never counted as resolved), ``persistent`` (present in both).
+
+Study level is hierarchy-aware through IS_A: a study has a finding when it has the finding or a more
+specific one at any anatomy; it is absent when the finding itself (or a more general one) is stated
+absent and nothing more specific is present or uncertain. Stated changes count at study level when they
+compare with the immediately prior study.
+
+Everything here is deterministic and order-independent: the same records, loaded in any order or by any
+loader, give the same states and events.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Iterable, Mapping
+
+PRESENT, UNCERTAIN, ABSENT, NOT_MENTIONED = "present", "uncertain", "absent", "not_mentioned"
+_RANK = {PRESENT: 3, UNCERTAIN: 2, ABSENT: 1}
+
+NEW, RESOLVED, NO_LONGER_MENTIONED, PERSISTENT = "new", "resolved", "no longer mentioned", "persistent"
+STATED, DERIVED = "stated", "derived"
+DERIVED_SOURCE = "presence"  # the source name derived edges carry (as earlier graphs did)
+
+#: The derivation rules, by name: what a derived event's ``rule`` property says.
+RULES = {
+    "onset_after_absent": "present now, stated absent in the prior study",
+    "onset_after_uncertain": "present now, uncertain in the prior study",
+    "onset_after_not_mentioned": "present now, not mentioned in the prior study",
+    "resolution": "present in the prior study, stated absent now",
+    "no_longer_mentioned": "present in the prior study, not mentioned now",
+    "persistence": "present in the prior study and now",
+}
+
+# Which stated changes agree with a derived one (Chest ImaGenome calls a finding that appears
+# "worsened", README "Graph model"); anything else stated against the same pair is a disagreement.
+_COMPATIBLE = {NEW: {NEW, "worsened"}, RESOLVED: {RESOLVED, "improved"},
+               PERSISTENT: {"no change", "improved", "worsened"}, NO_LONGER_MENTIONED: set()}
+
+
+@dataclass(frozen=True)
+class StudyFact:
+    """One study of the patient: ``image_ids`` are the images it holds (stated changes name them)."""
+
+    study_id: str
+    study_datetime: datetime | None
+    image_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MentionFact:
+    """What derivation needs of one Mention: its place, its stated polarity or change, and provenance.
+
+    ``polarity`` is present / absent / uncertain or None (a change-only statement); ``change`` a stated
+    progression class or None; ``prior_image_id`` the image a Chest ImaGenome comparison names, else the
+    change refers to the study's immediately prior study.
+    """
+
+    study_id: str
+    anatomy: str
+    finding: str
+    source: str
+    polarity: str | None = None
+    change: str | None = None
+    change_label: str | None = None
+    prior_image_id: str | None = None
+    evidence: str = ""
+    file: str = ""
+    mention_id: str = ""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event between a current and a prior study, at anatomy level (``anatomy`` set) or study level
+    (``anatomy`` None).
+
+    Attributes:
+        change: new / resolved / no longer mentioned / persistent (derived) or a stated class.
+        basis: ``stated`` or ``derived``; ``source`` the stating dataset, or ``presence`` when derived.
+        rule: the :data:`RULES` name of a derived event, None when stated.
+        prior_state / current_state: the states the event was derived from (stated events: the states
+            of the two observations as the graph knows them).
+    """
+
+    study_id: str
+    prior_study_id: str
+    anatomy: str | None
+    finding: str
+    change: str
+    basis: str
+    source: str
+    rule: str | None
+    prior_state: str
+    current_state: str
+    evidence: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    change_labels: tuple[str, ...] = ()
+
+    @property
+    def event_id(self) -> str:
+        """Unique per (level, studies, place, source, change): the PROGRESSION edge's ``progression_id``."""
+        place = self.anatomy if self.anatomy is not None else "*"
+        return (f"{self.study_id}|{place}|{self.finding}>{self.prior_study_id}|{place}|{self.finding}"
+                f"|{self.source}|{self.change}")
+
+
+@dataclass
+class PatientDerivation:
+    """Everything derived for one patient.
+
+    Attributes:
+        order: study ids in time order; ``prior`` maps a study to (prior study id, interval in whole days).
+        anatomy_states: (study, anatomy, finding) -> stated state, for every stated observation.
+        study_states: (study, finding) -> state at study level (present / uncertain / absent), for every
+            finding stated anywhere in the study and each of its IS_A ancestors.
+        polarity_conflicts: (study, anatomy, finding) of observations whose sources state both present
+            and absent.
+        events: anatomy- and study-level events, in a deterministic order.
+    """
+
+    order: list[str] = field(default_factory=list)
+    prior: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+    anatomy_states: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    study_states: dict[tuple[str, str], str] = field(default_factory=dict)
+    polarity_conflicts: set[tuple[str, str, str]] = field(default_factory=set)
+    events: list[Event] = field(default_factory=list)
+
+    def anatomy_state(self, study_id: str, anatomy: str, finding: str) -> str:
+        return self.anatomy_states.get((study_id, anatomy, finding), NOT_MENTIONED)
+
+    def study_state(self, study_id: str, finding: str) -> str:
+        return self.study_states.get((study_id, finding), NOT_MENTIONED)
+
+    def change_conflicts(self) -> set[tuple[str, str, str]]:
+        """(study, anatomy, finding) of anatomy-level pairs on which the events disagree: two stated
+        changes differ, or a stated change contradicts a derived new / resolved / persistent."""
+        by_pair: dict[tuple[str, str, str, str], list[Event]] = defaultdict(list)
+        for e in self.events:
+            if e.anatomy is not None:
+                by_pair[(e.study_id, e.prior_study_id, e.anatomy, e.finding)].append(e)
+        out = set()
+        for (study, _, anatomy, finding), events in by_pair.items():
+            stated = {e.change for e in events if e.basis == STATED}
+            derived = [e.change for e in events if e.basis == DERIVED]
+            if len(stated) > 1 or any(stated - _COMPATIBLE[d] for d in derived if stated):
+                out.add((study, anatomy, finding))
+        return out
+
+
+def stated_state(polarities: Iterable[str | None]) -> str:
+    """The strongest stated polarity (present > uncertain > absent), ``not_mentioned`` when none."""
+    best = max((p for p in polarities if p in _RANK), key=_RANK.__getitem__, default=None)
+    return best or NOT_MENTIONED
+
+
+def order_studies(studies: Iterable[StudyFact]) -> list[StudyFact]:
+    """Studies by (datetime, study id), undated ones last: the PRIOR chain's order (EHRXQA's dense rank
+    of (StudyDateTime, study_id), docs/formats.md §1.8)."""
+    return sorted(studies, key=lambda s: (s.study_datetime is None, s.study_datetime or datetime.min, s.study_id))
+
+
+def derive_patient(studies: Iterable[StudyFact], mentions: Iterable[MentionFact],
+                   finding_parents: Mapping[str, Iterable[str]]) -> PatientDerivation:
+    """States and events of one patient.
+
+    Args:
+        studies: the patient's studies (any order).
+        mentions: the patient's mentions (any order); those of studies not in ``studies`` are ignored.
+        finding_parents: finding -> its IS_A parents (the vocabulary's hierarchy).
+
+    Returns:
+        a :class:`PatientDerivation`.
+    """
+    out = PatientDerivation()
+    ordered = order_studies(studies)
+    out.order = [s.study_id for s in ordered]
+    for prev, cur in zip(ordered, ordered[1:]):
+        days = (cur.study_datetime - prev.study_datetime).days if cur.study_datetime and prev.study_datetime else None
+        out.prior[cur.study_id] = (prev.study_id, days)
+    known = set(out.order)
+    mentions = sorted((m for m in mentions if m.study_id in known), key=_mention_key)
+
+    polarities: dict[tuple[str, str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for m in mentions:
+        if m.polarity in _RANK:
+            polarities[(m.study_id, m.anatomy, m.finding)][m.source].add(m.polarity)
+    for key, by_source in polarities.items():
+        out.anatomy_states[key] = stated_state(p for ps in by_source.values() for p in ps)
+        stated = {p for ps in by_source.values() for p in ps}
+        if PRESENT in stated and ABSENT in stated and len(by_source) > 1:
+            out.polarity_conflicts.add(key)
+    out.study_states = _study_states(out.anatomy_states, finding_parents)
+
+    out.events += _stated_events(mentions, ordered, out)
+    out.events += _derived_events(out, anatomy_level=True)
+    out.events += _derived_events(out, anatomy_level=False)
+    out.events.sort(key=lambda e: e.event_id)
+    return out
+
+
+def _mention_key(m: MentionFact) -> tuple:
+    return (m.study_id, m.anatomy, m.finding, m.source, m.mention_id)
+
+
+def _ancestors(finding: str, parents: Mapping[str, Iterable[str]]) -> set[str]:
+    seen: set[str] = set()
+    todo = [finding]
+    while todo:
+        for p in parents.get(todo.pop(), ()):
+            if p not in seen:
+                seen.add(p)
+                todo.append(p)
+    return seen
+
+
+def _study_states(anatomy_states: Mapping[tuple[str, str, str], str],
+                  parents: Mapping[str, Iterable[str]]) -> dict[tuple[str, str], str]:
+    """Study-level states: a present or uncertain finding lifts itself and its ancestors; a stated
+    absence covers the finding itself only (no effusion says nothing about other opacities)."""
+    up: dict[tuple[str, str], str] = {}
+    absent: set[tuple[str, str]] = set()
+    for (study, _, finding), state in anatomy_states.items():
+        if state == ABSENT:
+            absent.add((study, finding))
+            continue
+        for f in {finding} | _ancestors(finding, parents):
+            key = (study, f)
+            if _RANK[state] > _RANK.get(up.get(key, ""), 0):
+                up[key] = state
+    for key in absent:
+        up.setdefault(key, ABSENT)
+    return up
+
+
+def _stated_events(mentions: list[MentionFact], ordered: list[StudyFact], d: PatientDerivation) -> list[Event]:
+    """Stated changes against the prior they name (an image) or the immediately prior study; one event
+    per (pair, place, source, change) with all its mentions' evidence. A change whose prior study is not
+    loaded stays on its mention only. Study level: those against the immediately prior study, lifted
+    to the finding and its ancestors."""
+    image_study = {i: s.study_id for s in ordered for i in s.image_ids}
+    grouped: dict[tuple[str, str, str, str, str, str], list[MentionFact]] = defaultdict(list)
+    for m in mentions:
+        if m.change is None:
+            continue
+        prior = image_study.get(m.prior_image_id) if m.prior_image_id else d.prior.get(m.study_id, (None,))[0]
+        if prior is None or prior == m.study_id:
+            continue
+        grouped[(m.study_id, prior, m.anatomy, m.finding, m.source, m.change)].append(m)
+    events = []
+    study_level: dict[tuple[str, str, str, str, str], list[MentionFact]] = defaultdict(list)
+    for (study, prior, anatomy, finding, source, change), ms in grouped.items():
+        events.append(Event(study, prior, anatomy, finding, change, STATED, source, None,
+                            d.anatomy_state(prior, anatomy, finding), d.anatomy_state(study, anatomy, finding),
+                            tuple(m.evidence for m in ms), tuple(m.file for m in ms),
+                            tuple(m.change_label or "" for m in ms)))
+        if d.prior.get(study, (None,))[0] == prior:
+            study_level[(study, prior, finding, source, change)] += ms
+    for (study, prior, finding, source, change), ms in study_level.items():
+        events.append(Event(study, prior, None, finding, change, STATED, source, None,
+                            d.study_state(prior, finding), d.study_state(study, finding),
+                            tuple(m.evidence for m in ms), tuple(m.file for m in ms),
+                            tuple(m.change_label or "" for m in ms)))
+    return events
+
+
+def derive_change(prior_state: str, current_state: str) -> tuple[str, str] | None:
+    """The derived (change, rule) between two consecutive states, or None when no rule applies.
+
+    >>> derive_change("not_mentioned", "present")
+    ('new', 'onset_after_not_mentioned')
+    >>> derive_change("present", "not_mentioned")
+    ('no longer mentioned', 'no_longer_mentioned')
+    """
+    if current_state == PRESENT:
+        return (PERSISTENT, "persistence") if prior_state == PRESENT else (NEW, f"onset_after_{prior_state}")
+    if prior_state == PRESENT and current_state == ABSENT:
+        return RESOLVED, "resolution"
+    if prior_state == PRESENT and current_state == NOT_MENTIONED:
+        return NO_LONGER_MENTIONED, "no_longer_mentioned"
+    return None
+
+
+def _derived_events(d: PatientDerivation, anatomy_level: bool) -> list[Event]:
+    """Derived events between each study and its prior, over the places stated in either of them (a
+    place stated in neither has no event)."""
+    by_study: dict[str, dict[tuple[str | None, str], str]] = defaultdict(dict)
+    if anatomy_level:
+        for (study, anatomy, finding), state in d.anatomy_states.items():
+            by_study[study][(anatomy, finding)] = state
+    else:
+        for (study, finding), state in d.study_states.items():
+            by_study[study][(None, finding)] = state
+    events = []
+    for study, (prior, _) in d.prior.items():
+        now_states, before_states = by_study.get(study, {}), by_study.get(prior, {})
+        for anatomy, finding in now_states.keys() | before_states.keys():
+            before = before_states.get((anatomy, finding), NOT_MENTIONED)
+            now = now_states.get((anatomy, finding), NOT_MENTIONED)
+            derived = derive_change(before, now)
+            if derived:
+                events.append(Event(study, prior, anatomy, finding, derived[0], DERIVED, DERIVED_SOURCE,
+                                    derived[1], before, now))
+    return events
