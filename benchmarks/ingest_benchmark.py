@@ -50,7 +50,7 @@ def ingest_once(cohort: Path) -> dict:
     nodes, rels = label_counts(store)
     elements = sum(nodes.values()) + sum(rels.values())
     return {"seconds": seconds, "elements": elements, "files": summary.files_loaded,
-            "rejections": len(summary.rejections), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "child_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 

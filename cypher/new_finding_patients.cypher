@@ -5,7 +5,8 @@
 //          stated as new (RadGraph2 CHAN-CON-AP / CHAN-DEV-AP); derived: the onset rule over the mention
 //          states; any (default): either. prior_state says what the prior study said (absent,
 //          uncertain, not_mentioned): filter on absent for the strict reading. A patient's first study
-//          has no onset. Uses the (finding, onset_datetime) indexes the ingest's link step maintains.
+//          has no onset. Uses the (finding, onset_datetime) indexes the ingest's link step maintains; the
+//          onset date is the study's date and the node names its patient, so no Study is read.
 // param: finding string                 finding name or synonym
 // param: start_date string              first day, ISO (2150-01-01)
 // param: end_date string                last day, ISO, inclusive
@@ -19,8 +20,9 @@ CALL (q, start, stop) {
   WITH q WHERE $level = 'study'
   MATCH (n:StudyFinding {finding: q.name})
   WHERE start <= n.onset_datetime < stop AND ($basis = 'any' OR $basis IN n.onset_bases)
-  RETURN n.study_id AS study_id, null AS anatomy, n.finding AS finding, n.onset_bases AS basis,
-         n.onset_prior_state AS prior_state, n.onset_sources AS sources
+  RETURN n.patient_id AS patient_id, n.study_id AS study_id, n.onset_datetime AS study_datetime,
+         null AS anatomy, n.finding AS finding, n.onset_bases AS basis, n.onset_prior_state AS prior_state,
+         n.onset_sources AS sources
   UNION ALL
   WITH q WHERE $level = 'anatomy'
   MATCH (f:Finding)-[:IS_A*0..]->(q)
@@ -28,10 +30,10 @@ CALL (q, start, stop) {
   MATCH (n:Observation)
   WHERE n.finding IN names AND start <= n.onset_datetime < stop
     AND ($basis = 'any' OR $basis IN n.onset_bases)
-  RETURN n.study_id AS study_id, n.anatomy AS anatomy, n.finding AS finding, n.onset_bases AS basis,
-         n.onset_prior_state AS prior_state, n.onset_sources AS sources
+  RETURN n.patient_id AS patient_id, n.study_id AS study_id, n.onset_datetime AS study_datetime,
+         n.anatomy AS anatomy, n.finding AS finding, n.onset_bases AS basis, n.onset_prior_state AS prior_state,
+         n.onset_sources AS sources
 }
-MATCH (s:Study {study_id: study_id})
-RETURN s.patient_id AS patient_id, study_id, toString(s.study_datetime) AS study_datetime, anatomy, finding,
-       basis, prior_state, sources
+RETURN patient_id, study_id, toString(study_datetime) AS study_datetime, anatomy, finding, basis, prior_state,
+       sources
 ORDER BY study_datetime, patient_id, anatomy, finding

@@ -110,11 +110,14 @@ def synth(patients: int = typer.Option(200, min=1, help="patients to generate"),
           seed: int = typer.Option(0, help="random seed; the same seed writes the same files"),
           out: Path = typer.Option(..., help="output folder"),
           malformed: int = typer.Option(0, min=0, help="extra malformed files to write (malformed/)"),
-          embeddings: bool = typer.Option(False, help="also write per (image, region) embeddings")) -> None:
+          embeddings: bool = typer.Option(False, help="also write per (image, region) embeddings"),
+          sparse: bool = typer.Option(False, help="state every present finding and nothing else, as real "
+                                                  "reports do (no absences, hedges or omissions)")) -> None:
     """Write a synthetic cohort in Chest ImaGenome and RadGraph formats, with its ground truth."""
     from graph.synth import write_cohort
 
-    summary = write_cohort(out, patients=patients, seed=seed, malformed=malformed, embeddings=embeddings)
+    summary = write_cohort(out, patients=patients, seed=seed, malformed=malformed, embeddings=embeddings,
+                           sparse=sparse)
     console.print(summary)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from graph.events import DERIVED, NEW, NOT_MENTIONED, Event, MentionFact, PatientDerivation
-from graph.records import observation_id
+from graph.records import MentionRecord, observation_id
 
 
 @dataclass
@@ -25,6 +25,11 @@ class DerivedRows:
     study_findings: list[dict[str, Any]] = field(default_factory=list)
     anatomy_events: list[dict[str, Any]] = field(default_factory=list)
     study_events: list[dict[str, Any]] = field(default_factory=list)
+
+    def extend(self, other: "DerivedRows") -> None:
+        """Append another derivation's rows (of other patients)."""
+        for name in ("studies", "observations", "study_findings", "anatomy_events", "study_events"):
+            getattr(self, name).extend(getattr(other, name))
 
 
 def study_finding_id(study_id: str, finding: str) -> str:
@@ -50,25 +55,55 @@ def _edge(e: Event, current: str, prior: str) -> dict[str, Any]:
     return {"current": current, "prior": prior, "props": {k: v for k, v in props.items() if v is not None}}
 
 
-def derived_rows(derivations: Iterable[PatientDerivation],
+def mention_fact(m: MentionRecord) -> MentionFact:
+    """What derivation needs of a parsed mention (the same fields the link step reads back from the graph)."""
+    return MentionFact(m.study_id, m.anatomy, m.finding, m.source, m.polarity, m.change, m.change_label,
+                       m.prior_image_id, m.evidence or "", m.file if m.change is not None else "", m.mention_id,
+                       m.severity, m.severity_score)
+
+
+def observation_summary(mentions: Iterable[MentionFact]) -> dict[str, Any]:
+    """What an observation's mentions say besides its state: the highest stated severity (ties: the
+    alphabetically first word), the sources, the stated changes and up to five evidence phrases, each list
+    distinct and sorted. Empty lists are kept (an observation with mentions always has these properties)."""
+    ms = list(mentions)
+    scored = [m for m in ms if m.severity_score is not None]
+    top = min(scored, key=lambda m: (-m.severity_score, m.severity or "")) if scored else None
+    return {"severity": top.severity if top else None, "severity_score": top.severity_score if top else None,
+            "sources": sorted({m.source for m in ms}),
+            "stated_changes": sorted({m.change for m in ms if m.change is not None}),
+            "evidence": sorted({m.evidence for m in ms if m.evidence})[:5]}
+
+
+def derived_rows(derivations: Mapping[str, PatientDerivation],
                  mentions: Mapping[str, Iterable[MentionFact]] | None = None) -> DerivedRows:
     """All rows for the given patients' derivations.
 
     Args:
-        derivations: one per patient.
-        mentions: the same patients' mentions (by patient, any key); observations that hold only stated
-            changes (no polarity) get a row too, so their state and flags are reset.
+        derivations: patient id -> its derivation.
+        mentions: the same patients' mentions, by patient id. Observations that hold only stated
+            changes (no polarity) get a row too, so their state and flags are reset; every observation row
+            with mentions carries their :func:`observation_summary`.
     """
     rows = DerivedRows()
-    for d in derivations:
-        _add_patient(rows, d)
-    places = {(r["study_id"], r["anatomy"], r["finding"]) for r in rows.observations}
-    for ms in (mentions or {}).values():
+    for patient_id, d in derivations.items():
+        _add_patient(rows, patient_id, d)
+    by_place: dict[tuple[str, str, str], list[MentionFact]] = defaultdict(list)
+    owner: dict[tuple[str, str, str], str] = {}
+    for patient_id, ms in (mentions or {}).items():
         for m in ms:
-            if (m.study_id, m.anatomy, m.finding) not in places:
-                places.add((m.study_id, m.anatomy, m.finding))
-                rows.observations.append(_observation_row(m.study_id, m.anatomy, m.finding, NOT_MENTIONED, [], []))
+            by_place[(m.study_id, m.anatomy, m.finding)].append(m)
+            owner[(m.study_id, m.anatomy, m.finding)] = patient_id
+    places = {(r["study_id"], r["anatomy"], r["finding"]) for r in rows.observations}
+    rows.observations += [_observation_row(owner[place], *place, NOT_MENTIONED, [], [])
+                          for place in by_place if place not in places]
+    for r in rows.observations:
+        ms = by_place.get((r["study_id"], r["anatomy"], r["finding"]))
+        r["props"].update(observation_summary(ms) if ms else dict.fromkeys(_SUMMARY_KEYS))
     return rows
+
+
+_SUMMARY_KEYS = ("severity", "severity_score", "sources", "stated_changes", "evidence")
 
 
 def _conflict_kinds(place: tuple[str, str, str], d: PatientDerivation, change_conflicts: set) -> list[str]:
@@ -76,15 +111,23 @@ def _conflict_kinds(place: tuple[str, str, str], d: PatientDerivation, change_co
             if place in places]
 
 
-def _observation_row(study: str, anatomy: str, finding: str, state: str, events: list[Event],
+def _observation_row(patient_id: str, study: str, anatomy: str, finding: str, state: str, events: list[Event],
                      conflict_kinds: list[str]) -> dict[str, Any]:
-    return {"observation_id": observation_id(study, anatomy, finding), "study_id": study, "anatomy": anatomy,
-            "finding": finding, "state": state, "polarity": None if state == NOT_MENTIONED else state,
-            "conflict": True if conflict_kinds else None, "conflict_kinds": conflict_kinds or None,
-            **_onset(events)}
+    """{observation_id, study_id, anatomy, finding, onset, props}: ``props`` are every property the node
+    gets (None: not stored), ``onset`` whether its ``onset_datetime`` is the study's date."""
+    oid = observation_id(study, anatomy, finding)
+    onset = _onset(events)
+    props = {"observation_id": oid, "patient_id": patient_id, "study_id": study, "anatomy": anatomy,
+             "finding": finding, "state": state,
+             "polarity": None if state == NOT_MENTIONED else state,
+             "source_conflict": True if conflict_kinds else None, "conflict_kinds": conflict_kinds or None,
+             "onset_bases": onset["onset_bases"], "onset_sources": onset["onset_sources"],
+             "onset_prior_state": onset["onset_prior_state"]}
+    return {"observation_id": oid, "study_id": study, "anatomy": anatomy, "finding": finding,
+            "onset": onset["onset"], "props": props}
 
 
-def _add_patient(rows: DerivedRows, d: PatientDerivation) -> None:
+def _add_patient(rows: DerivedRows, patient_id: str, d: PatientDerivation) -> None:
     for n, study in enumerate(d.order, start=1):
         prior, days = d.prior.get(study, (None, None))
         rows.studies.append({"study_id": study, "order": n, "prior_id": prior, "days": days})
@@ -106,10 +149,12 @@ def _add_patient(rows: DerivedRows, d: PatientDerivation) -> None:
             rows.anatomy_events.append(_edge(e, observation_id(e.study_id, e.anatomy, e.finding),
                                              observation_id(e.prior_study_id, e.anatomy, e.finding)))
     for study, anatomy, finding in sorted(anatomy_places):
-        rows.observations.append(_observation_row(study, anatomy, finding, d.anatomy_state(study, anatomy, finding),
+        rows.observations.append(_observation_row(patient_id, study, anatomy, finding,
+                                                  d.anatomy_state(study, anatomy, finding),
                                                   starting.get((study, anatomy, finding), []),
                                                   _conflict_kinds((study, anatomy, finding), d, change_conflicts)))
     for study, finding in sorted(study_places):
-        rows.study_findings.append({"study_finding_id": study_finding_id(study, finding), "study_id": study,
+        rows.study_findings.append({"study_finding_id": study_finding_id(study, finding), "patient_id": patient_id,
+                                    "study_id": study,
                                     "finding": finding, "state": d.study_state(study, finding),
                                     **_onset(starting.get((study, None, finding), []))})

@@ -72,7 +72,8 @@ class MentionFact:
 
     ``polarity`` is present / absent / uncertain or None (a change-only statement); ``change`` a stated
     progression class or None; ``prior_image_id`` the image a Chest ImaGenome comparison names, else the
-    change refers to the study's immediately prior study.
+    change refers to the study's immediately prior study. ``severity`` / ``severity_score`` are the
+    stated severity word and its ordinal (1 mild .. 3 marked), when any.
     """
 
     study_id: str
@@ -86,6 +87,8 @@ class MentionFact:
     evidence: str = ""
     file: str = ""
     mention_id: str = ""
+    severity: str | None = None
+    severity_score: int | None = None
 
 
 @dataclass(frozen=True)

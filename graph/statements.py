@@ -99,12 +99,14 @@ RETURN s.study_id AS study_id, s.patient_id AS patient_id, s.study_datetime AS s
 # Serialises concurrent runs per patient: every batch write and link transaction first takes the write
 # locks of its patients (ids sorted, so two transactions never wait on each other in a cycle here).
 # Without it, a link step could read a patient before another run's batch for that patient commits,
-# commit after that run's own link step, and leave stale aggregates and edges behind.
+# commit after that run's own link step, and leave stale aggregates and edges behind. ``fresh``: the
+# patient has no stored study yet, so what the batch holds is all there is to derive from.
 LOCK_PATIENTS = """
 UNWIND $patient_ids AS pid
 MERGE (p:Patient {patient_id: pid})
 SET p._lock = true
 REMOVE p._lock
+RETURN pid AS patient_id, NOT EXISTS { (p)-[:HAS_STUDY]->() } AS fresh
 """
 
 # Mentions are found by their file through an index on ``file_key`` (see ``graph.records.file_key``):
@@ -256,13 +258,13 @@ RETURN pid AS patient_id, s.study_id AS study_id, toString(s.study_datetime) AS 
        COLLECT { MATCH (s)-[:HAS_IMAGE]->(i:Image) RETURN i.image_id } AS image_ids,
        COLLECT { MATCH (s)-[:HAS_OBSERVATION]->(o:Observation)-[:HAS_MENTION]->(m:Mention)
                  RETURN [o.anatomy, o.finding, m.source, m.polarity, m.change, m.change_label, m.prior_image_id,
-                         CASE WHEN m.change IS NULL THEN '' ELSE m.evidence END,
-                         CASE WHEN m.change IS NULL THEN '' ELSE m.file END, m.mention_id] } AS mentions
+                         m.evidence, CASE WHEN m.change IS NULL THEN '' ELSE m.file END, m.mention_id,
+                         m.severity, m.severity_score] } AS mentions
 """
 
 # Derived structure of earlier links goes: PRIOR links, study-level states and their events, progression
-# edges other than the model's ('gnn'). Observations without mentions (placeholders an event needed)
-# are removed by AGGREGATE_OBSERVATIONS and re-created when still needed.
+# edges other than the model's ('gnn'), and observations without mentions (placeholders an event needed;
+# re-created when still needed).
 RESET_DERIVED = """
 UNWIND $patient_ids AS pid
 MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)
@@ -279,31 +281,11 @@ CALL (s) {
   WHERE r.source <> 'gnn'
   DELETE r
 }
-"""
-
-# What an observation's mentions say besides its state (which graph.events derives): the highest stated
-# severity, the sources, the stated changes and up to five evidence phrases. Mentions are read once
-# per observation.
-AGGREGATE_OBSERVATIONS = """
-UNWIND $patient_ids AS pid
-MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(:Study)-[:HAS_OBSERVATION]->(o:Observation)
-OPTIONAL MATCH (o)-[:HAS_MENTION]->(m:Mention)
-WITH o, collect(m {.severity, .severity_score, .source, .change, .evidence}) AS ms
-CALL (o, ms) {
-  WITH o WHERE size(ms) = 0
+CALL (s) {
+  MATCH (s)-[:HAS_OBSERVATION]->(o:Observation)
+  WHERE NOT EXISTS { (o)-[:HAS_MENTION]->() }
   DETACH DELETE o
 }
-WITH o, ms WHERE size(ms) > 0
-WITH o, ms, reduce(top = null, m IN ms |
-       CASE WHEN m.severity_score IS NOT NULL AND (top IS NULL OR m.severity_score > top.severity_score
-                 OR (m.severity_score = top.severity_score AND m.severity < top.severity)) THEN m ELSE top END) AS top
-SET o.severity_score = top.severity_score,
-    o.severity = top.severity,
-    o.sources = COLLECT { UNWIND ms AS m WITH DISTINCT m.source AS v ORDER BY v RETURN v },
-    o.stated_changes = COLLECT { UNWIND ms AS m WITH m.change AS v WHERE v IS NOT NULL
-                                 WITH DISTINCT v ORDER BY v RETURN v },
-    o.evidence = COLLECT { UNWIND ms AS m WITH m.evidence AS v WHERE v <> ''
-                           WITH DISTINCT v ORDER BY v LIMIT 5 RETURN v }
 """
 
 # Rows {study_id, order, prior_id, days}: the study's rank in its patient's timeline and its PRIOR link
@@ -317,34 +299,46 @@ MATCH (ps:Study {study_id: r.prior_id})
 CREATE (s)-[:PRIOR {days: r.days}]->(ps)
 """
 
-# Rows {observation_id, study_id, anatomy, finding, state, polarity, onset, onset_bases, onset_sources,
-# onset_prior_state, conflict, conflict_kinds}: every observation the derivation knows, stated or needed by an event.
-# An event's side that nothing was stated about becomes a placeholder observation (state
-# 'not_mentioned', no mentions), linked like any other. ``onset_datetime`` is the study's date when an
-# onset event (stated or derived) starts here: what new_finding_patients finds through an index.
+# Rows {observation_id, study_id, anatomy, finding, onset, props} (graph.derived_rows): every observation
+# the derivation knows, stated or needed by an event, with all its derived properties (a null removes one).
+# An event's side that nothing was stated about becomes a placeholder observation (state 'not_mentioned',
+# no mentions), linked like any other. ``onset_datetime`` is the study's date when an onset event (stated
+# or derived) starts here: what new_finding_patients finds through an index.
 WRITE_OBSERVATION_STATES = """
 UNWIND $rows AS r
 MATCH (s:Study {study_id: r.study_id})
 MERGE (o:Observation {observation_id: r.observation_id})
-ON CREATE SET o.study_id = r.study_id, o.anatomy = r.anatomy, o.finding = r.finding, o._created = true
-SET o.state = r.state, o.polarity = r.polarity,
-    o.onset_datetime = CASE WHEN r.onset THEN s.study_datetime END,
-    o.onset_bases = r.onset_bases, o.onset_sources = r.onset_sources, o.onset_prior_state = r.onset_prior_state,
-    o.source_conflict = r.conflict, o.conflict_kinds = r.conflict_kinds
+ON CREATE SET o._created = true
+SET o += r.props, o.onset_datetime = CASE WHEN r.onset THEN s.study_datetime END
 WITH s, o, r WHERE o._created
 MATCH (a:Anatomy {name: r.anatomy}), (f:Finding {name: r.finding})
 CREATE (s)-[:HAS_OBSERVATION]->(o), (o)-[:OF_FINDING]->(f), (o)-[:LOCATED_AT]->(a)
 REMOVE o._created
 """
 
-# Rows {study_finding_id, study_id, finding, state, onset, onset_bases, onset_sources,
+# The same rows plus ``mentions`` (their Mention properties) for patients new to the graph, derived from
+# the parsed records before the transaction: observations are created once with their final properties,
+# so the read-back, reset and MERGE of the link step are skipped.
+CREATE_OBSERVATIONS = """
+UNWIND $rows AS r
+MATCH (s:Study {study_id: r.study_id}), (a:Anatomy {name: r.anatomy}), (f:Finding {name: r.finding})
+CREATE (s)-[:HAS_OBSERVATION]->(o:Observation)-[:OF_FINDING]->(f), (o)-[:LOCATED_AT]->(a)
+SET o = r.props, o.onset_datetime = CASE WHEN r.onset THEN s.study_datetime END
+WITH o, r
+UNWIND r.mentions AS props
+CREATE (o)-[:HAS_MENTION]->(m:Mention)
+SET m = props
+"""
+
+# Rows {study_finding_id, patient_id, study_id, finding, state, onset, onset_bases, onset_sources,
 # onset_prior_state}: one finding's state in one study, over all its anatomy and its more specific
 # findings (graph.events); created fresh after RESET_DERIVED removed the old ones.
 WRITE_STUDY_FINDINGS = """
 UNWIND $rows AS r
 MATCH (s:Study {study_id: r.study_id}), (f:Finding {name: r.finding})
 CREATE (s)-[:HAS_STUDY_FINDING]->(sf:StudyFinding {
-  study_finding_id: r.study_finding_id, study_id: r.study_id, finding: r.finding, state: r.state,
+  study_finding_id: r.study_finding_id, patient_id: r.patient_id, study_id: r.study_id, finding: r.finding,
+  state: r.state,
   onset_bases: r.onset_bases, onset_sources: r.onset_sources, onset_prior_state: r.onset_prior_state
 })-[:OF_FINDING]->(f)
 SET sf.onset_datetime = CASE WHEN r.onset THEN s.study_datetime END

@@ -18,7 +18,7 @@ from neo4j import GraphDatabase, ManagedTransaction
 
 from graph import statements as st
 from graph.config import Neo4jSettings, neo4j_settings
-from graph.derived_rows import derived_rows
+from graph.derived_rows import DerivedRows, derived_rows, mention_fact
 from graph.events import MentionFact, StudyFact, derive_patient
 from graph.records import MentionRecord, ParsedFile, file_key, observation_id
 from graph.vocabulary import Vocabulary, vocabulary
@@ -111,18 +111,58 @@ def _derive(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts)
     for r in tx.run(st.PATIENT_FACTS, patient_ids=patient_ids):
         when = datetime.fromisoformat(r["study_datetime"]) if r["study_datetime"] else None
         studies[r["patient_id"]].append(StudyFact(r["study_id"], when, tuple(r["image_ids"])))
-        mentions[r["patient_id"]] += [MentionFact(r["study_id"], *m[:7], m[7] or "", m[8] or "", m[9])
+        mentions[r["patient_id"]] += [MentionFact(r["study_id"], *m[:7], m[7] or "", m[8] or "", *m[9:])
                                       for m in r["mentions"]]
-    parents = {f.name: f.parents for f in vocabulary().findings.values()}
-    rows = derived_rows([derive_patient(studies[p], mentions[p], parents) for p in patient_ids],
+    parents = _finding_parents()
+    rows = derived_rows({p: derive_patient(studies[p], mentions[p], parents) for p in patient_ids},
                         {p: mentions[p] for p in patient_ids})
-    for query in (st.RESET_DERIVED, st.AGGREGATE_OBSERVATIONS):
-        _run(tx, query, counts, patient_ids=patient_ids)
-    _run(tx, st.WRITE_STUDY_ORDER, counts, rows=rows.studies)
+    _run(tx, st.RESET_DERIVED, counts, patient_ids=patient_ids)
     _run(tx, st.WRITE_OBSERVATION_STATES, counts, rows=rows.observations)
+    _write_links(tx, rows, counts)
+
+
+def _write_links(tx: ManagedTransaction, rows: DerivedRows, counts: WriteCounts) -> None:
+    """PRIOR links, StudyFinding nodes and PROGRESSION edges of a derivation (its observations are
+    written by the caller)."""
+    _run(tx, st.WRITE_STUDY_ORDER, counts, rows=rows.studies)
     _run(tx, st.WRITE_STUDY_FINDINGS, counts, rows=rows.study_findings)
     _run(tx, st.progressions_statement("Observation", "observation_id"), counts, rows=rows.anatomy_events)
     _run(tx, st.progressions_statement("StudyFinding", "study_finding_id"), counts, rows=rows.study_events)
+
+
+def _finding_parents() -> dict[str, tuple[str, ...]]:
+    return {f.name: f.parents for f in vocabulary().findings.values()}
+
+
+def _derive_from_records(studies: list[dict[str, Any]], images: list[dict[str, Any]], files: list[ParsedFile],
+                         patients: set[str]) -> dict[str, DerivedRows]:
+    """Derivation rows per patient from a batch's own rows and parsed records, for patients new to the
+    graph (the batch holds all there is of them). Observation rows carry their Mention properties."""
+    facts: dict[str, list[StudyFact]] = defaultdict(list)
+    image_ids: dict[str, list[str]] = defaultdict(list)
+    for i in images:
+        image_ids[i["study_id"]].append(i["image_id"])
+    owner = {}
+    for s in studies:
+        if s["patient_id"] in patients:
+            owner[s["study_id"]] = s["patient_id"]
+            when = datetime.fromisoformat(s["study_datetime"]) if s["study_datetime"] else None
+            facts[s["patient_id"]].append(StudyFact(s["study_id"], when, tuple(image_ids[s["study_id"]])))
+    mentions: dict[str, list[MentionFact]] = defaultdict(list)
+    props: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for pf in files:
+        for m in pf.mentions:
+            if m.study_id in owner:
+                mentions[owner[m.study_id]].append(mention_fact(m))
+                props[observation_id(m.study_id, m.anatomy, m.finding)].append(_mention_props(m))
+    parents = _finding_parents()
+    out = {}
+    for p in patients & set(facts):
+        rows = derived_rows({p: derive_patient(facts[p], mentions[p], parents)}, {p: mentions[p]})
+        for r in rows.observations:
+            r["mentions"] = props.get(r["observation_id"], [])
+        out[p] = rows
+    return out
 
 
 def _mention_props(m: MentionRecord) -> dict[str, Any]:
@@ -257,11 +297,17 @@ class GraphStore:
                                               "finding": m.finding, "mentions": []})["mentions"].append(_mention_props(m))
         patients = {s["patient_id"] for s in studies.values()}
         linked = patients & batch.link
+        # Patients new to the graph are derived from the batch itself, before the transaction; whether
+        # they are new is only known under their locks, so both ways stay ready.
+        fresh_rows = {} if batch.retract or batch.merge else _derive_from_records(
+            list(studies.values()), images, batch.files, linked)
+        patient_of = {sid: row["patient_id"] for sid, row in studies.items()}
 
         def work(tx: ManagedTransaction, merge: bool) -> tuple[WriteCounts, set[str]]:
             counts = WriteCounts()  # per attempt: the driver may retry the whole function
             touched_studies: set[str] = set()
-            _run(tx, st.LOCK_PATIENTS, counts, patient_ids=sorted(patients))
+            locked = _run(tx, st.LOCK_PATIENTS, counts, patient_ids=sorted(patients))
+            fresh = set() if merge else {r["patient_id"] for r in locked if r["fresh"]} & fresh_rows.keys()
             if batch.retract:
                 rows = _run(tx, st.RETRACT_FILES, counts,
                             files=[{"path": p, "key": file_key(p)} for p in batch.retract])
@@ -272,11 +318,17 @@ class GraphStore:
                 _run(tx, st.DELETE_IMAGE_BBOXES, counts, image_ids=[i["image_id"] for i in images])
             _run(tx, st.bboxes_statement(merge), counts, rows=boxes)
             _run(tx, st.reports_statement(merge), counts, rows=reports)
-            _run(tx, st.observations_statement(merge), counts, rows=list(observations.values()))
+            _run(tx, st.observations_statement(merge), counts,
+                 rows=[o for o in observations.values() if patient_of[o["study_id"]] not in fresh])
+            derived = DerivedRows()
+            for p in sorted(fresh):
+                derived.extend(fresh_rows[p])
+            _run(tx, st.CREATE_OBSERVATIONS, counts, rows=derived.observations)
+            _write_links(tx, derived, counts)
             _run(tx, st.MERGE_SOURCE_FILES, counts, rows=batch.source_files)
             owners = tx.run(st.STUDY_OWNERS, study_ids=list(touched_studies)) if touched_studies else []
             retracted_patients = {r["patient_id"] for r in owners}
-            _derive(tx, sorted(linked - retracted_patients), counts)
+            _derive(tx, sorted(linked - retracted_patients - fresh), counts)
             return counts, retracted_patients
 
         with self._session() as session:
@@ -307,9 +359,14 @@ class GraphStore:
         return counts
 
     def clear(self) -> None:
-        """Delete every node and relationship (tests and benchmarks), in batches."""
+        """Delete every node and relationship (tests and benchmarks), in batches.
+
+        Relationships go first: a DETACH DELETE of a hub (a Finding with 800,000 observations on the NIH
+        cohort) would hold all of its relationships in one batch and exhaust a 2 GB heap.
+        """
         with self._session() as session:
-            session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+            session.run("MATCH ()-[r]->() CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS").consume()
+            session.run("MATCH (n) CALL (n) { DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
 
 
 _shared: GraphStore | None = None

@@ -541,8 +541,13 @@ def _units(cur: list[int], prior: list[int] | None, rng: random.Random) -> list[
     return out
 
 
-def _plan(rng: random.Random, cur: list[int], prior: list[int] | None, compare: bool) -> list[_Stmt]:
-    """The statements one report makes (in findings order); negations and hedges included."""
+def _plan(rng: random.Random, cur: list[int], prior: list[int] | None, compare: bool,
+          sparse: bool = False) -> list[_Stmt]:
+    """The statements one report makes (in findings order); negations and hedges included.
+
+    ``sparse``: every present finding is stated present and nothing else is stated (no absences, no
+    hedges), as a report that lists only what it sees; stated comparisons stay.
+    """
     v = _tables().vocab
     stmts: list[_Stmt] = []
     mentioned: set[str] = set()
@@ -556,7 +561,7 @@ def _plan(rng: random.Random, cur: list[int], prior: list[int] | None, compare: 
         if now > 0:
             p_mention = 0.85 if device else 0.5 if finding in _CHRONIC else \
                 0.7 if finding == "enlarged cardiac silhouette" else 0.92 if now >= 2 else 0.78
-            if rng.random() >= p_mention:
+            if not sparse and rng.random() >= p_mention:
                 continue
             stated = None
             if compare and change is not None:
@@ -566,12 +571,14 @@ def _plan(rng: random.Random, cur: list[int], prior: list[int] | None, compare: 
                     if device and change == "no change" and rng.random() < 0.08:
                         stated = "repositioned"
             polarity = "present"
-            if stated is None and finding in ("consolidation", "pneumonia") and rng.random() < 0.1:
+            if sparse:
+                pass
+            elif stated is None and finding in ("consolidation", "pneumonia") and rng.random() < 0.1:
                 polarity = "uncertain"
-            if stated == "resolved":  # label noise on an improving finding: spoken as resolved
+            elif stated == "resolved":  # label noise on an improving finding: spoken as resolved
                 polarity = "absent"
             st = _Stmt(finding, site, side, regions, polarity, _noisy_severity(rng, now, scale), stated)
-        elif before > 0 and change == "resolved":
+        elif before > 0 and change == "resolved" and not sparse:
             if compare and rng.random() < 0.55:
                 stated = "resolved" if device else _noisy_change(rng, "resolved")
                 st = _Stmt(finding, site, side, regions, "absent" if stated == "resolved" else "present", 0, stated)
@@ -583,7 +590,7 @@ def _plan(rng: random.Random, cur: list[int], prior: list[int] | None, compare: 
         stmts.append(st)
 
     # "opacity ... may reflect atelectasis or pneumonia": fold hedged findings into an opacity statement
-    for st in stmts:
+    for st in [] if sparse else stmts:
         if st.finding == "lung opacity" and st.site == "lower" and st.polarity == "present" and \
                 st.change in (None, "no change", "worsened", "improved", "new") and rng.random() < 0.25:
             st.combo = ("atelectasis", "pneumonia")
@@ -602,8 +609,8 @@ def _plan(rng: random.Random, cur: list[int], prior: list[int] | None, compare: 
 
     # negations of common findings that are absent now
     absent_now = {f: all(cur[_IX[f, r]] == 0 for ff, r in TRACKED if ff == f) for f, _ in TRACKED}
-    for finding, prob in (("pneumothorax", 0.55), ("pleural effusion", 0.5), ("consolidation", 0.35),
-                          ("pulmonary edema/hazy opacity", 0.25)):
+    for finding, prob in () if sparse else (("pneumothorax", 0.55), ("pleural effusion", 0.5),
+                                            ("consolidation", 0.35), ("pulmonary edema/hazy opacity", 0.25)):
         if absent_now[finding] and finding not in mentioned and rng.random() < prob:
             regions = v.default_regions(finding, None)
             stmts.append(_Stmt(finding, "none", None, regions, "absent", 0, None))
@@ -1240,9 +1247,10 @@ _EMB_SCHEMA = pa.schema([
 class _Writer:
     """Streams one cohort to disk: JSON files as they are made, CSV rows, parquet row groups."""
 
-    def __init__(self, out: Path, seed: int, embeddings: bool) -> None:
+    def __init__(self, out: Path, seed: int, embeddings: bool, sparse: bool = False) -> None:
         self.out = out
         self.seed = seed
+        self.sparse = sparse
         self.files = 0
         self.bytes = 0
         self.studies = self.images = self.laterals = self.reports = self.relationships = 0
@@ -1356,7 +1364,7 @@ class _Writer:
             prior = studies[t - 1] if t else None
             compare = prior is not None and rng.random() < 0.85
             reason = f"___{gender} with {rng.choice(_COMPLAINTS)}"
-            stmts = _plan(rng, st.sev, prior.sev if prior else None, compare)
+            stmts = _plan(rng, st.sev, prior.sev if prior else None, compare, self.sparse)
             rendered = _render_report(rng, stmts, prior is not None, compare, reason, st.sev)
             doc_key = f"{folder}/p{subject}/s{st.study_id}.txt"
             self.write_json(self.out / RADGRAPH_DIR / folder / f"p{subject}" / f"s{st.study_id}.json",
@@ -1500,7 +1508,8 @@ def _malformed(w: _Writer, count: int) -> list[dict]:
     return entries
 
 
-def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, embeddings: bool = False) -> CohortSummary:
+def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, embeddings: bool = False,
+                 sparse: bool = False) -> CohortSummary:
     """Write a synthetic cohort of ``patients`` patients under ``out_dir``; the same seed writes the same bytes.
 
     Layout (docs/formats.md): ``scene_graphs/p1X/<dicom_id>_SceneGraph.json`` (one per frontal image),
@@ -1528,11 +1537,14 @@ def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, em
     Args:
         out_dir: the cohort folder (created if missing).
         patients: number of patients (>= 1); each has 1-8 studies (mean ~4.8).
-        seed: random seed; output is a function of (patients, seed, malformed, embeddings) only, and the
+        seed: random seed; output is a function of (patients, seed, malformed, embeddings, sparse) only, and the
             regular files do not depend on ``malformed`` or ``embeddings``.
         malformed: number of bad files under ``malformed/``, kinds cycling through :data:`MALFORMED_KINDS`,
             listed with their defects in ``malformed/README.json``.
         embeddings: also write ``region_embeddings.parquet``.
+        sparse: reports state every present finding and nothing else (no absences, hedges or omissions),
+            as real reports list what they see; the default cohort also states some absences. A sparse
+            cohort's study-level events are exactly its ground truth's (``graph.synth_check``).
 
     Raises:
         ValueError: ``patients`` < 1 or ``malformed`` < 0.
@@ -1552,7 +1564,7 @@ def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, em
             shutil.rmtree(p)
         elif p.exists() or p.is_symlink():
             p.unlink()
-    w = _Writer(out, seed, embeddings)
+    w = _Writer(out, seed, embeddings, sparse)
     try:
         for i in range(patients):
             w.patient(i)

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from graph.datasets.nih import synthetic_study_datetime
-from graph.datasets.nih_reference import COUNT_COLUMNS, FINDINGS, NIHTables, reference_counts, reference_new_patients
+from graph.datasets.nih_reference import (COUNT_COLUMNS, FINDINGS, NIHTables, reference_counts, reference_new_patients,
+                                          reference_states)
 from graph.queries import get_query, run_named
 from graph.store import GraphStore
 
@@ -91,11 +92,12 @@ def compare_new_patients(store: GraphStore, tables: NIHTables, patient_ids: set[
                     for fu in pd.to_numeric(tables.data_entry["Follow-up #"], errors="coerce").dropna()})
     ranges = [("2000-01-01", f"{years[-1]}-12-31")] + [(f"{y}-01-01", f"{y}-12-31") for y in years]
     compared, out = 0, []
+    states = reference_states(tables)
     for finding in FINDINGS:
         for start, end in ranges:
             rows = run_named(store, query, query.bind({"finding": finding, "start_date": start, "end_date": end}))
             got = {r["patient_id"] for r in rows} & patient_ids
-            want = reference_new_patients(tables, finding, start, end)
+            want = reference_new_patients(tables, finding, start, end, states=states)
             compared += 1
             if got != want:
                 out.append(f"new_finding_patients {finding} {start}..{end}: graph {len(got)}, reference {len(want)}, "

@@ -186,13 +186,16 @@ def _day(value: str | date | datetime) -> date:
 
 def reference_new_patients(tables: NIHTables, finding: str | Iterable[str], start_date: str | date | datetime,
                            end_date: str | date | datetime,
-                           prior_states: Iterable[str] = (ABSENT, NOT_MENTIONED)) -> set[str]:
+                           prior_states: Iterable[str] = (ABSENT, NOT_MENTIONED),
+                           states: pd.DataFrame | None = None) -> set[str]:
     """Patient ids (str) with an onset of ``finding`` whose synthetic study date lies in [start, end], whole
     days, both inclusive (ISO strings, dates or datetimes).
 
     ``finding`` is a vocabulary finding name of :data:`FINDINGS` (or several: any of them). No hierarchy is
     applied: pass the children yourself when comparing with a hierarchy-aware query. ``prior_states``
     narrows the onsets, e.g. ``("absent",)`` for onsets after an explicit absent statement only.
+    ``states`` is :func:`reference_states` of ``tables`` when the caller already has it (it takes seconds
+    on the whole cohort; many questions over the same tables should compute it once).
 
     Raises:
         ValueError: a finding the reference does not track, or a prior state other than absent / not_mentioned.
@@ -204,7 +207,7 @@ def reference_new_patients(tables: NIHTables, finding: str | Iterable[str], star
     priors = set(prior_states)
     if not priors <= {ABSENT, NOT_MENTIONED}:
         raise ValueError(f"prior_states {sorted(priors)}: choose from absent, not_mentioned")
-    s = reference_states(tables)
+    s = reference_states(tables) if states is None else states
     days = s["follow_up"].map({fu: synthetic_study_datetime(int(fu)).date() for fu in s["follow_up"].unique()})
     hit = (s["finding"].isin(names) & (s["event"] == ONSET) & s["prior_state"].isin(priors)
            & (days >= _day(start_date)) & (days <= _day(end_date)))

@@ -1,0 +1,53 @@
+"""A sparse synthetic cohort (findings stated only when present, as in real reports): the graph's
+study-level onsets, persistence and "no longer mentioned" equal its ground truth, event for event."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from graph.synth import GROUND_TRUTH, write_cohort
+from graph.synth_check import check_sparse_cohort, truth_events
+from tests.helpers import load_into
+
+
+def _negated_words(radgraph_dir) -> list[str]:
+    """Tokens labelled OBS-DA in a cohort's RadGraph documents, but those of "no acute cardiopulmonary
+    process" (which names no finding)."""
+    out = []
+    for path in radgraph_dir.rglob("*.json"):
+        for doc in json.loads(path.read_text()).values():
+            out += [e["tokens"] for e in doc["entities"].values()
+                    if e["label"] == "OBS-DA" and e["tokens"] not in ("acute", "process")]
+    return out
+
+
+def test_sparse_cohort_states_no_absence(tmp_path):
+    sparse = write_cohort(tmp_path / "sparse", patients=20, seed=3, sparse=True)
+    dense = write_cohort(tmp_path / "dense", patients=20, seed=3)
+    assert sparse.studies == dense.studies  # the same simulated patients, other statements
+    assert _negated_words(dense.radgraph_dir) and not _negated_words(sparse.radgraph_dir)
+
+
+def test_sparse_cohort_events_equal_ground_truth(store, tmp_path):
+    cohort = tmp_path / "sparse"
+    write_cohort(cohort, patients=40, seed=11, sparse=True)
+    load_into(store, cohort)
+    report = check_sparse_cohort(store, cohort)
+    truth = truth_events(cohort)
+    assert {"new", "persistent", "no longer mentioned"} <= set(truth["change"])
+    assert report.events >= len(truth) > 50 and report.patient_sets > 5
+    assert report.mismatches == []
+
+
+def test_a_missing_event_is_reported(store, tmp_path):
+    cohort = tmp_path / "sparse"
+    write_cohort(cohort, patients=10, seed=4, sparse=True)
+    load_into(store, cohort)
+    gt = pd.read_parquet(cohort / GROUND_TRUTH)
+    onset = gt[(gt["severity_prior"] == 0) & (gt["severity_current"] > 0)].iloc[0]
+    with store.driver.session(database=store.database) as session:
+        session.run("MATCH (n:StudyFinding {study_id: $s, finding: $f})-[r:PROGRESSION]->() DELETE r",
+                    s=onset["study_id"], f=onset["finding"]).consume()
+    assert any(onset["study_id"] in line for line in check_sparse_cohort(store, cohort).mismatches)
