@@ -36,7 +36,7 @@ def run_once(out: Path) -> dict:
     from prefect.testing.utilities import prefect_test_harness
 
     from flows.extract_flow import extract_flow
-    from graph.stats import label_counts
+    from graph.store.stats import label_counts
     from graph.store import shared_store
 
     store = shared_store()

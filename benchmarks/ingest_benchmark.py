@@ -38,7 +38,7 @@ def ingest_once(cohort: Path) -> dict:
     from prefect.testing.utilities import prefect_test_harness
 
     from flows.ingest_flow import ingest_flow
-    from graph.stats import label_counts
+    from graph.store.stats import label_counts
     from graph.store import shared_store
 
     store = shared_store()
@@ -70,7 +70,7 @@ def naive(cohort: Path, patients: int) -> dict:
     """One auto-committed MERGE per mention record over the first patients' files (same parsers)."""
     from graph.ingest import discover, parse_file
     from graph.records import observation_id
-    from graph.stats import label_counts
+    from graph.store.stats import label_counts
     from graph.store import shared_store
     from graph.vocabulary import vocabulary
 
@@ -105,7 +105,7 @@ def query_latencies(cohort: Path) -> dict[str, tuple[float, float, int]]:
     """Every named query, 5 warm-up then 50 timed runs: name -> (p50 ms, p95 ms, rows returned)."""
     import pandas as pd
 
-    from graph.queries import catalogue, run_named
+    from graph.store.queries import catalogue, run_named
     from graph.store import shared_store
 
     store = shared_store()
@@ -128,7 +128,7 @@ def query_latencies(cohort: Path) -> dict[str, tuple[float, float, int]]:
 def time_queries(store, runs: list[tuple[str, object, dict]]) -> dict[str, tuple[float, float, int]]:
     """(label, NamedQuery, parameter values) each: 5 warm-up then 50 timed runs -> (p50 ms, p95 ms, rows).
     Values the query does not declare are ignored; undeclared ones take their defaults."""
-    from graph.queries import run_named
+    from graph.store.queries import run_named
 
     out = {}
     for name, q, values in runs:

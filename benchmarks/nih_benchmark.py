@@ -32,7 +32,7 @@ from ingest_benchmark import ingest_once, time_queries  # noqa: E402  (same load
 
 def latencies(store, patient: str) -> dict[str, tuple[float, float, int]]:
     """Named queries on NIH data: name -> (p50 ms, p95 ms, rows)."""
-    from graph.queries import catalogue, run_named
+    from graph.store.queries import catalogue, run_named
 
     q = catalogue()
     studies = [r["study_id"] for r in run_named(store, q["patient_studies"], q["patient_studies"].bind({"patient_id": patient}))]

@@ -169,7 +169,7 @@ def ingest(paths: list[Path] = typer.Argument(..., exists=True, help="files or f
 @app.command()
 def queries() -> None:
     """List the named queries with their parameters and columns."""
-    from graph.queries import catalogue
+    from graph.store.queries import catalogue
 
     table = Table(title="query catalogue")
     for c in ("name", "parameters", "purpose"):
@@ -199,7 +199,7 @@ def query(name: str = typer.Argument(..., help="query name (see `cxrkg queries`)
           param: list[str] = typer.Option([], "--param", "-p", help="key=value, repeatable"),
           fmt: str = typer.Option("table", "--format", help="table, json or csv")) -> None:
     """Run a named query in a read transaction."""
-    from graph.queries import QueryError, get_query, run_named
+    from graph.store.queries import QueryError, get_query, run_named
 
     if fmt not in ("table", "json", "csv"):
         _fail(f"--format {fmt!r}: choose table, json or csv")
@@ -214,7 +214,7 @@ def query(name: str = typer.Argument(..., help="query name (see `cxrkg queries`)
 
 
 def _check_finding(params: dict[str, Any]) -> None:
-    from graph.queries import QueryError
+    from graph.store.queries import QueryError
     from graph.vocabulary import vocabulary
 
     finding = params.get("finding")
@@ -227,8 +227,8 @@ def _check_finding(params: dict[str, Any]) -> None:
 def stats(fmt: str = typer.Option("table", "--format", help="table or json"),
           check: bool = typer.Option(True, help="run the consistency checks (exit code 4 when any fails)")) -> None:
     """Counts per label and relationship type, orphan nodes, and the consistency checks."""
-    from graph.consistency import run_checks
-    from graph.stats import graph_stats
+    from graph.store.consistency import run_checks
+    from graph.store.stats import graph_stats
 
     store = _store_or_fail()
     result = graph_stats(store)

@@ -14,6 +14,8 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from graph.store import statements as st
+
 FINDING = "pleural effusion"
 
 
@@ -44,9 +46,9 @@ def _truth(cohort: Path) -> pd.DataFrame:
 def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> None:
     from flows.cli import _print_rows, run_ingest
     from graph.config import local_server_settings, neo4j_settings
-    from graph.queries import get_query, run_named
+    from graph.store.queries import get_query, run_named
     from graph.server import LocalNeo4jServer
-    from graph.stats import graph_stats
+    from graph.store.stats import graph_stats
     from graph.store import shared_store
     from graph.synth import write_cohort
 
@@ -109,17 +111,6 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
         console.print(f"orphans: {stats['orphans']}")
 
 
-IU_TOP = """
-MATCH (s:Study)-[:HAS_OBSERVATION]->(o:Observation) WHERE s.study_id STARTS WITH 'IU-' AND o.polarity = 'present'
-WITH o.finding AS finding, count(DISTINCT s) AS reports ORDER BY reports DESC LIMIT 10
-RETURN finding, reports
-"""
-IU_CHANGES = """
-MATCH (s:Study)-[:HAS_OBSERVATION]->(o:Observation) WHERE s.study_id STARTS WITH 'IU-' AND size(o.stated_changes) > 0
-UNWIND o.stated_changes AS change
-WITH o.finding AS finding, change, count(DISTINCT s) AS reports ORDER BY reports DESC LIMIT 10
-RETURN finding, change, reports
-"""
 
 
 def iu_section(console: Console, out: Path) -> None:
@@ -143,8 +134,8 @@ def iu_section(console: Console, out: Path) -> None:
     console.print(f"{result.extraction.documents} reports extracted, {len(result.extraction.rejections)} rejected "
                   f"(see {result.extraction.rejected_report}); each report is its own patient, dates redacted")
     store = shared_store()
-    _print_rows(store.read(IU_TOP), "table", title="IU: ten most frequent present findings (reports)")
-    _print_rows(store.read(IU_CHANGES), "table", title="IU: ten most frequent stated changes (reports)")
+    _print_rows(store.read(st.IU_TOP_FINDINGS), "table", title="IU: ten most frequent present findings (reports)")
+    _print_rows(store.read(st.IU_TOP_CHANGES), "table", title="IU: ten most frequent stated changes (reports)")
 
 
 def nih_section(console: Console, out: Path) -> None:
@@ -156,7 +147,7 @@ def nih_section(console: Console, out: Path) -> None:
     from flows.cli import _print_rows, run_ingest
     from graph.datasets.nih import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih
     from graph.extract.iu import IUUnavailable
-    from graph.queries import get_query, run_named
+    from graph.store.queries import get_query, run_named
     from graph.store import shared_store
 
     console.rule("real longitudinal labels: NIH ChestX-ray14 (NIH Clinical Center; Google adjudicated labels)")

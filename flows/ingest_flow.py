@@ -22,10 +22,9 @@ from prefect.utilities.annotations import quote
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from graph.ingest import (BatchResult, InputFile, IngestPlan, StreamedFile, discover, parse_files,
-                          parse_files_with_packaged_vocabulary, plan_ingest, store_files,
-                          write_rejections)
-from graph.records import ParsedFile, Rejection
-from graph.stats import label_counts
+                          parse_files_with_packaged_vocabulary, plan_ingest, store_files)
+from graph.records import ParsedFile, Rejection, write_rejections
+from graph.store.stats import label_counts
 from graph.store import LINK_CHUNK, WriteCounts, shared_store
 from graph.vocabulary import vocabulary
 

@@ -36,7 +36,7 @@ from prefect.schedules import Cron, Interval, Schedule
 
 from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, ingest_flow
 from graph.dropfolder import Moved, archive_files, check_folders, committed_files, loadable_files, settling_files
-from graph.ingest import write_rejections
+from graph.records import write_rejections
 from graph.store import shared_store
 from graph.vocabulary import vocabulary
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from graph import statements as st
+from graph.store import statements as st
 from graph.store import GraphStore
 from graph.vocabulary import vocabulary
 from gnn.baselines import PresenceRule, _present

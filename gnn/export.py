@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -40,7 +39,8 @@ from typing import Any, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graph import statements as st
+from graph.formats.files import sha256_of
+from graph.store import statements as st
 from graph.store import GraphStore
 from graph.vocabulary import vocabulary
 from gnn.errors import GnnError
@@ -197,14 +197,6 @@ def read_graph_tables(store: GraphStore, patient_ids: list[str] | None = None) -
     return out
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _check_embeddings(path: Path) -> tuple[pa.Table, int]:
     try:
         table = pq.read_table(path)
@@ -279,7 +271,7 @@ def export_snapshot(store: GraphStore, out_dir: Path, embeddings: Path | None = 
         mask = pa.compute.is_in(emb_table.column("image_id"), value_set=pa.array(sorted(image_ids), pa.string()))
         kept = emb_table.filter(mask).select(["image_id", "anatomy", "embedding"])
         pq.write_table(kept, out / EMBEDDINGS)
-        emb_sha = file_sha256(Path(embeddings))
+        emb_sha = sha256_of(Path(embeddings))
         rows["region_embeddings"] = kept.num_rows
     manifest = Manifest(
         format_version=FORMAT_VERSION, content_hash=hasher.hexdigest(versions), vocabulary_versions=versions,
@@ -309,11 +301,6 @@ def load_tables(folder: Path) -> tuple[Manifest, dict[str, "pa.Table"]]:
     if (folder / EMBEDDINGS).exists():
         tables["region_embeddings"] = pq.read_table(folder / EMBEDDINGS)
     return manifest, tables
-
-
-def copy_snapshot(src: Path, dst: Path) -> None:
-    """Copy a snapshot folder (used by the registry)."""
-    shutil.copytree(src, dst, dirs_exist_ok=True)
 
 
 def current_vocabulary_version() -> str:

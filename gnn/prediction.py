@@ -28,7 +28,6 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from graph import statements as st
 from graph.store import GraphStore
 from gnn.baselines import _present
 from gnn.dataset import CLASSES, ProgressionData, build
@@ -208,12 +207,7 @@ def _write_back(store: GraphStore, rows: pd.DataFrame, proba: np.ndarray, meta: 
         chunk = patients[start:start + WRITE_BATCH_PATIENTS]
         batch = [row for pid in chunk for row in by_patient.get(pid, [])]
 
-        def work(tx, chunk=chunk, batch=batch) -> int:
-            tx.run(st.DELETE_GNN_PROGRESSIONS, patient_ids=chunk).consume()
-            return tx.run(st.WRITE_GNN_PROGRESSIONS, rows=batch).single()["written"]
-
-        with store.driver.session(database=store.database) as session:
-            written += session.execute_write(work)
+        written += store.replace_gnn_progressions(chunk, batch)
     return written
 
 

@@ -9,7 +9,6 @@ refuses data whose layout differs and, unless told otherwise, data whose snapsho
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
@@ -352,7 +351,3 @@ def check_compatible(meta: dict[str, Any], data: ProgressionData, check_hash: bo
         raise GnnError(f"checkpoint {meta['model_version']} was trained on snapshot {meta['snapshot_hash'][:12]}, "
                        f"but the graph now hashes to {data.content_hash[:12]}: export and retrain "
                        "(`cxrkg export`, `cxrkg train`), or accept the difference with --allow-new-data")
-
-
-def finite(x: float) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x

@@ -26,15 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from graph.ingest import METADATA, InputFile, discover, file_format, sha256_of
+from graph.formats.files import sha256_of
+from graph.ingest import METADATA, InputFile, discover, file_format
 from graph.store import GraphStore
+from graph.store import statements as st
 
-_COMMITTED = """
-UNWIND $paths AS path
-MATCH (f:SourceFile {path: path})
-RETURN f.path AS path, f.sha256 AS sha256, f.vocabulary_version AS vocabulary_version,
-       coalesce(f.rejected, 0) AS rejected
-"""
 
 
 @dataclass(frozen=True)
@@ -89,7 +85,7 @@ def committed_files(store: GraphStore, files: Iterable[InputFile], vocabulary_ve
     Metadata CSVs are never committed (they are not recorded in the graph).
     """
     files = [f for f in files if f.format != METADATA]
-    rows = {r["path"]: r for r in store.read(_COMMITTED, paths=[f.path for f in files])}
+    rows = {r["path"]: r for r in store.read(st.COMMITTED_SOURCE_FILES, paths=[f.path for f in files])}
     out = []
     for f in files:
         row = rows.get(f.path)

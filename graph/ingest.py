@@ -6,14 +6,12 @@ tested) without Prefect.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -23,6 +21,7 @@ from graph.formats.metadata import StudyDates, read_metadata
 from graph.formats.radgraph import (DocStudy, check_json_stream, parse_radgraph, parse_radgraph_chunks,
                                     read_doc_mapping)
 from graph.formats.scene_graph import SCENE_GRAPH_SUFFIX, parse_scene_graph
+from graph.formats.files import sha256_of
 from graph.records import InputError, ParsedFile, Rejection
 from graph.store import Batch, GraphStore, WriteCounts
 from graph.vocabulary import Vocabulary, vocabulary
@@ -128,15 +127,6 @@ def file_format(path: Path) -> str | None:
     if name.endswith((".json", ".jsonl")):
         return RADGRAPH
     return None
-
-
-def sha256_of(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes, read in 1 MiB blocks."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def discover(paths: Iterable[Path], exclude: Iterable[Path] = ()) -> list[InputFile]:
@@ -528,9 +518,3 @@ def _store_streamed(store: GraphStore, f: InputFile, pf: StreamedFile, vocab: Vo
                                                                  "incomplete and the file is reloaded in full next run")
     pf.rejections.append(rejection)
     result.rejections.append(rejection)
-
-
-def write_rejections(path: Path, rejections: list[Rejection]) -> None:
-    """Write the rejected-files report: a JSON list of {file, record, field, reason}."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps([asdict(r) for r in rejections], indent=2) + "\n")

@@ -7,8 +7,10 @@ A parser turns one input file into a :class:`ParsedFile`; records it could not r
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 POLARITIES = ("present", "absent", "uncertain")
 
@@ -189,3 +191,13 @@ class ParsedFile:
     rejections: list[Rejection] = field(default_factory=list)
     unmapped_terms: list[str] = field(default_factory=list)
     ambiguous_comparisons: int = 0
+
+
+def write_rejections(path: Path, rejections: list[Rejection]) -> None:
+    """Write the rejected-files report: a JSON list of {file, record, field, reason}.
+
+    Raises:
+        OSError: the report cannot be written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([asdict(r) for r in rejections], indent=2) + "\n")

@@ -31,10 +31,8 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-import neo4j
-from neo4j.exceptions import AuthError, DriverError, Neo4jError
-
 from graph.config import LocalServerSettings
+from graph.store.graph_store import GraphUnavailable, LoginRefused, server_agent
 
 SERVER_DIR = Path(__file__).resolve().parents[1] / "server"
 JAR_NAME = "cxrkg-neo4j-server.jar"
@@ -184,19 +182,17 @@ class LocalNeo4jServer:
                 raise ServerError(f"Neo4j exited with status {proc.returncode} while starting; "
                                   f"see {s.log_file}:\n{_tail(s.log_file)}")
             try:
-                with neo4j.GraphDatabase.driver(s.bolt_uri, auth=(USER, password),
-                                                connection_timeout=5) as driver:
-                    driver.verify_connectivity()
+                server_agent(s.bolt_uri, USER, password, timeout_s=5)
                 return
-            # AuthError too: after the password file was replaced, Bolt opens a moment before the
+            # LoginRefused too: after the password file was replaced, Bolt opens a moment before the
             # launcher has applied the new password.
-            except (DriverError, Neo4jError, OSError) as exc:
+            except GraphUnavailable as exc:
                 last_error = exc
             if time.monotonic() > deadline:
                 self.stop()
                 raise ServerError(f"Neo4j did not accept a Bolt login at {s.bolt_uri} within {timeout_s:.0f} s "
                                   f"(last error: {last_error}); see {s.log_file}:\n{_tail(s.log_file)}")
-            time.sleep(1.0 if isinstance(last_error, AuthError) else 0.5)
+            time.sleep(1.0 if isinstance(last_error, LoginRefused) else 0.5)
 
     def stop(self, timeout_s: float = 60.0) -> None:
         """Stop the server: SIGTERM (Neo4j closes its stores), then SIGKILL after ``timeout_s``.
@@ -220,11 +216,9 @@ class LocalNeo4jServer:
         version = None
         if pid is not None and s.password_file.exists():
             try:
-                with neo4j.GraphDatabase.driver(s.bolt_uri, auth=(USER, s.password_file.read_text().strip()),
-                                                connection_timeout=3) as driver:
-                    agent = driver.get_server_info().agent  # "Neo4j/5.26.30"
+                agent = server_agent(s.bolt_uri, USER, s.password_file.read_text().strip(), timeout_s=3)
                 version = agent.split("/", 1)[-1]
-            except (DriverError, Neo4jError, OSError):
+            except (GraphUnavailable, OSError):
                 pass
         return ServerStatus(running=pid is not None, pid=pid, bolt_uri=s.bolt_uri, home=s.home, version=version)
 

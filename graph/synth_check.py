@@ -15,15 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from graph.queries import get_query, run_named
 from graph.store import GraphStore
+from graph.store import statements as st
+from graph.store.queries import get_query, run_named
 from graph.synth import GROUND_TRUTH
 from graph.vocabulary import vocabulary
 
-GRAPH_DERIVED_EVENTS = """
-MATCH (n:StudyFinding)-[r:PROGRESSION {basis: 'derived'}]->(pn:StudyFinding)
-RETURN n.study_id AS study_id, pn.study_id AS prior_study_id, n.finding AS finding, r.change AS change
-"""
 
 
 @dataclass
@@ -66,7 +63,7 @@ def check_sparse_cohort(store: GraphStore, cohort: Path) -> SparseCheck:
     dates, per finding) with :func:`truth_events` of the cohort loaded into ``store``."""
     truth = truth_events(cohort)
     want = set(truth[["study_id", "prior_study_id", "finding", "change"]].itertuples(index=False, name=None))
-    got = {(r["study_id"], r["prior_study_id"], r["finding"], r["change"]) for r in store.read(GRAPH_DERIVED_EVENTS)}
+    got = {(r["study_id"], r["prior_study_id"], r["finding"], r["change"]) for r in store.read(st.DERIVED_STUDY_EVENTS)}
     report = SparseCheck(events=len(want | got))
     report.mismatches += [f"only in the graph: {e}" for e in sorted(got - want)[:20]]
     report.mismatches += [f"only in the ground truth: {e}" for e in sorted(want - got)[:20]]

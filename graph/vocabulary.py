@@ -125,15 +125,6 @@ class Vocabulary:
             return "bilateral"
         return "left" if left else "right" if right else None
 
-    def ancestors(self, region: str) -> list[str]:
-        """The PART_OF chain above a region, nearest first."""
-        out = []
-        parent = self.regions[region].parent
-        while parent:
-            out.append(parent)
-            parent = self.regions[parent].parent
-        return out
-
 
 def _expand_side(pattern: str) -> list[tuple[str, str | None]]:
     return [(pattern.format(side=s), s) for s in SIDES] if "{side}" in pattern else [(pattern, None)]

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from graph.consistency import CHECKS, run_checks
+from graph.store.consistency import CHECKS, run_checks
 from tests.test_ingest import LCA, STUDY, effusion_study, ingest
 
 runner = CliRunner()

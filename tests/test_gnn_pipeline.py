@@ -12,7 +12,7 @@ import torch
 from typer.testing import CliRunner
 
 from graph.ingest import discover, load_files, plan_ingest
-from graph.queries import get_query, run_named
+from graph.store.queries import get_query, run_named
 from graph.synth import write_cohort
 from graph.vocabulary import vocabulary
 from gnn.dataset import CLASSES, EDGE_TYPES, LABEL_EDGE, load_dataset, split_of, to_networkx

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graph.ingest import discover, plan_ingest
-from graph.queries import QueryError, get_query, parse_query_file, run_named
+from graph.store.queries import QueryError, get_query, parse_query_file, run_named
 from graph.vocabulary import vocabulary
 from tests.helpers import (comparison, graph_snapshot, load_into, radgraph_doc, scene_graph, write_radgraph,
                            write_scene_graph)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.queries import get_query, run_named
+from graph.store.queries import get_query, run_named
 from graph.vocabulary import vocabulary
 from tests.helpers import graph_snapshot, load_into, scene_graph, write_scene_graph
 

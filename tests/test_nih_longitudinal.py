@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph.queries import get_query, run_named
+from graph.store.queries import get_query, run_named
 from tests.helpers import load_into
 
 PATIENTS = 250  # the first text-mined vs adjudicated disagreement is patient 218

@@ -75,7 +75,7 @@ def test_notebook_executes_without_errors(cohort_graph, path):
 
 
 def _check_explore(nb: nbformat.NotebookNode) -> None:
-    from graph.queries import catalogue
+    from graph.store.queries import catalogue
 
     outputs = _outputs(nb)
     text = "\n".join(o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get("text/plain", "")

@@ -173,7 +173,7 @@ def _age(folder: Path, seconds: float) -> None:
 def test_archive_moves_only_committed_files_and_young_files_wait(store, prefect_harness, tmp_path):
     from flows.serve import watch_flow
     from graph.dropfolder import settling_files
-    from graph.ingest import sha256_of
+    from graph.formats.files import sha256_of
 
     drop, archive = tmp_path / "drop", tmp_path / "archive"
     good = [effusion_study(drop, n, severity="small") for n in (1, 2)]

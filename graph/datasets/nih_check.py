@@ -18,24 +18,10 @@ import pandas as pd
 from graph.datasets.nih import synthetic_study_datetime
 from graph.datasets.nih_reference import (COUNT_COLUMNS, FINDINGS, NIHTables, reference_counts, reference_new_patients,
                                           reference_states)
-from graph.queries import get_query, run_named
 from graph.store import GraphStore
+from graph.store import statements as st
+from graph.store.queries import get_query, run_named
 
-# The given patients' study-level states, and their derived events, per finding and study year.
-GRAPH_STATES = """
-UNWIND $patient_ids AS pid
-MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_STUDY_FINDING]->(n:StudyFinding)
-WHERE n.finding IN $findings
-RETURN n.finding AS finding, s.study_datetime.year AS year, n.state AS state, count(*) AS n
-"""
-GRAPH_EVENTS = """
-UNWIND $patient_ids AS pid
-MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_STUDY_FINDING]->(n:StudyFinding)
-      -[r:PROGRESSION {basis: 'derived'}]->()
-WHERE n.finding IN $findings
-RETURN n.finding AS finding, s.study_datetime.year AS year, r.change AS change, r.prior_state AS prior_state,
-       count(*) AS n
-"""
 _EVENT_COLUMN = {"new": "onset", "resolved": "resolution", "no longer mentioned": "no_longer_mentioned",
                  "persistent": "persistence"}
 _ONSET_PRIOR = {"absent": "onset_after_absent", "not_mentioned": "onset_after_unmentioned"}
@@ -64,10 +50,10 @@ def graph_counts(store: GraphStore, patient_ids: list[str]) -> pd.DataFrame:
         return cells.setdefault((r["finding"], r["year"]), dict.fromkeys(COUNT_COLUMNS[2:], 0))
 
     params = {"patient_ids": patient_ids, "findings": list(FINDINGS)}
-    for r in store.read(GRAPH_STATES, **params):
+    for r in store.read(st.STUDY_STATE_COUNTS, **params):
         if r["state"] in ("present", "absent"):
             cell(r)[r["state"]] += r["n"]
-    for r in store.read(GRAPH_EVENTS, **params):
+    for r in store.read(st.DERIVED_STUDY_EVENT_COUNTS, **params):
         cell(r)[_EVENT_COLUMN[r["change"]]] += r["n"]
         if r["change"] == "new" and r["prior_state"] in _ONSET_PRIOR:
             cell(r)[_ONSET_PRIOR[r["prior_state"]]] += r["n"]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from graph.ingest import sha256_of
+from graph.formats.files import sha256_of
 from graph.records import Rejection
 
 WHEEL_NAME = "torchxrayvision-1.5.7-py3-none-any.whl"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from graph.extract.inputs import ReportInput
-from graph.ingest import write_rejections
+from graph.records import write_rejections
 from graph.records import Rejection
 
 EXTRACTORS = ("rules", "radgraph")

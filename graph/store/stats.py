@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.store import GraphStore
+from graph.store import statements as st
+from graph.store.graph_store import GraphStore
 
 # Vocabulary nodes with nothing pointing at them yet and SourceFile bookkeeping nodes are not orphans.
 _EXPECTED_LONE = ("SourceFile", "Anatomy", "Finding")
@@ -12,10 +13,10 @@ _EXPECTED_LONE = ("SourceFile", "Anatomy", "Finding")
 
 def label_counts(store: GraphStore) -> tuple[dict[str, int], dict[str, int]]:
     """Node count per label and relationship count per type, from Neo4j's count store."""
-    labels = [r["label"] for r in store.read("CALL db.labels() YIELD label RETURN label ORDER BY label")]
-    types = [r["t"] for r in store.read("CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t ORDER BY t")]
-    nodes = {lbl: store.read(f"MATCH (n:`{lbl}`) RETURN count(n) AS n")[0]["n"] for lbl in labels}
-    rels = {t: store.read(f"MATCH ()-[r:`{t}`]->() RETURN count(r) AS n")[0]["n"] for t in types}
+    labels = [r["label"] for r in store.read(st.LABELS)]
+    types = [r["t"] for r in store.read(st.RELATIONSHIP_TYPES)]
+    nodes = {lbl: store.read(st.count_label(lbl))[0]["n"] for lbl in labels}
+    rels = {t: store.read(st.count_type(t))[0]["n"] for t in types}
     return nodes, rels
 
 
@@ -27,7 +28,7 @@ def graph_stats(store: GraphStore) -> dict[str, Any]:
     """
     nodes, rels = label_counts(store)
     orphans = {
-        lbl: store.read(f"MATCH (n:`{lbl}`) WHERE NOT (n)--() RETURN count(n) AS n")[0]["n"]
+        lbl: store.read(st.count_orphans(lbl))[0]["n"]
         for lbl in nodes if lbl not in _EXPECTED_LONE
     }
     return {

@@ -8,15 +8,14 @@ every other error through. One batch is one transaction: it is stored whole or n
 from __future__ import annotations
 
 from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
 
-from graph import statements as st
+from graph.store import statements as st
 from graph.config import Neo4jSettings, neo4j_settings
 from graph.derived_rows import DerivedRows, derived_rows, mention_fact
 from graph.events import MentionFact, StudyFact, derive_patient
@@ -49,15 +48,26 @@ def open_driver(settings: Neo4jSettings | None = None) -> neo4j.Driver:
     return driver
 
 
-@contextmanager
-def graph_session(settings: Neo4jSettings | None = None) -> Iterator["GraphStore"]:
-    """``with graph_session() as store:`` opens a verified driver and closes it afterwards."""
-    settings = settings or neo4j_settings()
-    driver = open_driver(settings)
+class LoginRefused(GraphUnavailable):
+    """The server answered but refused the credentials."""
+
+
+def server_agent(uri: str, user: str, password: str, timeout_s: float) -> str:
+    """Log in once and return the server's agent string (``"Neo4j/5.26.30"``); what the local server's
+    start and status use to tell a server that accepts logins from a port that is merely open.
+
+    Raises:
+        LoginRefused: wrong credentials (or a password not yet applied by a starting server).
+        GraphUnavailable: nothing answers at ``uri`` within ``timeout_s`` seconds, or the answer is not Bolt.
+    """
     try:
-        yield GraphStore(driver, settings.database)
-    finally:
-        driver.close()
+        with GraphDatabase.driver(uri, auth=(user, password), connection_timeout=timeout_s) as driver:
+            driver.verify_connectivity()
+            return driver.get_server_info().agent
+    except neo4j.exceptions.AuthError as exc:
+        raise LoginRefused(f"{uri} refused the login: {exc}") from exc
+    except (neo4j.exceptions.DriverError, neo4j.exceptions.Neo4jError, OSError) as exc:
+        raise GraphUnavailable(f"no Neo4j login at {uri}: {exc}") from exc
 
 
 @dataclass
@@ -357,6 +367,17 @@ class GraphStore:
             with self._session() as session:
                 session.execute_write(work)
         return counts
+
+    def replace_gnn_progressions(self, patient_ids: list[str], rows: list[dict[str, Any]]) -> int:
+        """In one transaction, delete these patients' predicted (``source: 'gnn'``) PROGRESSION edges and
+        write ``rows`` (see ``statements.WRITE_GNN_PROGRESSIONS``); stated edges are never touched.
+        Returns the number of edges written."""
+        def work(tx: ManagedTransaction) -> int:
+            tx.run(st.DELETE_GNN_PROGRESSIONS, patient_ids=patient_ids).consume()
+            return tx.run(st.WRITE_GNN_PROGRESSIONS, rows=rows).single()["written"]
+
+        with self._session() as session:
+            return session.execute_write(work)
 
     def clear(self) -> None:
         """Delete every node and relationship (tests and benchmarks), in batches.

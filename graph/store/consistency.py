@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graph.store import GraphStore
+from graph.store.graph_store import GraphStore
 
 EXAMPLES = 5
 

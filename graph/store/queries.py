@@ -19,7 +19,7 @@ from typing import Any
 
 import neo4j
 
-from graph.store import GraphStore
+from graph.store.graph_store import GraphStore
 
 _PARAM_TYPES = {"string": str, "int": int, "float": float}
 _HEADER = re.compile(r"^//\s*(name|purpose|param|columns):\s?(.*)$")

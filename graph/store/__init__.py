@@ -1,0 +1,13 @@
+"""The graph in Neo4j: the only package that imports the driver, and the home of every Cypher statement.
+
+* :mod:`graph.store.graph_store`: the driver, schema, batched writes and the per-patient link step;
+* :mod:`graph.store.statements`: every write and internal read, named;
+* :mod:`graph.store.queries`: the named query catalogue (``cypher/*.cypher``), run read-only;
+* :mod:`graph.store.consistency` and :mod:`graph.store.stats`: checks and counts over the stored graph.
+"""
+
+from graph.store.graph_store import (LINK_CHUNK, Batch, GraphStore, GraphUnavailable, LoginRefused, WriteCounts,
+                                     open_driver, reset_shared_store, server_agent, shared_store)
+
+__all__ = ["LINK_CHUNK", "Batch", "GraphStore", "GraphUnavailable", "LoginRefused", "WriteCounts", "open_driver",
+           "reset_shared_store", "server_agent", "shared_store"]
