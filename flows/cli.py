@@ -25,6 +25,15 @@ console = Console()
 err = Console(stderr=True)
 
 
+@app.callback()
+def _route_logs() -> None:
+    # before any command imports Prefect: its logs go to CXRKG_HOME/logs/cxrkg.log (flows/logs.py)
+    from flows.logs import route_library_logs
+    from graph.config import local_server_settings
+
+    route_library_logs(local_server_settings().home)
+
+
 def _fail(message: str, code: int = 1) -> None:
     err.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(code)

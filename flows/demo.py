@@ -138,6 +138,17 @@ def iu_section(console: Console, out: Path) -> None:
     _print_rows(store.read(st.IU_TOP_CHANGES), "table", title="IU: ten most frequent stated changes (reports)")
 
 
+def _readable_patient(store, onsets_per_patient, max_studies: int = 12) -> str:
+    """The patient with the most onsets among the first 50 candidates whose timeline fits a screen."""
+    from graph.store.queries import get_query, run_named
+
+    studies = get_query("patient_studies")
+    for patient, _ in onsets_per_patient.most_common(50):
+        if len(run_named(store, studies, studies.bind({"patient_id": patient}))) <= max_studies:
+            return patient
+    return next(iter(onsets_per_patient), "13")
+
+
 def nih_section(console: Console, out: Path) -> None:
     """Convert and ingest the NIH ChestX-ray14 cohort, then three answers on it: new effusions per
     (synthetic) follow-up year, one patient's effusion timeline, and where the text-mined labels and the
@@ -170,7 +181,7 @@ def nih_section(console: Console, out: Path) -> None:
                 title="NIH: new pleural effusions per follow-up year (cypher/new_finding_patients.cypher)")
     console.print(source)
 
-    patient = Counter(r["patient_id"] for r in onsets).most_common(1)[0][0] if onsets else "13"
+    patient = _readable_patient(store, Counter(r["patient_id"] for r in onsets))
     timeline = get_query("finding_timeline")
     rows = run_named(store, timeline, timeline.bind({"patient_id": patient, "finding": FINDING}))
     _print_rows(rows, "table", ["study_order", "study_id", "study_datetime", "state", "changes", "sources"],
