@@ -1,7 +1,5 @@
-"""Operations commands of the ``cxrkg`` command line: ``cxrkg serve`` (scheduled ingestion).
-
-Registered on the main app by ``flows/cli.py`` through :func:`register`. Prefect is imported inside the
-command only, so the quick commands stay quick.
+"""``cxrkg serve``: scheduled ingestion of a drop folder. Prefect is imported inside the command only, so
+the quick commands stay quick.
 """
 
 from __future__ import annotations
@@ -12,7 +10,11 @@ from typing import Optional
 
 import typer
 
+from flows.cli.app import app
+from flows.cli.common import console, fail, store_or_fail
 
+
+@app.command()
 def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, help="the drop folder to watch"),
           timezone: str = typer.Option(..., "--timezone", "--tz",
                                        help="IANA time zone of the schedule, e.g. Europe/Berlin or UTC"),
@@ -36,10 +38,9 @@ def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, 
                                                     "server when PREFECT_API_URL is set)")) -> None:
     """Watch a drop folder on a cron or interval schedule and ingest what is new or changed (and serve the
     training flow's deployment when flows/train_flow.py exists)."""
-    from flows.cli import _fail, _store_or_fail, console
     from graph.dropfolder import check_folders
 
-    _store_or_fail()
+    store_or_fail()
     from flows import serve as srv
 
     try:
@@ -48,7 +49,7 @@ def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, 
         schedule = None if once else srv.make_schedule(timezone, cron=cron, interval_seconds=interval)
         train_schedule = srv.make_schedule(timezone, cron=train_cron) if train_cron and not once else None
     except (ValueError, OSError, zoneinfo.ZoneInfoNotFoundError) as exc:
-        _fail(f"unknown time zone {timezone!r}" if isinstance(exc, zoneinfo.ZoneInfoNotFoundError) else str(exc))
+        fail(f"unknown time zone {timezone!r}" if isinstance(exc, zoneinfo.ZoneInfoNotFoundError) else str(exc))
     params = {"drop_folder": str(drop_folder.resolve()), "archive_folder": str(archive) if archive else None,
               "rejected_report": str(rejected) if rejected else None,
               "doc_mapping": str(doc_mapping) if doc_mapping else None, "settle_seconds": settle_seconds}
@@ -66,7 +67,7 @@ def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, 
     api = PREFECT_API_URL.value()  # from the environment or the active Prefect profile
     use_server = bool(api) if local is None else not local
     if use_server and not api:
-        _fail("--prefect-server: PREFECT_API_URL is not set (start `prefect server start` and "
+        fail("--prefect-server: PREFECT_API_URL is not set (start `prefect server start` and "
               "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`)")
     train = srv.training_flow()
     if train is None:
@@ -82,7 +83,7 @@ def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, 
         try:
             srv.serve_deployments(*deployments)
         except RuntimeError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         return
     jobs = [srv.LocalJob(f"{srv.WATCH_FLOW}/{srv.WATCH_DEPLOYMENT}", schedule, lambda: srv.watch_flow(**params))]
     if train is not None and train_schedule is not None:
@@ -93,8 +94,3 @@ def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, 
         srv.run_locally(jobs, log=console.print)
     except KeyboardInterrupt:
         console.print("stopped")
-
-
-def register(app: typer.Typer) -> None:
-    """Add the operations commands to the ``cxrkg`` app."""
-    app.command("serve")(serve)

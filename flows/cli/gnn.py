@@ -1,6 +1,6 @@
 """``cxrkg export | train | evaluate | predict | compare``: the progression-model commands.
 
-Registered on the main app by ``flows/cli.py``. Importing this module is cheap (typer only): torch,
+Importing this module is cheap (typer only): torch,
 PyG and Prefect are imported inside the commands that need them. Bad input (an empty graph, a patient
 with one study, an unknown finding, a checkpoint that does not fit the graph, ...) ends with a one-line
 error and exit code 1, not a stack trace.
@@ -15,31 +15,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-gnn_app = typer.Typer(add_completion=False)
-console = Console()
-err = Console(stderr=True)
-
-
-def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(code)
-
-
-def _home() -> Path:
-    return Path(os.environ.get("CXRKG_HOME") or Path.home() / ".cxrkg").expanduser()
-
-
-def _store():
-    from graph.store import GraphUnavailable, shared_store
-
-    try:
-        return shared_store()
-    except GraphUnavailable as exc:
-        _fail(str(exc))
-
+from flows.cli.app import app
+from flows.cli.common import console, err, fail, store_or_fail
 
 def _guard(fn, *args, **kwargs):
     """Run ``fn``; GnnError / GraphUnavailable become a clean error line."""
@@ -49,17 +28,17 @@ def _guard(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except (GnnError, GraphUnavailable) as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
-@gnn_app.command()
+@app.command()
 def export(out: Path = typer.Option(..., help="snapshot folder (parquet tables + manifest.json)"),
            embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
                                                      help="per (image, region) embeddings parquet to include")) -> None:
     """Export the graph to a versioned snapshot for training (read transactions, streamed by patient)."""
     from gnn.export import export_snapshot
 
-    manifest = _guard(export_snapshot, _store(), out, embeddings)
+    manifest = _guard(export_snapshot, store_or_fail(), out, embeddings)
     console.print(f"snapshot {manifest.content_hash[:16]} -> {out} in {manifest.seconds:.1f} s: "
                   + ", ".join(f"{k} {v}" for k, v in manifest.rows.items()))
 
@@ -69,13 +48,15 @@ def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) ->
         return snapshot
     from gnn.export import export_snapshot
 
-    target = _home() / "snapshots" / "latest"
-    manifest = _guard(export_snapshot, _store(), target, embeddings)
+    from graph.config import local_server_settings
+
+    target = local_server_settings().home / "snapshots" / "latest"
+    manifest = _guard(export_snapshot, store_or_fail(), target, embeddings)
     console.print(f"exported snapshot {manifest.content_hash[:16]} -> {target}")
     return target
 
 
-@gnn_app.command()
+@app.command()
 def train(config: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
                                                 help="YAML/JSON config (configs/gnn.yaml); default settings otherwise"),
           snapshot: Optional[Path] = typer.Option(None, exists=True, file_okay=False,
@@ -112,7 +93,7 @@ def train(config: Optional[Path] = typer.Option(None, exists=True, dir_okay=Fals
     console.print(f"model {meta['model_version']} -> {path}")
 
 
-@gnn_app.command()
+@app.command()
 def evaluate(snapshot: Optional[Path] = typer.Option(None, exists=True, file_okay=False,
                                                      help="snapshot folder; default: export the graph now"),
              config: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="training config"),
@@ -129,7 +110,7 @@ def evaluate(snapshot: Optional[Path] = typer.Option(None, exists=True, file_oka
     try:
         seed_list = tuple(int(s) for s in seeds.split(",") if s.strip())
     except ValueError:
-        _fail(f"--seeds {seeds!r}: expected comma-separated integers")
+        fail(f"--seeds {seeds!r}: expected comma-separated integers")
     cfg = _guard(TrainConfig.from_file, config, epochs=epochs) if config else _guard(TrainConfig.from_dict, {}, epochs=epochs)
     folder = _snapshot_or_export(snapshot, None)
     _, data = _guard(load_dataset, folder, cfg.split_seed, cfg.use_embeddings)
@@ -139,7 +120,7 @@ def evaluate(snapshot: Optional[Path] = typer.Option(None, exists=True, file_oka
     console.print(f"report {paths['json']}, plot {paths['plot']}")
 
 
-@gnn_app.command()
+@app.command()
 def predict(checkpoint: Optional[Path] = typer.Option(None, help="model file; default the latest registered"),
             write_back: bool = typer.Option(False, "--write-back", help="store predictions as PROGRESSION edges "
                                             "(source gnn)"),
@@ -152,7 +133,7 @@ def predict(checkpoint: Optional[Path] = typer.Option(None, help="model file; de
     """Predict the change of every unstated (current, prior) pair of consecutive studies."""
     from gnn.prediction import predict as run_predict, write_predictions
 
-    frame, summary = _guard(run_predict, _store(), checkpoint, write_back, allow_new_data, embeddings, device)
+    frame, summary = _guard(run_predict, store_or_fail(), checkpoint, write_back, allow_new_data, embeddings, device)
     if out:
         write_predictions(frame, out)
     console.print(f"model {summary.model_version}: {summary.pairs_scored} pairs scored "
@@ -161,7 +142,7 @@ def predict(checkpoint: Optional[Path] = typer.Option(None, help="model file; de
                   + (f"; table {out}" if out else "") + f" in {summary.seconds:.1f} s")
 
 
-@gnn_app.command()
+@app.command()
 def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
             current: Optional[str] = typer.Option(None, help="current study (default: the last)"),
             prior: Optional[str] = typer.Option(None, help="prior study (default: the one before current)"),
@@ -175,8 +156,8 @@ def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
     from gnn.compare import compare as run_compare
 
     if fmt not in ("table", "json"):
-        _fail(f"--format {fmt!r}: choose table or json")
-    result = _guard(run_compare, _store(), patient, current, prior, checkpoint, finding, embeddings)
+        fail(f"--format {fmt!r}: choose table or json")
+    result = _guard(run_compare, store_or_fail(), patient, current, prior, checkpoint, finding, embeddings)
     if fmt == "json":
         from dataclasses import asdict
 

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Optional
 
 import pandas as pd
+import typer
 from rich.console import Console
 from rich.table import Table
+
+from flows.cli.app import app
+from flows.cli.common import console, print_rows, run_ingest
 
 from graph.store import statements as st
 
@@ -44,7 +49,6 @@ def _truth(cohort: Path) -> pd.DataFrame:
 
 
 def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> None:
-    from flows.cli import _print_rows, run_ingest
     from graph.config import local_server_settings, neo4j_settings
     from graph.store.queries import get_query, run_named
     from graph.server import LocalNeo4jServer
@@ -86,10 +90,10 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
     patient = max(exact)[1] if exact else max(per_patient, key=lambda p: len(per_patient[p]))
 
     console.rule(f"worsening pleural effusions of patient {patient}")
-    _print_rows(per_patient[patient], "table", ["study_id", "prior_study_id", "anatomy", "sources", "evidence"],
+    print_rows(per_patient[patient], "table", ["study_id", "prior_study_id", "anatomy", "sources", "evidence"],
                 title="graph (cypher/worsening_findings.cypher)")
     t = truth[(truth["patient_id"] == patient) & (truth["change"] == "worsened")]
-    _print_rows(t[["study_id", "prior_study_id", "anatomy", "change"]].to_dict("records"), "table",
+    print_rows(t[["study_id", "prior_study_id", "anatomy", "change"]].to_dict("records"), "table",
                 title="synthetic ground truth")
     table = Table(title=f"cohort agreement on worsened {FINDING}, (study, anatomy) pairs", show_header=False)
     table.add_row("in the graph", str(len(got_all)))
@@ -106,7 +110,7 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
     console.rule("graph statistics")
     stats = graph_stats(store)
     rows = [{"label or type": k, "count": v} for k, v in {**stats["nodes"], **stats["relationships"]}.items()]
-    _print_rows(rows, "table", title=f"{stats['total_nodes']} nodes, {stats['total_relationships']} relationships")
+    print_rows(rows, "table", title=f"{stats['total_nodes']} nodes, {stats['total_relationships']} relationships")
     if stats["orphans"]:
         console.print(f"orphans: {stats['orphans']}")
 
@@ -116,7 +120,6 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
 def iu_section(console: Console, out: Path) -> None:
     """Extract and ingest the 3,955 IU reports (rules extractor) and print their ten most frequent present
     findings and stated changes; says why and skips when the IU wheel cannot be fetched or spaCy is missing."""
-    from flows.cli import _print_rows
     from graph.extract.iu import IUUnavailable, fetch_wheel
     from graph.store import shared_store
 
@@ -134,8 +137,8 @@ def iu_section(console: Console, out: Path) -> None:
     console.print(f"{result.extraction.documents} reports extracted, {len(result.extraction.rejections)} rejected "
                   f"(see {result.extraction.rejected_report}); each report is its own patient, dates redacted")
     store = shared_store()
-    _print_rows(store.read(st.IU_TOP_FINDINGS), "table", title="IU: ten most frequent present findings (reports)")
-    _print_rows(store.read(st.IU_TOP_CHANGES), "table", title="IU: ten most frequent stated changes (reports)")
+    print_rows(store.read(st.IU_TOP_FINDINGS), "table", title="IU: ten most frequent present findings (reports)")
+    print_rows(store.read(st.IU_TOP_CHANGES), "table", title="IU: ten most frequent stated changes (reports)")
 
 
 def _readable_patient(store, onsets_per_patient, max_studies: int = 12) -> str:
@@ -155,7 +158,6 @@ def nih_section(console: Console, out: Path) -> None:
     radiologist-adjudicated ones disagree. Says why and skips when the wheel cannot be fetched."""
     from collections import Counter
 
-    from flows.cli import _print_rows, run_ingest
     from graph.datasets.nih import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih
     from graph.extract.iu import IUUnavailable
     from graph.store.queries import get_query, run_named
@@ -176,7 +178,7 @@ def nih_section(console: Console, out: Path) -> None:
     onsets = run_named(store, new, new.bind({"finding": FINDING, "start_date": "2000-01-01", "end_date": "2099-12-31"}))
     per_year = Counter(r["study_datetime"][:4] for r in onsets)
     strict = Counter(r["study_datetime"][:4] for r in onsets if r["prior_state"] == "absent")
-    _print_rows([{"follow-up year": y, "patients with a new effusion": n, "of them after a stated absence": strict[y]}
+    print_rows([{"follow-up year": y, "patients with a new effusion": n, "of them after a stated absence": strict[y]}
                  for y, n in sorted(per_year.items())[:8]], "table",
                 title="NIH: new pleural effusions per follow-up year (cypher/new_finding_patients.cypher)")
     console.print(source)
@@ -184,15 +186,24 @@ def nih_section(console: Console, out: Path) -> None:
     patient = _readable_patient(store, Counter(r["patient_id"] for r in onsets))
     timeline = get_query("finding_timeline")
     rows = run_named(store, timeline, timeline.bind({"patient_id": patient, "finding": FINDING}))
-    _print_rows(rows, "table", ["study_order", "study_id", "study_datetime", "state", "changes", "sources"],
+    print_rows(rows, "table", ["study_order", "study_id", "study_datetime", "state", "changes", "sources"],
                 title=f"NIH patient {patient}: pleural effusion at each study (cypher/finding_timeline.cypher)")
     console.print(source)
 
     disagreements = get_query("source_disagreements")
     rows = run_named(store, disagreements, disagreements.bind({"patient_id": ""}))
     by_finding = Counter(r["finding"] for r in rows if r["kind"] == "polarity")
-    _print_rows([{"finding": f, "images": n} for f, n in by_finding.most_common()], "table",
+    print_rows([{"finding": f, "images": n} for f, n in by_finding.most_common()], "table",
                 title="NIH: text-mined labels against radiologist-adjudicated ones, present vs absent "
                       "(cypher/source_disagreements.cypher)")
     console.print("Source: NIH ChestX-ray14 text-mined labels (Wang et al. 2017) against Google's adjudicated "
                   "labels (Majkowska et al. 2020) on the same 4,376 images.")
+
+
+@app.command()
+def demo(out: Optional[Path] = typer.Option(None, help="where to write the synthetic cohort "
+                                                        "(default: CXRKG_HOME/demo)"),
+         patients: int = typer.Option(200, min=2), seed: int = typer.Option(7)) -> None:
+    """Start Neo4j if needed, write a synthetic cohort, ingest it and the real RadGraph-XL sample, and
+    print one patient's worsening pleural effusions next to the ground truth, then graph statistics."""
+    run_demo(console, out, patients, seed)

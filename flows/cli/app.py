@@ -1,0 +1,17 @@
+"""The ``cxrkg`` typer app every command module registers on."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="cxrkg: a longitudinal chest X-ray knowledge graph in Neo4j.")
+
+
+@app.callback()
+def _route_logs() -> None:
+    # before any command imports Prefect: its logs go to CXRKG_HOME/logs/cxrkg.log (flows/logs.py)
+    from flows.logs import route_library_logs
+    from graph.config import local_server_settings
+
+    route_library_logs(local_server_settings().home)

@@ -1,0 +1,114 @@
+"""What the ``cxrkg`` commands share: the consoles, failing without a traceback, tables, summaries."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+err = Console(stderr=True)
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print an error line (no traceback) and exit with ``code``."""
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def store_or_fail():
+    """The process-wide graph store, or a one-line error when Neo4j cannot be used."""
+    from graph.store import GraphUnavailable, shared_store
+
+    try:
+        return shared_store()
+    except GraphUnavailable as exc:
+        fail(str(exc))
+
+
+def print_rows(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None = None,
+               title: str | None = None) -> None:
+    """Rows as a table (with a row count), JSON or CSV on stdout."""
+    columns = columns or (list(rows[0]) if rows else [])
+    if fmt == "json":
+        sys.stdout.write(json.dumps(rows, indent=2, default=str) + "\n")
+    elif fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows({k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in r.items()} for r in rows)
+        sys.stdout.write(buf.getvalue())
+    else:
+        table = Table(title=title, show_lines=False)
+        for c in columns:
+            table.add_column(c, overflow="fold")
+        for r in rows:
+            table.add_row(*("" if r.get(c) is None else ", ".join(map(str, r[c])) if isinstance(r.get(c), list)
+                            else str(r.get(c)) for c in columns))
+        console.print(table)
+        console.print(f"{len(rows)} row(s)")
+
+
+
+def print_summary(summary) -> None:
+    """The ingest summary table, the most frequent unmapped terms and the rejections."""
+    table = Table(title="ingest summary", show_header=False)
+    for name in ("files_seen", "files_loaded", "files_unchanged", "files_rejected", "records_loaded",
+                 "mentions_loaded", "elements_created", "patients_relinked", "studies", "observations",
+                 "progression_edges", "unmapped_terms", "ambiguous_comparisons"):
+        table.add_row(name.replace("_", " "), str(getattr(summary, name)))
+    table.add_row("rejected records", str(len(summary.rejections)))
+    table.add_row("seconds", f"{summary.seconds:.1f}")
+    console.print(table)
+    if summary.top_unmapped:
+        console.print("most frequent unmapped terms: " + ", ".join(f"{t} ({n})" for t, n in summary.top_unmapped))
+    print_rejections(summary.rejections, summary.rejected_report, "rejected-files report")
+
+
+def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | None, progress: bool):
+    """Run the ingest flow and print its summary; returns the summary."""
+    store_or_fail()
+    from flows.ingest_flow import ingest_flow
+
+    summary = ingest_flow([str(p) for p in paths], doc_mapping=str(doc_mapping) if doc_mapping else None,
+                          rejected_report=str(rejected) if rejected else None, progress=progress)
+    print_summary(summary)
+    return summary
+
+
+def print_extraction(summary) -> None:
+    """One line for an extraction run, then its rejections."""
+    console.print(f"extract ({summary.extractor}): {summary.reports_seen} reports seen, {summary.documents} "
+                  f"extracted, {summary.entities} entities ({summary.change_entities} change), "
+                  f"{len(summary.rejections)} rejected, {summary.seconds:.1f} s -> {summary.radgraph_dir}; "
+                  f"mapping {summary.doc_mapping}")
+    print_rejections(summary.rejections, summary.rejected_report, "rejected-records report")
+
+
+def print_rejections(rejections: list, report: str | None, report_name: str) -> None:
+    """The first ten rejections (file, record, field, reason) on stderr, then where the full report is."""
+    for r in rejections[:10]:
+        err.print(f"[yellow]rejected[/] {r.file}" + (f" record {r.record}" if r.record else "")
+                  + (f" field {r.field}" if r.field else "") + f": {r.reason}", highlight=False)
+    if len(rejections) > 10:
+        err.print(f"... {len(rejections) - 10} more")
+    if report:
+        err.print(f"{report_name}: {report}")
+
+
+def local_server():
+    """The local server of CXRKG_HOME; an error when NEO4J_URI points elsewhere."""
+    from graph.config import local_server_settings, neo4j_settings
+    from graph.server import LocalNeo4jServer
+
+    if neo4j_settings().external:
+        fail("NEO4J_URI is set: cxrkg uses that server and does not manage a local one. "
+              "Unset NEO4J_URI/NEO4J_USER/NEO4J_PASSWORD to use the local server.")
+    return LocalNeo4jServer(local_server_settings())

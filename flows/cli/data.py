@@ -1,0 +1,90 @@
+"""``cxrkg synth``, ``cxrkg ingest`` and ``cxrkg datasets iu|nih``: data in."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from flows.cli.app import app
+from flows.cli.common import console, fail, run_ingest
+
+
+@app.command()
+def synth(patients: int = typer.Option(200, min=1, help="patients to generate"),
+          seed: int = typer.Option(0, help="random seed; the same seed writes the same files"),
+          out: Path = typer.Option(..., help="output folder"),
+          malformed: int = typer.Option(0, min=0, help="extra malformed files to write (malformed/)"),
+          embeddings: bool = typer.Option(False, help="also write per (image, region) embeddings"),
+          sparse: bool = typer.Option(False, help="state every present finding and nothing else, as real "
+                                                  "reports do (no absences, hedges or omissions)")) -> None:
+    """Write a synthetic cohort in Chest ImaGenome and RadGraph formats, with its ground truth."""
+    from graph.synth import write_cohort
+
+    summary = write_cohort(out, patients=patients, seed=seed, malformed=malformed, embeddings=embeddings,
+                           sparse=sparse)
+    console.print(summary)
+
+
+
+@app.command()
+def ingest(paths: list[Path] = typer.Argument(..., exists=True, help="files or folders, searched recursively"),
+           doc_mapping: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                      help="CSV doc_key,patient_id,study_id[,study_datetime]"),
+           rejected: Path = typer.Option(Path("cxrkg-rejected.json"), help="rejected-files report (JSON)"),
+           progress: bool = typer.Option(True, help="progress bar")) -> None:
+    """Load scene graphs, RadGraph files and metadata CSVs; exit code 2 when anything was rejected."""
+    summary = run_ingest(paths, doc_mapping, rejected, progress and sys.stderr.isatty())
+    if not summary.ok:
+        raise typer.Exit(2)
+
+
+
+datasets_app = typer.Typer(no_args_is_help=True, help="Public datasets cxrkg can fetch.")
+app.add_typer(datasets_app, name="datasets")
+
+
+@datasets_app.command("iu")
+def datasets_iu(out: Path = typer.Option(..., help="folder for the torchxrayvision 1.5.7 wheel")) -> None:
+    """Fetch the Indiana University chest X-ray reports (3,955, CC BY-NC-ND 4.0, Demner-Fushman et al.,
+    JAMIA 2016) inside the torchxrayvision 1.5.7 wheel from the package registry, checked by sha256."""
+    from graph.extract.iu import IUReport, IUUnavailable, fetch_wheel, iter_reports
+
+    try:
+        wheel = fetch_wheel(out)
+    except IUUnavailable as exc:
+        fail(str(exc))
+    reports = sum(1 for r in iter_reports(wheel) if isinstance(r, IUReport))
+    console.print(f"{wheel}: {reports} reports")
+
+
+@datasets_app.command("nih")
+def datasets_nih(out: Path = typer.Option(..., help="folder for the scene graphs, metadata.csv and README.md"),
+                 cache: Optional[Path] = typer.Option(None, help="torchxrayvision wheel cache (default CXRKG_IU_CACHE)"),
+                 patients: Optional[int] = typer.Option(None, min=1, help="only the N lowest patient ids")) -> None:
+    """Convert NIH ChestX-ray14 (112,120 images, Wang et al., CVPR 2017) and Google's adjudicated labels
+    (Majkowska et al., Radiology 2020) from the torchxrayvision 1.5.7 wheel into Chest ImaGenome-format scene
+    graphs plus metadata.csv. Dates are synthetic; only their order is NIH's."""
+    from graph.datasets.nih import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih, locate_wheel
+
+    try:
+        summary = convert_nih(out, locate_wheel(cache=cache), patients)
+    except DatasetUnavailable as exc:
+        fail(str(exc))
+    table = Table(title=f"NIH ChestX-ray14 -> {summary.out}")
+    table.add_column("item")
+    table.add_column("count", justify="right")
+    for name, value in (("images (= studies = scene graph files)", summary.images), ("patients", summary.patients),
+                        ("patients with >= 2 studies", summary.longitudinal_patients), ("boxes", summary.boxes),
+                        ("images with adjudicated labels", summary.adjudicated_images),
+                        ("rejected rows", len(summary.rejections))):
+        table.add_row(name, f"{value:,}")
+    console.print(table)
+    for r in summary.rejections[:10]:
+        console.print(f"rejected: {r.file}: record {r.record}, field {r.field}: {r.reason}", markup=False,
+                      soft_wrap=True)
+    console.print(SYNTHETIC_DATES_NOTE, markup=False, soft_wrap=True)
+    console.print(ATTRIBUTION, markup=False, soft_wrap=True)

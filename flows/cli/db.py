@@ -1,0 +1,46 @@
+"""``cxrkg db start|stop|status``: the local Neo4j."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from flows.cli.app import app
+from flows.cli.common import console, fail, local_server
+
+
+db_app = typer.Typer(no_args_is_help=True, help="The local Neo4j server cxrkg runs itself.")
+app.add_typer(db_app, name="db")
+
+
+@db_app.command("start")
+def db_start() -> None:
+    """Start the local Neo4j (building it with Maven on first use)."""
+    from graph.server import ServerError
+
+    server = local_server()
+    try:
+        server.start()
+    except ServerError as exc:
+        fail(str(exc))
+    s = server.status()
+    console.print(f"Neo4j running (pid {s.pid}) at {s.bolt_uri}; data in {server.settings.data_dir}; "
+                  f"password in {server.settings.password_file}")
+
+
+@db_app.command("stop")
+def db_stop() -> None:
+    """Stop the local Neo4j."""
+    local_server().stop()
+    console.print("Neo4j stopped")
+
+
+@db_app.command("status")
+def db_status() -> None:
+    """Say whether the local Neo4j runs, where, and its version."""
+    s = local_server().status()
+    console.print_json(json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in vars(s).items()}))
+    if not s.running:
+        raise typer.Exit(3)

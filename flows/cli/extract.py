@@ -1,0 +1,107 @@
+"""``cxrkg extract`` and ``cxrkg eval-extract``: report text to RadGraph-format JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from flows.cli.app import app
+from flows.cli.common import console, fail, print_extraction, print_summary, store_or_fail
+
+
+@app.command()
+def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Open-i .xml reports, or a .csv / "
+                                                   ".txt / .xml file"),
+            out: Path = typer.Option(..., help="output folder: radgraph/part-*.json, doc_mapping.csv, rejected.json"),
+            extractor: str = typer.Option("rules", help="rules (offline) or radgraph (pip install 'cxrkg[radgraph]')"),
+            id_column: str = typer.Option("report_id", help="CSV: report id column"),
+            text_column: str = typer.Option("text", help="CSV: report text column"),
+            patient_column: Optional[str] = typer.Option(None, help="CSV: patient id column (default: each "
+                                                                     "report its own patient)"),
+            date_column: Optional[str] = typer.Option(None, help="CSV: study date column (default: a nominal date)"),
+            id_prefix: Optional[str] = typer.Option(None, help="prefix for doc_keys and ids (default IU- for XML)"),
+            ingest: bool = typer.Option(False, "--ingest", help="then load the output into Neo4j (Prefect flow)"),
+            rejected: Optional[Path] = typer.Option(None, help="rejected-records report (default OUT/rejected.json)"),
+            shard_size: int = typer.Option(500, min=1, help="reports per output JSON file"),
+            cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
+            radgraph_model: str = typer.Option("radgraph-xl", help="radgraph, radgraph-xl or modern-radgraph-xl"),
+            radgraph_cache: Optional[Path] = typer.Option(None, help="radgraph model cache (default "
+                                                                     "CXRKG_RADGRAPH_CACHE or the package's)")) -> None:
+    """Extract RadGraph-format JSON from report text (rules: spaCy + medspaCy; or the radgraph package),
+    with a doc mapping CSV for `cxrkg ingest --doc-mapping`; `--ingest` also loads it. Exit code 2 when
+    any file or record was rejected (each named in the rejected-records report)."""
+    from graph.extract.inputs import CsvColumns
+
+    if extractor not in ("rules", "radgraph"):
+        fail(f"--extractor {extractor!r}: choose rules or radgraph")
+    columns = CsvColumns(id_column, text_column, patient_column, date_column)
+    if source == "iu":
+        from graph.extract.iu import IUUnavailable, fetch_wheel
+
+        try:
+            fetch_wheel(cache)
+        except IUUnavailable as exc:
+            fail(str(exc))
+    elif not Path(source).exists():
+        fail(f"{source}: no such file or folder (expected `iu`, a folder, or a .csv / .txt / .xml file)")
+    radgraph_options = {"model_type": radgraph_model, "model_cache_dir": radgraph_cache}
+    if extractor == "radgraph":
+        from graph.extract.radgraph_adapter import RadGraphUnavailable, load_model
+
+        try:
+            radgraph_options["model"] = load_model(radgraph_model, radgraph_cache)
+        except (RadGraphUnavailable, ValueError) as exc:
+            fail(str(exc))
+    if ingest:
+        store_or_fail()
+        from flows.extract_flow import extract_flow
+
+        try:
+            result = extract_flow(source, str(out), extractor, True, columns, str(cache) if cache else None,
+                                  id_prefix, shard_size, str(rejected) if rejected else None,
+                                  radgraph_options=radgraph_options if extractor == "radgraph" else None)
+        except (ValueError, FileNotFoundError, ImportError) as exc:
+            fail(str(exc))
+        print_extraction(result.extraction)
+        if result.ingestion is not None:
+            print_summary(result.ingestion)
+        ok = result.ok
+    else:
+        from graph.extract.inputs import iter_inputs
+        from graph.extract.pipeline import get_extractor, run_extraction
+
+        try:
+            run = get_extractor(extractor, **radgraph_options) if extractor == "radgraph" else extractor
+            summary = run_extraction(iter_inputs(source, columns, cache, id_prefix), out, run, shard_size, rejected,
+                                     extractor_name=extractor)
+        except (ValueError, FileNotFoundError, ImportError) as exc:
+            fail(str(exc))
+        print_extraction(summary)
+        ok = summary.ok
+    if not ok:
+        raise typer.Exit(2)
+
+
+@app.command("eval-extract")
+def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
+                 fmt: str = typer.Option("table", "--format", help="table or json")) -> None:
+    """Score the rules extractor and a keyword baseline on the IU reports against their MeSH major tags
+    (per finding P/R/F1, micro/macro F1, laterality), and the change cues on the hand-labelled IU sentences."""
+    from graph.extract.evaluate import evaluate_all, format_report
+    from graph.extract.iu import IUUnavailable, load_reports
+
+    if fmt not in ("table", "json"):
+        fail(f"--format {fmt!r}: choose table or json")
+    try:
+        reports = load_reports(cache)
+    except IUUnavailable as exc:
+        fail(str(exc))
+    result = evaluate_all(reports)
+    if fmt == "json":
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+    else:
+        console.print(format_report(result), markup=False, highlight=False)

@@ -1,0 +1,99 @@
+"""``cxrkg queries``, ``cxrkg query`` and ``cxrkg stats``: answers out (quick: no Prefect)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from flows.cli.app import app
+from flows.cli.common import console, err, fail, print_rows, store_or_fail
+
+
+@app.command()
+def queries() -> None:
+    """List the named queries with their parameters and columns."""
+    from graph.store.queries import catalogue
+
+    table = Table(title="query catalogue")
+    for c in ("name", "parameters", "purpose"):
+        table.add_column(c, overflow="fold")
+    for q in catalogue().values():
+        table.add_row(q.name, ", ".join(_param_text(p) for p in q.params), q.purpose)
+    console.print(table)
+
+
+def _param_text(p) -> str:
+    kind = "|".join(p.choices) if p.choices else p.type
+    return f"{p.name}:{kind}" + (f"={p.default}" if p.default is not None else "")
+
+
+def _params(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        if "=" not in pair:
+            fail(f"--param {pair!r}: expected key=value")
+        key, value = pair.split("=", 1)
+        out[key.strip()] = value
+    return out
+
+
+@app.command()
+def query(name: str = typer.Argument(..., help="query name (see `cxrkg queries`)"),
+          param: list[str] = typer.Option([], "--param", "-p", help="key=value, repeatable"),
+          fmt: str = typer.Option("table", "--format", help="table, json or csv")) -> None:
+    """Run a named query in a read transaction."""
+    from graph.store.queries import QueryError, get_query, run_named
+
+    if fmt not in ("table", "json", "csv"):
+        fail(f"--format {fmt!r}: choose table, json or csv")
+    try:
+        q = get_query(name)
+        bound = q.bind(_params(param))
+        _check_finding(bound)
+        rows = run_named(store_or_fail(), q, bound)
+    except QueryError as exc:
+        fail(str(exc))
+    print_rows(rows, fmt, list(q.columns), title=q.name)
+
+
+def _check_finding(params: dict[str, Any]) -> None:
+    from graph.store.queries import QueryError
+    from graph.vocabulary import vocabulary
+
+    finding = params.get("finding")
+    if finding is not None and vocabulary().finding_for(finding) is None:
+        raise QueryError(f"finding {finding!r} is not in the vocabulary (v{vocabulary().version}); "
+                         "use a Chest ImaGenome attribute name or one of its synonyms")
+
+
+@app.command()
+def stats(fmt: str = typer.Option("table", "--format", help="table or json"),
+          check: bool = typer.Option(True, help="run the consistency checks (exit code 4 when any fails)")) -> None:
+    """Counts per label and relationship type, orphan nodes, and the consistency checks."""
+    from graph.store.consistency import run_checks
+    from graph.store.stats import graph_stats
+
+    store = store_or_fail()
+    result = graph_stats(store)
+    checks = run_checks(store) if check else []
+    if check:
+        result["consistency"] = {c.name: {"count": c.count, "examples": c.examples, "description": c.description}
+                                 for c in checks}
+        result["consistent"] = all(c.ok for c in checks)
+    if fmt == "json":
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    else:
+        rows = [{"kind": "node", "name": k, "count": v} for k, v in result["nodes"].items()]
+        rows += [{"kind": "relationship", "name": k, "count": v} for k, v in result["relationships"].items()]
+        rows += [{"kind": "orphan", "name": k, "count": v} for k, v in result["orphans"].items()]
+        rows += [{"kind": "check", "name": c.name, "count": c.count} for c in checks]
+        print_rows(rows, "table", title="graph statistics")
+    for c in checks:
+        if not c.ok:
+            err.print(f"[bold red]inconsistent:[/] {c.count} {c.description}; e.g. {', '.join(c.examples)}")
+    if not all(c.ok for c in checks):
+        raise typer.Exit(4)
