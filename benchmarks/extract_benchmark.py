@@ -62,7 +62,7 @@ def main() -> None:
         print(json.dumps(run_once(Path(args.child))))
         return
 
-    from graph.config import local_server_settings
+    from graph.settings import local_server_settings
     from graph.extract.iu import IUUnavailable, fetch_wheel
     from graph.server import LocalNeo4jServer
 

@@ -38,7 +38,7 @@ def main() -> None:
     os.environ.setdefault("CXRKG_BOLT_PORT", "7713")
     os.environ.setdefault("CXRKG_HTTP_PORT", "7483")
 
-    from graph.config import local_server_settings
+    from graph.settings import local_server_settings
     from graph.ingest import discover, load_files, plan_ingest
     from graph.server import LocalNeo4jServer
     from graph.store import shared_store

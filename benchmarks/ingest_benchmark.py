@@ -156,7 +156,7 @@ def main() -> None:
         print(json.dumps(ingest_once(Path(args.child))))
         return
 
-    from graph.config import local_server_settings
+    from graph.settings import local_server_settings
     from graph.server import LocalNeo4jServer
     from graph.synth import write_cohort
 

@@ -52,7 +52,7 @@ def main() -> None:
     parser.add_argument("--patients", type=int, default=None, help="only the N lowest patient ids")
     args = parser.parse_args()
 
-    from graph.config import local_server_settings
+    from graph.settings import local_server_settings
     from graph.datasets.nih import convert_nih
     from graph.datasets.nih_check import check_nih
     from graph.datasets.nih_reference import load_tables

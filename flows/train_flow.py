@@ -11,19 +11,20 @@ test patients over the seeds, and registers the model with its metrics and snaps
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Optional
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
+from graph.settings import settings
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO / "configs" / "gnn.yaml"
 
 
 def _home() -> Path:
-    return Path(os.environ.get("CXRKG_HOME") or Path.home() / ".cxrkg").expanduser()
+    return settings().home.expanduser()
 
 
 @task(cache_policy=NO_CACHE)

@@ -17,7 +17,6 @@ The registry is a folder (``$CXRKG_HOME/models``): one folder per model version 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -39,8 +38,9 @@ WRITE_BATCH_PATIENTS = 500
 
 def models_dir() -> Path:
     """``$CXRKG_HOME/models`` (``~/.cxrkg/models`` by default)."""
-    home = Path(os.environ.get("CXRKG_HOME") or Path.home() / ".cxrkg").expanduser()
-    return home / "models"
+    from graph.settings import settings
+
+    return settings().home.expanduser() / "models"
 
 
 def register(checkpoint: Path, metrics: dict[str, Any], registry: Path | None = None) -> Path:

@@ -31,7 +31,8 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from graph.config import LocalServerSettings
+from graph.settings import LocalServerSettings
+from graph.settings import settings as cxrkg_settings
 from graph.store.graph_store import GraphUnavailable, LoginRefused, server_agent
 
 SERVER_DIR = Path(__file__).resolve().parents[1] / "server"
@@ -86,8 +87,8 @@ class LocalNeo4jServer:
     ) -> None:
         """``heap`` and ``page_cache`` take JVM-style sizes (``"512m"``, ``"2g"``)."""
         self.settings = settings
-        self.heap = heap or os.environ.get("CXRKG_NEO4J_HEAP") or "2g"
-        self.page_cache = page_cache or os.environ.get("CXRKG_NEO4J_PAGE_CACHE") or "1g"
+        self.heap = heap or cxrkg_settings().neo4j_heap
+        self.page_cache = page_cache or cxrkg_settings().neo4j_page_cache
         self.server_dir = server_dir
 
     def jvm_options(self) -> list[str]:
@@ -101,7 +102,7 @@ class LocalNeo4jServer:
         (2,000-patient benchmark: 34-35 s -> 28-29 s together with 500-file batches). A GC named in
         ``CXRKG_NEO4J_JVM_OPTS`` replaces G1 and its region size, and an ``-Xmn`` there replaces ours.
         """
-        extra = os.environ.get("CXRKG_NEO4J_JVM_OPTS", "").split()
+        extra = cxrkg_settings().neo4j_jvm_opts.split()
         other_gc = any(x.endswith("GC") for x in extra)
         flags = [f for f in _JVM_FLAGS if not (other_gc and (f == "-XX:+UseG1GC" or f.startswith("-XX:G1")))]
         young = [] if any(x.startswith("-Xmn") for x in extra) else [f"-Xmn{_megabytes(self.heap) // 2}m"]

@@ -25,7 +25,7 @@ def _free(port: int) -> bool:
 @pytest.fixture(scope="session")
 def neo4j_server():
     """Yields the Neo4jSettings the tests use, starting (and finally stopping) a local server if needed."""
-    from graph.config import local_server_settings, neo4j_settings
+    from graph.settings import local_server_settings, neo4j_settings
     from graph.server import LocalNeo4jServer
 
     if os.environ.get("NEO4J_URI"):

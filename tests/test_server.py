@@ -15,7 +15,7 @@ import neo4j
 import pytest
 from neo4j.exceptions import AuthError
 
-from graph.config import local_server_settings
+from graph.settings import local_server_settings
 from graph.server import JAR_NAME, SERVER_DIR, LocalNeo4jServer
 
 needs_java = pytest.mark.skipif(
@@ -79,7 +79,7 @@ def test_local_server_lifecycle(tmp_path, monkeypatch):
 
 
 def test_jvm_options_size_the_young_generation_and_take_overrides(monkeypatch, tmp_path):
-    from graph.config import local_server_settings
+    from graph.settings import local_server_settings
     from graph.server import LocalNeo4jServer, ServerError
 
     monkeypatch.setenv("CXRKG_HOME", str(tmp_path))

@@ -11,7 +11,11 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 @app.callback()
 def _route_logs() -> None:
     # before any command imports Prefect: its logs go to CXRKG_HOME/logs/cxrkg.log (flows/logs.py)
+    from flows.cli.common import fail
     from flows.logs import route_library_logs
-    from graph.config import local_server_settings
+    from graph.settings import ConfigError, local_server_settings, settings
 
-    route_library_logs(local_server_settings().home)
+    try:
+        route_library_logs(local_server_settings().home, settings().log_level)
+    except ConfigError as exc:
+        fail(str(exc))

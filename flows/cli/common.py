@@ -105,7 +105,7 @@ def print_rejections(rejections: list, report: str | None, report_name: str) -> 
 
 def local_server():
     """The local server of CXRKG_HOME; an error when NEO4J_URI points elsewhere."""
-    from graph.config import local_server_settings, neo4j_settings
+    from graph.settings import local_server_settings, neo4j_settings
     from graph.server import LocalNeo4jServer
 
     if neo4j_settings().external:

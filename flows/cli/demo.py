@@ -49,7 +49,7 @@ def _truth(cohort: Path) -> pd.DataFrame:
 
 
 def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> None:
-    from graph.config import local_server_settings, neo4j_settings
+    from graph.settings import local_server_settings, neo4j_settings
     from graph.store.queries import get_query, run_named
     from graph.server import LocalNeo4jServer
     from graph.store.stats import graph_stats

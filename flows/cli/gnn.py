@@ -9,8 +9,8 @@ error and exit code 1, not a stack trace.
 from __future__ import annotations
 
 import json
-import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -48,7 +48,7 @@ def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) ->
         return snapshot
     from gnn.export import export_snapshot
 
-    from graph.config import local_server_settings
+    from graph.settings import local_server_settings
 
     target = local_server_settings().home / "snapshots" / "latest"
     manifest = _guard(export_snapshot, store_or_fail(), target, embeddings)
@@ -83,7 +83,7 @@ def train(config: Optional[Path] = typer.Option(None, exists=True, dir_okay=Fals
                   f"{data.num_features} observation features")
     result = _guard(train_model, data, cfg, device, lambda line: console.print(line, highlight=False))
     version = model_version(result, data.content_hash)
-    path = out or Path(os.environ.get("TMPDIR", "/tmp")) / f"cxrkg-{version}.pt"
+    path = out or Path(tempfile.gettempdir()) / f"cxrkg-{version}.pt"
     meta = save_checkpoint(path, result, data, version)
     console.print(f"best epoch {result.best_epoch}: validation macro-F1 {result.val_macro_f1:.4f}; "
                   f"{result.epoch_seconds:.2f} s per epoch on {result.device}")

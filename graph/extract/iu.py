@@ -14,7 +14,6 @@ differs; tests turn it into ``pytest.skip``.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tarfile
@@ -65,7 +64,9 @@ class IUReport:
 
 def default_cache() -> Path:
     """``$CXRKG_IU_CACHE``, else ``~/.cache/cxrkg/iu``."""
-    return Path(os.environ.get("CXRKG_IU_CACHE", Path.home() / ".cache" / "cxrkg" / "iu"))
+    from graph.settings import settings
+
+    return settings().iu_cache
 
 
 def fetch_wheel(cache: Path | None = None, timeout: int = 300) -> Path:

@@ -24,7 +24,6 @@ extractors reads the same in ``graph.formats.radgraph``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
@@ -51,8 +50,10 @@ class RadGraphUnavailable(RuntimeError):
 
 def default_cache() -> Path:
     """``$CXRKG_RADGRAPH_CACHE``, else the package's own default (``appdirs.user_cache_dir("radgraph")/0.1.18``)."""
-    if os.environ.get("CXRKG_RADGRAPH_CACHE"):
-        return Path(os.environ["CXRKG_RADGRAPH_CACHE"])
+    from graph.settings import settings
+
+    if settings().radgraph_cache:
+        return settings().radgraph_cache
     try:
         from appdirs import user_cache_dir
     except ImportError:

@@ -16,7 +16,7 @@ import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
 
 from graph.store import statements as st
-from graph.config import Neo4jSettings, neo4j_settings
+from graph.settings import Neo4jSettings, neo4j_settings
 from graph.derived_rows import DerivedRows, derived_rows, mention_fact
 from graph.events import MentionFact, StudyFact, derive_patient
 from graph.records import MentionRecord, ParsedFile, file_key, observation_id
