@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.cxrkg-installed
 
-.PHONY: install server demo test bench clean
+.PHONY: install server demo test test-unit bench clean
 
 install: $(STAMP) server
 
@@ -28,6 +28,10 @@ demo: install
 
 test: install
 	$(PY) -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; fi; exit $$rc
+
+# tests/unit only: no Java, no Neo4j, no server build
+test-unit: $(STAMP)
+	$(PY) -m pytest tests/unit; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; fi; exit $$rc
 
 bench: install
 	$(PY) benchmarks/ingest_benchmark.py

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CYPHER = re.compile(r"\b(MATCH|MERGE|CREATE) \(|\bUNWIND \$|\bCALL db\.")  # a clause with its pattern
 
 

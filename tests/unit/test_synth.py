@@ -25,7 +25,7 @@ from graph.records import InputError
 from graph.synth import EMBEDDING_DIM, MALFORMED_KINDS, TRACKED, write_cohort
 from graph.vocabulary import PROGRESSION_CLASSES, vocabulary
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SEED = 11
 PATIENTS = 20
 DICOM = re.compile(r"^[0-9a-f]{8}(-[0-9a-f]{8}){4}$")

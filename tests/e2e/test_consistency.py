@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from graph.store.consistency import CHECKS, run_checks
-from tests.test_ingest import LCA, STUDY, effusion_study, ingest
+from tests.e2e.test_ingest import LCA, STUDY, effusion_study, ingest
 
 runner = CliRunner()
 OBS = {n: f"{STUDY[n]}|{LCA}|pleural effusion" for n in STUDY}

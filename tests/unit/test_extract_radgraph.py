@@ -14,7 +14,7 @@ from graph.formats.radgraph import parse_radgraph, read_doc_mapping
 from graph.records import Rejection
 from graph.vocabulary import vocabulary
 
-SAMPLE = Path(__file__).resolve().parents[1] / "graph" / "samples" / "radgraph_xl"
+SAMPLE = Path(__file__).resolve().parents[2] / "graph" / "samples" / "radgraph_xl"
 SHARED = Path("/work/shared/data/radgraph-xl-sample/expected_processed_annotations.json")
 
 

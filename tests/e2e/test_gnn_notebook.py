@@ -13,7 +13,7 @@ from graph.ingest import discover, load_files, plan_ingest
 from graph.synth import write_cohort
 from graph.vocabulary import vocabulary
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow

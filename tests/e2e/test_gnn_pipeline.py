@@ -20,7 +20,7 @@ from gnn.errors import GnnError
 from gnn.export import export_snapshot, read_graph_tables
 
 V = vocabulary()
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SMOKE = {"model": "sage", "hidden": 16, "layers": 2, "lr": 0.01, "epochs": 2, "patience": 2, "batch_size": 16}
 
 STATED = ("MATCH ()-[r:PROGRESSION]->() WHERE r.source IN ['chest_imagenome', 'radgraph'] "

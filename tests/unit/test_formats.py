@@ -17,7 +17,7 @@ from tests.helpers import comparison, radgraph_doc, scene_graph, write_radgraph,
 V = vocabulary()
 IMG1 = "aaaaaaaa-00000000-00000000-00000000-00000001"
 IMG2 = "aaaaaaaa-00000000-00000000-00000000-00000002"
-SAMPLE = Path(__file__).resolve().parents[1] / "graph" / "samples" / "radgraph_xl"
+SAMPLE = Path(__file__).resolve().parents[2] / "graph" / "samples" / "radgraph_xl"
 
 
 def test_scene_graph_mentions_polarity_severity_and_comparisons(tmp_path):

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.helpers import graph_snapshot
-from tests.test_ingest import effusion_study
+from tests.e2e.test_ingest import effusion_study
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -250,7 +250,7 @@ def test_training_hook_finds_the_training_flow_when_it_exists():
 
     flow = training_flow()
     if flow is None:
-        assert not (Path(__file__).resolve().parents[1] / (TRAIN_MODULE.replace(".", "/") + ".py")).exists()
+        assert not (Path(__file__).resolve().parents[2] / (TRAIN_MODULE.replace(".", "/") + ".py")).exists()
         assert train_deployment() is None
     else:
         assert isinstance(flow, Flow)
@@ -268,7 +268,7 @@ def test_prefect_yaml_entrypoints_parameters_and_schedules():
 
     from flows.serve import make_schedule
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     spec = yaml.safe_load((repo / "prefect.yaml").read_text())
     names = {}
     for d in spec["deployments"]:

@@ -16,7 +16,7 @@ import pytest
 
 from tests.helpers import graph_snapshot, load_into
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # One ingest run in its own process: connect and import first, then wait for the start signal so both
 # runs begin their flows within milliseconds of each other.

@@ -55,5 +55,5 @@ def test_an_external_server_comes_whole(env):
 def test_the_cli_reports_a_bad_setting_without_a_traceback(tmp_path):
     run = subprocess.run([sys.executable, "-m", "flows.cli", "queries"], capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CXRKG_BOLT_PORT": "abc"}, timeout=120,
-                         cwd=Path(__file__).resolve().parents[1])
+                         cwd=Path(__file__).resolve().parents[2])
     assert run.returncode == 1 and "CXRKG_BOLT_PORT" in run.stderr and "Traceback" not in run.stderr

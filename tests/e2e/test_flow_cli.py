@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from flows.cli import app
-from tests.test_ingest import LCA, PID, STUDY, effusion_study, report
+from tests.e2e.test_ingest import LCA, PID, STUDY, effusion_study, report
 
 runner = CliRunner()
 
