@@ -49,18 +49,33 @@ def _truth(cohort: Path) -> pd.DataFrame:
 
 
 def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> None:
-    from graph.settings import local_server_settings, neo4j_settings
-    from graph.store.queries import get_query, run_named
+    """The demo, start to end; a local server it had to start is stopped at the end (and on Ctrl-C)."""
     from graph.server import LocalNeo4jServer
-    from graph.store.stats import graph_stats
-    from graph.store import shared_store
-    from graph.synth import write_cohort
+    from graph.settings import local_server_settings, neo4j_settings
 
+    server = None
     if not neo4j_settings().external:
         console.rule("local Neo4j")
         server = LocalNeo4jServer(local_server_settings())
-        server.start()
-        console.print(f"running at {server.settings.bolt_uri}, data in {server.settings.data_dir}")
+        if server.status().running:
+            server = None  # the user's running server: left running
+        else:
+            server.start()
+        console.print(f"running at {local_server_settings().bolt_uri}, data in {local_server_settings().data_dir}")
+    try:
+        _run_sections(console, out, patients, seed)
+    finally:
+        if server is not None:  # started by the demo: stopped, also on Ctrl-C
+            server.stop()
+            console.print("Neo4j stopped (the demo started it); `cxrkg db start` brings the graph back to explore")
+
+
+def _run_sections(console: Console, out: Path | None, patients: int, seed: int) -> None:
+    from graph.settings import local_server_settings
+    from graph.store.queries import get_query, run_named
+    from graph.store.stats import graph_stats
+    from graph.store import shared_store
+    from graph.synth import write_cohort
 
     cohort = out or local_server_settings().home / "demo" / f"cohort-{patients}-seed{seed}"
     console.rule(f"synthetic cohort: {patients} patients, seed {seed}")
@@ -113,8 +128,6 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
     print_rows(rows, "table", title=f"{stats['total_nodes']} nodes, {stats['total_relationships']} relationships")
     if stats["orphans"]:
         console.print(f"orphans: {stats['orphans']}")
-
-
 
 
 def iu_section(console: Console, out: Path) -> None:
