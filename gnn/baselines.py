@@ -16,18 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from gnn.dataset import CLASS_INDEX, CLASSES, ProgressionData
-
-_SOURCES = 2  # chest_imagenome, radgraph blocks of 6 features each at the start of a feature vector
-
+from gnn.features import stated_present, stated_uncertain
 
 def _present(x: np.ndarray) -> np.ndarray:
-    """``[N]`` bool: any source states present or uncertain (features: mentioned, frac present, absent,
-    uncertain, ... per source)."""
-    out = np.zeros(len(x), dtype=bool)
-    for s in range(_SOURCES):
-        o = 6 * s
-        out |= (x[:, o] > 0) & ((x[:, o + 1] > 0) | (x[:, o + 3] > 0))
-    return out
+    """``[N]`` bool: any source states present or uncertain."""
+    return stated_present(x) | stated_uncertain(x)
 
 
 class MajorityClass:

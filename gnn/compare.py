@@ -29,6 +29,7 @@ from gnn.baselines import PresenceRule, _present
 from gnn.dataset import CLASSES, build
 from gnn.errors import GnnError
 from gnn.export import read_graph_tables
+from gnn.features import MENTIONED, highest_severity, stated_present, stated_uncertain
 
 SEVERITY_WORDS = {1: "mild", 2: "moderate", 3: "severe"}
 
@@ -72,12 +73,11 @@ class Comparison:
 
 
 def _state(x: np.ndarray) -> tuple[str, str | None]:
-    """(state, severity word) from one observation feature vector (see gnn.dataset)."""
-    if x[12] == 0:  # mentioned by any source
+    """(state, severity word) from one observation feature vector (layout: gnn.features)."""
+    if x[MENTIONED] == 0:
         return "not mentioned", None
-    present = any(x[6 * s] > 0 and x[6 * s + 1] > 0 for s in range(2))
-    uncertain = any(x[6 * s] > 0 and x[6 * s + 3] > 0 for s in range(2))
-    sev = max((x[6 * s + 4] for s in range(2) if x[6 * s + 5] > 0), default=0.0)
+    present, uncertain = bool(stated_present(x)[0]), bool(stated_uncertain(x)[0])
+    sev = float(highest_severity(x)[0])
     word = SEVERITY_WORDS.get(int(round(sev * 3))) if sev else None
     return ("present" if present else "uncertain" if uncertain else "absent"), word
 

@@ -19,7 +19,7 @@ progression edges: the RadGraph2 change when one is stated (five classes), else 
 comparison (improved / worsened / no change); ``repositioned`` (devices) is not a class. A stated change
 for an (anatomy, finding) that neither study mentions is not a pair (its existence would reveal the label).
 
-Observation features (``[F]``, float32), from polarity-bearing mentions only, per source
+Observation features (``[F]``, float32; layout and names in gnn.features), from polarity-bearing mentions only, per source
 (chest_imagenome, radgraph): mentioned, fraction present / absent / uncertain, highest severity / 3,
 has severity; then mentioned by any source, is-current-study; then the region embedding of the
 study's frontal images (mean over images, standardised per dimension; zeros when missing) and a
@@ -45,6 +45,7 @@ from torch_geometric.data import HeteroData
 
 from gnn.errors import GnnError
 from gnn.export import SOURCES, GraphTables, Manifest, load_tables
+from gnn.features import BASE_DIM, PER_SOURCE, feature_names
 
 CLASSES: tuple[str, ...] = ("improved", "worsened", "no change", "new", "resolved")
 CLASS_INDEX = {c: i for i, c in enumerate(CLASSES)}
@@ -63,7 +64,6 @@ BASE_EDGE_TYPES = (
 )
 EDGE_TYPES = BASE_EDGE_TYPES + tuple((d, f"rev_{r}", s) for s, r, d in BASE_EDGE_TYPES)
 LABEL_EDGE = ("observation", "progression", "observation")
-_PER_SOURCE = ("mentioned", "frac_present", "frac_absent", "frac_uncertain", "severity", "has_severity")
 
 
 def split_of(patient_id: str, seed: int, fractions: tuple[float, float] = (0.7, 0.15)) -> str:
@@ -226,7 +226,7 @@ def build(tables: dict[str, Any] | GraphTables, content_hash: str | None = None,
                 raise GnnError(f"study {s} is not in the graph")
 
     # observation inputs: (study, anatomy, finding) -> per-source counts
-    per_source = len(_PER_SOURCE)
+    per_source = len(PER_SOURCE)
     obs = frames["observations"]
     obs_feat: dict[tuple[str, str, str], np.ndarray] = {}
     by_study: dict[str, list[tuple[str, str]]] = {}
@@ -281,10 +281,8 @@ def build(tables: dict[str, Any] | GraphTables, content_hash: str | None = None,
             acc[1] += 1
         study_emb = {k: v[0] / v[1] for k, v in study_sums.items()}
 
-    feature_names = [f"{s}:{n}" for s in SOURCES for n in _PER_SOURCE] + ["mentioned", "is_current"]
-    if emb_dim:
-        feature_names += [f"embedding_{i}" for i in range(emb_dim)] + ["has_embedding"]
-    base_dim = per_source * len(SOURCES)
+    names = feature_names(emb_dim)
+    base_dim = BASE_DIM
     zeros_base = np.zeros(base_dim, np.float32)
     zeros_emb = np.zeros(emb_dim, np.float32)
 
@@ -378,7 +376,7 @@ def build(tables: dict[str, Any] | GraphTables, content_hash: str | None = None,
     dropped = sum(1 for k, v in stated.items() if (k[0], k[1]) in wanted and k not in used_labels
                   and _label_for(v)[0] >= 0)
     return ProgressionData(samples, pairs, np.concatenate(xc), np.concatenate(xp), np.asarray(days_l, np.float32),
-                           feature_names, content_hash or "", emb_dim, vocab, split_seed, dropped,
+                           names, content_hash or "", emb_dim, vocab, split_seed, dropped,
                            (list(map(float, embedding_stats[0])), list(map(float, embedding_stats[1])))
                            if emb_dim and embedding_stats is not None else None)
 
