@@ -1,6 +1,6 @@
 """GNN benchmark: export of a 2,000-patient graph, one training epoch over its pairs, warm `compare`, peak RSS.
 
-Targets (issue 4): export < 60 s, one epoch < 30 s on CPU, compare for one patient < 1 s warm.
+Targets: export < 60 s, one epoch < 30 s on CPU, compare for one patient < 1 s warm.
 Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/gnn-bench, Bolt port 7713 unless set) that it
 starts, fills (synthetic cohort with region embeddings, ingested with the loader) and stops; pass
 ``--keep`` to reuse an already filled server. Prints figures; asserts nothing.

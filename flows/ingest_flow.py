@@ -7,43 +7,27 @@ per batch of files, never per record.
 
 from __future__ import annotations
 
-import multiprocessing
 import time
-from collections import Counter, deque
-from concurrent.futures import ProcessPoolExecutor
+from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
-from prefect.futures import PrefectFuture
 from prefect.utilities.annotations import quote
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from graph.ingest import (BatchResult, InputFile, IngestPlan, StreamedFile, discover, parse_files,
-                          parse_files_with_packaged_vocabulary, plan_ingest, store_files)
+from graph.ingest import (BatchResult, InputFile, IngestPlan, batch_keys, discover, parsed_ahead, plan_ingest,
+                          store_files, write_window)
 from graph.records import ParsedFile, Rejection, write_rejections
-from graph.store.stats import label_counts
 from graph.store import LINK_CHUNK, WriteCounts, shared_store
+from graph.store.stats import label_counts
 from graph.vocabulary import vocabulary
 
 DEFAULT_BATCH_FILES = 500  # 2,000-patient benchmark: faster than 1,000 (smaller transactions, less GC) and than 250
 WRITERS = 2  # write transactions in flight at once (Neo4j runs them on separate cores)
-
-
-def _batch_keys(parsed: list[ParsedFile], changed: set[str]) -> set[str] | None:
-    """The patients and studies a parsed batch writes; None when not all are known before writing
-    (a streamed file, or a changed file whose earlier records may name others)."""
-    if any(isinstance(pf, StreamedFile) or pf.path in changed for pf in parsed):
-        return None
-    return {key for pf in parsed for s in pf.studies for key in (f"patient:{s.patient_id}", f"study:{s.study_id}")}
-
-
-def _independent(keys: set[str] | None, in_flight: deque) -> bool:
-    """Whether a batch may be written while the in-flight ones are: no shared patient (whose lock it
-    would wait for) and no shared study (whose owner check must see the other batch's commit)."""
-    return keys is not None and all(other is not None and not keys & other for _, _, other in in_flight)
 
 
 @dataclass
@@ -72,6 +56,29 @@ class IngestSummary:
     @property
     def ok(self) -> bool:
         return not self.rejections
+
+    def add_batch(self, result: BatchResult) -> None:
+        """Count one written batch in."""
+        self.files_loaded += result.files_loaded
+        self.files_rejected += result.files_rejected
+        self.records_loaded += result.records
+        self.mentions_loaded += result.mentions
+        self.elements_created += result.elements.nodes + result.elements.relationships
+        self.rejections += result.rejections
+        self.ambiguous_comparisons += result.ambiguous_comparisons
+
+    def stage_lines(self, batches: int, relinked_after_load: int) -> dict[str, str]:
+        """What each stage did, for the log."""
+        return {"schema": "constraints, indexes, vocabulary",
+                "plan": f"{self.files_seen} files, {self.files_seen - self.files_unchanged} to load, "
+                        f"{self.files_unchanged} unchanged",
+                "load": f"{batches} batches, {self.files_loaded} files loaded, {self.files_rejected} rejected, "
+                        f"{self.records_loaded} records, {self.mentions_loaded} mentions",
+                "link": f"{self.patients_relinked} patients relinked ({relinked_after_load} after the load stage, "
+                        "the others in their load batch)",
+                "count": f"{self.studies} studies, {self.observations} observations, "
+                         f"{self.progression_edges} progression edges",
+                "report": f"{len(self.rejections)} rejections"}
 
 
 @task(cache_policy=NO_CACHE)
@@ -114,30 +121,6 @@ def link(patient_ids: list[str]) -> WriteCounts:
     return counts
 
 
-def parsed_ahead(batches: list[list[InputFile]], doc_mapping: str | None) -> Iterator[tuple[list[InputFile], list[ParsedFile]]]:
-    """Yield (batch, its parsed files), parsing the next batch in a worker process meanwhile.
-
-    Parsing is Python work and writing is Neo4j work, so on two cores they overlap. A process, not a
-    thread: parsing in a thread of this process measured 3-4x slower (GIL contention with the driver and
-    Prefect's own threads) and did not overlap. A run of a single batch parses inline (no worker start).
-    The worker is forked: ``spawn`` would re-run the caller's main module in the worker, which for a
-    script without an ``if __name__ == "__main__"`` guard means running the script twice. The forked
-    worker only parses files (no driver, no Prefect calls, no logging), which is what makes forking
-    a process that has threads safe enough here.
-    """
-    if len(batches) < 2:
-        for files in batches:
-            yield files, parse_files(files, vocabulary(), doc_mapping)
-        return
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-        ahead = pool.submit(parse_files_with_packaged_vocabulary, batches[0], doc_mapping)
-        for k, files in enumerate(batches):
-            parsed = ahead.result()
-            if k + 1 < len(batches):
-                ahead = pool.submit(parse_files_with_packaged_vocabulary, batches[k + 1], doc_mapping)
-            yield files, parsed
-
-
 def _progress(enabled: bool) -> Progress:
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     disable=not enabled, transient=False)
@@ -168,92 +151,85 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
     """
     started = time.perf_counter()
     stages: dict[str, float] = {}
-    prepare_schema()
-    stages["schema"] = time.perf_counter() - started
-    mark = time.perf_counter()
-    the_plan = plan(paths, ([rejected_report] if rejected_report else []) + list(exclude or []))
-    stages["plan"] = time.perf_counter() - mark
+    with _stage(stages, "schema"):
+        prepare_schema()
+    with _stage(stages, "plan"):
+        the_plan = plan(paths, ([rejected_report] if rejected_report else []) + list(exclude or []))
     summary = IngestSummary(files_seen=len(the_plan.load) + len(the_plan.unchanged),
                             files_unchanged=len(the_plan.unchanged))
-    mark = time.perf_counter()
-    patients: set[str] = set()
-    unlinked: set[str] = set()  # patients written but not relinked by the batch that wrote them last
-    unmapped: Counter = Counter()
     batches = the_plan.batches(batch_files)
-    with _progress(progress) as bar:
-        job = bar.add_task("loading files", total=len(the_plan.load))
-        def collect(result: BatchResult, files_in_batch: int) -> None:
-            summary.files_loaded += result.files_loaded
-            summary.files_rejected += result.files_rejected
-            summary.records_loaded += result.records
-            summary.mentions_loaded += result.mentions
-            summary.elements_created += result.elements.nodes + result.elements.relationships
-            summary.rejections += result.rejections
-            summary.ambiguous_comparisons += result.ambiguous_comparisons
-            unmapped.update(result.unmapped_terms)
-            patients.update(result.patients)
-            # batches sharing a patient are written one after the other, and collected in that order
-            unlinked.difference_update(result.linked)
-            unlinked.update(result.patients - result.linked)
-            bar.advance(job, files_in_batch)
-
-        in_flight: deque[tuple[PrefectFuture, int, set[str] | None]] = deque()
-        for files, parsed in parsed_ahead(batches, doc_mapping):
-            changed = {f.path for f in files} & the_plan.changed
-            keys = _batch_keys(parsed, changed)
-            while in_flight and (len(in_flight) >= WRITERS or not _independent(keys, in_flight)):
-                future, n, _ = in_flight.popleft()
-                collect(future.result(), n)
-            # quote(): Prefect would otherwise walk every parsed record looking for futures (2 s a batch)
-            in_flight.append((store_batch.submit(files, quote(parsed), changed, the_plan.metadata,
-                                                 the_plan.patients_within(files)), len(files), keys))
-        while in_flight:
-            future, n, _ = in_flight.popleft()
-            collect(future.result(), n)
-        stages["load"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        ids = sorted(unlinked)
-        if ids:
-            job = bar.add_task("linking patients", total=len(ids))
-            chunks = [ids[i:i + LINK_CHUNK] for i in range(0, len(ids), LINK_CHUNK)]
-            for i in range(0, len(chunks), WRITERS):
-                futures = [link.submit(c) for c in chunks[i:i + WRITERS]]
-                for c, future in zip(chunks[i:i + WRITERS], futures):
-                    counts = future.result()
-                    summary.elements_created += counts.nodes + counts.relationships
-                    bar.advance(job, len(c))
-        stages["link"] = time.perf_counter() - mark
-    summary.patients_relinked = len(patients)
-    summary.unmapped_terms = sum(unmapped.values())
-    summary.top_unmapped = unmapped.most_common(10)
-    mark = time.perf_counter()
-    nodes, rels = label_counts(shared_store())
-    summary.studies = nodes.get("Study", 0)
-    summary.observations = nodes.get("Observation", 0)
-    summary.progression_edges = rels.get("PROGRESSION", 0)
-    stages["count"] = time.perf_counter() - mark
-    mark = time.perf_counter()
-    if summary.rejections and rejected_report:
-        write_rejections(Path(rejected_report), summary.rejections)
-        summary.rejected_report = str(Path(rejected_report).resolve())
-    stages["report"] = time.perf_counter() - mark
+    with _progress(progress) as bar, _stage(stages, "load"):
+        unlinked = _load(the_plan, batches, doc_mapping, summary, bar)
+    with _progress(progress) as bar, _stage(stages, "link"):
+        _link(sorted(unlinked), summary, bar)
+    with _stage(stages, "count"):
+        nodes, rels = label_counts(shared_store())
+        summary.studies, summary.observations = nodes.get("Study", 0), nodes.get("Observation", 0)
+        summary.progression_edges = rels.get("PROGRESSION", 0)
+    with _stage(stages, "report"):
+        if summary.rejections and rejected_report:
+            write_rejections(Path(rejected_report), summary.rejections)
+            summary.rejected_report = str(Path(rejected_report).resolve())
     summary.seconds = time.perf_counter() - started
     summary.stage_seconds = {k: round(v, 3) for k, v in stages.items()}
     logger = get_run_logger()
-    stage_counts = {"schema": "constraints, indexes, vocabulary",
-                    "plan": f"{summary.files_seen} files, {len(the_plan.load)} to load, "
-                            f"{summary.files_unchanged} unchanged",
-                    "load": f"{len(batches)} batches, {summary.files_loaded} files loaded, "
-                            f"{summary.files_rejected} rejected, {summary.records_loaded} records, "
-                            f"{summary.mentions_loaded} mentions",
-                    "link": f"{summary.patients_relinked} patients relinked ({len(ids)} after the load "
-                            "stage, the others in their load batch)",
-                    "count": f"{summary.studies} studies, {summary.observations} observations, "
-                             f"{summary.progression_edges} progression edges",
-                    "report": f"{len(summary.rejections)} rejections"}
-    for name, seconds in stages.items():
-        logger.info("stage %s: %s in %.2fs", name, stage_counts[name], seconds)
-    get_run_logger().info("summary: %d files loaded, %d unchanged, %d rejections, %d elements in %.1fs",
-                          summary.files_loaded, summary.files_unchanged, len(summary.rejections),
-                          summary.elements_created, summary.seconds)
+    for name, line in summary.stage_lines(len(batches), len(unlinked)).items():
+        logger.info("stage %s: %s in %.2fs", name, line, stages[name])
+    logger.info("summary: %d files loaded, %d unchanged, %d rejections, %d elements in %.1fs",
+                summary.files_loaded, summary.files_unchanged, len(summary.rejections), summary.elements_created,
+                summary.seconds)
     return summary
+
+
+def _load(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping: str | None, summary: IngestSummary,
+          bar: Progress) -> set[str]:
+    """Write the batches, parsed one ahead, two at a time where independent; returns the patients still to
+    relink (written, but not relinked by the batch that wrote them last)."""
+    job = bar.add_task("loading files", total=len(the_plan.load))
+    patients: set[str] = set()
+    unlinked: set[str] = set()
+    unmapped: Counter = Counter()
+
+    def jobs():
+        for files, parsed in parsed_ahead(batches, doc_mapping):
+            changed = {f.path for f in files} & the_plan.changed
+            yield (files, parsed, changed), batch_keys(parsed, changed)
+
+    def start(job_args):
+        files, parsed, changed = job_args
+        # quote(): Prefect would otherwise walk every parsed record looking for futures (2 s a batch)
+        return store_batch.submit(files, quote(parsed), changed, the_plan.metadata, the_plan.patients_within(files))
+
+    for (files, _, _), result in write_window(jobs(), start, WRITERS):
+        summary.add_batch(result)
+        unmapped.update(result.unmapped_terms)
+        patients.update(result.patients)
+        # batches sharing a patient are written one after the other, and come back in that order
+        unlinked.difference_update(result.linked)
+        unlinked.update(result.patients - result.linked)
+        bar.advance(job, len(files))
+    summary.patients_relinked = len(patients)
+    summary.unmapped_terms = sum(unmapped.values())
+    summary.top_unmapped = unmapped.most_common(10)
+    return unlinked
+
+
+def _link(ids: list[str], summary: IngestSummary, bar: Progress) -> None:
+    """Relink the patients no load batch relinked, ``WRITERS`` chunks at a time."""
+    if not ids:
+        return
+    job = bar.add_task("linking patients", total=len(ids))
+    chunks = [ids[i:i + LINK_CHUNK] for i in range(0, len(ids), LINK_CHUNK)]
+    for i in range(0, len(chunks), WRITERS):
+        futures = [link.submit(c) for c in chunks[i:i + WRITERS]]
+        for c, future in zip(chunks[i:i + WRITERS], futures):
+            counts = future.result()
+            summary.elements_created += counts.nodes + counts.relationships
+            bar.advance(job, len(c))
+
+
+@contextmanager
+def _stage(stages: dict[str, float], name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    stages[name] = time.perf_counter() - started

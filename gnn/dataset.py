@@ -1,6 +1,6 @@
 """From snapshot tables to PyG ``HeteroData`` samples: one sample per study pair of one patient.
 
-The task (issue 4): for every (current observation, prior observation or its absence) pair of the same
+The task: for every (current observation, prior observation or its absence) pair of the same
 anatomy and finding, predict the change class among :data:`CLASSES`. A sample holds both studies'
 observations and the shared vocabulary nodes they reach, in PyG's heterogeneous vocabulary:
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import graph.ingest as ingest_module
+import graph.ingest.load as ingest_load
+import graph.ingest.plan as ingest_plan
 from graph.formats.radgraph import check_json_stream, parse_radgraph, parse_radgraph_chunks, read_doc_mapping
 from graph.ingest import discover, load_files, plan_ingest
 from graph.records import InputError
@@ -99,8 +100,8 @@ def writes(store, monkeypatch):
 
 
 def stream_everything(monkeypatch, chunk: int = CHUNK) -> None:
-    monkeypatch.setattr(ingest_module, "STREAM_THRESHOLD_BYTES", 0)
-    monkeypatch.setattr(ingest_module, "STREAM_CHUNK_DOCS", chunk)
+    monkeypatch.setattr(ingest_plan, "STREAM_THRESHOLD_BYTES", 0)
+    monkeypatch.setattr(ingest_load, "STREAM_CHUNK_DOCS", chunk)
 
 
 def fresh(store) -> None:

@@ -175,7 +175,7 @@ def test_metadata_dates(tmp_path):
 def test_metadata_is_read_once_per_file_version(tmp_path, monkeypatch):
     import os
 
-    import graph.ingest as ingest
+    import graph.ingest.plan as ingest
 
     reads, hashes, sha256_of = [], [], ingest.sha256_of
     monkeypatch.setattr(ingest, "read_metadata", lambda path: reads.append(path) or read_metadata(path))

@@ -1,0 +1,193 @@
+"""Writing parsed batches: one transaction per batch (split by mention count), big RadGraph files streamed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Collection, Iterator, TypeVar
+
+from graph.formats.metadata import StudyDates
+from graph.formats.radgraph import check_json_stream, parse_radgraph_chunks
+from graph.ingest.parse import StreamedFile, check_studies, parse_files, read_input
+from graph.ingest.plan import SCENE_GRAPH, InputFile, metadata_dates
+from graph.records import InputError, ParsedFile, Rejection
+from graph.store import Batch, GraphStore, WriteCounts
+from graph.vocabulary import Vocabulary
+
+MAX_MENTIONS_PER_WRITE = 40_000
+STREAM_CHUNK_DOCS = 2_000  # documents per transaction of a streamed file; read at call time (tests lower it)
+
+
+@dataclass
+class BatchResult:
+    """What one batch did: counts, rejections, the patients it wrote and those of them it relinked
+    itself (the rest must be relinked by the caller)."""
+
+    files_loaded: int = 0
+    files_rejected: int = 0
+    records: int = 0
+    mentions: int = 0
+    elements: WriteCounts = field(default_factory=WriteCounts)
+    patients: set[str] = field(default_factory=set)
+    linked: set[str] = field(default_factory=set)
+    rejections: list[Rejection] = field(default_factory=list)
+    unmapped_terms: Counter = field(default_factory=Counter)
+    ambiguous_comparisons: int = 0
+
+
+def load_files(store: GraphStore, files: list[InputFile], vocab: Vocabulary, changed: set[str],
+               metadata_paths: list[str], mapping_path: str | None) -> BatchResult:
+    """Parse, check and store a batch of files; the unit of work of one Prefect task.
+
+    A file rejected as a whole (unreadable, or a scene graph with any error) stores nothing and leaves
+    what an earlier version of it stored untouched; it is read again on the next run. A file with some
+    rejected records stores the others and is recorded with its hash. Big RadGraph files are streamed in
+    chunks of their own transactions (see :func:`store_files`).
+    """
+    return store_files(store, files, parse_files(files, vocab, mapping_path), vocab, changed, metadata_paths)
+
+
+def store_files(store: GraphStore, files: list[InputFile], parsed: list[ParsedFile], vocab: Vocabulary,
+                changed: set[str], metadata_paths: list[str], link: Collection[str] = ()) -> BatchResult:
+    """Check a parsed batch against the graph (study owners, dates) and write it; see :func:`load_files`.
+
+    Args:
+        files: the batch's input files; ``parsed`` holds their :func:`parse_files` results, in order.
+        link: patients to relink in the batch's own transaction(s) (those with no files elsewhere);
+            ``result.linked`` says which were, ``result.patients`` minus those still need
+            :meth:`GraphStore.link_patients`.
+
+    Streamed files (RadGraph files above ``STREAM_THRESHOLD_BYTES``, see :func:`_store_streamed`) are
+    written after the rest of the batch, each in transactions of ``STREAM_CHUNK_DOCS`` documents, so
+    memory holds the rows of the chunk being written and of the next two (parsed meanwhile), never the
+    whole file.
+    """
+    result = BatchResult()
+    dates, meta_rejections = metadata_dates(metadata_paths)
+    owners = store.study_owners({s.study_id for pf in parsed for s in pf.studies})
+    parsed = check_studies(parsed, owners, dates)
+
+    by_path = {f.path: f for f in files}
+    link = frozenset(link)
+    batch = Batch(link=link)
+    pending = 0
+    for pf in parsed:
+        f = by_path[pf.path]
+        if isinstance(pf, StreamedFile):
+            continue  # written below, after the rest of the batch
+        result.rejections += pf.rejections
+        result.unmapped_terms.update(pf.unmapped_terms)
+        result.ambiguous_comparisons += pf.ambiguous_comparisons
+        result.records += len(pf.studies)
+        result.mentions += len(pf.mentions)
+        if _whole_file_rejected(pf, f):
+            continue  # keep whatever an earlier version of the file stored; retried on the next run
+        batch.files.append(pf)
+        if f.path in changed:
+            batch.retract.append(f.path)
+        batch.source_files.append({"path": f.path, "sha256": f.sha256, "format": f.format,
+                                   "records": len(pf.studies), "rejected": len(pf.rejections),
+                                   "vocabulary_version": vocab.version})
+        pending += len(pf.mentions)
+        if pending >= MAX_MENTIONS_PER_WRITE:
+            _flush(store, batch, result)
+            batch, pending = Batch(link=link), 0
+    _flush(store, batch, result)
+    for pf in parsed:
+        if isinstance(pf, StreamedFile):
+            _store_streamed(store, by_path[pf.path], pf, vocab, pf.path in changed, dates, result)
+    result.files_rejected = sum(1 for pf in parsed if _whole_file_rejected(pf, by_path[pf.path]))
+    result.files_loaded = len(parsed) - result.files_rejected
+    return result
+
+
+def _whole_file_rejected(pf: ParsedFile, f: InputFile) -> bool:
+    """A file-level error, or a scene graph whose one record was rejected (a bad box alone is dropped and
+    leaves the study in place)."""
+    return any(r.record is None for r in pf.rejections) or (
+        f.format == SCENE_GRAPH and bool(pf.rejections) and not pf.studies)
+
+
+def _flush(store: GraphStore, batch: Batch, result: BatchResult) -> None:
+    if not batch.files and not batch.retract:
+        return
+    counts, patients, linked = store.write_batch(batch)
+    result.elements += counts
+    result.patients |= patients
+    result.linked = (result.linked - patients) | linked
+
+
+_T = TypeVar("_T")
+
+
+def _one_ahead(items: Iterator[_T]) -> Iterator[_T]:
+    """Yield from ``items``, producing the next item in a worker thread while the caller uses this one."""
+    end = object()
+    with ThreadPoolExecutor(1, thread_name_prefix="cxrkg-stream") as pool:
+        ahead = pool.submit(next, items, end)
+        while (item := ahead.result()) is not end:
+            ahead = pool.submit(next, items, end)
+            yield item
+
+
+def _store_streamed(store: GraphStore, f: InputFile, pf: StreamedFile, vocab: Vocabulary, changed: bool,
+                    dates: StudyDates, result: BatchResult) -> None:
+    """Stream one big RadGraph file into the graph, one transaction per ``STREAM_CHUNK_DOCS`` documents.
+
+    1. The whole JSON file is first checked for syntax (:func:`check_json_stream`, no document kept in
+       memory). A file that fails (truncated, invalid) is rejected before anything is written, so what
+       an earlier version stored stays untouched, as for any file rejected as a whole.
+    2. Chunk by chunk: parse (the next chunk is parsed in a thread while this one is written), check
+       study owners and dates against the graph, write in one transaction. The first chunk's transaction
+       retracts a changed file's old mentions; the file's SourceFile row (sha256, vocabulary version,
+       counts) is written only by the last chunk's transaction.
+    3. Until then the first transaction leaves an *incomplete* SourceFile row (sha256 and vocabulary
+       version null) for the path, so a load interrupted between chunks (crash, lost server) counts as
+       changed on the next run: everything stored under the path is retracted and the file is loaded
+       again in full, whatever its content by then. Reloading is idempotent (deterministic mention ids;
+       CREATE falls back to MERGE on a ConstraintError). A file of a single chunk is one transaction.
+
+    Record-level rejections, counts and touched patients are added to ``result``; ``pf.rejections``
+    receives the file's rejections (a whole-file rejection has ``record`` None).
+    """
+    source_row = {"path": f.path, "sha256": f.sha256, "format": f.format, "records": 0, "rejected": 0,
+                  "vocabulary_version": vocab.version}
+    incomplete = {**source_row, "sha256": None, "vocabulary_version": None}
+    first = True  # nothing of this file written yet
+    try:
+        read_input(check_json_stream, Path(f.path), f.path)
+        chunks = _one_ahead(read_input(parse_radgraph_chunks, Path(f.path), vocab, pf.mapping, STREAM_CHUNK_DOCS))
+        with closing(chunks):
+            chunk = next(chunks)
+            while chunk is not None:
+                following = next(chunks, None)
+                owners = store.study_owners({s.study_id for s in chunk.studies})
+                [chunk] = check_studies([chunk], owners, dates)
+                pf.rejections += chunk.rejections
+                result.rejections += chunk.rejections
+                result.unmapped_terms.update(chunk.unmapped_terms)
+                result.records += len(chunk.studies)
+                result.mentions += len(chunk.mentions)
+                source_row["records"] += len(chunk.studies)
+                source_row["rejected"] += len(chunk.rejections)
+                batch = Batch(files=[chunk], merge=changed)
+                if first and changed:
+                    batch.retract.append(f.path)
+                if following is None:
+                    batch.source_files.append(source_row)
+                elif first:
+                    batch.source_files.append(incomplete)
+                _flush(store, batch, result)
+                chunk, first = following, False
+    except InputError as exc:  # errors of the graph side (lost server, ...) propagate as for any batch
+        rejection = Rejection.from_error(exc)
+    else:
+        return
+    if not first:  # the file broke after some chunks were stored (it changed while being read)
+        rejection = replace(rejection, reason=rejection.reason + "; the chunks stored before stay marked "
+                                                                 "incomplete and the file is reloaded in full next run")
+    pf.rejections.append(rejection)
+    result.rejections.append(rejection)

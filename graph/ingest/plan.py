@@ -1,0 +1,213 @@
+"""What a run loads: input discovery, fingerprints, the incremental plan and its batches by patient."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Iterable
+
+from graph.formats.files import sha256_of
+from graph.formats.metadata import StudyDates, read_metadata
+from graph.formats.scene_graph import SCENE_GRAPH_SUFFIX
+from graph.records import InputError, Rejection
+
+SCENE_GRAPH, RADGRAPH, METADATA = "chest_imagenome_scene_graph", "radgraph", "mimic_cxr_metadata"
+# RadGraph files bigger than this (bytes) are streamed: parsed and written STREAM_CHUNK_DOCS documents
+# per transaction (see graph.ingest.load.store_files). Module attributes, read at call time: tests lower them.
+STREAM_THRESHOLD_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input file: where it is, what format it holds, and its content hash (sha256, hex)."""
+
+    path: str
+    format: str
+    sha256: str
+
+
+@dataclass
+class IngestPlan:
+    """Files to load (new or changed, in the order of :func:`plan_ingest`) and files skipped as unchanged.
+
+    ``patient_hints`` maps a file's path to the patient its records are expected to belong to (see
+    :func:`patient_hints`); it only decides the order and where batches end, never what is stored.
+    """
+
+    load: list[InputFile]
+    changed: set[str]
+    unchanged: list[str]
+    metadata: list[str]
+    patient_hints: dict[str, str] = field(default_factory=dict)
+
+    def batches(self, batch_files: int) -> list[list[InputFile]]:
+        """The files to load in batches of about ``batch_files``, a patient's files kept together.
+
+        A batch ends at the first file of another (or an unknown) patient once it holds ``batch_files``
+        files, and in any case at twice that size; so batches written at once rarely share a patient.
+        """
+        out: list[list[InputFile]] = []
+        current: list[InputFile] = []
+        for f in self.load:
+            if current and (len(current) >= 2 * batch_files or (
+                    len(current) >= batch_files and not self._same_patient(current[-1], f))):
+                out.append(current)
+                current = []
+            current.append(f)
+        if current:
+            out.append(current)
+        return out
+
+    def patients_within(self, batch: list[InputFile]) -> set[str]:
+        """The (hinted) patients all of whose files to load are in ``batch``: a batch can relink them
+        in its own transaction, unless a file without a hint turns out to hold them too."""
+        here = Counter(self.patient_hints[f.path] for f in batch if f.path in self.patient_hints)
+        return {p for p, n in here.items() if n == self._files_per_patient[p]}
+
+    @cached_property
+    def _files_per_patient(self) -> Counter:
+        return Counter(self.patient_hints[f.path] for f in self.load if f.path in self.patient_hints)
+
+    def _same_patient(self, a: InputFile, b: InputFile) -> bool:
+        hint = self.patient_hints.get(a.path)
+        return hint is not None and hint == self.patient_hints.get(b.path)
+
+
+def file_format(path: Path) -> str | None:
+    """The input format a file name announces, or None for files cxrkg does not read."""
+    name = path.name
+    if name.upper().startswith("README"):
+        return None  # documentation kept next to data files
+    if name.endswith(SCENE_GRAPH_SUFFIX):
+        return SCENE_GRAPH
+    if name.endswith(".csv") and "metadata" in name:
+        return METADATA
+    if name.endswith((".json", ".jsonl")):
+        return RADGRAPH
+    return None
+
+
+def discover(paths: Iterable[Path], exclude: Iterable[Path] = ()) -> list[InputFile]:
+    """All readable input files under the given files or folders (recursively), sorted by path.
+
+    ``exclude`` names files to leave out, such as the rejected-files report of an earlier run.
+
+    Raises:
+        FileNotFoundError: a given path does not exist.
+    """
+    found: list[InputFile] = []
+    skip = {Path(p).resolve() for p in exclude}
+    for root in paths:
+        root = Path(root)
+        if not root.exists():
+            raise FileNotFoundError(f"{root}: no such file or folder")
+        if root.is_file():
+            candidates = [(root, root.resolve())]
+        else:
+            # rglob does not enter linked folders, so below the resolved root only a linked file
+            # needs resolving of its own (resolving every path was a quarter of planning time)
+            base = root.resolve()
+            candidates = [(p, p.resolve() if p.is_symlink() else base / p.relative_to(root))
+                          for p in sorted(root.rglob("*")) if p.is_file()]
+        for p, real in candidates:
+            fmt = file_format(p)
+            if fmt and real not in skip:
+                found.append(InputFile(str(real), fmt, sha256_of(p)))
+    return sorted(found, key=lambda f: f.path)
+
+
+def plan_ingest(files: list[InputFile], known: dict[str, tuple[str, str]], vocabulary_version: str) -> IngestPlan:
+    """Split files into what to load and what is unchanged since its last load.
+
+    ``known`` maps loaded paths to (sha256, vocabulary version). A file counts as changed when its
+    content or the vocabulary it was normalised with has changed.
+
+    Files whose patient and date are known before parsing (:func:`patient_hints`) come first,
+    ordered by patient, so a patient's scene graphs and reports share a batch (fewer batches touch
+    an observation, and batches written at once hold different patients). The others follow, scene
+    graphs before report extractions so that reports of the same run find their study dates in the
+    graph.
+    """
+    order = {SCENE_GRAPH: 0, RADGRAPH: 1}
+    load, unchanged, changed = [], [], set()
+    for f in files:
+        if f.format == METADATA:
+            continue
+        previous = known.get(f.path)
+        if previous == (f.sha256, vocabulary_version):
+            unchanged.append(f.path)
+            continue
+        if previous is not None:
+            changed.add(f.path)
+        load.append(f)
+    metadata = [f.path for f in files if f.format == METADATA]
+    hints = patient_hints(load, metadata)
+    load.sort(key=lambda f: (0, hints[f.path], order[f.format], f.path) if f.path in hints
+              else (1, "", order[f.format], f.path))
+    return IngestPlan(load, changed, unchanged, metadata, hints)
+
+
+_MIMIC_REPORT_PATH = re.compile(r"(?:^|/)p(\d+)/s(\d+)\.[^/]+$")
+
+
+def patient_hints(files: list[InputFile], metadata_paths: list[str]) -> dict[str, str]:
+    """path -> patient, for the files whose patient and study date are known before parsing them.
+
+    Scene graphs (``<dicom_id>_SceneGraph.json``) through the metadata CSVs' dicom_id -> study_id ->
+    subject_id; report files in the MIMIC-CXR layout (``.../p10000032/s50414267.json``) from their
+    path, when the metadata CSVs date that study. Files with a known date need no other file of the
+    run to be stored first, so they can be loaded patient by patient. Unreadable metadata gives no
+    hints (its rejection is reported when the batches read it).
+    """
+    dates, _ = metadata_dates(metadata_paths)
+    hints: dict[str, str] = {}
+    for f in files:
+        patient = None
+        if f.format == SCENE_GRAPH:
+            study = dates.image_study.get(Path(f.path).name.removesuffix(SCENE_GRAPH_SUFFIX))
+            patient = dates.study_patient.get(study) if study else None
+        elif match := _MIMIC_REPORT_PATH.search(Path(f.path).as_posix()):
+            patient = match.group(1) if match.group(2) in dates.study_datetime else None
+        if patient:
+            hints[f.path] = patient
+    return hints
+
+
+@lru_cache(maxsize=4)
+def _metadata(path: str, version: tuple) -> tuple[StudyDates, tuple[InputError, ...]]:
+    dates, errors = read_metadata(Path(path))
+    return dates, tuple(errors)
+
+
+def metadata_dates(paths: Iterable[str]) -> tuple[StudyDates, list[Rejection]]:
+    """Study dates and patients from all metadata CSVs.
+
+    Each CSV is read once per version within a process: a version is (inode, size, modification time
+    in ns), so a rewritten file is read again, while the planning step and every batch of a run share
+    one read (the full MIMIC-CXR metadata CSV runs to tens of MB; hashing it per batch cost a full read).
+    File times advance in clock ticks of milliseconds, so a file modified in the last two seconds adds
+    its SHA-256 to the version (git's "racily clean" rule).
+    """
+    dates, patients, images, rejections = {}, {}, {}, []
+    for path in paths:
+        try:
+            st = Path(path).stat()
+            version: tuple = (st.st_ino, st.st_size, st.st_mtime_ns)
+            if time.time_ns() - st.st_mtime_ns < 2_000_000_000:
+                version += (sha256_of(Path(path)),)
+            d, errors = _metadata(path, version)
+        except OSError as exc:
+            rejections.append(Rejection.from_error(InputError(path, None, None, f"cannot read: {exc}")))
+            continue
+        except InputError as exc:
+            rejections.append(Rejection.from_error(exc))
+            continue
+        dates.update(d.study_datetime)
+        patients.update(d.study_patient)
+        images.update(d.image_study)
+        rejections += [Rejection.from_error(e) for e in errors]
+    return StudyDates(dates, patients, images), rejections
