@@ -264,6 +264,6 @@ def synth_results(tmp_path_factory):
 
 
 def test_synthetic_scene_graphs_meet_every_type(synth_results):
-    """graph/synth.py writes every field with the type and range the model asks for."""
+    """graph/synth writes every field with the type and range the model asks for."""
     assert len(synth_results) > 50
     assert [(p.name, e.field) for p, e in synth_results if e is not None] == []

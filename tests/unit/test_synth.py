@@ -1,4 +1,4 @@
-"""The synthetic cohort writer (graph/synth.py): formats, determinism, ground truth, malformed files.
+"""The synthetic cohort writer (graph/synth/): formats, determinism, ground truth, malformed files.
 
 One 20-patient cohort is written per module; every check reads the files back as a consumer would.
 """
@@ -119,7 +119,7 @@ def test_regular_files_do_not_depend_on_malformed_or_embeddings(cohort, tmp_path
 
 
 def test_latent_drivers_make_neighbours_and_related_findings_co_vary():
-    from graph.synth import _simulate
+    from graph.synth.simulate import _simulate
 
     sev = np.array([s for i in range(200) for s in _simulate(random.Random(i), 6)[1]], dtype=float)
     ix = {key: i for i, key in enumerate(TRACKED)}

@@ -1,0 +1,420 @@
+"""Writing a cohort: files in the released layouts, ground truth, embeddings, malformed inputs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from graph.synth.plan import _plan
+from graph.synth.render import _render_report
+from graph.synth.scene_graph import _cui, _objects, _RelCounter, _scene_graph
+from graph.synth.simulate import _simulate, _Study, true_change
+from graph.synth.tables import (_COMPLAINTS, _IMAGE_SIZES, _IX, _OUTPUTS, _tables, EMBEDDING_DIM,
+                                EMBEDDING_IMAGE_NOISE, EMBEDDING_NOISE, EMBEDDINGS, GROUND_TRUTH, MALFORMED_DIR,
+                                MALFORMED_KINDS, METADATA_COLUMNS, METADATA_CSV, RADGRAPH_DIR, SCENE_GRAPH_DIR,
+                                TRACKED)
+
+
+@dataclass(frozen=True)
+class CohortSummary:
+    """What :func:`write_cohort` wrote.
+
+    Attributes:
+        out_dir: the cohort folder.
+        seed, patients: the arguments.
+        studies, images, lateral_images, reports: counts (``images`` = frontal images = scene graphs).
+        relationships: Chest ImaGenome comparison relationships written.
+        ground_truth_rows, embedding_rows: rows of the two parquet files (0 when no embeddings).
+        malformed: malformed files written (README.json not counted).
+        files, bytes: everything written under ``out_dir``.
+        scene_graph_dir, radgraph_dir, metadata_csv, ground_truth: paths of the outputs.
+        embeddings: ``region_embeddings.parquet`` or None.
+        malformed_dir: ``malformed/`` or None.
+    """
+
+    out_dir: Path
+    seed: int
+    patients: int
+    studies: int
+    images: int
+    lateral_images: int
+    reports: int
+    relationships: int
+    ground_truth_rows: int
+    embedding_rows: int
+    malformed: int
+    files: int
+    bytes: int
+    scene_graph_dir: Path
+    radgraph_dir: Path
+    metadata_csv: Path
+    ground_truth: Path
+    embeddings: Path | None
+    malformed_dir: Path | None
+
+
+_GT_SCHEMA = pa.schema([
+    ("patient_id", pa.string()), ("study_id", pa.string()), ("prior_study_id", pa.string()),
+    ("anatomy", pa.string()), ("finding", pa.string()), ("change", pa.string()),
+    ("severity_prior", pa.int64()), ("severity_current", pa.int64()),
+    ("stated_imagenome", pa.string()), ("stated_radgraph", pa.string()),
+])
+_EMB_SCHEMA = pa.schema([
+    ("image_id", pa.string()), ("anatomy", pa.string()),
+    ("embedding", pa.list_(pa.float32(), EMBEDDING_DIM)),
+])
+
+
+class _Writer:
+    """Streams one cohort to disk: JSON files as they are made, CSV rows, parquet row groups."""
+
+    def __init__(self, out: Path, seed: int, embeddings: bool, sparse: bool = False) -> None:
+        self.out = out
+        self.seed = seed
+        self.sparse = sparse
+        self.files = 0
+        self.bytes = 0
+        self.studies = self.images = self.laterals = self.reports = self.relationships = 0
+        self.gt_rows = self.emb_rows = 0
+        self.subjects: set[str] = set()
+        self.study_ids: set[str] = set()
+        self.dicoms: set[str] = set()
+        self.first_patient: tuple[str, str] | None = None  # (patient, study) for malformed/
+        self.rels = _RelCounter()
+        self.meta_fh = (out / METADATA_CSV).open("w", newline="", encoding="utf-8")
+        self.meta = csv.writer(self.meta_fh, lineterminator="\n")
+        self.meta.writerow(METADATA_COLUMNS)
+        self.gt_writer = pq.ParquetWriter(out / GROUND_TRUTH, _GT_SCHEMA)
+        self.gt: dict[str, list] = {name: [] for name in _GT_SCHEMA.names}
+        self.emb_writer = pq.ParquetWriter(out / EMBEDDINGS, _EMB_SCHEMA) if embeddings else None
+        self.emb: tuple[list, list, list] = ([], [], [])
+        if embeddings:
+            t = _tables()
+            g = np.random.default_rng([seed, 0xE3B])
+            n_find = len({f for f, _ in TRACKED})
+            self.emb_findings = {f: i for i, f in enumerate(dict.fromkeys(f for f, _ in TRACKED))}
+            self.emb_w = g.normal(0.0, 1.0, (n_find, EMBEDDING_DIM)).astype(np.float32)
+            self.emb_bias = g.normal(0.0, 0.5, (len(t.embed_regions), EMBEDDING_DIM)).astype(np.float32)
+            # per embedding region: (row of its findings in TRACKED order -> finding index)
+            self.emb_index = [[(_IX[key], self.emb_findings[key[0]]) for key in TRACKED if key[1] == region]
+                              for region in t.embed_regions]
+
+    def write_json(self, path: Path, obj: object) -> None:
+        data = json.dumps(obj).encode()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        self.files += 1
+        self.bytes += len(data)
+
+    def new_id(self, rng: random.Random, kind: str) -> str:
+        if kind == "subject":
+            pool, make = self.subjects, lambda: str(rng.randint(10_000_000, 19_999_999))
+        elif kind == "study":
+            pool, make = self.study_ids, lambda: str(rng.randint(50_000_000, 59_999_999))
+        else:
+            pool = self.dicoms
+
+            def make() -> str:
+                h = f"{rng.getrandbits(160):040x}"
+                return "-".join(h[i:i + 8] for i in range(0, 40, 8))
+        while True:
+            value = make()
+            if value not in pool:
+                pool.add(value)
+                return value
+
+    def flush(self, force: bool = False) -> None:
+        if self.gt["patient_id"] and (force or len(self.gt["patient_id"]) >= 50_000):
+            self.gt_writer.write_table(pa.table(self.gt, schema=_GT_SCHEMA))
+            self.gt = {name: [] for name in _GT_SCHEMA.names}
+        if self.emb_writer is not None and self.emb[0] and (force or len(self.emb[0]) >= 50_000):
+            flat = np.concatenate(self.emb[2]).astype(np.float32).reshape(-1)
+            vec = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), EMBEDDING_DIM)
+            self.emb_writer.write_table(pa.table([pa.array(self.emb[0], pa.string()), pa.array(self.emb[1], pa.string()), vec],
+                                                 schema=_EMB_SCHEMA))
+            self.emb = ([], [], [])
+
+    def close(self) -> None:
+        self.flush(force=True)
+        self.meta_fh.close()
+        self.gt_writer.close()
+        if self.emb_writer is not None:
+            self.emb_writer.close()
+
+    def embed(self, np_rng: np.random.Generator, image_id: str, sev: list[int]) -> None:
+        t = _tables()
+        s = np.zeros((len(t.embed_regions), len(self.emb_findings)), dtype=np.float32)
+        for r, pairs in enumerate(self.emb_index):
+            for row, fi in pairs:
+                s[r, fi] = sev[row]
+        # an image encoder reads severity only roughly: a per-image acquisition shift (exposure, positioning,
+        # AP vs PA) shared by all regions of the image, plus independent noise per region
+        shift = np_rng.normal(0.0, EMBEDDING_IMAGE_NOISE, EMBEDDING_DIM)
+        noise = np_rng.normal(0.0, EMBEDDING_NOISE, (len(t.embed_regions), EMBEDDING_DIM))
+        vec = s @ self.emb_w + self.emb_bias + (shift + noise).astype(np.float32)
+        self.emb[0].extend([image_id] * len(t.embed_regions))
+        self.emb[1].extend(t.embed_regions)
+        self.emb[2].append(vec.astype(np.float32))
+        self.emb_rows += len(t.embed_regions)
+
+    # one patient ----------------------------------------------------------------------------------------
+    def patient(self, index: int) -> None:
+        rng = random.Random(f"cxrkg-synth:{self.seed}:{index}")
+        np_rng = np.random.default_rng([self.seed, index]) if self.emb_writer is not None else None
+        n = rng.choices(range(1, 9), (0.06, 0.1, 0.13, 0.15, 0.16, 0.15, 0.13, 0.12))[0]
+        subject = self.new_id(rng, "subject")
+        gender = rng.choice("FM")
+        age_lo = rng.choice(range(20, 100, 10))
+        age = f"{age_lo}-{age_lo + 10}"
+        times, sevs, icus = _simulate(rng, n)
+        studies: list[_Study] = []
+        for t in range(n):
+            st = _Study(self.new_id(rng, "study"), times[t], sevs[t], icus[t])
+            n_frontal = 2 if rng.random() < 0.07 else 1
+            views = ["AP" if icus[t] or rng.random() < 0.3 else "PA" for _ in range(n_frontal)]
+            st.images = sorted(((self.new_id(rng, "dicom"), view) for view in views), key=lambda x: x[0])
+            if views[0] == "PA" and rng.random() < 0.7 or rng.random() < 0.1:
+                st.laterals = [self.new_id(rng, "dicom")]
+            for dicom in [d for d, _ in st.images] + st.laterals:
+                st.sizes[dicom] = rng.choice(_IMAGE_SIZES)
+            studies.append(st)
+        if self.first_patient is None:
+            self.first_patient = (subject, studies[0].study_id)
+        folder = f"p{subject[:2]}"
+        for t, st in enumerate(studies):
+            prior = studies[t - 1] if t else None
+            compare = prior is not None and rng.random() < 0.85
+            reason = f"___{gender} with {rng.choice(_COMPLAINTS)}"
+            stmts = _plan(rng, st.sev, prior.sev if prior else None, compare, self.sparse)
+            rendered = _render_report(rng, stmts, prior is not None, compare, reason, st.sev)
+            doc_key = f"{folder}/p{subject}/s{st.study_id}.txt"
+            self.write_json(self.out / RADGRAPH_DIR / folder / f"p{subject}" / f"s{st.study_id}.json",
+                            {doc_key: rendered.doc})
+            self.reports += 1
+            self.studies += 1
+            with_date = rng.random() >= 0.05
+            prior_image = prior.images[0][0] if prior else None
+            stated_ig: dict[tuple[str, str], str] = {}
+            for k, (dicom, view) in enumerate(st.images):
+                rows, cols = st.sizes[dicom]
+                objects = _objects(rng, dicom, rows, cols)
+                graph, stated = _scene_graph(dicom, view, subject, st, t + 1, gender, age, reason, objects, rendered,
+                                             prior_image, self.rels, with_date)
+                self.relationships += len(graph["relationships"])
+                if k == 0:
+                    stated_ig = stated
+                self.write_json(self.out / SCENE_GRAPH_DIR / folder / f"{dicom}_SceneGraph.json", graph)
+                self.images += 1
+                if np_rng is not None:
+                    self.embed(np_rng, dicom, st.sev)
+            self.laterals += len(st.laterals)
+            self._metadata(subject, st)
+            if prior is not None:
+                self._truth(subject, prior, st, stated_ig, rendered.stated_radgraph)
+        self.flush()
+
+    def _metadata(self, subject: str, st: _Study) -> None:
+        date = int(st.when.strftime("%Y%m%d"))
+        time = round(st.when.hour * 10000 + st.when.minute * 100 + st.when.second + st.when.microsecond / 1e6, 3)
+        rows = [(d, v) for d, v in st.images] + [(d, "LATERAL") for d in st.laterals]
+        portable = st.images[0][1] == "AP"
+        desc = "CHEST (PORTABLE AP)" if portable else "CHEST (PA AND LAT)" if st.laterals else "CHEST (PA)"
+        for dicom, view in rows:
+            h, w = st.sizes[dicom]
+            meaning = {"AP": "antero-posterior", "PA": "postero-anterior", "LATERAL": "lateral"}[view]
+            orientation = "Recumbent" if portable and view == "AP" else "Erect"
+            self.meta.writerow((dicom, subject, st.study_id, desc, view, h, w, date, repr(time), desc, meaning,
+                                orientation))
+
+    def _truth(self, subject: str, prior: _Study, st: _Study, stated_ig: dict, stated_rg: dict) -> None:
+        gt = self.gt
+        for i, (finding, region) in enumerate(TRACKED):
+            change = true_change(prior.sev[i], st.sev[i])
+            if change is None:
+                continue
+            gt["patient_id"].append(subject)
+            gt["study_id"].append(st.study_id)
+            gt["prior_study_id"].append(prior.study_id)
+            gt["anatomy"].append(region)
+            gt["finding"].append(finding)
+            gt["change"].append(change)
+            gt["severity_prior"].append(prior.sev[i])
+            gt["severity_current"].append(st.sev[i])
+            gt["stated_imagenome"].append(stated_ig.get((region, finding)))
+            gt["stated_radgraph"].append(stated_rg.get((region, finding)))
+            self.gt_rows += 1
+
+
+def _malformed(w: _Writer, count: int) -> list[dict]:
+    """Writes ``count`` bad files under malformed/, cycling through MALFORMED_KINDS; returns README entries."""
+    rng = random.Random(f"cxrkg-synth-malformed:{w.seed}")
+    base = w.out / MALFORMED_DIR
+    entries = []
+    claimed_patient, claimed_study = w.first_patient or ("10000000", "50000000")
+    for k in range(count):
+        kind, defect = MALFORMED_KINDS[k % len(MALFORMED_KINDS)]
+        subject = w.new_id(rng, "subject")
+        study = w.new_id(rng, "study")
+        dicom = w.new_id(rng, "dicom")
+        folder = f"p{subject[:2]}"
+        graph = {
+            "image_id": dicom, "viewpoint": "PA", "patient_id": int(subject), "study_id": int(study), "gender": "F",
+            "age_decile": "50-60", "reason_for_exam": "___F with cough", "StudyOrder": 1,
+            "StudyDateTime": "2155-06-01 09:30:00", "objects": _objects(rng, dicom, 3056, 2544),
+            "attributes": [{
+                "left costophrenic angle": True, "bbox_name": "left costophrenic angle", "synsets": [],
+                "name": "Left costophrenic angle", "attributes": [["anatomicalfinding|yes|pleural effusion", "nlp|yes|abnormal"]],
+                "attributes_ids": [[_cui("pleural effusion"), "C0205161"]], "phrases": ["Small left pleural effusion."],
+                "phrase_IDs": [f"{study}|4"], "sections": ["finalreport"], "comparison_cues": [[]], "temporal_cues": [[]],
+                "severity_cues": [["severity|yes|small"]], "texture_cues": [[]],
+                "object_id": f"{dicom}_left costophrenic angle",
+            }],
+            "relationships": [],
+        }
+        doc_key = f"{folder}/p{subject}/s{study}.txt"
+        text = "FINDINGS : Small left pleural effusion . No pneumothorax ."
+        ents = {
+            "1": {"tokens": "Small", "label": "OBS-DP", "start_ix": 2, "end_ix": 2, "relations": [["modify", "4"]]},
+            "2": {"tokens": "left", "label": "ANAT-DP", "start_ix": 3, "end_ix": 3, "relations": [["modify", "3"]]},
+            "3": {"tokens": "pleural", "label": "ANAT-DP", "start_ix": 4, "end_ix": 4, "relations": []},
+            "4": {"tokens": "effusion", "label": "OBS-DP", "start_ix": 5, "end_ix": 5, "relations": [["located_at", "3"]]},
+            "5": {"tokens": "pneumothorax", "label": "OBS-DA", "start_ix": 8, "end_ix": 8, "relations": []},
+        }
+        record = dicom
+        if kind == "truncated_json":
+            path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
+            data = json.dumps(graph).encode()
+            payload = data[: len(data) // 2]
+        elif kind == "wrong_types":
+            if (k // len(MALFORMED_KINDS)) % 2 == 0:
+                graph["attributes"] = {"left costophrenic angle": graph["attributes"][0]}
+                defect = "scene graph whose attributes is an object, not a list"
+            else:
+                graph["study_id"] = {"id": int(study)}
+                defect = "scene graph whose study_id is an object, not an int or string"
+            path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
+            payload = json.dumps(graph).encode()
+        elif kind == "unknown_entity_label":
+            ents["5"]["label"] = "OBS-MAYBE"
+            path = base / RADGRAPH_DIR / folder / f"p{subject}" / f"s{study}.json"
+            payload = json.dumps({doc_key: {"text": text, "entities": ents, "data_source": "MIMIC-CXR",
+                                            "data_split": "inference"}}).encode()
+            defect = f"{defect}: entity 5 is labelled 'OBS-MAYBE'"
+            record = doc_key
+        elif kind == "dangling_relation":
+            ents["4"]["relations"].append(["located_at", "99"])
+            path = base / RADGRAPH_DIR / folder / f"p{subject}" / f"s{study}.json"
+            payload = json.dumps({doc_key: {"text": text, "entities": ents, "data_source": "MIMIC-CXR",
+                                            "data_split": "inference"}}).encode()
+            defect = f"{defect}: entity 4 located_at entity 99"
+            record = doc_key
+        elif kind == "study_claimed_by_other_patient":
+            graph["study_id"] = int(claimed_study)
+            graph["attributes"][0]["phrase_IDs"] = [f"{claimed_study}|4"]
+            path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
+            payload = json.dumps(graph).encode()
+            defect = f"{defect}: study {claimed_study} belongs to patient {claimed_patient}, this file says {subject}"
+        else:
+            graph["StudyDateTime"] = None
+            graph["StudyOrder"] = None
+            path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
+            payload = json.dumps(graph).encode()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(payload)
+        w.files += 1
+        w.bytes += len(payload)
+        entries.append({"file": path.relative_to(w.out).as_posix(), "kind": kind, "defect": defect,
+                        "record": record, "patient_id": subject,
+                        "study_id": claimed_study if kind == "study_claimed_by_other_patient" else study})
+    return entries
+
+
+def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, embeddings: bool = False,
+                 sparse: bool = False) -> CohortSummary:
+    """Write a synthetic cohort of ``patients`` patients under ``out_dir``; the same seed writes the same bytes.
+
+    Layout (docs/formats.md): ``scene_graphs/p1X/<dicom_id>_SceneGraph.json`` (one per frontal image),
+    ``radgraph/p1X/p1XXXXXXX/sXXXXXXXX.json`` (one RadGraph document per report),
+    ``mimic-cxr-2.0.0-metadata.csv`` (one row per image, laterals included), ``ground_truth.parquet``,
+    with ``embeddings`` also ``region_embeddings.parquet``, with ``malformed`` > 0 also ``malformed/``.
+
+    Ground truth: one row per consecutive study pair of a patient and tracked (anatomy, finding) present in
+    either study; columns ``patient_id, study_id, prior_study_id`` (str), ``anatomy, finding``,
+    ``change`` (improved / worsened / no change / new / resolved), ``severity_prior, severity_current``
+    (int 0..3; devices 0/1), ``stated_imagenome`` (the Chest ImaGenome comparison label of the primary
+    image's relationship, several joined by ``;;``, or null) and ``stated_radgraph`` (the progression class
+    of the report's RadGraph2 change entity, as ``vocabulary().change_labels`` maps it, or null).
+
+    Embeddings: one row per frontal image and region of :data:`TRACKED` (17 regions): ``image_id``,
+    ``anatomy``, ``embedding`` (fixed-size list of ``EMBEDDING_DIM`` = 32 float32) = severities of the
+    region's findings times a fixed random matrix (N(0, 1) entries) + a region bias + a per-image shift
+    shared by the image's regions (N(0, 2²) per dimension) + independent N(0, 2²) noise; unitless. The noise
+    makes one image's region a rough severity reader (image-based progression models reach only
+    0.35-0.47 macro-F1 on Chest ImaGenome), which other regions of the same image help to correct.
+
+    Outputs of an earlier run in ``out_dir`` (the folders and files named above) are replaced; other
+    files are left alone. Files are written patient by patient; memory holds one patient plus the id sets.
+
+    Args:
+        out_dir: the cohort folder (created if missing).
+        patients: number of patients (>= 1); each has 1-8 studies (mean ~4.8).
+        seed: random seed; output is a function of (patients, seed, malformed, embeddings, sparse) only, and the
+            regular files do not depend on ``malformed`` or ``embeddings``.
+        malformed: number of bad files under ``malformed/``, kinds cycling through :data:`MALFORMED_KINDS`,
+            listed with their defects in ``malformed/README.json``.
+        embeddings: also write ``region_embeddings.parquet``.
+        sparse: reports state every present finding and nothing else (no absences, hedges or omissions),
+            as real reports list what they see; the default cohort also states some absences. A sparse
+            cohort's study-level events are exactly its ground truth's (``graph.synth_check``).
+
+    Raises:
+        ValueError: ``patients`` < 1 or ``malformed`` < 0.
+        RuntimeError: the vocabulary no longer knows a name this generator uses.
+        OSError: the folder cannot be written.
+    """
+    if patients < 1:
+        raise ValueError(f"patients must be >= 1, got {patients}")
+    if malformed < 0:
+        raise ValueError(f"malformed must be >= 0, got {malformed}")
+    _tables()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in _OUTPUTS:
+        p = out / name
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        elif p.exists() or p.is_symlink():
+            p.unlink()
+    w = _Writer(out, seed, embeddings, sparse)
+    try:
+        for i in range(patients):
+            w.patient(i)
+    finally:
+        w.close()
+    readme = None
+    if malformed:
+        entries = _malformed(w, malformed)
+        readme = out / MALFORMED_DIR / "README.json"
+        data = json.dumps({"description": "deliberately malformed inputs; each must be rejected", "files": entries},
+                          indent=1).encode()
+        readme.write_bytes(data)
+        w.files += 1
+        w.bytes += len(data)
+    for name in (METADATA_CSV, GROUND_TRUTH) + ((EMBEDDINGS,) if embeddings else ()):
+        w.files += 1
+        w.bytes += (out / name).stat().st_size
+    return CohortSummary(
+        out_dir=out, seed=seed, patients=patients, studies=w.studies, images=w.images, lateral_images=w.laterals,
+        reports=w.reports, relationships=w.relationships, ground_truth_rows=w.gt_rows, embedding_rows=w.emb_rows,
+        malformed=malformed, files=w.files, bytes=w.bytes, scene_graph_dir=out / SCENE_GRAPH_DIR,
+        radgraph_dir=out / RADGRAPH_DIR, metadata_csv=out / METADATA_CSV, ground_truth=out / GROUND_TRUTH,
+        embeddings=out / EMBEDDINGS if embeddings else None, malformed_dir=out / MALFORMED_DIR if malformed else None,
+    )
