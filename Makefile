@@ -17,11 +17,12 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --no-deps -c constraints.txt medspacy PyRuSH medspacy_quickumls
 	touch $(STAMP)
 
-# Neo4j Community jars from Maven Central plus cxrkg's launcher (server/pom.xml).
-server: server/target/cxrkg-neo4j-server.jar
+# Neo4j Community jars from Maven Central plus cxrkg's launcher (graph/neo4j_server/pom.xml).
+SERVER := graph/neo4j_server
+server: $(SERVER)/target/cxrkg-neo4j-server.jar
 
-server/target/cxrkg-neo4j-server.jar: server/pom.xml $(shell find server/src -type f)
-	mvn --batch-mode --quiet -f server/pom.xml package
+$(SERVER)/target/cxrkg-neo4j-server.jar: $(SERVER)/pom.xml $(shell find $(SERVER)/src -type f)
+	mvn --batch-mode --quiet -f $(SERVER)/pom.xml package
 
 demo: install
 	$(VENV)/bin/cxrkg demo
@@ -37,4 +38,4 @@ bench: install
 	$(PY) benchmarks/ingest_benchmark.py
 
 clean:
-	rm -rf $(VENV) server/target .cxrkg
+	rm -rf $(VENV) $(SERVER)/target .cxrkg

@@ -85,7 +85,7 @@ def main() -> None:
         _, data = load_dataset(work / "snapshot")
         print(f"dataset {len(data.samples):,} study pairs, {len(data.pairs):,} pairs "
               f"({len(data.labelled()):,} labelled) built in {time.perf_counter() - t:.1f} s")
-        cfg = TrainConfig.from_file(REPO / "configs" / "gnn.yaml", epochs=2, patience=5)
+        cfg = TrainConfig.from_file(REPO / "gnn" / "configs" / "gnn.yaml", epochs=2, patience=5)
         result = train_model(data, cfg, device=args.device)
         secs = [h["seconds"] for h in result.history]
         print(f"epoch   {len(data.sample_indices('train')):,} training study pairs: "

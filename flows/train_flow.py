@@ -19,8 +19,6 @@ from prefect.cache_policies import NO_CACHE
 
 from graph.settings import settings
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_CONFIG = REPO / "configs" / "gnn.yaml"
 
 
 def _home() -> Path:
@@ -83,7 +81,7 @@ def train_flow(config_path: Optional[str] = None, snapshot_dir: Optional[str] = 
     """Export the graph, train the progression GNN, evaluate it against the baselines and register it.
 
     Args:
-        config_path: training config (YAML/JSON); default ``configs/gnn.yaml``.
+        config_path: training config (YAML/JSON); default ``gnn/configs/gnn.yaml`` (shipped with the package).
         snapshot_dir: where to write the snapshot; default ``$CXRKG_HOME/snapshots/<run>``.
         embeddings: optional region embeddings parquet for the export.
         seeds: evaluation seeds (mean ± sd); the registered model is trained with the config's seed.
@@ -97,7 +95,7 @@ def train_flow(config_path: Optional[str] = None, snapshot_dir: Optional[str] = 
     """
     from datetime import datetime, timezone
 
-    from gnn.training import TrainConfig
+    from gnn.training import DEFAULT_CONFIG, TrainConfig
 
     run = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     cfg_file = Path(config_path) if config_path else DEFAULT_CONFIG

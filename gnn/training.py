@@ -27,6 +27,9 @@ from gnn.models import CONVS, ProgressionGNN
 CHECKPOINT_KIND = "cxrkg-progression-gnn"
 LR_SCHEDULES = ("constant", "cosine")
 
+# The tuned configuration (gnn/README.md), shipped inside the package so an installed cxrkg finds it.
+DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "gnn.yaml"
+
 
 @dataclass
 class TrainConfig:

@@ -1,10 +1,11 @@
 """The Neo4j Community server that cxrkg runs itself, as a local Java process.
 
-The Java side lives in ``server/`` (a Maven project): ``org.cxrkg.server.LocalNeo4j`` starts Neo4j
+The Java side lives in ``graph/neo4j_server/`` (a Maven project shipped inside the package):
+``org.cxrkg.server.LocalNeo4j`` starts Neo4j
 Community 5.26 through its embedded API with Bolt on ``127.0.0.1:<bolt_port>``, the HTTP API and
 Neo4j Browser on ``127.0.0.1:<http_port>``, authentication on, data in ``<home>/data`` and its log
-in ``<home>/logs/neo4j.log`` (``debug.log`` next to it). Maven builds it once into
-``server/target/`` (about 140 MB of jars).
+in ``<home>/logs/neo4j.log`` (``debug.log`` next to it). Maven builds it once into its ``target/``
+folder (about 140 MB of jars), or, when the package is installed read-only, into ``<home>/neo4j-server/``.
 
 Memory: the JVM heap is ``CXRKG_NEO4J_HEAP`` (default ``2g``, half of it young generation; more JVM
 options in ``CXRKG_NEO4J_JVM_OPTS``) and Neo4j's page cache
@@ -35,7 +36,7 @@ from graph.settings import LocalServerSettings
 from graph.settings import settings as cxrkg_settings
 from graph.store.graph_store import GraphUnavailable, LoginRefused, server_agent
 
-SERVER_DIR = Path(__file__).resolve().parents[1] / "server"
+SERVER_DIR = Path(__file__).resolve().parent / "neo4j_server"
 JAR_NAME = "cxrkg-neo4j-server.jar"
 USER = "neo4j"
 
@@ -109,13 +110,21 @@ class LocalNeo4jServer:
         return [f"-Xmx{self.heap}", *young, *flags, *extra]
 
     @property
+    def build_dir(self) -> Path:
+        """Where Maven builds: the shipped project itself when it is writable (a checkout), else a copy in
+        ``<home>/neo4j-server`` (an installed wheel)."""
+        if os.access(self.server_dir, os.W_OK):
+            return self.server_dir
+        return self.settings.home / "neo4j-server"
+
+    @property
     def jar(self) -> Path:
-        return self.server_dir / "target" / JAR_NAME
+        return self.build_dir / "target" / JAR_NAME
 
     # --- build -------------------------------------------------------------------------------
 
     def build(self, force: bool = False) -> Path:
-        """Run ``mvn -q -f server/pom.xml package`` unless the launcher jar and its libraries exist.
+        """Run ``mvn -q -f <build_dir>/pom.xml package`` unless the launcher jar and its libraries exist.
 
         The first build downloads Neo4j from Maven Central (about 2 minutes).
 
@@ -129,13 +138,16 @@ class LocalNeo4jServer:
             return self.jar
         _require("java", "a Java 17+ JDK")
         mvn = _require("mvn", "Maven 3.8+")
+        if self.build_dir != self.server_dir:
+            shutil.copytree(self.server_dir, self.build_dir, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("target", "__pycache__"))
         result = subprocess.run(
-            [mvn, "-q", "-B", "-f", str(self.server_dir / "pom.xml"), "package"],
+            [mvn, "-q", "-B", "-f", str(self.build_dir / "pom.xml"), "package"],
             stdin=subprocess.DEVNULL, capture_output=True, text=True,
         )
         if result.returncode != 0 or not self.jar.is_file():
             output = (result.stdout + result.stderr).strip().splitlines()
-            raise ServerError(f"building {self.server_dir} with Maven failed (exit {result.returncode}):\n"
+            raise ServerError(f"building {self.build_dir} with Maven failed (exit {result.returncode}):\n"
                               + "\n".join(output[-40:]))
         return self.jar
 

@@ -58,7 +58,7 @@ def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) ->
 
 @app.command()
 def train(config: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
-                                                help="YAML/JSON config (configs/gnn.yaml); default settings otherwise"),
+                                                help="YAML/JSON config (e.g. gnn/configs/gnn.yaml); default settings otherwise"),
           snapshot: Optional[Path] = typer.Option(None, exists=True, file_okay=False,
                                                   help="snapshot folder; default: export the graph now"),
           embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,

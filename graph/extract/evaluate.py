@@ -16,7 +16,7 @@ its curve ("Scoliosis/right" for a dextroscoliosis) and which ingestion places o
 scored on the direction the extractor states (the word, or its direction modifier: :func:`curve_sides`).
 
 Change cues: :func:`evaluate_change_cues` scores the CHAN entities of the rules extractor on hand-labelled
-IU sentences (``tests/data/iu_change_cues.json``: report id, section, character offsets and labels only;
+IU sentences (``graph/extract/gold/iu_change_cues.json``: report id, section, character offsets and labels only;
 the text is read from the wheel) per change class, precision and recall over (sentence, class) pairs. Each
 labelled report is extracted whole, so that a sentence that refers back ("Unchanged.") has its context.
 
@@ -371,7 +371,7 @@ def evaluate_change_cues(reports: Mapping[str, IUReport], labels: list[dict],
     return scores
 
 
-DEFAULT_CHANGE_LABELS = Path(__file__).resolve().parents[2] / "tests" / "data" / "iu_change_cues.json"
+DEFAULT_CHANGE_LABELS = Path(__file__).resolve().parent / "gold" / "iu_change_cues.json"
 
 
 @dataclass
@@ -450,7 +450,7 @@ def format_report(result: EvalResult) -> str:
                 p, r, f = cc.prf(c)
                 lines.append(f"  {c:<16}{cc.support(c):>5}{p:>8.3f}{r:>8.3f}{f:>8.3f}")
     else:
-        lines += ["", "change cues: no labels file (tests/data/iu_change_cues.json) next to this install"]
+        lines += ["", "change cues: no labels file (graph/extract/gold/iu_change_cues.json) in this install"]
     return "\n".join(lines)
 
 

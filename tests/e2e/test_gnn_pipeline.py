@@ -316,7 +316,7 @@ def test_config_errors_are_clear(tmp_path):
     bad.write_text("hidden: 8\nlearning_rate: 0.1\n")
     with pytest.raises(GnnError, match="unknown option"):
         TrainConfig.from_file(bad)
-    assert TrainConfig.from_file(REPO / "configs" / "gnn.yaml").model == "sage"
+    assert TrainConfig.from_file(REPO / "gnn" / "configs" / "gnn.yaml").model == "sage"
 
 
 def test_command_line(cohort, monkeypatch):
@@ -336,7 +336,7 @@ def test_command_line(cohort, monkeypatch):
     assert json.loads(res.output)["patient_id"] == pid
     for args, message in ((["compare", "--patient", pid, "--finding", "dragon scales"], "not in the vocabulary"),
                           (["compare", "--patient", "19999999"], "no patient"),
-                          (["train", "--config", str(REPO / "configs" / "gnn.yaml"), "--snapshot", str(cohort["tmp"])],
+                          (["train", "--config", str(REPO / "gnn" / "configs" / "gnn.yaml"), "--snapshot", str(cohort["tmp"])],
                            "not a cxrkg snapshot"),
                           (["predict"], "trained with 32 region embeddings")):
         res = runner.invoke(app, args)

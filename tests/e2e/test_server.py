@@ -1,7 +1,7 @@
 """The local Neo4j server: start, log in, persist data across a restart, stop.
 
 Starts its own server in a temporary CXRKG_HOME on free ports, independent of the session server in
-conftest.py. Needs Java 17+ (and Maven when server/target is not built yet); skipped without them.
+conftest.py. Needs Java 17+ (and Maven when graph/neo4j_server/target is not built yet); skipped without them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Change cues of the rules extractor on hand-labelled IU sentences (tests/data/iu_change_cues.json).
+"""Change cues of the rules extractor on hand-labelled IU sentences (graph/extract/gold/iu_change_cues.json).
 
 The labels file holds report ids, section, character offsets and labels only, never report text: the
 sentences are read from the torchxrayvision wheel at test time (skipped when it cannot be obtained)."""

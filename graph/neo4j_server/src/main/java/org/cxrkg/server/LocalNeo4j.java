@@ -39,7 +39,7 @@ import org.neo4j.string.UTF8;
  * Runs a Neo4j Community DBMS in this JVM until SIGTERM/SIGINT, for cxrkg's graph/server.py.
  *
  * <pre>
- * java -Xmx2g -jar server/target/cxrkg-neo4j-server.jar \
+ * java -Xmx2g -jar graph/neo4j_server/target/cxrkg-neo4j-server.jar \
  *     --home DIR --data DIR --log-file FILE --password-file FILE \
  *     --bolt-port 7687 [--http-port 7474] [--page-cache 1g] [--tx-timeout 0s]
  * </pre>
