@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,21 @@ from rich.table import Table
 
 console = Console()
 err = Console(stderr=True)
+
+
+class RowFormat(str, Enum):
+    """How ``cxrkg query`` prints rows."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class ReportFormat(str, Enum):
+    """How a report command prints: a table for people, JSON for programs."""
+
+    table = "table"
+    json = "json"
 
 
 def fail(message: str, code: int = 1) -> None:

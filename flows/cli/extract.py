@@ -4,20 +4,29 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import console, fail, print_extraction, print_summary, store_or_fail
+from flows.cli.common import console, fail, print_extraction, print_summary, ReportFormat, store_or_fail
 
+
+
+class Extractor(str, Enum):
+    """The report-text extractors: rules (spaCy + medspaCy, offline) or the radgraph package's model."""
+
+    rules = "rules"
+    radgraph = "radgraph"
 
 @app.command()
 def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Open-i .xml reports, or a .csv / "
                                                    ".txt / .xml file"),
             out: Path = typer.Option(..., help="output folder: radgraph/part-*.json, doc_mapping.csv, rejected.json"),
-            extractor: str = typer.Option("rules", help="rules (offline) or radgraph (pip install 'cxrkg[radgraph]')"),
+            extractor: Extractor = typer.Option(Extractor.rules, help="rules (offline) or radgraph (pip install "
+                                                                      "'cxrkg[radgraph]')"),
             id_column: str = typer.Option("report_id", help="CSV: report id column"),
             text_column: str = typer.Option("text", help="CSV: report text column"),
             patient_column: Optional[str] = typer.Option(None, help="CSV: patient id column (default: each "
@@ -36,8 +45,7 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
     any file or record was rejected (each named in the rejected-records report)."""
     from graph.extract.inputs import CsvColumns
 
-    if extractor not in ("rules", "radgraph"):
-        fail(f"--extractor {extractor!r}: choose rules or radgraph")
+    extractor = extractor.value
     columns = CsvColumns(id_column, text_column, patient_column, date_column)
     if source == "iu":
         from graph.extract.iu import IUUnavailable, fetch_wheel
@@ -88,14 +96,12 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
 
 @app.command("eval-extract")
 def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
-                 fmt: str = typer.Option("table", "--format", help="table or json")) -> None:
+                 fmt: ReportFormat = typer.Option(ReportFormat.table, "--format")) -> None:
     """Score the rules extractor and a keyword baseline on the IU reports against their MeSH major tags
     (per finding P/R/F1, micro/macro F1, laterality), and the change cues on the hand-labelled IU sentences."""
     from graph.extract.evaluate import evaluate_all, format_report
     from graph.extract.iu import IUUnavailable, load_reports
 
-    if fmt not in ("table", "json"):
-        fail(f"--format {fmt!r}: choose table or json")
     try:
         reports = load_reports(cache)
     except IUUnavailable as exc:

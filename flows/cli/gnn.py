@@ -18,7 +18,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import console, err, fail, store_or_fail
+from flows.cli.common import console, err, fail, ReportFormat, store_or_fail
 
 def _guard(fn, *args, **kwargs):
     """Run ``fn``; GnnError / GraphUnavailable become a clean error line."""
@@ -150,13 +150,11 @@ def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
             checkpoint: Optional[Path] = typer.Option(None, help="model file; default the latest registered"),
             embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
                                                       help="embeddings parquet, if the model uses them"),
-            fmt: str = typer.Option("table", "--format", help="table or json")) -> None:
+            fmt: ReportFormat = typer.Option(ReportFormat.table, "--format")) -> None:
     """What changed between two studies of a patient: stated changes, else the model's, per anatomy and
     finding, and a one-line answer."""
     from gnn.compare import compare as run_compare
 
-    if fmt not in ("table", "json"):
-        fail(f"--format {fmt!r}: choose table or json")
     result = _guard(run_compare, store_or_fail(), patient, current, prior, checkpoint, finding, embeddings)
     if fmt == "json":
         from dataclasses import asdict

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import console, err, fail, print_rows, store_or_fail
+from flows.cli.common import console, err, fail, print_rows, ReportFormat, RowFormat, store_or_fail
 
 
 @app.command()
@@ -44,12 +44,10 @@ def _params(pairs: list[str]) -> dict[str, str]:
 @app.command()
 def query(name: str = typer.Argument(..., help="query name (see `cxrkg queries`)"),
           param: list[str] = typer.Option([], "--param", "-p", help="key=value, repeatable"),
-          fmt: str = typer.Option("table", "--format", help="table, json or csv")) -> None:
+          fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
     """Run a named query in a read transaction."""
     from graph.store.queries import QueryError, get_query, run_named
 
-    if fmt not in ("table", "json", "csv"):
-        fail(f"--format {fmt!r}: choose table, json or csv")
     try:
         q = get_query(name)
         bound = q.bind(_params(param))
@@ -71,7 +69,7 @@ def _check_finding(params: dict[str, Any]) -> None:
 
 
 @app.command()
-def stats(fmt: str = typer.Option("table", "--format", help="table or json"),
+def stats(fmt: ReportFormat = typer.Option(ReportFormat.table, "--format"),
           check: bool = typer.Option(True, help="run the consistency checks (exit code 4 when any fails)")) -> None:
     """Counts per label and relationship type, orphan nodes, and the consistency checks."""
     from graph.store.consistency import run_checks
