@@ -24,13 +24,14 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+
+import psutil
 
 from graph.settings import LocalServerSettings
 from graph.settings import settings as cxrkg_settings
@@ -214,10 +215,7 @@ class LocalNeo4jServer:
         """
         pid = self._running_pid()
         if pid is not None:
-            _signal(pid, signal.SIGTERM)
-            if not _wait_exit(pid, timeout_s):
-                _signal(pid, signal.SIGKILL)
-                _wait_exit(pid, 10.0)
+            _stop_process(pid, timeout_s)
         self.settings.pid_file.unlink(missing_ok=True)
 
     # --- status ------------------------------------------------------------------------------
@@ -257,8 +255,7 @@ class LocalNeo4jServer:
         except (OSError, ValueError):
             path.unlink(missing_ok=True)
             return None
-        _reap(pid)
-        if _alive(pid) and _is_launcher(pid):
+        if _is_running_launcher(pid):
             return pid
         path.unlink(missing_ok=True)
         return None
@@ -303,51 +300,28 @@ def _tail(path: Path, lines: int = 25) -> str:
         return f"(cannot read {path}: {exc})"
 
 
-def _reap(pid: int) -> None:
-    # A server started by this very process stays a zombie, and looks alive, until it is waited for.
+def _is_running_launcher(pid: int) -> bool:
+    """Whether ``pid`` is a live (not zombie) process running the launcher jar: a pid file can outlive its
+    server and the pid be reused after a crash or reboot."""
     try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        process = psutil.Process(pid)
+        return process.status() != psutil.STATUS_ZOMBIE and any(JAR_NAME in part for part in process.cmdline())
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
+    except psutil.AccessDenied:
+        return True  # someone else's process with our pid file: leave the decision to the caller's error
+
+
+def _stop_process(pid: int, timeout_s: float) -> None:
+    """SIGTERM (Neo4j closes its stores), SIGKILL after ``timeout_s`` seconds; waits for the exit (and reaps
+    the process when this process started it)."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state != "Z"
-
-
-def _is_launcher(pid: int) -> bool:
-    # Guards against a reused pid after a crash or reboot; without /proc (macOS) trust the pid.
-    try:
-        return JAR_NAME.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
-        return not Path("/proc/self").exists()
-    except OSError:
-        return True
-
-
-def _signal(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
+        process = psutil.Process(pid)
+        process.terminate()
+        try:
+            process.wait(timeout_s)
+        except psutil.TimeoutExpired:
+            process.kill()
+            process.wait(10.0)
+    except (psutil.NoSuchProcess, psutil.TimeoutExpired):
         pass
-
-
-def _wait_exit(pid: int, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        _reap(pid)
-        if not _alive(pid):
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.2)
