@@ -22,13 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-os.environ.setdefault("CXRKG_HOME", str(REPO / ".cxrkg" / "bench-extract"))
-os.environ.setdefault("CXRKG_BOLT_PORT", "7733")
-os.environ.setdefault("CXRKG_HTTP_PORT", "7503")
-for var in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD", "NEO4J_DATABASE"):
-    os.environ.pop(var, None)  # never clear a user's external database
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_env import use_dedicated_server  # noqa: E402
+
+use_dedicated_server("bench-extract", 7733, 7503)
 
 
 def run_once(out: Path) -> dict:

@@ -11,7 +11,6 @@ starts, fills (synthetic cohort with region embeddings, ingested with the loader
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import sys
@@ -19,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_env import REPO, use_dedicated_server  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -34,9 +33,7 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--keep", action="store_true", help="reuse the server's graph if it already has patients")
     args = ap.parse_args()
-    os.environ.setdefault("CXRKG_HOME", str(REPO / ".cxrkg" / "gnn-bench"))
-    os.environ.setdefault("CXRKG_BOLT_PORT", "7713")
-    os.environ.setdefault("CXRKG_HTTP_PORT", "7483")
+    use_dedicated_server("gnn-bench", 7713, 7483)
 
     from graph.settings import local_server_settings
     from graph.ingest import discover, load_files, plan_ingest

@@ -22,11 +22,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-os.environ.setdefault("CXRKG_HOME", str(REPO / ".cxrkg" / "bench-nih"))
-os.environ.setdefault("CXRKG_BOLT_PORT", "7699")
-os.environ.setdefault("CXRKG_HTTP_PORT", "7489")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_env import REPO, use_dedicated_server  # noqa: E402
+
+use_dedicated_server("bench-nih", 7699, 7489)
 from ingest_benchmark import time_queries  # noqa: E402  (same timing as `make bench`)
 
 
