@@ -99,8 +99,8 @@ def train_flow(config_path: Optional[str] = None, snapshot_dir: Optional[str] = 
 
     run = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     cfg_file = Path(config_path) if config_path else DEFAULT_CONFIG
-    config = TrainConfig.from_file(cfg_file, epochs=epochs).__dict__ if cfg_file.exists() else \
-        TrainConfig.from_dict({}, epochs=epochs).__dict__
+    config = (TrainConfig.from_file(cfg_file, epochs=epochs) if cfg_file.exists() else
+              TrainConfig.from_dict({}, epochs=epochs)).model_dump()
     work = Path(work_dir) if work_dir else _home() / "runs" / run
     snapshot = snapshot_dir or str(_home() / "snapshots" / run)
     manifest = export_task(snapshot, embeddings)

@@ -118,7 +118,7 @@ def evaluate(data: ProgressionData, config: TrainConfig, seeds: tuple[int, ...] 
     models: dict[str, dict[str, Any]] = {"gnn": {"runs": []}, **{name: {"runs": []} for name in BASELINES}}
     extra: dict[str, Any] = {"gnn_best_epochs": [], "gnn_epoch_seconds": []}
     for seed in seeds:
-        cfg = TrainConfig.from_dict({**config.__dict__, "seed": seed})
+        cfg = config.model_copy(update={"seed": seed})
         result = train_model(data, cfg, device=device)
         ids, proba = predict_proba(result.model, data, test_samples, device)
         order = {pid: i for i, pid in enumerate(ids.tolist())}
@@ -140,7 +140,7 @@ def evaluate(data: ProgressionData, config: TrainConfig, seeds: tuple[int, ...] 
     gap = models["gnn"]["summary"]["five_class"]["macro_f1"]["mean"] - \
         models[best_baseline]["summary"]["five_class"]["macro_f1"]["mean"]
     return {
-        "snapshot_hash": data.content_hash, "seeds": list(seeds), "config": dict(config.__dict__),
+        "snapshot_hash": data.content_hash, "seeds": list(seeds), "config": config.model_dump(),
         "test_pairs": int(len(test_rows)), "test_patients": int(data.pairs.iloc[test_rows]["patient_id"].nunique()),
         "train_pairs": int(len(train_rows)), "classes": list(CLASSES), "classes_three": list(CLASSES_3),
         "models": models, "best_baseline": best_baseline, "gap_macro_f1": gap, **extra,

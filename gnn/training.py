@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import numpy as np
 import torch
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from torch import nn
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
@@ -31,9 +32,9 @@ LR_SCHEDULES = ("constant", "cosine")
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "gnn.yaml"
 
 
-@dataclass
-class TrainConfig:
-    """Hyper-parameters of one training run (a YAML or JSON file; unknown keys are refused).
+class TrainConfig(BaseModel):
+    """Hyper-parameters of one training run (a YAML or JSON file; unknown keys are refused; validated
+    by pydantic: integers stay integers, ranges and choices are checked).
 
     Attributes:
         model: convolution, ``sage`` / ``gat`` / ``hgt``.
@@ -53,40 +54,37 @@ class TrainConfig:
             Juditsky 1992; ``torch.optim.swa_utils.AveragedModel``); 0 uses the raw weights.
     """
 
-    model: str = "sage"
-    hidden: int = 64
-    layers: int = 3
-    heads: int = 2
-    lr: float = 3e-3
-    weight_decay: float = 1e-3
-    dropout: float = 0.3
-    epochs: int = 40
-    patience: int = 8
-    batch_size: int = 32
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    model: Literal[CONVS] = "sage"
+    hidden: int = Field(64, ge=1)
+    layers: int = Field(3, ge=1)
+    heads: int = Field(2, ge=1)
+    lr: float = Field(3e-3, gt=0)
+    weight_decay: float = Field(1e-3, ge=0)
+    dropout: float = Field(0.3, ge=0, lt=1)
+    epochs: int = Field(40, ge=1)
+    patience: int = Field(8, ge=1)
+    batch_size: int = Field(32, ge=1)
     seed: int = 0
     split_seed: int = 0
     use_embeddings: bool = True
     class_weights: bool = True
     pair_context: bool = True
-    lr_schedule: str = "cosine"
-    ema_decay: float = 0.99
+    lr_schedule: Literal[LR_SCHEDULES] = "cosine"
+    ema_decay: float = Field(0.99, ge=0, lt=1)
 
-    def __post_init__(self) -> None:
-        if self.lr_schedule not in LR_SCHEDULES:
-            raise GnnError(f"config: lr_schedule {self.lr_schedule!r} is not one of {', '.join(LR_SCHEDULES)}")
-        if self.model not in CONVS:
-            raise GnnError(f"config: model {self.model!r} is not one of {', '.join(CONVS)}")
-        for name in ("hidden", "layers", "epochs", "batch_size", "heads", "patience"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise GnnError(f"config: {name} must be a positive integer, got {getattr(self, name)!r}")
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
-            raise GnnError(f"config: lr must be a positive number, got {self.lr!r}")
-        if not (isinstance(self.ema_decay, (int, float)) and 0 <= self.ema_decay < 1):
-            raise GnnError(f"config: ema_decay must be in [0, 1), got {self.ema_decay!r}")
-        if not (0 <= self.dropout < 1):
-            raise GnnError(f"config: dropout must be in [0, 1), got {self.dropout!r}")
+    @field_validator("lr", "weight_decay", "dropout", "ema_decay", mode="before")
+    @classmethod
+    def _int_is_a_number(cls, value: Any) -> Any:
+        # YAML reads "lr: 1" as an int; strict mode would refuse it for a float field
+        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @model_validator(mode="after")
+    def _hgt_heads_divide_hidden(self) -> "TrainConfig":
         if self.model == "hgt" and self.hidden % self.heads:
-            raise GnnError(f"config: hidden {self.hidden} must be divisible by heads {self.heads} for hgt")
+            raise ValueError(f"hidden {self.hidden} must be divisible by heads {self.heads} for hgt")
+        return self
 
     @classmethod
     def from_file(cls, path: Path, **overrides: Any) -> "TrainConfig":
@@ -109,15 +107,19 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any], **overrides: Any) -> "TrainConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise GnnError(f"config: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        """Validate a mapping; ``overrides`` that are not None win.
+
+        Raises:
+            GnnError: unknown keys or invalid values, each named with what is allowed.
+        """
         values = {**raw, **{k: v for k, v in overrides.items() if v is not None}}
         try:
             return cls(**values)
-        except TypeError as exc:
-            raise GnnError(f"config: {exc}") from exc
+        except ValidationError as exc:
+            known = ", ".join(cls.model_fields)
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']} (got {e.get('input')!r})"
+                                 for e in exc.errors())
+            raise GnnError(f"config: {problems}; options: {known}") from None
 
 
 @dataclass
@@ -199,14 +201,12 @@ def predict_proba(model: ProgressionGNN, data: ProgressionData, sample_indices: 
 
 
 def _macro_f1(y: np.ndarray, pred: np.ndarray) -> float:
-    f1s = []
-    for c in range(len(CLASSES)):
-        tp = np.sum((pred == c) & (y == c))
-        fp = np.sum((pred == c) & (y != c))
-        fn = np.sum((pred != c) & (y == c))
-        if tp + fp + fn:
-            f1s.append(2 * tp / (2 * tp + fp + fn))
-    return float(np.mean(f1s)) if f1s else 0.0
+    """Macro-F1 over the classes that occur in ``y`` or ``pred`` (a class absent from both is left out,
+    not counted as 0); 0 for empty input."""
+    from sklearn.metrics import f1_score
+
+    labels = np.union1d(y, pred)
+    return float(f1_score(y, pred, labels=labels, average="macro", zero_division=0)) if len(labels) else 0.0
 
 
 def train_model(data: ProgressionData, config: TrainConfig, device: str = "cpu",
@@ -298,7 +298,7 @@ def save_checkpoint(path: Path, result: TrainResult, data: ProgressionData, vers
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {
         "kind": CHECKPOINT_KIND, "model_version": version or model_version(result, data.content_hash),
-        "config": asdict(result.config), "in_dims": in_dims(data), "feature_names": data.feature_names,
+        "config": result.config.model_dump(), "in_dims": in_dims(data), "feature_names": data.feature_names,
         "anatomy": list(data.vocab.anatomy), "findings": list(data.vocab.findings),
         "embedding_dim": data.embedding_dim, "embedding_stats": data.embedding_stats, "classes": list(CLASSES), "snapshot_hash": data.content_hash,
         "split_seed": data.split_seed, "best_epoch": result.best_epoch, "val_macro_f1": result.val_macro_f1,

@@ -300,25 +300,6 @@ def test_metrics_match_hand_computation():
     assert to_three(np.array([[0.1, 0.2, 0.3, 0.25, 0.15]])).tolist()[0] == pytest.approx([0.25, 0.45, 0.3])
 
 
-def test_config_errors_are_clear(tmp_path):
-    from gnn.training import TrainConfig
-
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("model: transformer\n")
-    with pytest.raises(GnnError, match="model 'transformer'"):
-        TrainConfig.from_file(bad)
-    bad.write_text("lr_schedule: step\n")
-    with pytest.raises(GnnError, match="lr_schedule 'step'"):
-        TrainConfig.from_file(bad)
-    bad.write_text("ema_decay: 1.0\n")
-    with pytest.raises(GnnError, match="ema_decay must be in"):
-        TrainConfig.from_file(bad)
-    bad.write_text("hidden: 8\nlearning_rate: 0.1\n")
-    with pytest.raises(GnnError, match="unknown option"):
-        TrainConfig.from_file(bad)
-    assert TrainConfig.from_file(REPO / "gnn" / "configs" / "gnn.yaml").model == "sage"
-
-
 def test_command_line(cohort, monkeypatch):
     from flows.cli import app
 
