@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
+from graph.formats.radgraph import token_sections
 from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
 
 DATA_SOURCE = "cxrkg-rules"
@@ -180,17 +181,6 @@ def compose_text(report: str | Mapping[str, str]) -> str:
         return " ".join(report.split())
     keys = sorted(report, key=lambda k: SECTION_ORDER.index(k.lower()) if k.lower() in SECTION_ORDER else 99)
     return " ".join(f"{k.upper()}: {' '.join(report[k].split())}" for k in keys if report[k] and report[k].strip())
-
-
-def _sections(doc) -> list[str | None]:
-    out, section = [], None
-    toks = [t.text for t in doc]
-    for i, tok in enumerate(toks):
-        word = tok.rstrip(":").upper()
-        if word in {s.upper() for s in SECTION_ORDER} and (tok.endswith(":") or (i + 1 < len(toks) and toks[i + 1] == ":")):
-            section = word.lower()
-        out.append(section)
-    return out
 
 
 def _spans(doc, v: Vocabulary) -> tuple[list[_Span], list[_Span]]:
@@ -534,7 +524,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     ``modify`` (the side MeSH gives it); the direction inside the word ("dextroscoliosis") needs none.
     """
     v = v or vocabulary()
-    sections = _sections(doc)
+    sections = token_sections([t.text for t in doc], SECTION_ORDER)
     sent_of = [0] * len(doc)
     for n, sent in enumerate(doc.sents):
         for i in range(sent.start, sent.end):

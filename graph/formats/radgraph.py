@@ -48,7 +48,9 @@ from graph.records import (
 from graph.vocabulary import Vocabulary, normalise_phrase, normalise_region_phrase
 
 _MIMIC_KEY = re.compile(r"(?:^|/)p\d{2}/p(?P<patient>\d+)/s(?P<study>\d+)\.txt$")
-_SECTION_WORDS = {"FINDINGS", "IMPRESSION", "COMPARISON", "INDICATION", "HISTORY", "TECHNIQUE", "EXAMINATION"}
+#: Report section headers recognised in tokenized text (``FINDINGS :`` or ``FINDINGS:``), MIMIC-CXR's and
+#: Open-i's section names.
+SECTION_NAMES = ("comparison", "indication", "history", "technique", "examination", "findings", "impression")
 _SENTENCE_END = {".", "?", "!"}
 STREAM_BUFFER_BYTES = 1 << 16  # bytes ijson reads at a time from a streamed file
 
@@ -158,18 +160,26 @@ def _entities(doc_key: str, raw: Any, file: str, vocab: Vocabulary) -> dict[str,
     return out
 
 
+def token_sections(tokens: list[str], names: tuple[str, ...] = SECTION_NAMES) -> list[str | None]:
+    """Per token, the (lower-case) report section it sits in: a header is a section name followed by a colon,
+    in the token or the next one (``FINDINGS :``); None before the first header."""
+    out, section = [], None
+    for i, tok in enumerate(tokens):
+        word = tok.rstrip(":").lower()
+        if word in names and (tok.endswith(":") or (i + 1 < len(tokens) and tokens[i + 1] == ":")):
+            section = word
+        out.append(section)
+    return out
+
+
 def _sentences(tokens: list[str]) -> tuple[list[int], list[str | None]]:
     """Per token: its sentence index and the report section it sits in."""
-    sent_of, section_of = [], []
-    sent, section = 0, None
-    for i, tok in enumerate(tokens):
-        if tok.rstrip(":").upper() in _SECTION_WORDS and (tok.endswith(":") or (i + 1 < len(tokens) and tokens[i + 1] == ":")):
-            section = tok.rstrip(":").lower()
+    sent_of, sent = [], 0
+    for tok in tokens:
         sent_of.append(sent)
-        section_of.append(section)
         if tok in _SENTENCE_END or tok == ":":
             sent += 1
-    return sent_of, section_of
+    return sent_of, token_sections(tokens)
 
 
 def doc_to_records(doc_key: str, text: str, entities: dict[str, _Entity], study: DocStudy, file: str,
