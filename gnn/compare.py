@@ -143,38 +143,12 @@ def compare(store: GraphStore, patient_id: str, current: str | None = None, prio
         GnnError: unknown patient or finding, a patient with one study, a study that is not the
             patient's, a prior that is not earlier than the current study, or an incompatible checkpoint.
     """
-    from gnn.prediction import latest_checkpoint, with_embeddings
+    from gnn.prediction import with_embeddings
 
     names = _finding_names(finding)
     graph = read_graph_tables(store, [str(patient_id)])
-    studies = sorted(graph.tables["studies"], key=lambda r: (r["study_order"] or 0, r["study_id"]))
-    order = {r["study_id"]: i for i, r in enumerate(studies)}
-    if len(studies) < 2:
-        raise GnnError(f"patient {patient_id} has only one study ({studies[0]['study_id']}): nothing to compare")
-    current = str(current) if current else studies[-1]["study_id"]
-    if current not in order:
-        raise GnnError(f"study {current} is not a study of patient {patient_id}; "
-                       f"the patient's studies: {', '.join(order)}")
-    if prior is None:
-        if order[current] == 0:
-            raise GnnError(f"study {current} is the first study of patient {patient_id}: give --prior")
-        prior = studies[order[current] - 1]["study_id"]
-    prior = str(prior)
-    if prior not in order:
-        raise GnnError(f"study {prior} is not a study of patient {patient_id}; "
-                       f"the patient's studies: {', '.join(order)}")
-    if order[prior] >= order[current]:
-        raise GnnError(f"prior study {prior} is not earlier than current study {current}")
-
-    model = meta = None
-    if isinstance(checkpoint, tuple):
-        model, meta = checkpoint
-    else:
-        path = Path(checkpoint) if checkpoint else latest_checkpoint()
-        if path is not None:
-            from gnn.training import load_checkpoint
-
-            model, meta = load_checkpoint(path)
+    order, current, prior = _study_pair(graph.tables["studies"], str(patient_id), current, prior)
+    model, meta = _model(checkpoint)
     tables = with_embeddings(graph.tables, embeddings)
     if not any(r["study_id"] in (current, prior) for r in tables["observations"]):
         return Comparison(str(patient_id), current, prior, order[current] - order[prior] == 1, 0.0, [],
@@ -195,6 +169,54 @@ def compare(store: GraphStore, patient_id: str, current: str | None = None, prio
     for r in tables["labels"]:
         if r["study_id"] == current and r["prior_study_id"] == prior:
             stated.setdefault((r["anatomy"], r["finding"]), []).append((r["source"], r["change"]))
+    rows = _rows(data, names, stated, proba, stored)
+    consecutive = order[current] - order[prior] == 1
+    return Comparison(str(patient_id), current, prior, consecutive, float(data.days[0]) if len(data.days) else 0.0,
+                      rows, answer_line(rows), meta["model_version"] if meta else None)
+
+
+def _study_pair(studies: list[dict[str, Any]], patient_id: str, current: str | None,
+                prior: str | None) -> tuple[dict[str, int], str, str]:
+    """(study -> position in time, current, prior): the defaults filled and both checked."""
+    studies = sorted(studies, key=lambda r: (r["study_order"] or 0, r["study_id"]))
+    order = {r["study_id"]: i for i, r in enumerate(studies)}
+    if len(studies) < 2:
+        raise GnnError(f"patient {patient_id} has only one study ({studies[0]['study_id']}): nothing to compare")
+    current = str(current) if current else studies[-1]["study_id"]
+    if current not in order:
+        raise GnnError(f"study {current} is not a study of patient {patient_id}; "
+                       f"the patient's studies: {', '.join(order)}")
+    if prior is None:
+        if order[current] == 0:
+            raise GnnError(f"study {current} is the first study of patient {patient_id}: give --prior")
+        prior = studies[order[current] - 1]["study_id"]
+    prior = str(prior)
+    if prior not in order:
+        raise GnnError(f"study {prior} is not a study of patient {patient_id}; "
+                       f"the patient's studies: {', '.join(order)}")
+    if order[prior] >= order[current]:
+        raise GnnError(f"prior study {prior} is not earlier than current study {current}")
+    return order, current, prior
+
+
+def _model(checkpoint: Path | None | tuple[Any, dict[str, Any]]) -> tuple[Any, dict[str, Any] | None]:
+    """(model, meta) from a loaded pair, a file, or the latest registered model; (None, None) when none."""
+    from gnn.prediction import latest_checkpoint
+
+    if isinstance(checkpoint, tuple):
+        return checkpoint
+    path = Path(checkpoint) if checkpoint else latest_checkpoint()
+    if path is None:
+        return None, None
+    from gnn.training import load_checkpoint
+
+    return load_checkpoint(path)
+
+
+def _rows(data, names: set[str] | None, stated: dict[tuple[str, str], list[tuple[str, str]]],
+          proba: np.ndarray | None, stored: dict[tuple[str, str], dict[str, Any]]) -> list[ComparisonRow]:
+    """One row per (anatomy, finding) present in either study or with a stated change; the change is the
+    stated one (RadGraph first), else the model's, else a stored prediction, else the presence rule's."""
     rule = PresenceRule().predict_proba(data, np.arange(len(data.pairs)))
     present = _present(data.x_cur) | _present(data.x_prior)
     rows = []
@@ -218,6 +240,4 @@ def compare(store: GraphStore, patient_id: str, current: str | None = None, prio
             change, source, prob = CLASSES[int(rule[i].argmax())], "presence rule", None
         rows.append(ComparisonRow(pair.anatomy, pair.finding, pri_state, cur_state, pri_sev, cur_sev, change, source,
                                   prob, [f"{c} ({s})" for s, c in sorted(said)]))
-    consecutive = order[current] - order[prior] == 1
-    return Comparison(str(patient_id), current, prior, consecutive, float(data.days[0]) if len(data.days) else 0.0,
-                      rows, answer_line(rows), meta["model_version"] if meta else None)
+    return rows
