@@ -190,6 +190,34 @@ def _mention_props(m: MentionRecord) -> dict[str, Any]:
     return {k: v for k, v in props.items() if v is not None}
 
 
+def _batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list[dict], list[dict], list[dict],
+                                                  dict[str, dict[str, Any]]]:
+    """The rows of a batch's parsed files: studies by id (a study's attributes merged over its files), images,
+    bounding boxes, reports, and observations by id with their mentions' properties."""
+    studies: dict[str, dict[str, Any]] = {}
+    images, boxes, reports, observations = [], [], [], {}
+    for pf in files:
+        for s in pf.studies:
+            row = studies.setdefault(s.study_id, {"study_id": s.study_id, "patient_id": s.patient_id,
+                                                  "study_datetime": None, "gender": None, "age_decile": None,
+                                                  "reason_for_exam": None})
+            # ISO text, parsed by Cypher: the driver's packing of datetimes cost more Python time
+            # than the rest of the batch's rows
+            row["study_datetime"] = row["study_datetime"] or (s.study_datetime and s.study_datetime.isoformat())
+            for key in ("gender", "age_decile", "reason_for_exam"):
+                row[key] = row[key] or getattr(s, key)
+        images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view, "study_order": i.study_order}
+                   for i in pf.images]
+        boxes += [{k: v for k, v in vars(b).items() if v is not None} for i in pf.images for b in i.objects]
+        reports += [{"report_id": r.report_id, "study_id": r.study_id, "text": r.text, "source": r.source,
+                     "unmapped_terms": list(r.unmapped_terms)} for r in pf.reports]
+        for m in pf.mentions:
+            oid = observation_id(m.study_id, m.anatomy, m.finding)
+            observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
+                                          "finding": m.finding, "mentions": []})["mentions"].append(_mention_props(m))
+    return studies, images, boxes, reports, observations
+
+
 def _migrate_schema(session: neo4j.Session) -> None:
     """Bring a graph loaded by an earlier cxrkg to the current schema (a no-op on a current one).
 
@@ -284,27 +312,7 @@ class GraphStore:
         constraint (the same records under another path, or a concurrent run storing the same files),
         the transaction is rolled back and the batch is written again with MERGE.
         """
-        studies: dict[str, dict[str, Any]] = {}
-        images, boxes, reports, observations = [], [], [], {}
-        for pf in batch.files:
-            for s in pf.studies:
-                row = studies.setdefault(s.study_id, {"study_id": s.study_id, "patient_id": s.patient_id,
-                                                      "study_datetime": None, "gender": None, "age_decile": None,
-                                                      "reason_for_exam": None})
-                # ISO text, parsed by Cypher: the driver's packing of datetimes cost more Python time
-                # than the rest of the batch's rows
-                row["study_datetime"] = row["study_datetime"] or (s.study_datetime and s.study_datetime.isoformat())
-                for key in ("gender", "age_decile", "reason_for_exam"):
-                    row[key] = row[key] or getattr(s, key)
-            images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view, "study_order": i.study_order}
-                       for i in pf.images]
-            boxes += [{k: v for k, v in vars(b).items() if v is not None} for i in pf.images for b in i.objects]
-            reports += [{"report_id": r.report_id, "study_id": r.study_id, "text": r.text, "source": r.source,
-                         "unmapped_terms": list(r.unmapped_terms)} for r in pf.reports]
-            for m in pf.mentions:
-                oid = observation_id(m.study_id, m.anatomy, m.finding)
-                observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
-                                              "finding": m.finding, "mentions": []})["mentions"].append(_mention_props(m))
+        studies, images, boxes, reports, observations = _batch_rows(batch.files)
         patients = {s["patient_id"] for s in studies.values()}
         linked = patients & batch.link
         # Patients new to the graph are derived from the batch itself, before the transaction; whether
