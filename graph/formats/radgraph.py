@@ -200,82 +200,26 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, _Entity], study:
     for ent in entities.values():
         for rtype, target in ent.relations:
             incoming[target].append((rtype, ent))
-
-    def phrase(ent: _Entity) -> str:
-        parts = [ent] + [src for rtype, src in incoming[ent.eid] if rtype == "modify" and src.kind == "ANAT"]
-        return " ".join(p.tokens for p in sorted(parts, key=lambda e: e.start))
-
-    def sentence_text(ent: _Entity) -> str:
-        s = sent_of[min(ent.start, len(tokens) - 1)] if tokens else 0
-        return " ".join(t for t, si in zip(tokens, sent_of) if si == s)
-
-    linked_changes: dict[str, list[_Entity]] = {}
-    unlinked_changes: list[_Entity] = []
-    for ent in entities.values():
-        if ent.kind != "CHAN":
-            continue
-        targets = [entities[t] for _, t in ent.relations if entities[t].kind == "OBS"]
-        targets += [src for _, src in incoming[ent.eid] if src.kind == "OBS"]
-        for t in targets:
-            linked_changes.setdefault(t.eid, []).append(ent)
-        if not targets:
-            unlinked_changes.append(ent)
-
-    observations = [e for e in entities.values() if e.kind == "OBS"]
-    for chan in unlinked_changes:
-        same = [o for o in observations if sent_of[min(o.start, len(sent_of) - 1)] == sent_of[min(chan.start, len(sent_of) - 1)]]
-        if same:
-            nearest = min(same, key=lambda o: abs(o.start - chan.start))
-            linked_changes.setdefault(nearest.eid, []).append(chan)
+    linked_changes = _changes_by_observation(entities, incoming, sent_of)
 
     mentions: list[MentionRecord] = []
     unmapped: list[str] = []
-    for obs in observations:
+    for obs in (e for e in entities.values() if e.kind == "OBS"):
         anatomy_ents = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
         modifiers = [src for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "OBS"]
-        modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
-
-        finding, consumed = None, set()
-        for mod in modifiers:
-            finding = finding or vocab.finding_for(f"{mod.tokens} {obs.tokens}")
-        for anat in anatomy_ents:
-            if finding is None and (f := vocab.finding_for(f"{anat.tokens} {obs.tokens}")):
-                finding, consumed = f, {anat.eid}
-        finding = finding or vocab.finding_for(obs.tokens)
+        finding, consumed = _finding_of(obs, anatomy_ents, modifiers, vocab)
         if finding is None:
+            modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
             if not modifies_obs and vocab.severity_of(obs.tokens) is None:
                 unmapped.append(obs.tokens.lower())
             continue
-
-        regions: list[str] = []
-        side = None
-        for mod in incoming[obs.eid]:
-            if mod[0] == "modify" and mod[1].kind == "ANAT":
-                side = side or vocab.side_of(mod[1].tokens)
-        for anat in anatomy_ents:
-            text_ = phrase(anat)
-            side = side or vocab.side_of(text_)
-            if anat.eid in consumed:
-                # "pleural" went into "pleural effusion"; keep a more specific place its modifiers name
-                # ("left mid lung" + "opacity"), else the finding's default regions on that side
-                rest = " ".join(w for w in normalise_region_phrase(text_).split() if w not in ("left", "right", "bilateral"))
-                if rest == normalise_phrase(anat.tokens):
-                    continue
-            found = vocab.regions_for(text_) or vocab.regions_for(anat.tokens)
-            if not found:
-                unmapped.append(f"region:{text_.lower()}")
-            regions.extend(found)
-        if not regions:
-            regions = list(vocab.default_regions(finding, side if side in ("left", "right") else None))
-
-        severity, score = None, None
-        for mod in modifiers:
-            s = vocab.severity_of(mod.tokens)
-            if s is not None and (score is None or s > score):
-                severity, score = mod.tokens.lower(), s
+        regions = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped)
+        scored = [(vocab.severity_of(mod.tokens), mod.tokens.lower()) for mod in modifiers]
+        score, severity = max(((sc, w) for sc, w in scored if sc is not None), key=lambda x: x[0], default=(None, None))
         changes = linked_changes.get(obs.eid, [])
         change_ent = changes[0] if changes else None
-        evidence = sentence_text(obs)
+        sentence = sent_of[min(obs.start, len(tokens) - 1)] if tokens else 0
+        evidence = " ".join(t for t, si in zip(tokens, sent_of) if si == sentence)
         section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
         for region in dict.fromkeys(regions):
             mentions.append(MentionRecord(
@@ -288,6 +232,72 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, _Entity], study:
             ))
     report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
     return report, mentions
+
+
+def _changes_by_observation(entities: dict[str, _Entity], incoming: dict[str, list[tuple[str, _Entity]]],
+                            sent_of: list[int]) -> dict[str, list[_Entity]]:
+    """observation eid -> its CHAN entities: linked by a relation in either direction, else (an unlinked
+    CHAN) the nearest observation of the same sentence."""
+    linked: dict[str, list[_Entity]] = {}
+    unlinked: list[_Entity] = []
+    for ent in entities.values():
+        if ent.kind != "CHAN":
+            continue
+        targets = [entities[t] for _, t in ent.relations if entities[t].kind == "OBS"]
+        targets += [src for _, src in incoming[ent.eid] if src.kind == "OBS"]
+        for t in targets:
+            linked.setdefault(t.eid, []).append(ent)
+        if not targets:
+            unlinked.append(ent)
+    observations = [e for e in entities.values() if e.kind == "OBS"]
+    last = len(sent_of) - 1
+    for chan in unlinked:
+        same = [o for o in observations if sent_of[min(o.start, last)] == sent_of[min(chan.start, last)]]
+        if same:
+            linked.setdefault(min(same, key=lambda o: abs(o.start - chan.start)).eid, []).append(chan)
+    return linked
+
+
+def _finding_of(obs: _Entity, anatomy_ents: list[_Entity], modifiers: list[_Entity],
+                vocab: Vocabulary) -> tuple[str | None, set[str]]:
+    """(finding, eids of the anatomy entities its name used): modifier + span, anatomy + span
+    (``pleural`` + ``effusion``), else the span alone; None when the vocabulary knows none of them."""
+    finding, consumed = None, set()
+    for mod in modifiers:
+        finding = finding or vocab.finding_for(f"{mod.tokens} {obs.tokens}")
+    for anat in anatomy_ents:
+        if finding is None and (f := vocab.finding_for(f"{anat.tokens} {obs.tokens}")):
+            finding, consumed = f, {anat.eid}
+    return finding or vocab.finding_for(obs.tokens), consumed
+
+
+def _regions_of(obs: _Entity, finding: str, anatomy_ents: list[_Entity], consumed: set[str],
+                incoming: dict[str, list[tuple[str, _Entity]]], vocab: Vocabulary, unmapped: list[str]) -> list[str]:
+    """The observation's regions: its located_at targets with their own modifiers (``left`` -> ``base``),
+    else the finding's default regions on the stated side. Unknown places are added to ``unmapped``."""
+    def phrase(ent: _Entity) -> str:
+        parts = [ent] + [src for rtype, src in incoming[ent.eid] if rtype == "modify" and src.kind == "ANAT"]
+        return " ".join(p.tokens for p in sorted(parts, key=lambda e: e.start))
+
+    regions: list[str] = []
+    side = None
+    for rtype, src in incoming[obs.eid]:
+        if rtype == "modify" and src.kind == "ANAT":
+            side = side or vocab.side_of(src.tokens)
+    for anat in anatomy_ents:
+        text_ = phrase(anat)
+        side = side or vocab.side_of(text_)
+        if anat.eid in consumed:
+            # "pleural" went into "pleural effusion"; keep a more specific place its modifiers name
+            # ("left mid lung" + "opacity"), else the finding's default regions on that side
+            rest = " ".join(w for w in normalise_region_phrase(text_).split() if w not in ("left", "right", "bilateral"))
+            if rest == normalise_phrase(anat.tokens):
+                continue
+        found = vocab.regions_for(text_) or vocab.regions_for(anat.tokens)
+        if not found:
+            unmapped.append(f"region:{text_.lower()}")
+        regions.extend(found)
+    return regions or list(vocab.default_regions(finding, side if side in ("left", "right") else None))
 
 
 def _jsonl_doc(line: dict, file: str) -> tuple[str, str, dict]:
