@@ -225,61 +225,14 @@ def build(tables: dict[str, Any] | GraphTables, content_hash: str | None = None,
             if s not in patient_of:
                 raise GnnError(f"study {s} is not in the graph")
 
-    # observation inputs: (study, anatomy, finding) -> per-source counts
-    per_source = len(PER_SOURCE)
-    obs = frames["observations"]
-    obs_feat: dict[tuple[str, str, str], np.ndarray] = {}
-    by_study: dict[str, list[tuple[str, str]]] = {}
-    src_pos = {s: i for i, s in enumerate(SOURCES)}
-    for r in obs.itertuples(index=False):
-        if r.source not in src_pos or r.anatomy not in a_ix or r.finding not in f_ix:
-            continue
-        key = (r.study_id, r.anatomy, r.finding)
-        v = obs_feat.get(key)
-        if v is None:
-            v = obs_feat[key] = np.zeros(per_source * len(SOURCES), np.float32)
-            by_study.setdefault(r.study_id, []).append((r.anatomy, r.finding))
-        n = float(r.n_present + r.n_absent + r.n_uncertain)
-        if n <= 0:
-            continue
-        o = src_pos[r.source] * per_source
-        sev = r.max_severity
-        has_sev = sev is not None and not (isinstance(sev, float) and math.isnan(sev))
-        v[o:o + per_source] = (1.0, r.n_present / n, r.n_absent / n, r.n_uncertain / n,
-                               float(sev) / 3.0 if has_sev else 0.0, 1.0 if has_sev else 0.0)
+    obs_feat, by_study = _observation_inputs(frames["observations"], a_ix, f_ix)
 
-    # region embeddings: mean over the study's images, per (study, anatomy)
     emb: dict[tuple[str, str], np.ndarray] = {}
     study_emb: dict[str, np.ndarray] = {}
     emb_dim = 0
     if use_embeddings and "region_embeddings" in tables:
-        et = tables["region_embeddings"]
-        img_study = dict(zip(frames["images"]["image_id"], frames["images"]["study_id"]))
-        full_dim = len(et.column("embedding")[0].as_py()) if et.num_rows else 0
-        if embedding_stats is None and et.num_rows:
-            allv = np.asarray(et.column("embedding").to_pylist(), dtype=np.float64)
-            embedding_stats = (allv.mean(0), np.maximum(allv.std(0), 1e-6))
-        et = et.filter(pa.compute.is_in(et.column("image_id"), value_set=pa.array(list(img_study), pa.string())))
-        ids = et.column("image_id").to_pylist()
-        regions = et.column("anatomy").to_pylist()
-        emb_dim = full_dim
-        vecs = np.asarray(et.column("embedding").to_pylist(), dtype=np.float32).reshape(-1, emb_dim or 1)
-        sums: dict[tuple[str, str], list] = {}
-        for img, region, vec in zip(ids, regions, vecs):
-            s = img_study.get(img)
-            if s is not None:
-                acc = sums.setdefault((s, region), [np.zeros(emb_dim, np.float32), 0])
-                acc[0] += vec
-                acc[1] += 1
-        mean, std = (np.asarray(embedding_stats[0], np.float32), np.asarray(embedding_stats[1], np.float32))
-        emb = {k: (v[0] / v[1] - mean) / std for k, v in sums.items()}
-        # per study: the mean over all its regions (the image-level summary the study node carries)
-        study_sums: dict[str, list] = {}
-        for (s_id, _), vec in emb.items():
-            acc = study_sums.setdefault(s_id, [np.zeros(emb_dim, np.float32), 0])
-            acc[0] += vec
-            acc[1] += 1
-        study_emb = {k: v[0] / v[1] for k, v in study_sums.items()}
+        emb, study_emb, emb_dim, embedding_stats = _region_embeddings(tables["region_embeddings"], frames["images"],
+                                                                      embedding_stats)
 
     names = feature_names(emb_dim)
     base_dim = BASE_DIM
@@ -318,38 +271,13 @@ def build(tables: dict[str, Any] | GraphTables, content_hash: str | None = None,
         k = len(keys)
         x_cur = np.stack([features(cur, a, f, True) for a, f in keys])
         x_pri = np.stack([features(pri, a, f, False) for a, f in keys])
-        a_loc = vocab.closure({a_ix[a] for a, _ in keys}, vocab.anatomy_parents)
-        f_loc = vocab.closure({f_ix[f] for _, f in keys}, vocab.finding_parents)
-        a_map = {g: i for i, g in enumerate(a_loc)}
-        f_map = {g: i for i, g in enumerate(f_loc)}
-        obs_a = torch.tensor([a_map[a_ix[a]] for a, _ in keys] * 2)
-        obs_f = torch.tensor([f_map[f_ix[f]] for _, f in keys] * 2)
-        obs_ids = torch.arange(2 * k)
-        data = HeteroData()
-        data["observation"].x = torch.from_numpy(np.concatenate([x_cur, x_pri]))
-        data["anatomy"].x = eye_a[a_loc]
-        data["finding"].x = eye_f[f_loc]
         study_x = [[1.0, math.log1p(days) / 6.0], [0.0, 0.0]]
         if emb_dim:
             for row, sid in zip(study_x, (cur, pri)):
                 e = study_emb.get(sid)
                 row.extend((e if e is not None else zeros_emb).tolist() + [1.0 if e is not None else 0.0])
-        data["study"].x = torch.tensor(study_x, dtype=torch.float32)
-        edges = {
-            ("study", "has_observation", "observation"): torch.stack([torch.tensor([0] * k + [1] * k), obs_ids]),
-            ("observation", "located_at", "anatomy"): torch.stack([obs_ids, obs_a]),
-            ("observation", "of_finding", "finding"): torch.stack([obs_ids, obs_f]),
-            ("anatomy", "part_of", "anatomy"): torch.tensor(
-                [[a_map[c], a_map[p]] for c in a_loc for p in vocab.anatomy_parents[c] if p in a_map],
-                dtype=torch.long).reshape(-1, 2).t(),
-            ("finding", "is_a", "finding"): torch.tensor(
-                [[f_map[c], f_map[p]] for c in f_loc for p in vocab.finding_parents[c] if p in f_map],
-                dtype=torch.long).reshape(-1, 2).t(),
-            ("study", "prior", "study"): torch.tensor([[0], [1]]),
-        }
-        for (s, r, d), ei in edges.items():
-            data[s, r, d].edge_index = ei.contiguous()
-            data[d, f"rev_{r}", s].edge_index = ei.flip(0).contiguous()
+        data = _pair_graph([(a_ix[a], f_ix[f]) for a, f in keys], np.concatenate([x_cur, x_pri]), study_x, vocab,
+                           eye_a, eye_f)
         y = []
         for a, f in keys:
             key = (cur, pri, a, f)
@@ -379,6 +307,96 @@ def build(tables: dict[str, Any] | GraphTables, content_hash: str | None = None,
                            names, content_hash or "", emb_dim, vocab, split_seed, dropped,
                            (list(map(float, embedding_stats[0])), list(map(float, embedding_stats[1])))
                            if emb_dim and embedding_stats is not None else None)
+
+
+def _pair_graph(keys: list[tuple[int, int]], obs_x: np.ndarray, study_x: list[list[float]], vocab: "Vocab",
+                eye_a: torch.Tensor, eye_f: torch.Tensor) -> HeteroData:
+    """The graph of one study pair: ``2k`` observation nodes (``keys``' (anatomy, finding) indexes in the
+    current study, then the prior), the anatomy and finding nodes they use with their PART_OF / IS_A
+    ancestors (one-hot ``x``), two study nodes (``study_x``: current, prior) and every edge type both ways."""
+    k = len(keys)
+    a_loc = vocab.closure({a for a, _ in keys}, vocab.anatomy_parents)
+    f_loc = vocab.closure({f for _, f in keys}, vocab.finding_parents)
+    a_map = {g: i for i, g in enumerate(a_loc)}
+    f_map = {g: i for i, g in enumerate(f_loc)}
+    obs_ids = torch.arange(2 * k)
+    data = HeteroData()
+    data["observation"].x = torch.from_numpy(obs_x)
+    data["anatomy"].x = eye_a[a_loc]
+    data["finding"].x = eye_f[f_loc]
+    data["study"].x = torch.tensor(study_x, dtype=torch.float32)
+    edges = {
+        ("study", "has_observation", "observation"): torch.stack([torch.tensor([0] * k + [1] * k), obs_ids]),
+        ("observation", "located_at", "anatomy"): torch.stack([obs_ids, torch.tensor([a_map[a] for a, _ in keys] * 2)]),
+        ("observation", "of_finding", "finding"): torch.stack([obs_ids, torch.tensor([f_map[f] for _, f in keys] * 2)]),
+        ("anatomy", "part_of", "anatomy"): torch.tensor(
+            [[a_map[c], a_map[p]] for c in a_loc for p in vocab.anatomy_parents[c] if p in a_map],
+            dtype=torch.long).reshape(-1, 2).t(),
+        ("finding", "is_a", "finding"): torch.tensor(
+            [[f_map[c], f_map[p]] for c in f_loc for p in vocab.finding_parents[c] if p in f_map],
+            dtype=torch.long).reshape(-1, 2).t(),
+        ("study", "prior", "study"): torch.tensor([[0], [1]]),
+    }
+    for (s, r, d), ei in edges.items():
+        data[s, r, d].edge_index = ei.contiguous()
+        data[d, f"rev_{r}", s].edge_index = ei.flip(0).contiguous()
+    return data
+
+
+def _observation_inputs(obs: pd.DataFrame, a_ix: dict[str, int], f_ix: dict[str, int]
+                        ) -> tuple[dict[tuple[str, str, str], np.ndarray], dict[str, list[tuple[str, str]]]]:
+    """Per (study, anatomy, finding) the per-source feature blocks (gnn.features.PER_SOURCE), and per study
+    its (anatomy, finding) keys in first-seen order. Rows of unknown sources or vocabulary are skipped."""
+    per_source = len(PER_SOURCE)
+    obs_feat: dict[tuple[str, str, str], np.ndarray] = {}
+    by_study: dict[str, list[tuple[str, str]]] = {}
+    src_pos = {s: i for i, s in enumerate(SOURCES)}
+    for r in obs.itertuples(index=False):
+        if r.source not in src_pos or r.anatomy not in a_ix or r.finding not in f_ix:
+            continue
+        key = (r.study_id, r.anatomy, r.finding)
+        v = obs_feat.get(key)
+        if v is None:
+            v = obs_feat[key] = np.zeros(per_source * len(SOURCES), np.float32)
+            by_study.setdefault(r.study_id, []).append((r.anatomy, r.finding))
+        n = float(r.n_present + r.n_absent + r.n_uncertain)
+        if n <= 0:
+            continue
+        o = src_pos[r.source] * per_source
+        sev = r.max_severity
+        has_sev = sev is not None and not (isinstance(sev, float) and math.isnan(sev))
+        v[o:o + per_source] = (1.0, r.n_present / n, r.n_absent / n, r.n_uncertain / n,
+                               float(sev) / 3.0 if has_sev else 0.0, 1.0 if has_sev else 0.0)
+    return obs_feat, by_study
+
+
+def _region_embeddings(et: pa.Table, images: pd.DataFrame, embedding_stats: tuple | None
+                       ) -> tuple[dict[tuple[str, str], np.ndarray], dict[str, np.ndarray], int, tuple | None]:
+    """(per (study, anatomy) the standardised mean embedding over the study's images, per study the mean
+    over its regions, the dimension, the (mean, sd) used: ``embedding_stats`` or computed over every row)."""
+    img_study = dict(zip(images["image_id"], images["study_id"]))
+    emb_dim = len(et.column("embedding")[0].as_py()) if et.num_rows else 0
+    if embedding_stats is None and et.num_rows:
+        allv = np.asarray(et.column("embedding").to_pylist(), dtype=np.float64)
+        embedding_stats = (allv.mean(0), np.maximum(allv.std(0), 1e-6))
+    et = et.filter(pa.compute.is_in(et.column("image_id"), value_set=pa.array(list(img_study), pa.string())))
+    vecs = np.asarray(et.column("embedding").to_pylist(), dtype=np.float32).reshape(-1, emb_dim or 1)
+    sums: dict[tuple[str, str], list] = {}
+    for img, region, vec in zip(et.column("image_id").to_pylist(), et.column("anatomy").to_pylist(), vecs):
+        s = img_study.get(img)
+        if s is not None:
+            acc = sums.setdefault((s, region), [np.zeros(emb_dim, np.float32), 0])
+            acc[0] += vec
+            acc[1] += 1
+    mean, std = (np.asarray(embedding_stats[0], np.float32), np.asarray(embedding_stats[1], np.float32))
+    emb = {k: (v[0] / v[1] - mean) / std for k, v in sums.items()}
+    # per study: the mean over all its regions (the image-level summary the study node carries)
+    study_sums: dict[str, list] = {}
+    for (s_id, _), vec in emb.items():
+        acc = study_sums.setdefault(s_id, [np.zeros(emb_dim, np.float32), 0])
+        acc[0] += vec
+        acc[1] += 1
+    return emb, {k: v[0] / v[1] for k, v in study_sums.items()}, emb_dim, embedding_stats
 
 
 def load_dataset(folder: Path, split_seed: int = 0, use_embeddings: bool = True) -> tuple[Manifest, ProgressionData]:
