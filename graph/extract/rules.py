@@ -624,20 +624,30 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
         if targets:
             link_change(m, targets)
 
-    # change subjects without a change are not findings ("normal lung volumes")
-    dropped = {id(it) for o, it in obs_items if normalise_phrase(o.text) in _CHANGE_SUBJECTS and id(it) not in changed}
-    if dropped:
-        obs_items = [(o, it) for o, it in obs_items if id(it) not in dropped]
-        entities = [e for e in entities if id(e) not in dropped]
-        for e in entities:
-            e["rel"] = [(r, tgt) for r, tgt in e["rel"] if id(tgt) not in dropped]
-        targeted = {id(tgt) for e in entities for _, tgt in e["rel"]}
-        entities = [e for e in entities if not (e.get("_mod") and not e["rel"] and id(e) not in targeted)]
-
+    obs_items, entities = _drop_unchanged_subjects(obs_items, entities, changed)
     _curve_sides(obs_items, entities, doc, sent_of, obs_tokens)
     _place_unanchored(obs_items, mods, entities, sent_of, v)
 
-    # merge entities that share a span (one cue modifying several findings) and number them in text order
+    return _numbered(entities, doc, data_source)
+
+def _drop_unchanged_subjects(obs_items: list[tuple[_Span, dict]], entities: list[dict],
+                             changed: set[int]) -> tuple[list[tuple[_Span, dict]], list[dict]]:
+    """Change subjects without a change are not findings ("normal lung volumes"): they go, with the
+    relations to them and the modifiers left without a target."""
+    dropped = {id(it) for o, it in obs_items if normalise_phrase(o.text) in _CHANGE_SUBJECTS and id(it) not in changed}
+    if not dropped:
+        return obs_items, entities
+    obs_items = [(o, it) for o, it in obs_items if id(it) not in dropped]
+    entities = [e for e in entities if id(e) not in dropped]
+    for e in entities:
+        e["rel"] = [(r, tgt) for r, tgt in e["rel"] if id(tgt) not in dropped]
+    targeted = {id(tgt) for e in entities for _, tgt in e["rel"]}
+    return obs_items, [e for e in entities if not (e.get("_mod") and not e["rel"] and id(e) not in targeted)]
+
+
+def _numbered(entities: list[dict], doc, data_source: str) -> dict:
+    """The RadGraph document: entities that share a span merged (one cue modifying several findings),
+    numbered in text order, spaCy token indexes turned into whitespace-token indexes."""
     merged: dict[tuple[int, int, str], dict] = {}
     for e in entities:
         key = (e["_start"], e["_end"], e["label"])
@@ -651,9 +661,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     for e in entities:
         if "_alias" in e:
             ids[id(e)] = ids[id(e["_alias"])]
-
-    # spaCy token index -> whitespace token index (whitespace-only tokens are dropped)
-    kept = [t for t in doc if not t.is_space]
+    kept = [t for t in doc if not t.is_space]  # whitespace-only tokens are dropped
     index = {t.i: n for n, t in enumerate(kept)}
     out = {}
     for e in ordered:
