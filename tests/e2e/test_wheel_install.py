@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -18,8 +19,12 @@ def _run(args: list, **kw) -> subprocess.CompletedProcess:
 
 
 def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
+    # built from a copy: setuptools writes build/ and *.egg-info next to the sources
+    src = tmp_path / "src"
+    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(".git", ".venv", ".cxrkg", "target", "build", "*.egg-info",
+                                                              "__pycache__", ".pytest_cache"))
     _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp_path / "dist",
-          REPO])
+          src])
     wheel = next((tmp_path / "dist").glob("cxrkg-*.whl"))
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", venv])
