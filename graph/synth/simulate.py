@@ -40,117 +40,111 @@ def _interval(rng: random.Random, acute: bool) -> float:
     return rng.uniform(60.0, 400.0)
 
 
-def _simulate(rng: random.Random, n: int) -> tuple[list[datetime], list[list[int]], list[bool]]:
-    """Latent drivers -> integer severities per study, for one patient.
+@dataclass
+class _Latent:
+    """One patient's latent state between studies (module docstring: the drivers and what they drive)."""
 
-    Returns:
-        (study datetimes, per study a list of len(TRACKED) severities 0..3, per study ICU flag).
-    """
-    mu_f = rng.choices((0.0, 0.8, 1.6), (0.45, 0.3, 0.25))[0]
-    cardio0 = max(0, min(3, round(mu_f * 0.8 + rng.gauss(0.0, 0.6))))
-    asym = {L: rng.gauss(0.0, 0.25), R: 0.0}
-    asym[R] = -asym[L] + 0.1
-    tortuous = rng.choices((0, 1, 2), (0.72, 0.22, 0.06))[0]
-    granuloma_side = rng.choice(SIDES) if rng.random() < 0.12 else None
-    pacer = 1 if rng.random() < 0.08 else 0
+    mu_f: float                       # fluid-status baseline
+    cardio0: int                      # chronic cardiac-silhouette size
+    asym: dict[str, float]            # left/right effusion asymmetry
+    tortuous: int
+    granuloma_side: str | None
+    pacer: int
+    icu: bool
+    f: float = 0.0                    # fluid status now
+    inf: dict[str, float] = field(default_factory=lambda: {L: 0.0, R: 0.0})  # infection per side
+    inf_age: float = 0.0              # days since the infection began
+    ptx: dict[str, float] = field(default_factory=lambda: {L: 0.0, R: 0.0})  # pneumothorax per side
+    tube: dict[str, int] = field(default_factory=lambda: {L: 0, R: 0})       # chest tube per side
+    ett: int = 0
+    ng: int = 0
+    picc: int = 0
 
-    start = datetime(2110, 1, 1) + timedelta(days=rng.uniform(0, 80 * 365.25), seconds=rng.uniform(0, 86400))
-    times = [start.replace(microsecond=(start.microsecond // 1000) * 1000)]
-
-    icu = rng.random() < 0.3
-    f = max(0.0, mu_f + 0.8 * icu + rng.gauss(0.0, 0.5))
-    inf = {L: 0.0, R: 0.0}
-    inf_age = 0.0
-    ptx = {L: 0.0, R: 0.0}
-    tube = {L: 0, R: 0}
-    ett = int(icu and rng.random() < 0.5)
-    ng = int(ett and rng.random() < 0.85)
-    picc = int(rng.random() < 0.15 + 0.2 * icu)
-
-    def start_infection() -> None:
-        nonlocal inf_age
+    def start_infection(self, rng: random.Random) -> None:
         u = rng.random()
         sides = (L,) if u < 0.45 else (R,) if u < 0.9 else SIDES
         level = rng.uniform(1.2, 3.2)
         for s in sides:
-            inf[s] = max(0.6, level + rng.gauss(0.0, 0.3))
-        inf_age = 0.0
+            self.inf[s] = max(0.6, level + rng.gauss(0.0, 0.3))
+        self.inf_age = 0.0
 
-    if rng.random() < 0.2 + 0.15 * icu:
-        start_infection()
+    def acute(self) -> bool:
+        return self.icu or max(self.inf.values()) > 0 or max(self.ptx.values()) > 0 or self.f > self.mu_f + 0.8
 
-    sevs: list[list[int]] = []
-    icus: list[bool] = []
-    for t in range(n):
-        if t:
-            acute = icu or max(inf.values()) > 0 or max(ptx.values()) > 0 or f > mu_f + 0.8
-            nxt = times[-1] + timedelta(days=_interval(rng, acute))
-            times.append(nxt.replace(microsecond=(nxt.microsecond // 1000) * 1000))
-            dt = (times[t] - times[t - 1]).total_seconds() / 86400.0
-            # ICU stay
-            icu = rng.random() < math.exp(-dt / 6.0) if icu else rng.random() < 0.12
-            # fluid status: Ornstein-Uhlenbeck around the patient's baseline, plus decompensations
-            a = math.exp(-dt / 8.0)
-            mean = mu_f + 0.8 * icu
-            f = mean + (f - mean) * a + 0.55 * math.sqrt(1.0 - a * a) * rng.gauss(0.0, 1.0)
-            if rng.random() < 0.1 + 0.08 * icu:
-                f += rng.uniform(0.8, 1.8)
-            f = min(3.6, max(0.0, f))
-            # infection: onset, early worsening, decay
-            if max(inf.values()) > 0:
-                inf_age += dt
-                for s in SIDES:
-                    if inf[s] > 0:
-                        bump = rng.uniform(0.5, 1.2) if inf_age < 10 and rng.random() < 0.3 else 0.0
-                        inf[s] = inf[s] * math.exp(-dt / 14.0) + rng.gauss(0.0, 0.3) + bump
-                        if inf[s] < 0.45:
-                            inf[s] = 0.0
-            elif rng.random() < 0.16 + 0.12 * icu:
-                start_infection()
-            # pneumothorax and chest tube
+    def advance(self, rng: random.Random, dt: float) -> None:
+        """``dt`` days later: ICU stay, fluid status, infection, pneumothorax and tubes, devices."""
+        # ICU stay
+        self.icu = rng.random() < math.exp(-dt / 6.0) if self.icu else rng.random() < 0.12
+        # fluid status: Ornstein-Uhlenbeck around the patient's baseline, plus decompensations
+        a = math.exp(-dt / 8.0)
+        mean = self.mu_f + 0.8 * self.icu
+        f = mean + (self.f - mean) * a + 0.55 * math.sqrt(1.0 - a * a) * rng.gauss(0.0, 1.0)
+        if rng.random() < 0.1 + 0.08 * self.icu:
+            f += rng.uniform(0.8, 1.8)
+        self.f = min(3.6, max(0.0, f))
+        self._advance_infection(rng, dt)
+        self._advance_pneumothorax(rng, dt)
+        self._advance_devices(rng)
+
+    def _advance_infection(self, rng: random.Random, dt: float) -> None:
+        # onset, early worsening, decay
+        if max(self.inf.values()) > 0:
+            self.inf_age += dt
             for s in SIDES:
-                if ptx[s] > 0:
-                    if tube[s]:
-                        ptx[s] = ptx[s] * math.exp(-dt / 1.5) - 0.3 + rng.gauss(0.0, 0.2)
-                    else:
-                        ptx[s] = ptx[s] * math.exp(-dt / 8.0) + rng.gauss(0.0, 0.3)
-                        if ptx[s] >= 1.5 and rng.random() < 0.6:
-                            tube[s] = 1
-                    if ptx[s] < 0.45:
-                        ptx[s] = 0.0
-                elif tube[s] and rng.random() < 0.6:
-                    tube[s] = 0
-            if not any(ptx.values()) and rng.random() < 0.04 + 0.05 * icu:
-                s = rng.choice(SIDES)
-                ptx[s] = rng.uniform(0.8, 3.0)
-                tube[s] = int(rng.random() < (0.75 if ptx[s] >= 1.5 else 0.2))
-            # devices
-            ett = int(icu and rng.random() < (0.8 if ett else 0.5))
-            if ett:
-                ng = int(rng.random() < (0.95 if ng else 0.8))
-            elif icu:
-                ng = int(rng.random() < (0.6 if ng else 0.15))
-            else:
-                ng = int(rng.random() < (0.3 if ng else 0.03))
-            picc = int(rng.random() < (0.8 if picc else 0.1 + 0.2 * icu))
-            if not pacer and rng.random() < 0.02:
-                pacer = 1
-        elif rng.random() < 0.05:
-            s = rng.choice(SIDES)
-            ptx[s] = rng.uniform(0.8, 2.5)
-            tube[s] = int(rng.random() < 0.5)
+                if self.inf[s] > 0:
+                    bump = rng.uniform(0.5, 1.2) if self.inf_age < 10 and rng.random() < 0.3 else 0.0
+                    self.inf[s] = self.inf[s] * math.exp(-dt / 14.0) + rng.gauss(0.0, 0.3) + bump
+                    if self.inf[s] < 0.45:
+                        self.inf[s] = 0.0
+        elif rng.random() < 0.16 + 0.12 * self.icu:
+            self.start_infection(rng)
 
+    def _advance_pneumothorax(self, rng: random.Random, dt: float) -> None:
+        ptx, tube = self.ptx, self.tube
+        for s in SIDES:
+            if ptx[s] > 0:
+                if tube[s]:
+                    ptx[s] = ptx[s] * math.exp(-dt / 1.5) - 0.3 + rng.gauss(0.0, 0.2)
+                else:
+                    ptx[s] = ptx[s] * math.exp(-dt / 8.0) + rng.gauss(0.0, 0.3)
+                    if ptx[s] >= 1.5 and rng.random() < 0.6:
+                        tube[s] = 1
+                if ptx[s] < 0.45:
+                    ptx[s] = 0.0
+            elif tube[s] and rng.random() < 0.6:
+                tube[s] = 0
+        if not any(ptx.values()) and rng.random() < 0.04 + 0.05 * self.icu:
+            s = rng.choice(SIDES)
+            ptx[s] = rng.uniform(0.8, 3.0)
+            tube[s] = int(rng.random() < (0.75 if ptx[s] >= 1.5 else 0.2))
+
+    def _advance_devices(self, rng: random.Random) -> None:
+        self.ett = int(self.icu and rng.random() < (0.8 if self.ett else 0.5))
+        if self.ett:
+            self.ng = int(rng.random() < (0.95 if self.ng else 0.8))
+        elif self.icu:
+            self.ng = int(rng.random() < (0.6 if self.ng else 0.15))
+        else:
+            self.ng = int(rng.random() < (0.3 if self.ng else 0.03))
+        self.picc = int(rng.random() < (0.8 if self.picc else 0.1 + 0.2 * self.icu))
+        if not self.pacer and rng.random() < 0.02:
+            self.pacer = 1
+
+    def severities(self, rng: random.Random) -> list[int]:
+        """The integer severity (0..3; devices 0/1) of every (finding, region) of TRACKED now."""
+        f, inf, icu = self.f, self.inf, self.icu
         sev = [0] * len(TRACKED)
         eff_v = {}
         for s in SIDES:
-            eff_v[s] = 1.1 * (f - 0.8) + 0.45 * inf[s] + asym[s]
+            eff_v[s] = 1.1 * (f - 0.8) + 0.45 * inf[s] + self.asym[s]
             sev[_IX["pleural effusion", f"{s} costophrenic angle"]] = _quantise(eff_v[s], rng)
         edema = _quantise(1.15 * (f - 1.1), rng)
         cong = _quantise(1.0 * (f - 0.75), rng)
         for s in SIDES:
             sev[_IX["pulmonary edema/hazy opacity", f"{s} lung"]] = edema
             sev[_IX["vascular congestion", f"{s} hilar structures"]] = cong
-        sev[_IX["enlarged cardiac silhouette", "cardiac silhouette"]] = _quantise(cardio0 + 0.3 * (f - mu_f), rng, 0.15)
+        sev[_IX["enlarged cardiac silhouette", "cardiac silhouette"]] = _quantise(self.cardio0 + 0.3 * (f - self.mu_f),
+                                                                                 rng, 0.15)
         for s in SIDES:
             low = f"{s} lower lung zone"
             sev[_IX["consolidation", low]] = _quantise(inf[s] - 0.4, rng)
@@ -158,16 +152,59 @@ def _simulate(rng: random.Random, n: int) -> tuple[list[datetime], list[list[int
             sev[_IX["lung opacity", low]] = _quantise(inf[s] + 0.25 * icu + 0.2 * max(0.0, f - 1.5), rng)
             sev[_IX["atelectasis", low]] = _quantise(0.45 * inf[s] + 0.7 * icu + 0.35 * max(0.0, eff_v[s]) - 0.25, rng)
             sev[_IX["lung opacity", f"{s} mid lung zone"]] = _quantise(0.6 * inf[s] - 0.2 + 0.3 * max(0.0, f - 1.5), rng)
-            sev[_IX["pneumothorax", f"{s} apical zone"]] = _quantise(ptx[s], rng, 0.15) if ptx[s] else 0
-            sev[_IX["chest tube", f"{s} lung"]] = tube[s]
-            sev[_IX["calcified nodule", f"{s} mid lung zone"]] = int(granuloma_side == s)
-        sev[_IX["endotracheal tube", "trachea"]] = ett
-        sev[_IX["enteric tube", "abdomen"]] = ng
-        sev[_IX["picc", "svc"]] = picc
-        sev[_IX["tortuous aorta", "aortic arch"]] = tortuous
-        sev[_IX["cardiac pacer and wires", "cardiac silhouette"]] = pacer
-        sevs.append(sev)
-        icus.append(icu)
+            sev[_IX["pneumothorax", f"{s} apical zone"]] = _quantise(self.ptx[s], rng, 0.15) if self.ptx[s] else 0
+            sev[_IX["chest tube", f"{s} lung"]] = self.tube[s]
+            sev[_IX["calcified nodule", f"{s} mid lung zone"]] = int(self.granuloma_side == s)
+        sev[_IX["endotracheal tube", "trachea"]] = self.ett
+        sev[_IX["enteric tube", "abdomen"]] = self.ng
+        sev[_IX["picc", "svc"]] = self.picc
+        sev[_IX["tortuous aorta", "aortic arch"]] = self.tortuous
+        sev[_IX["cardiac pacer and wires", "cardiac silhouette"]] = self.pacer
+        return sev
+
+
+def _first_state(rng: random.Random) -> tuple[_Latent, datetime]:
+    """A new patient's latent state at the first study, and that study's time."""
+    mu_f = rng.choices((0.0, 0.8, 1.6), (0.45, 0.3, 0.25))[0]
+    cardio0 = max(0, min(3, round(mu_f * 0.8 + rng.gauss(0.0, 0.6))))
+    asym = {L: rng.gauss(0.0, 0.25), R: 0.0}
+    asym[R] = -asym[L] + 0.1
+    tortuous = rng.choices((0, 1, 2), (0.72, 0.22, 0.06))[0]
+    granuloma_side = rng.choice(SIDES) if rng.random() < 0.12 else None
+    pacer = 1 if rng.random() < 0.08 else 0
+    start = datetime(2110, 1, 1) + timedelta(days=rng.uniform(0, 80 * 365.25), seconds=rng.uniform(0, 86400))
+    icu = rng.random() < 0.3
+    state = _Latent(mu_f, cardio0, asym, tortuous, granuloma_side, pacer, icu)
+    state.f = max(0.0, mu_f + 0.8 * icu + rng.gauss(0.0, 0.5))
+    state.ett = int(icu and rng.random() < 0.5)
+    state.ng = int(state.ett and rng.random() < 0.85)
+    state.picc = int(rng.random() < 0.15 + 0.2 * icu)
+    if rng.random() < 0.2 + 0.15 * icu:
+        state.start_infection(rng)
+    return state, start.replace(microsecond=(start.microsecond // 1000) * 1000)
+
+
+def _simulate(rng: random.Random, n: int) -> tuple[list[datetime], list[list[int]], list[bool]]:
+    """Latent drivers -> integer severities per study, for one patient.
+
+    Returns:
+        (study datetimes, per study a list of len(TRACKED) severities 0..3, per study ICU flag).
+    """
+    state, first = _first_state(rng)
+    times = [first]
+    sevs: list[list[int]] = []
+    icus: list[bool] = []
+    for t in range(n):
+        if t:
+            nxt = times[-1] + timedelta(days=_interval(rng, state.acute()))
+            times.append(nxt.replace(microsecond=(nxt.microsecond // 1000) * 1000))
+            state.advance(rng, (times[t] - times[t - 1]).total_seconds() / 86400.0)
+        elif rng.random() < 0.05:
+            s = rng.choice(SIDES)
+            state.ptx[s] = rng.uniform(0.8, 2.5)
+            state.tube[s] = int(rng.random() < 0.5)
+        sevs.append(state.severities(rng))
+        icus.append(state.icu)
     return times, sevs, icus
 
 
