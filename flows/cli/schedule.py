@@ -54,12 +54,7 @@ def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, 
               "rejected_report": str(rejected) if rejected else None,
               "doc_mapping": str(doc_mapping) if doc_mapping else None, "settle_seconds": settle_seconds}
     if once:
-        summary = srv.watch_flow(**params)
-        console.print(f"{summary.ingest.files_loaded} files loaded, {summary.ingest.files_unchanged} unchanged, "
-                      f"{summary.ingest.files_rejected} rejected, {len(summary.settling)} settling, "
-                      f"{len(summary.archived)} archived; report {summary.rejected_report}")
-        if not summary.ok:
-            raise typer.Exit(2)
+        _run_once(srv, params)
         return
 
     from prefect.settings import PREFECT_API_URL
@@ -68,23 +63,39 @@ def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, 
     use_server = bool(api) if local is None else not local
     if use_server and not api:
         fail("--prefect-server: PREFECT_API_URL is not set (start `prefect server start` and "
-              "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`)")
+             "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`)")
     train = srv.training_flow()
     if train is None:
         console.print(f"no training flow yet ({srv.TRAIN_MODULE} not found): serving ingestion only")
     if use_server:
-        deployments = [srv.watch_deployment(rejected_report=str(rejected) if rejected else None,
-                                            doc_mapping=str(doc_mapping) if doc_mapping else None,
-                                            drop_folder=str(drop_folder), schedule=schedule,
-                                            archive_folder=str(archive) if archive else None,
-                                            settle_seconds=settle_seconds)]
-        if train is not None:
-            deployments.append(srv.train_deployment(train_schedule))
-        try:
-            srv.serve_deployments(*deployments)
-        except RuntimeError as exc:
-            fail(str(exc))
-        return
+        _serve_to_prefect(srv, params, schedule, train, train_schedule)
+    else:
+        _serve_here(srv, params, schedule, train, train_schedule)
+
+
+def _run_once(srv, params: dict) -> None:
+    """One watch-flow run now; exit code 2 when anything was rejected."""
+    summary = srv.watch_flow(**params)
+    console.print(f"{summary.ingest.files_loaded} files loaded, {summary.ingest.files_unchanged} unchanged, "
+                  f"{summary.ingest.files_rejected} rejected, {len(summary.settling)} settling, "
+                  f"{len(summary.archived)} archived; report {summary.rejected_report}")
+    if not summary.ok:
+        raise typer.Exit(2)
+
+
+def _serve_to_prefect(srv, params: dict, schedule, train, train_schedule) -> None:
+    """The watch (and training) deployments, served to the Prefect server at PREFECT_API_URL."""
+    deployments = [srv.watch_deployment(schedule=schedule, **params)]
+    if train is not None:
+        deployments.append(srv.train_deployment(train_schedule))
+    try:
+        srv.serve_deployments(*deployments)
+    except RuntimeError as exc:
+        fail(str(exc))
+
+
+def _serve_here(srv, params: dict, schedule, train, train_schedule) -> None:
+    """The schedule run in this process until Ctrl-C."""
     jobs = [srv.LocalJob(f"{srv.WATCH_FLOW}/{srv.WATCH_DEPLOYMENT}", schedule, lambda: srv.watch_flow(**params))]
     if train is not None and train_schedule is not None:
         jobs.append(srv.LocalJob(f"{train.name}/{srv.TRAIN_DEPLOYMENT}", train_schedule, train))
