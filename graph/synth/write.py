@@ -337,6 +337,17 @@ def _malformed(w: _Writer, count: int) -> list[dict]:
     return entries
 
 
+def _clear_outputs(out: Path) -> None:
+    """Create ``out`` and remove what an earlier run wrote there (the outputs of :data:`_OUTPUTS` only)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in _OUTPUTS:
+        p = out / name
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        elif p.exists() or p.is_symlink():
+            p.unlink()
+
+
 def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, embeddings: bool = False,
                  sparse: bool = False) -> CohortSummary:
     """Write a synthetic cohort of ``patients`` patients under ``out_dir``; the same seed writes the same bytes.
@@ -386,26 +397,17 @@ def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, em
         raise ValueError(f"malformed must be >= 0, got {malformed}")
     _tables()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for name in _OUTPUTS:
-        p = out / name
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p)
-        elif p.exists() or p.is_symlink():
-            p.unlink()
+    _clear_outputs(out)
     w = _Writer(out, seed, embeddings, sparse)
     try:
         for i in range(patients):
             w.patient(i)
     finally:
         w.close()
-    readme = None
     if malformed:
-        entries = _malformed(w, malformed)
-        readme = out / MALFORMED_DIR / "README.json"
-        data = json.dumps({"description": "deliberately malformed inputs; each must be rejected", "files": entries},
-                          indent=1).encode()
-        readme.write_bytes(data)
+        data = json.dumps({"description": "deliberately malformed inputs; each must be rejected",
+                           "files": _malformed(w, malformed)}, indent=1).encode()
+        (out / MALFORMED_DIR / "README.json").write_bytes(data)
         w.files += 1
         w.bytes += len(data)
     for name in (METADATA_CSV, GROUND_TRUTH) + ((EMBEDDINGS,) if embeddings else ()):
