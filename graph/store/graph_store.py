@@ -357,11 +357,12 @@ class GraphStore:
         return counts, patients | retracted_patients, linked - retracted_patients
 
     def link_patients(self, patient_ids: Iterable[str]) -> WriteCounts:
-        """Recompute prior-study links, observation aggregates and progression edges for these patients.
+        """Recompute prior-study links, mention states, observation summaries, StudyFinding nodes and
+        progression edges for these patients from what the graph holds (:func:`graph.events.derive_patient`).
 
-        Progression edges with source ``gnn`` are left alone; all others are derived here from the
-        stored mentions (Chest ImaGenome comparisons, RadGraph2 change entities) and from presence
-        changes between consecutive studies (``new``: absent -> present, ``resolved``: present -> absent).
+        Progression edges with source ``gnn`` are left alone; stated ones come from the stored mentions
+        (Chest ImaGenome comparisons, RadGraph2 change entities), derived ones from the rules of
+        :data:`graph.events.RULES` between consecutive studies.
         """
         ids = sorted(set(patient_ids))
         counts = WriteCounts()
