@@ -19,3 +19,5 @@ def _route_logs() -> None:
         route_library_logs(local_server_settings().home, settings().log_level)
     except ConfigError as exc:
         fail(str(exc))
+    except OSError:
+        pass  # CXRKG_HOME not writable: library logs stay on the terminal; commands that need the folder say so
