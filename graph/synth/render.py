@@ -344,6 +344,46 @@ class _Rendered:
     stated_radgraph: dict[tuple[str, str], str]
 
 
+def _joined_negation(rend: "_Renderer", negs: list[_Stmt]) -> _Sentence:
+    """"No X, Y or Z." for several absent findings."""
+    s = _Sentence()
+    s.w("no")
+    for k, st in enumerate(negs):
+        if k:
+            s.w("," if k < len(negs) - 1 else "or")
+        rend.noun_phrase(s, st, severity=False)
+    s.w(".")
+    return s
+
+
+def _normal_sentence(anatomy: str, verb: str, word: str, article: bool = False) -> _Sentence:
+    """"The lungs are clear.", "Heart size is normal.": a normal word located at an anatomy (the words
+    name no vocabulary finding, as in real reports)."""
+    s = _Sentence()
+    if article:
+        s.w("the")
+        place = s.e(anatomy, "ANAT-DP")
+    else:
+        place = s.anatomy(anatomy)
+    s.w(verb)
+    s.r(s.e(word, "OBS-DP"), "located_at", place)
+    s.w(".")
+    return s
+
+
+def _no_acute_process() -> _Sentence:
+    """"No acute cardiopulmonary process." (no vocabulary finding either)."""
+    s = _Sentence()
+    s.w("no")
+    acute = s.e("acute", "OBS-DA")
+    cp = s.e("cardiopulmonary", "ANAT-DP")
+    proc = s.e("process", "OBS-DA")
+    s.r(acute, "modify", proc)
+    s.r(proc, "located_at", cp)
+    s.w(".")
+    return s
+
+
 def _render_report(rng: random.Random, stmts: list[_Stmt], has_prior: bool, compare: bool, reason: str,
                    cur: list[int]) -> _Rendered:
     """RadGraph text and entities for one report, and the sentence list the scene graph is built from."""
@@ -371,39 +411,16 @@ def _render_report(rng: random.Random, stmts: list[_Stmt], has_prior: bool, comp
     for st in others:
         emit(rend.statement(st), [st])
     if len(negs) >= 2 and rng.random() < 0.5:
-        s = _Sentence()
-        s.w("no")
-        for k, st in enumerate(negs):
-            if k:
-                s.w("," if k < len(negs) - 1 else "or")
-            rend.noun_phrase(s, st, severity=False)
-        s.w(".")
-        emit(s, negs)
+        emit(_joined_negation(rend, negs), negs)
     else:
         for st in negs:
             emit(rend.statement(st), [st])
     if not lung_findings and rng.random() < 0.2:
-        s = _Sentence()
-        s.w("the")
-        lungs = s.e("lungs", "ANAT-DP")
-        s.w("are")
-        s.r(s.e("clear", "OBS-DP"), "located_at", lungs)
-        s.w(".")
-        emit(s, [], "lungs")
+        emit(_normal_sentence("lungs", "are", "clear", article=True), [], "lungs")
     if cur[_IX["enlarged cardiac silhouette", "cardiac silhouette"]] == 0 and rng.random() < 0.15:
-        s = _Sentence()
-        heart = s.anatomy("heart size")
-        s.w("is")
-        s.r(s.e("normal", "OBS-DP"), "located_at", heart)
-        s.w(".")
-        emit(s, [], "heart")
+        emit(_normal_sentence("heart size", "is", "normal"), [], "heart")
     if rng.random() < 0.1:
-        s = _Sentence()
-        bones = s.anatomy("osseous structures")
-        s.w("are")
-        s.r(s.e("unremarkable", "OBS-DP"), "located_at", bones)
-        s.w(".")
-        emit(s, [])
+        emit(_normal_sentence("osseous structures", "are", "unremarkable"), [])
 
     header("IMPRESSION :")
     key = [st for st in others if st.polarity == "present" and st.finding not in _DEVICES + _CHRONIC
@@ -415,15 +432,7 @@ def _render_report(rng: random.Random, stmts: list[_Stmt], has_prior: bool, comp
         st = rng.choice(negs)
         emit(rend.statement(st, impression=True), [st])
     else:
-        s = _Sentence()
-        s.w("no")
-        acute = s.e("acute", "OBS-DA")
-        cp = s.e("cardiopulmonary", "ANAT-DP")
-        proc = s.e("process", "OBS-DA")
-        s.r(acute, "modify", proc)
-        s.r(proc, "located_at", cp)
-        s.w(".")
-        emit(s, [])
+        emit(_no_acute_process(), [])
 
     stated: dict[tuple[str, str], str] = {}
     for _, sts, _, _ in sentences:
