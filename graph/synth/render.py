@@ -206,35 +206,48 @@ class _Renderer:
                 s.w("cannot be excluded")
             s.w(".")
             return s
-        change = st.change
-        if change == "resolved":
-            if rng.random() < 0.5:
-                s.w("interval")
-                chg = s.e("resolution", self.chan(f, change))
-                s.w("of the")
-                obs, _, _ = self.noun_phrase(s, st, severity=False)
-            else:
-                s.w("previously seen")
-                obs, _, plural = self.noun_phrase(s, st, severity=False)
-                s.w("have" if plural else "has")
-                chg = s.e("resolved", self.chan(f, change))
-            s.r(chg, "modify", obs)
-            s.w(".")
-            return s
-        if change is None:
-            if f == "tortuous aorta" and rng.random() < 0.5:
-                s.w("the")
-                anat = s.e("aorta", "ANAT-DP")
-                s.w("is")
-                s.r(s.e("tortuous", "OBS-DP"), "located_at", anat)
-            else:
-                if rng.random() < 0.3 and not impression:
-                    first, plural = self.probe(st)
-                    s.w("there are" if plural else f"there is {_article(first)}" if count else "there is")
-                obs, anat, _ = self.noun_phrase(s, st)
-                self._combo(s, st, obs, anat)
-            s.w(".")
-            return s
+        if st.change == "resolved":
+            return self._resolved(s, st)
+        if st.change is None:
+            return self._present(s, st, impression)
+        return self._changed(s, st, count)
+
+    def _resolved(self, s: _Sentence, st: _Stmt) -> _Sentence:
+        """"Interval resolution of the X." / "Previously seen X has resolved."."""
+        if self.rng.random() < 0.5:
+            s.w("interval")
+            chg = s.e("resolution", self.chan(st.finding, st.change))
+            s.w("of the")
+            obs, _, _ = self.noun_phrase(s, st, severity=False)
+        else:
+            s.w("previously seen")
+            obs, _, plural = self.noun_phrase(s, st, severity=False)
+            s.w("have" if plural else "has")
+            chg = s.e("resolved", self.chan(st.finding, st.change))
+        s.r(chg, "modify", obs)
+        s.w(".")
+        return s
+
+    def _present(self, s: _Sentence, st: _Stmt, impression: bool) -> _Sentence:
+        """A present finding without a stated change ("There is a small left effusion.")."""
+        rng = self.rng
+        if st.finding == "tortuous aorta" and rng.random() < 0.5:
+            s.w("the")
+            anat = s.e("aorta", "ANAT-DP")
+            s.w("is")
+            s.r(s.e("tortuous", "OBS-DP"), "located_at", anat)
+        else:
+            if rng.random() < 0.3 and not impression:
+                first, plural = self.probe(st)
+                s.w("there are" if plural else f"there is {_article(first)}" if _FORMS[st.finding][3] else "there is")
+            obs, anat, _ = self.noun_phrase(s, st)
+            self._combo(s, st, obs, anat)
+        s.w(".")
+        return s
+
+    def _changed(self, s: _Sentence, st: _Stmt, count: bool) -> _Sentence:
+        """A stated change in one of its forms: adjective, "interval <noun> of", past or state verb."""
+        rng, f, change = self.rng, st.finding, st.change
         words = _CHANGE_WORDS[change]
         kinds = [k for k in ("past", "state", "adj", "noun") if words[k]]
         if st.combo:
