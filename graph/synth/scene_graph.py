@@ -69,6 +69,56 @@ class _RelCounter:
         return f"REL_{self.n:08d}"
 
 
+def _add_phrase(e: dict, sts: list[_Stmt], words: dict[int, str], text: str, phrase_id: str) -> None:
+    """One phrase of an attributes entry: its labels with their CUIs, the normal / abnormal label, and the
+    comparison, temporal, severity and texture cues, each list parallel to the phrases (formats.md §1.4)."""
+    labels, ids, comp, sev, tex, tmp = [], [], [], [], [], []
+    for st in sts:
+        labels.append(_label(st.finding, st.polarity))
+        ids.append(_cui(st.finding))
+        for extra in st.combo:
+            labels.append(_label(extra, "present"))
+            ids.append(_cui(extra))
+        if st.imagenome:
+            comp.extend(f"comparison|yes|{c}" for c in st.imagenome)
+        if id(st) in words:
+            sev.append(f"severity|yes|{words[id(st)]}")
+        if st.finding in _TEXTURE and st.polarity != "absent":
+            tex.append(f"texture|yes|{_TEXTURE[st.finding]}")
+        if st.finding in _CHRONIC:
+            tmp.append("temporal|yes|chronic")
+        elif st.change == "new" and st.finding in ("consolidation", "pneumonia"):
+            tmp.append("temporal|yes|acute")
+    abnormal = any("|yes|" in lab for lab in labels)
+    labels.append("nlp|yes|abnormal" if abnormal else "nlp|yes|normal")
+    ids.append("C0205161" if abnormal else "C0205307")
+    e["attributes"].append(labels)
+    e["attributes_ids"].append(ids)
+    e["phrases"].append(text)
+    e["phrase_IDs"].append(phrase_id)
+    e["sections"].append("finalreport")
+    e["comparison_cues"].append(sorted(set(comp)))
+    e["temporal_cues"].append(tmp)
+    e["severity_cues"].append(sev)
+    e["texture_cues"].append(tex)
+
+
+def _comparison(relationship_id: str, st: _Stmt, text: str, region: str, image_id: str, prior_image: str) -> dict:
+    """A Chest ImaGenome comparison relationship between the same region of this and the prior image."""
+    return {
+        "relationship_id": relationship_id,
+        "predicate": "[" + ", ".join(f"'{_PREDICATE[c]}'" for c in st.imagenome) + "]",
+        "synsets": [],
+        "relationship_names": [f"comparison|yes|{c}" for c in st.imagenome],
+        "relationship_contexts": [1.0] * len(st.imagenome),
+        "phrase": text,
+        "attributes": [_label(st.finding, "present")],
+        "bbox_name": region,
+        "subject_id": f"{image_id}_{region}",
+        "object_id": f"{prior_image}_{region}",
+    }
+
+
 def _scene_graph(image_id: str, view: str, patient_id: str, study: _Study, order: int | None, gender: str,
                  age: str, reason: str, objects: list[dict], rendered: _Rendered, prior_image: str | None,
                  rels: _RelCounter, with_date: bool) -> tuple[dict, dict[tuple[str, str], str]]:
@@ -101,54 +151,14 @@ def _scene_graph(image_id: str, view: str, patient_id: str, study: _Study, order
         for region in normal_regions:
             per_region.setdefault(region, [])
         for region, sts in per_region.items():
-            labels, ids, comp, sev, tex, tmp = [], [], [], [], [], []
-            for st in sts:
-                labels.append(_label(st.finding, st.polarity))
-                ids.append(_cui(st.finding))
-                for extra in st.combo:
-                    labels.append(_label(extra, "present"))
-                    ids.append(_cui(extra))
-                if st.imagenome:
-                    comp.extend(f"comparison|yes|{c}" for c in st.imagenome)
-                if id(st) in words:
-                    sev.append(f"severity|yes|{words[id(st)]}")
-                if st.finding in _TEXTURE and st.polarity != "absent":
-                    tex.append(f"texture|yes|{_TEXTURE[st.finding]}")
-                if st.finding in _CHRONIC:
-                    tmp.append("temporal|yes|chronic")
-                elif st.change == "new" and st.finding in ("consolidation", "pneumonia"):
-                    tmp.append("temporal|yes|acute")
-            abnormal = any("|yes|" in lab for lab in labels)
-            labels.append("nlp|yes|abnormal" if abnormal else "nlp|yes|normal")
-            ids.append("C0205161" if abnormal else "C0205307")
-            e = entry(region)
-            e["attributes"].append(labels)
-            e["attributes_ids"].append(ids)
-            e["phrases"].append(text)
-            e["phrase_IDs"].append(f"{study.study_id}|{k}")
-            e["sections"].append("finalreport")
-            e["comparison_cues"].append(sorted(set(comp)))
-            e["temporal_cues"].append(tmp)
-            e["severity_cues"].append(sev)
-            e["texture_cues"].append(tex)
+            _add_phrase(entry(region), sts, words, text, f"{study.study_id}|{k}")
             if prior_image is None or not v.regions[region].has_bbox:
                 continue
             for st in sts:
                 if not st.imagenome:
                     continue
                 stated.setdefault((region, st.finding), ";;".join(st.imagenome))
-                relationships.append({
-                    "relationship_id": rels.next(),
-                    "predicate": "[" + ", ".join(f"'{_PREDICATE[c]}'" for c in st.imagenome) + "]",
-                    "synsets": [],
-                    "relationship_names": [f"comparison|yes|{c}" for c in st.imagenome],
-                    "relationship_contexts": [1.0] * len(st.imagenome),
-                    "phrase": text,
-                    "attributes": [_label(st.finding, "present")],
-                    "bbox_name": region,
-                    "subject_id": f"{image_id}_{region}",
-                    "object_id": f"{prior_image}_{region}",
-                })
+                relationships.append(_comparison(rels.next(), st, text, region, image_id, prior_image))
     graph = {
         "image_id": image_id, "viewpoint": view, "patient_id": int(patient_id), "study_id": int(study.study_id),
         "gender": gender, "age_decile": age, "reason_for_exam": reason,
