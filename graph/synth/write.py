@@ -253,6 +253,83 @@ class _Writer:
             self.gt_rows += 1
 
 
+def _valid_scene_graph(rng: random.Random, dicom: str, subject: str, study: str) -> dict:
+    """A well-formed one-phrase scene graph (small left pleural effusion) that a malformed kind then breaks."""
+    return {
+        "image_id": dicom, "viewpoint": "PA", "patient_id": int(subject), "study_id": int(study), "gender": "F",
+        "age_decile": "50-60", "reason_for_exam": "___F with cough", "StudyOrder": 1,
+        "StudyDateTime": "2155-06-01 09:30:00", "objects": _objects(rng, dicom, 3056, 2544),
+        "attributes": [{
+            "left costophrenic angle": True, "bbox_name": "left costophrenic angle", "synsets": [],
+            "name": "Left costophrenic angle", "attributes": [["anatomicalfinding|yes|pleural effusion", "nlp|yes|abnormal"]],
+            "attributes_ids": [[_cui("pleural effusion"), "C0205161"]], "phrases": ["Small left pleural effusion."],
+            "phrase_IDs": [f"{study}|4"], "sections": ["finalreport"], "comparison_cues": [[]], "temporal_cues": [[]],
+            "severity_cues": [["severity|yes|small"]], "texture_cues": [[]],
+            "object_id": f"{dicom}_left costophrenic angle",
+        }],
+        "relationships": [],
+    }
+
+
+def _valid_entities() -> dict:
+    """The RadGraph entities of "FINDINGS : Small left pleural effusion . No pneumothorax ."."""
+    return {
+        "1": {"tokens": "Small", "label": "OBS-DP", "start_ix": 2, "end_ix": 2, "relations": [["modify", "4"]]},
+        "2": {"tokens": "left", "label": "ANAT-DP", "start_ix": 3, "end_ix": 3, "relations": [["modify", "3"]]},
+        "3": {"tokens": "pleural", "label": "ANAT-DP", "start_ix": 4, "end_ix": 4, "relations": []},
+        "4": {"tokens": "effusion", "label": "OBS-DP", "start_ix": 5, "end_ix": 5, "relations": [["located_at", "3"]]},
+        "5": {"tokens": "pneumothorax", "label": "OBS-DA", "start_ix": 8, "end_ix": 8, "relations": []},
+    }
+
+
+def _broken(kind: str, defect: str, k: int, base: Path, graph: dict, ents: dict, text: str, doc_key: str,
+            ids: tuple[str, str, str, str], claimed: tuple[str, str]) -> tuple[Path, bytes, str, str]:
+    """(path, bytes, defect, record) of one malformed file of ``kind`` (the ``k``-th malformed file) made
+    from the valid scene graph / RadGraph entities; ``ids``: subject, study, dicom, patient folder."""
+    subject, study, dicom, folder = ids
+    claimed_patient, claimed_study = claimed
+    record = dicom
+    if kind == "truncated_json":
+        path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
+        data = json.dumps(graph).encode()
+        payload = data[: len(data) // 2]
+    elif kind == "wrong_types":
+        if (k // len(MALFORMED_KINDS)) % 2 == 0:
+            graph["attributes"] = {"left costophrenic angle": graph["attributes"][0]}
+            defect = "scene graph whose attributes is an object, not a list"
+        else:
+            graph["study_id"] = {"id": int(study)}
+            defect = "scene graph whose study_id is an object, not an int or string"
+        path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
+        payload = json.dumps(graph).encode()
+    elif kind == "unknown_entity_label":
+        ents["5"]["label"] = "OBS-MAYBE"
+        path = base / RADGRAPH_DIR / folder / f"p{subject}" / f"s{study}.json"
+        payload = json.dumps({doc_key: {"text": text, "entities": ents, "data_source": "MIMIC-CXR",
+                                        "data_split": "inference"}}).encode()
+        defect = f"{defect}: entity 5 is labelled 'OBS-MAYBE'"
+        record = doc_key
+    elif kind == "dangling_relation":
+        ents["4"]["relations"].append(["located_at", "99"])
+        path = base / RADGRAPH_DIR / folder / f"p{subject}" / f"s{study}.json"
+        payload = json.dumps({doc_key: {"text": text, "entities": ents, "data_source": "MIMIC-CXR",
+                                        "data_split": "inference"}}).encode()
+        defect = f"{defect}: entity 4 located_at entity 99"
+        record = doc_key
+    elif kind == "study_claimed_by_other_patient":
+        graph["study_id"] = int(claimed_study)
+        graph["attributes"][0]["phrase_IDs"] = [f"{claimed_study}|4"]
+        path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
+        payload = json.dumps(graph).encode()
+        defect = f"{defect}: study {claimed_study} belongs to patient {claimed_patient}, this file says {subject}"
+    else:
+        graph["StudyDateTime"] = None
+        graph["StudyOrder"] = None
+        path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
+        payload = json.dumps(graph).encode()
+    return path, payload, defect, record
+
+
 def _malformed(w: _Writer, count: int) -> list[dict]:
     """Writes ``count`` bad files under malformed/, cycling through MALFORMED_KINDS; returns README entries."""
     rng = random.Random(f"cxrkg-synth-malformed:{w.seed}")
@@ -265,68 +342,12 @@ def _malformed(w: _Writer, count: int) -> list[dict]:
         study = w.new_id(rng, "study")
         dicom = w.new_id(rng, "dicom")
         folder = f"p{subject[:2]}"
-        graph = {
-            "image_id": dicom, "viewpoint": "PA", "patient_id": int(subject), "study_id": int(study), "gender": "F",
-            "age_decile": "50-60", "reason_for_exam": "___F with cough", "StudyOrder": 1,
-            "StudyDateTime": "2155-06-01 09:30:00", "objects": _objects(rng, dicom, 3056, 2544),
-            "attributes": [{
-                "left costophrenic angle": True, "bbox_name": "left costophrenic angle", "synsets": [],
-                "name": "Left costophrenic angle", "attributes": [["anatomicalfinding|yes|pleural effusion", "nlp|yes|abnormal"]],
-                "attributes_ids": [[_cui("pleural effusion"), "C0205161"]], "phrases": ["Small left pleural effusion."],
-                "phrase_IDs": [f"{study}|4"], "sections": ["finalreport"], "comparison_cues": [[]], "temporal_cues": [[]],
-                "severity_cues": [["severity|yes|small"]], "texture_cues": [[]],
-                "object_id": f"{dicom}_left costophrenic angle",
-            }],
-            "relationships": [],
-        }
+        graph = _valid_scene_graph(rng, dicom, subject, study)
         doc_key = f"{folder}/p{subject}/s{study}.txt"
         text = "FINDINGS : Small left pleural effusion . No pneumothorax ."
-        ents = {
-            "1": {"tokens": "Small", "label": "OBS-DP", "start_ix": 2, "end_ix": 2, "relations": [["modify", "4"]]},
-            "2": {"tokens": "left", "label": "ANAT-DP", "start_ix": 3, "end_ix": 3, "relations": [["modify", "3"]]},
-            "3": {"tokens": "pleural", "label": "ANAT-DP", "start_ix": 4, "end_ix": 4, "relations": []},
-            "4": {"tokens": "effusion", "label": "OBS-DP", "start_ix": 5, "end_ix": 5, "relations": [["located_at", "3"]]},
-            "5": {"tokens": "pneumothorax", "label": "OBS-DA", "start_ix": 8, "end_ix": 8, "relations": []},
-        }
-        record = dicom
-        if kind == "truncated_json":
-            path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
-            data = json.dumps(graph).encode()
-            payload = data[: len(data) // 2]
-        elif kind == "wrong_types":
-            if (k // len(MALFORMED_KINDS)) % 2 == 0:
-                graph["attributes"] = {"left costophrenic angle": graph["attributes"][0]}
-                defect = "scene graph whose attributes is an object, not a list"
-            else:
-                graph["study_id"] = {"id": int(study)}
-                defect = "scene graph whose study_id is an object, not an int or string"
-            path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
-            payload = json.dumps(graph).encode()
-        elif kind == "unknown_entity_label":
-            ents["5"]["label"] = "OBS-MAYBE"
-            path = base / RADGRAPH_DIR / folder / f"p{subject}" / f"s{study}.json"
-            payload = json.dumps({doc_key: {"text": text, "entities": ents, "data_source": "MIMIC-CXR",
-                                            "data_split": "inference"}}).encode()
-            defect = f"{defect}: entity 5 is labelled 'OBS-MAYBE'"
-            record = doc_key
-        elif kind == "dangling_relation":
-            ents["4"]["relations"].append(["located_at", "99"])
-            path = base / RADGRAPH_DIR / folder / f"p{subject}" / f"s{study}.json"
-            payload = json.dumps({doc_key: {"text": text, "entities": ents, "data_source": "MIMIC-CXR",
-                                            "data_split": "inference"}}).encode()
-            defect = f"{defect}: entity 4 located_at entity 99"
-            record = doc_key
-        elif kind == "study_claimed_by_other_patient":
-            graph["study_id"] = int(claimed_study)
-            graph["attributes"][0]["phrase_IDs"] = [f"{claimed_study}|4"]
-            path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
-            payload = json.dumps(graph).encode()
-            defect = f"{defect}: study {claimed_study} belongs to patient {claimed_patient}, this file says {subject}"
-        else:
-            graph["StudyDateTime"] = None
-            graph["StudyOrder"] = None
-            path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
-            payload = json.dumps(graph).encode()
+        ents = _valid_entities()
+        path, payload, defect, record = _broken(kind, defect, k, base, graph, ents, text, doc_key,
+                                                (subject, study, dicom, folder), (claimed_patient, claimed_study))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(payload)
         w.files += 1
