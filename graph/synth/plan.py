@@ -85,6 +85,52 @@ def _units(cur: list[int], prior: list[int] | None, rng: random.Random) -> list[
     return out
 
 
+def _present_statement(rng: random.Random, finding: str, site: str, side: str | None, regions: tuple[str, ...],
+                       now: int, change: str | None, compare: bool, sparse: bool) -> _Stmt | None:
+    """The statement of a present finding, or None when the report leaves it out; its stated change is
+    drawn with label noise, and the polarity may be hedged or (noise) spoken as resolved."""
+    device = finding in _DEVICES
+    p_mention = 0.85 if device else 0.5 if finding in _CHRONIC else \
+        0.7 if finding == "enlarged cardiac silhouette" else 0.92 if now >= 2 else 0.78
+    if not sparse and rng.random() >= p_mention:
+        return None
+    stated = None
+    if compare and change is not None:
+        p_state = 0.75 if change == "new" else 0.4 if finding in _CHRONIC else 0.62
+        if rng.random() < p_state:
+            stated = change if device else _noisy_change(rng, change)
+            if device and change == "no change" and rng.random() < 0.08:
+                stated = "repositioned"
+    polarity = "present"
+    if sparse:
+        pass
+    elif stated is None and finding in ("consolidation", "pneumonia") and rng.random() < 0.1:
+        polarity = "uncertain"
+    elif stated == "resolved":  # label noise on an improving finding: spoken as resolved
+        polarity = "absent"
+    return _Stmt(finding, site, side, regions, polarity, _noisy_severity(rng, now, _FORMS[finding][2]), stated)
+
+
+def _resolution_statement(rng: random.Random, finding: str, site: str, side: str | None, regions: tuple[str, ...],
+                          compare: bool) -> _Stmt | None:
+    """A finding gone since the prior study: stated resolved (with label noise) in some compared reports."""
+    if not (compare and rng.random() < 0.55):
+        return None
+    stated = "resolved" if finding in _DEVICES else _noisy_change(rng, "resolved")
+    return _Stmt(finding, site, side, regions, "absent" if stated == "resolved" else "present", 0, stated)
+
+
+def _imagenome_labels(rng: random.Random, st: _Stmt) -> None:
+    """Chest ImaGenome's comparison label of a stated change, with its own label noise (formats.md §1.5)."""
+    if st.change is not None and st.change != "repositioned" and st.finding not in _DEVICES:
+        labels = [_IMAGENOME_CHANGE[st.change]]
+        if rng.random() < 0.05:
+            labels = [rng.choice([c for c in _PREDICATE if c != labels[0]])]
+        if rng.random() < 0.04:
+            labels.append(rng.choice([c for c in _PREDICATE if c != labels[0]]))
+        st.imagenome = labels
+
+
 def _plan(rng: random.Random, cur: list[int], prior: list[int] | None, compare: bool,
           sparse: bool = False) -> list[_Stmt]:
     """The statements one report makes (in findings order); negations and hedges included.
@@ -100,35 +146,12 @@ def _plan(rng: random.Random, cur: list[int], prior: list[int] | None, compare: 
         now = max(cur[_IX[finding, r]] for r in regions)
         before = max(p[_IX[finding, r]] for r in regions)
         change = true_change(before, now) if prior is not None else None
-        device = finding in _DEVICES
-        scale = _FORMS[finding][2]
+        st = None
         if now > 0:
-            p_mention = 0.85 if device else 0.5 if finding in _CHRONIC else \
-                0.7 if finding == "enlarged cardiac silhouette" else 0.92 if now >= 2 else 0.78
-            if not sparse and rng.random() >= p_mention:
-                continue
-            stated = None
-            if compare and change is not None:
-                p_state = 0.75 if change == "new" else 0.4 if finding in _CHRONIC else 0.62
-                if rng.random() < p_state:
-                    stated = change if device else _noisy_change(rng, change)
-                    if device and change == "no change" and rng.random() < 0.08:
-                        stated = "repositioned"
-            polarity = "present"
-            if sparse:
-                pass
-            elif stated is None and finding in ("consolidation", "pneumonia") and rng.random() < 0.1:
-                polarity = "uncertain"
-            elif stated == "resolved":  # label noise on an improving finding: spoken as resolved
-                polarity = "absent"
-            st = _Stmt(finding, site, side, regions, polarity, _noisy_severity(rng, now, scale), stated)
+            st = _present_statement(rng, finding, site, side, regions, now, change, compare, sparse)
         elif before > 0 and change == "resolved" and not sparse:
-            if compare and rng.random() < 0.55:
-                stated = "resolved" if device else _noisy_change(rng, "resolved")
-                st = _Stmt(finding, site, side, regions, "absent" if stated == "resolved" else "present", 0, stated)
-            else:
-                continue
-        else:
+            st = _resolution_statement(rng, finding, site, side, regions, compare)
+        if st is None:
             continue
         mentioned.add(finding)
         stmts.append(st)
@@ -142,13 +165,7 @@ def _plan(rng: random.Random, cur: list[int], prior: list[int] | None, compare: 
             break
 
     for st in stmts:
-        if st.change is not None and st.change != "repositioned" and st.finding not in _DEVICES:
-            labels = [_IMAGENOME_CHANGE[st.change]]
-            if rng.random() < 0.05:
-                labels = [rng.choice([c for c in _PREDICATE if c != labels[0]])]
-            if rng.random() < 0.04:
-                labels.append(rng.choice([c for c in _PREDICATE if c != labels[0]]))
-            st.imagenome = labels
+        _imagenome_labels(rng, st)
         st.in_scene_graph = rng.random() < 0.9
 
     # negations of common findings that are absent now
