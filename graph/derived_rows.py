@@ -94,11 +94,11 @@ def derived_rows(derivations: Mapping[str, PatientDerivation],
         for m in ms:
             by_place[(m.study_id, m.anatomy, m.finding)].append(m)
             owner[(m.study_id, m.anatomy, m.finding)] = patient_id
-    places = {(r["study_id"], r["anatomy"], r["finding"]) for r in rows.observations}
+    places = {_place(r) for r in rows.observations}
     rows.observations += [_observation_row(owner[place], *place, NOT_MENTIONED, [], [])
                           for place in by_place if place not in places]
     for r in rows.observations:
-        ms = by_place.get((r["study_id"], r["anatomy"], r["finding"]))
+        ms = by_place.get(_place(r))
         r["props"].update(observation_summary(ms) if ms else dict.fromkeys(_SUMMARY_KEYS))
     return rows
 
@@ -113,8 +113,8 @@ def _conflict_kinds(place: tuple[str, str, str], d: PatientDerivation, change_co
 
 def _observation_row(patient_id: str, study: str, anatomy: str, finding: str, state: str, events: list[Event],
                      conflict_kinds: list[str]) -> dict[str, Any]:
-    """{observation_id, study_id, anatomy, finding, onset, props}: ``props`` are every property the node
-    gets (None: not stored), ``onset`` whether its ``onset_datetime`` is the study's date."""
+    """{onset, props}: ``props`` are every property the node gets, its keys included (None: not stored);
+    ``onset`` whether its ``onset_datetime`` is the study's date."""
     oid = observation_id(study, anatomy, finding)
     onset = _onset(events)
     props = {"observation_id": oid, "patient_id": patient_id, "study_id": study, "anatomy": anatomy,
@@ -123,8 +123,12 @@ def _observation_row(patient_id: str, study: str, anatomy: str, finding: str, st
              "source_conflict": True if conflict_kinds else None, "conflict_kinds": conflict_kinds or None,
              "onset_bases": onset["onset_bases"], "onset_sources": onset["onset_sources"],
              "onset_prior_state": onset["onset_prior_state"]}
-    return {"observation_id": oid, "study_id": study, "anatomy": anatomy, "finding": finding,
-            "onset": onset["onset"], "props": props}
+    return {"onset": onset["onset"], "props": props}
+
+
+def _place(row: dict[str, Any]) -> tuple[str, str, str]:
+    p = row["props"]
+    return p["study_id"], p["anatomy"], p["finding"]
 
 
 def _add_patient(rows: DerivedRows, patient_id: str, d: PatientDerivation) -> None:

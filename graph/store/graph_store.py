@@ -145,9 +145,10 @@ def _finding_parents() -> dict[str, tuple[str, ...]]:
 
 
 def _derive_from_records(studies: list[dict[str, Any]], images: list[dict[str, Any]], files: list[ParsedFile],
-                         patients: set[str]) -> dict[str, DerivedRows]:
-    """Derivation rows per patient from a batch's own rows and parsed records, for patients new to the
-    graph (the batch holds all there is of them). Observation rows carry their Mention properties."""
+                         observations: dict[str, dict[str, Any]], patients: set[str]) -> dict[str, DerivedRows]:
+    """Derivation rows per patient from a batch's own rows (:func:`_batch_rows`) and parsed records, for
+    patients new to the graph (the batch holds all there is of them). Observation rows carry their
+    Mention properties, taken from ``observations``."""
     facts: dict[str, list[StudyFact]] = defaultdict(list)
     image_ids: dict[str, list[str]] = defaultdict(list)
     for i in images:
@@ -159,18 +160,17 @@ def _derive_from_records(studies: list[dict[str, Any]], images: list[dict[str, A
             when = datetime.fromisoformat(s["study_datetime"]) if s["study_datetime"] else None
             facts[s["patient_id"]].append(StudyFact(s["study_id"], when, tuple(image_ids[s["study_id"]])))
     mentions: dict[str, list[MentionFact]] = defaultdict(list)
-    props: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for pf in files:
         for m in pf.mentions:
             if m.study_id in owner:
                 mentions[owner[m.study_id]].append(mention_fact(m))
-                props[observation_id(m.study_id, m.anatomy, m.finding)].append(_mention_props(m))
     parents = _finding_parents()
     out = {}
     for p in patients & set(facts):
         rows = derived_rows({p: derive_patient(facts[p], mentions[p], parents)}, {p: mentions[p]})
         for r in rows.observations:
-            r["mentions"] = props.get(r["observation_id"], [])
+            stated = observations.get(r["props"]["observation_id"])
+            r["mentions"] = stated["mentions"] if stated else []
         out[p] = rows
     return out
 
@@ -318,7 +318,7 @@ class GraphStore:
         # Patients new to the graph are derived from the batch itself, before the transaction; whether
         # they are new is only known under their locks, so both ways stay ready.
         fresh_rows = {} if batch.retract or batch.merge else _derive_from_records(
-            list(studies.values()), images, batch.files, linked)
+            list(studies.values()), images, batch.files, observations, linked)
         patient_of = {sid: row["patient_id"] for sid, row in studies.items()}
 
         def work(tx: ManagedTransaction, merge: bool) -> tuple[WriteCounts, set[str]]:

@@ -299,19 +299,19 @@ MATCH (ps:Study {study_id: r.prior_id})
 CREATE (s)-[:PRIOR {days: r.days}]->(ps)
 """
 
-# Rows {observation_id, study_id, anatomy, finding, onset, props} (graph.derived_rows): every observation
+# Rows {onset, props} (graph.derived_rows; props hold the keys too): every observation
 # the derivation knows, stated or needed by an event, with all its derived properties (a null removes one).
 # An event's side that nothing was stated about becomes a placeholder observation (state 'not_mentioned',
 # no mentions), linked like any other. ``onset_datetime`` is the study's date when an onset event (stated
 # or derived) starts here: what new_finding_patients finds through an index.
 WRITE_OBSERVATION_STATES = """
 UNWIND $rows AS r
-MATCH (s:Study {study_id: r.study_id})
-MERGE (o:Observation {observation_id: r.observation_id})
+MATCH (s:Study {study_id: r.props.study_id})
+MERGE (o:Observation {observation_id: r.props.observation_id})
 ON CREATE SET o._created = true
 SET o += r.props, o.onset_datetime = CASE WHEN r.onset THEN s.study_datetime END
 WITH s, o, r WHERE o._created
-MATCH (a:Anatomy {name: r.anatomy}), (f:Finding {name: r.finding})
+MATCH (a:Anatomy {name: r.props.anatomy}), (f:Finding {name: r.props.finding})
 CREATE (s)-[:HAS_OBSERVATION]->(o), (o)-[:OF_FINDING]->(f), (o)-[:LOCATED_AT]->(a)
 REMOVE o._created
 """
@@ -321,7 +321,8 @@ REMOVE o._created
 # so the read-back, reset and MERGE of the link step are skipped.
 CREATE_OBSERVATIONS = """
 UNWIND $rows AS r
-MATCH (s:Study {study_id: r.study_id}), (a:Anatomy {name: r.anatomy}), (f:Finding {name: r.finding})
+MATCH (s:Study {study_id: r.props.study_id}), (a:Anatomy {name: r.props.anatomy}),
+      (f:Finding {name: r.props.finding})
 CREATE (s)-[:HAS_OBSERVATION]->(o:Observation)-[:OF_FINDING]->(f), (o)-[:LOCATED_AT]->(a)
 SET o = r.props, o.onset_datetime = CASE WHEN r.onset THEN s.study_datetime END
 WITH o, r
