@@ -215,17 +215,16 @@ def _load(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping: str
 
 
 def _link(ids: list[str], summary: IngestSummary, bar: Progress) -> None:
-    """Relink the patients no load batch relinked, ``WRITERS`` chunks at a time."""
+    """Relink the patients no load batch relinked, in chunks through the same write window as the load
+    (chunks share no patient, so ``WRITERS`` of them run at once)."""
     if not ids:
         return
     job = bar.add_task("linking patients", total=len(ids))
-    chunks = [ids[i:i + LINK_CHUNK] for i in range(0, len(ids), LINK_CHUNK)]
-    for i in range(0, len(chunks), WRITERS):
-        futures = [link.submit(c) for c in chunks[i:i + WRITERS]]
-        for c, future in zip(chunks[i:i + WRITERS], futures):
-            counts = future.result()
-            summary.elements_created += counts.nodes + counts.relationships
-            bar.advance(job, len(c))
+    chunks = ((ids[i:i + LINK_CHUNK], {f"patient:{p}" for p in ids[i:i + LINK_CHUNK]})
+              for i in range(0, len(ids), LINK_CHUNK))
+    for chunk, counts in write_window(chunks, link.submit, WRITERS):
+        summary.elements_created += counts.nodes + counts.relationships
+        bar.advance(job, len(chunk))
 
 
 @contextmanager

@@ -52,7 +52,9 @@ def route_library_logs(home: Path, level: str = "INFO") -> Path:
     log_file = logs / "cxrkg.log"
     if "PREFECT_LOGGING_SETTINGS_PATH" not in os.environ:
         settings = logs / "prefect-logging.yml"
-        settings.write_text(yaml.safe_dump(logging_config(log_file, level), sort_keys=False))
+        text = yaml.safe_dump(logging_config(log_file, level), sort_keys=False)
+        if not settings.is_file() or settings.read_text() != text:  # every command starts here: write once
+            settings.write_text(text)
         os.environ["PREFECT_LOGGING_SETTINGS_PATH"] = str(settings)
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     return log_file

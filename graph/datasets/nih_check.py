@@ -71,14 +71,15 @@ def compare_counts(reference: pd.DataFrame, graph: pd.DataFrame) -> tuple[int, l
     return len(merged) * (len(COUNT_COLUMNS) - 2), out
 
 
-def compare_new_patients(store: GraphStore, tables: NIHTables, patient_ids: set[str]) -> tuple[int, list[str]]:
+def compare_new_patients(store: GraphStore, tables: NIHTables, patient_ids: set[str],
+                         states: pd.DataFrame | None = None) -> tuple[int, list[str]]:
     """(patient sets compared, mismatch lines): new_finding_patients per finding, all dates and per year."""
     query = get_query("new_finding_patients")
     years = sorted({synthetic_study_datetime(int(fu)).year
                     for fu in pd.to_numeric(tables.data_entry["Follow-up #"], errors="coerce").dropna()})
     ranges = [("2000-01-01", f"{years[-1]}-12-31")] + [(f"{y}-01-01", f"{y}-12-31") for y in years]
     compared, out = 0, []
-    states = reference_states(tables)
+    states = reference_states(tables) if states is None else states
     for finding in FINDINGS:
         for start, end in ranges:
             rows = run_named(store, query, query.bind({"finding": finding, "start_date": start, "end_date": end}))
@@ -95,7 +96,9 @@ def check_nih(store: GraphStore, tables: NIHTables) -> CheckReport:
     """Both comparisons for the patients of ``tables`` (the whole cohort or a slice of it)."""
     patients = nih_patient_ids(tables)
     report = CheckReport()
-    report.count_cells, report.mismatches = compare_counts(reference_counts(tables), graph_counts(store, patients))
-    report.patient_sets, more = compare_new_patients(store, tables, set(patients))
+    states = reference_states(tables)
+    report.count_cells, report.mismatches = compare_counts(reference_counts(tables, states),
+                                                           graph_counts(store, patients))
+    report.patient_sets, more = compare_new_patients(store, tables, set(patients), states)
     report.mismatches += more
     return report

@@ -155,14 +155,14 @@ def _events(state: pd.Series, prior: pd.Series) -> pd.Series:
     return out.where(out != "", None)
 
 
-def reference_counts(tables: NIHTables) -> pd.DataFrame:
+def reference_counts(tables: NIHTables, states: pd.DataFrame | None = None) -> pd.DataFrame:
     """Counts per (finding, synthetic year) of studies and events: columns :data:`COUNT_COLUMNS`.
 
     ``present`` / ``absent`` count studies in that state; events are counted in the year of the later study;
     ``onset_after_absent`` + ``onset_after_unmentioned`` = ``onset``. Every (finding, year) with a study
-    appears, zeros included.
+    appears, zeros included. ``states``: :func:`reference_states` of ``tables`` when the caller has it.
     """
-    s = reference_states(tables)
+    s = reference_states(tables) if states is None else states
     flags = pd.DataFrame({
         "finding": s["finding"], "year": s["year"],
         "present": s["state"] == PRESENT, "absent": s["state"] == ABSENT,
