@@ -28,7 +28,7 @@ CALL (cur, pri) {
   UNION ALL
   WITH cur, pri WHERE $level = 'anatomy'
   CALL (cur, pri) {
-    MATCH (cur)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.polarity IS NOT NULL OR o.stated_changes <> []
+    MATCH (cur)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.polarity IS NOT NULL OR o.stated_changes IS NOT NULL
     RETURN o.anatomy AS anatomy, o.finding AS finding
     UNION
     MATCH (pri)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.polarity IS NOT NULL

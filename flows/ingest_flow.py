@@ -121,7 +121,8 @@ def link(patient_ids: list[str]) -> WriteCounts:
     return counts
 
 
-def _progress(enabled: bool) -> Progress:
+def progress_bar(enabled: bool) -> Progress:
+    """A rich progress bar on the terminal (disabled: draws nothing)."""
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     disable=not enabled, transient=False)
 
@@ -151,22 +152,22 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
     """
     started = time.perf_counter()
     stages: dict[str, float] = {}
-    with _stage(stages, "schema"):
+    with stage(stages, "schema"):
         prepare_schema()
-    with _stage(stages, "plan"):
+    with stage(stages, "plan"):
         the_plan = plan(paths, ([rejected_report] if rejected_report else []) + list(exclude or []))
     summary = IngestSummary(files_seen=len(the_plan.load) + len(the_plan.unchanged),
                             files_unchanged=len(the_plan.unchanged))
     batches = the_plan.batches(batch_files)
-    with _progress(progress) as bar, _stage(stages, "load"):
+    with progress_bar(progress) as bar, stage(stages, "load"):
         unlinked = _load(the_plan, batches, doc_mapping, summary, bar)
-    with _progress(progress) as bar, _stage(stages, "link"):
+    with progress_bar(progress) as bar, stage(stages, "link"):
         _link(sorted(unlinked), summary, bar)
-    with _stage(stages, "count"):
+    with stage(stages, "count"):
         nodes, rels = label_counts(shared_store())
         summary.studies, summary.observations = nodes.get("Study", 0), nodes.get("Observation", 0)
         summary.progression_edges = rels.get("PROGRESSION", 0)
-    with _stage(stages, "report"):
+    with stage(stages, "report"):
         if summary.rejections and rejected_report:
             write_rejections(Path(rejected_report), summary.rejections)
             summary.rejected_report = str(Path(rejected_report).resolve())
@@ -227,8 +228,16 @@ def _link(ids: list[str], summary: IngestSummary, bar: Progress) -> None:
         bar.advance(job, len(chunk))
 
 
+def write_report(summary: IngestSummary, rejected_report: str | None) -> None:
+    """Write the rejected-files report when anything was rejected (and a path is given)."""
+    if summary.rejections and rejected_report:
+        write_rejections(Path(rejected_report), summary.rejections)
+        summary.rejected_report = str(Path(rejected_report).resolve())
+
+
 @contextmanager
-def _stage(stages: dict[str, float], name: str) -> Iterator[None]:
+def stage(stages: dict[str, float], name: str) -> Iterator[None]:
+    """Time the block into ``stages[name]`` (seconds)."""
     started = time.perf_counter()
     yield
     stages[name] = time.perf_counter() - started

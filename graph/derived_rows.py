@@ -1,7 +1,9 @@
-"""The rows the link step writes for derived states and events (graph.events), one list per statement.
+"""The rows every writer stores: the records of parsed files, and derived states and events
+(graph.events), one list per statement.
 
-Kept apart from the store so that any writer (the transactional link step, a bulk import) writes the
-same graph from the same derivation.
+Kept apart from the store so that any writer (the transactional load and link step, the bulk import)
+writes the same graph from the same derivation. Neo4j stores no nulls, and ``neo4j-admin database
+import`` cannot store an empty list, so neither is ever written: an absent list property means empty.
 """
 
 from __future__ import annotations
@@ -10,8 +12,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from graph.events import DERIVED, NEW, NOT_MENTIONED, Event, MentionFact, PatientDerivation
-from graph.records import MentionRecord, observation_id
+from datetime import datetime
+
+from graph.events import DERIVED, NEW, NOT_MENTIONED, Event, MentionFact, PatientDerivation, StudyFact, derive_patient
+from graph.records import MentionRecord, ParsedFile, file_key, observation_id
+from graph.vocabulary import vocabulary
 
 
 @dataclass
@@ -51,7 +56,8 @@ def _onset(events: list[Event]) -> dict[str, Any]:
 def _edge(e: Event, current: str, prior: str) -> dict[str, Any]:
     props = {"progression_id": e.event_id, "change": e.change, "basis": e.basis, "source": e.source,
              "rule": e.rule, "prior_state": e.prior_state, "current_state": e.current_state,
-             "evidence": list(e.evidence), "files": list(e.files), "change_labels": list(e.change_labels)}
+             "evidence": list(e.evidence) or None, "files": list(e.files) or None,
+             "change_labels": list(e.change_labels) or None}
     return {"current": current, "prior": prior, "props": {k: v for k, v in props.items() if v is not None}}
 
 
@@ -65,14 +71,14 @@ def mention_fact(m: MentionRecord) -> MentionFact:
 def observation_summary(mentions: Iterable[MentionFact]) -> dict[str, Any]:
     """What an observation's mentions say besides its state: the highest stated severity (ties: the
     alphabetically first word), the sources, the stated changes and up to five evidence phrases, each list
-    distinct and sorted. Empty lists are kept (an observation with mentions always has these properties)."""
+    distinct and sorted; an empty list is None (not stored)."""
     ms = list(mentions)
     scored = [m for m in ms if m.severity_score is not None]
     top = min(scored, key=lambda m: (-m.severity_score, m.severity or "")) if scored else None
     return {"severity": top.severity if top else None, "severity_score": top.severity_score if top else None,
-            "sources": sorted({m.source for m in ms}),
-            "stated_changes": sorted({m.change for m in ms if m.change is not None}),
-            "evidence": sorted({m.evidence for m in ms if m.evidence})[:5]}
+            "sources": sorted({m.source for m in ms}) or None,
+            "stated_changes": sorted({m.change for m in ms if m.change is not None}) or None,
+            "evidence": sorted({m.evidence for m in ms if m.evidence})[:5] or None}
 
 
 def derived_rows(derivations: Mapping[str, PatientDerivation],
@@ -162,3 +168,82 @@ def _add_patient(rows: DerivedRows, patient_id: str, d: PatientDerivation) -> No
                                     "study_id": study,
                                     "finding": finding, "state": d.study_state(study, finding),
                                     **_onset(starting.get((study, None, finding), []))})
+
+
+def finding_parents() -> dict[str, tuple[str, ...]]:
+    """Finding name -> its IS_A parents, from the packaged vocabulary."""
+    return {f.name: f.parents for f in vocabulary().findings.values()}
+
+
+def fresh_patient_rows(studies: list[dict[str, Any]], images: list[dict[str, Any]], files: list[ParsedFile],
+                         observations: dict[str, dict[str, Any]], patients: set[str]) -> dict[str, DerivedRows]:
+    """Derivation rows per patient from a batch's own rows (:func:`batch_rows`) and parsed records, for
+    patients new to the graph (the batch holds all there is of them). Observation rows carry their
+    Mention properties, taken from ``observations`` (``mentions``: a list of :func:`mention_props`)."""
+    facts: dict[str, list[StudyFact]] = defaultdict(list)
+    image_ids: dict[str, list[str]] = defaultdict(list)
+    for i in images:
+        image_ids[i["study_id"]].append(i["image_id"])
+    owner = {}
+    for s in studies:
+        if s["patient_id"] in patients:
+            owner[s["study_id"]] = s["patient_id"]
+            when = datetime.fromisoformat(s["study_datetime"]) if s["study_datetime"] else None
+            facts[s["patient_id"]].append(StudyFact(s["study_id"], when, tuple(image_ids[s["study_id"]])))
+    mentions: dict[str, list[MentionFact]] = defaultdict(list)
+    for pf in files:
+        for m in pf.mentions:
+            if m.study_id in owner:
+                mentions[owner[m.study_id]].append(mention_fact(m))
+    parents = finding_parents()
+    out = {}
+    for p in patients & set(facts):
+        rows = derived_rows({p: derive_patient(facts[p], mentions[p], parents)}, {p: mentions[p]})
+        for r in rows.observations:
+            stated = observations.get(r["props"]["observation_id"])
+            r["mentions"] = stated["mentions"] if stated else []
+        out[p] = rows
+    return out
+
+
+def mention_props(m: MentionRecord) -> dict[str, Any]:
+    """A Mention's stored properties; absent values and empty cue lists are left out (Neo4j stores no
+    nulls, and each property sent costs the server time). The study is the observation's, so it is not
+    repeated. Cues are lists of the labels as written (``["temporal|yes|acute"]``)."""
+    props = {
+        "mention_id": m.mention_id, "polarity": m.polarity, "severity": m.severity,
+        "severity_score": m.severity_score, "change": m.change, "change_label": m.change_label,
+        "prior_image_id": m.prior_image_id, "evidence": m.evidence, "source": m.source,
+        "file": m.file, "file_key": file_key(m.file), "record": m.record, "section": m.section,
+        "sentence_id": m.sentence_id, "temporal_cues": list(m.temporal_cues) or None,
+        "texture_cues": list(m.texture_cues) or None, "comparison_cues": list(m.comparison_cues) or None,
+    }
+    return {k: v for k, v in props.items() if v is not None}
+
+
+def batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list[dict], list[dict], list[dict],
+                                                  dict[str, dict[str, Any]]]:
+    """The rows of a batch's parsed files: studies by id (a study's attributes merged over its files), images,
+    bounding boxes, reports, and observations by id with their mentions' properties."""
+    studies: dict[str, dict[str, Any]] = {}
+    images, boxes, reports, observations = [], [], [], {}
+    for pf in files:
+        for s in pf.studies:
+            row = studies.setdefault(s.study_id, {"study_id": s.study_id, "patient_id": s.patient_id,
+                                                  "study_datetime": None, "gender": None, "age_decile": None,
+                                                  "reason_for_exam": None})
+            # ISO text, parsed by Cypher: the driver's packing of datetimes cost more Python time
+            # than the rest of the batch's rows
+            row["study_datetime"] = row["study_datetime"] or (s.study_datetime and s.study_datetime.isoformat())
+            for key in ("gender", "age_decile", "reason_for_exam"):
+                row[key] = row[key] or getattr(s, key)
+        images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view, "study_order": i.study_order}
+                   for i in pf.images]
+        boxes += [{k: v for k, v in vars(b).items() if v is not None} for i in pf.images for b in i.objects]
+        reports += [{"report_id": r.report_id, "study_id": r.study_id, "text": r.text, "source": r.source,
+                     "unmapped_terms": list(r.unmapped_terms) or None} for r in pf.reports]
+        for m in pf.mentions:
+            oid = observation_id(m.study_id, m.anatomy, m.finding)
+            observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
+                                          "finding": m.finding, "mentions": []})["mentions"].append(mention_props(m))
+    return studies, images, boxes, reports, observations

@@ -88,13 +88,25 @@ def print_summary(summary) -> None:
     print_rejections(summary.rejections, summary.rejected_report, "rejected-files report")
 
 
-def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | None, progress: bool):
-    """Run the ingest flow and print its summary; returns the summary."""
-    store_or_fail()
-    from flows.ingest_flow import ingest_flow
+def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | None, progress: bool,
+               bulk: bool = False):
+    """Run the ingest flow (or the bulk flow) and print its summary; returns the summary."""
+    args = dict(doc_mapping=str(doc_mapping) if doc_mapping else None,
+                rejected_report=str(rejected) if rejected else None, progress=progress)
+    if not bulk:
+        store_or_fail()
+        from flows.ingest_flow import ingest_flow
 
-    summary = ingest_flow([str(p) for p in paths], doc_mapping=str(doc_mapping) if doc_mapping else None,
-                          rejected_report=str(rejected) if rejected else None, progress=progress)
+        summary = ingest_flow([str(p) for p in paths], **args)
+    else:
+        from flows.bulk_flow import BulkRefused, bulk_ingest_flow
+        from graph.ingest.bulk import BulkInputError
+        from graph.server import ServerError
+
+        try:
+            summary = bulk_ingest_flow([str(p) for p in paths], **args)
+        except (BulkRefused, BulkInputError, ServerError) as exc:
+            fail(str(exc))
     print_summary(summary)
     return summary
 

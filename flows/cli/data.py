@@ -35,9 +35,11 @@ def ingest(paths: list[Path] = typer.Argument(..., exists=True, help="files or f
            doc_mapping: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
                                                       help="CSV doc_key,patient_id,study_id[,study_datetime]"),
            rejected: Path = typer.Option(Path("cxrkg-rejected.json"), help="rejected-files report (JSON)"),
-           progress: bool = typer.Option(True, help="progress bar")) -> None:
+           progress: bool = typer.Option(True, help="progress bar"),
+           bulk: bool = typer.Option(False, help="first load into the empty local database through neo4j-admin "
+                                                 "import (stops and restarts the local server)")) -> None:
     """Load scene graphs, RadGraph files and metadata CSVs; exit code 2 when anything was rejected."""
-    summary = run_ingest(paths, doc_mapping, rejected, progress and sys.stderr.isatty())
+    summary = run_ingest(paths, doc_mapping, rejected, progress and sys.stderr.isatty(), bulk)
     if not summary.ok:
         raise typer.Exit(2)
 

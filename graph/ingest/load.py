@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Collection, Iterator, TypeVar
+from typing import Any, Collection, Iterable, Iterator, Protocol, TypeVar
 
 from graph.formats.metadata import StudyDates
 from graph.formats.radgraph import check_json_stream, parse_radgraph_chunks
@@ -19,6 +19,15 @@ from graph.vocabulary import Vocabulary
 
 MAX_MENTIONS_PER_WRITE = 40_000
 STREAM_CHUNK_DOCS = 2_000  # documents per transaction of a streamed file; read at call time (tests lower it)
+
+
+class BatchWriter(Protocol):
+    """Where :func:`store_files` writes: a :class:`graph.store.GraphStore`, or the bulk load's
+    :class:`graph.ingest.bulk.BulkSink` (import files)."""
+
+    def study_owners(self, study_ids: Iterable[str]) -> dict[str, tuple[str, Any]]: ...
+
+    def write_batch(self, batch: Batch) -> tuple[WriteCounts, set[str], set[str]]: ...
 
 
 @dataclass
@@ -50,7 +59,7 @@ def load_files(store: GraphStore, files: list[InputFile], vocab: Vocabulary, cha
     return store_files(store, files, parse_files(files, vocab, mapping_path), vocab, changed, metadata_paths)
 
 
-def store_files(store: GraphStore, files: list[InputFile], parsed: list[ParsedFile], vocab: Vocabulary,
+def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedFile], vocab: Vocabulary,
                 changed: set[str], metadata_paths: list[str], link: Collection[str] = ()) -> BatchResult:
     """Check a parsed batch against the graph (study owners, dates) and write it; see :func:`load_files`.
 
@@ -111,7 +120,7 @@ def _whole_file_rejected(pf: ParsedFile, f: InputFile) -> bool:
         f.format == SCENE_GRAPH and bool(pf.rejections) and not pf.studies)
 
 
-def _flush(store: GraphStore, batch: Batch, result: BatchResult) -> None:
+def _flush(store: BatchWriter, batch: Batch, result: BatchResult) -> None:
     if not batch.files and not batch.retract:
         return
     counts, patients, linked = store.write_batch(batch)
@@ -133,7 +142,7 @@ def _one_ahead(items: Iterator[_T]) -> Iterator[_T]:
             yield item
 
 
-def _store_streamed(store: GraphStore, f: InputFile, pf: StreamedFile, vocab: Vocabulary, changed: bool,
+def _store_streamed(store: BatchWriter, f: InputFile, pf: StreamedFile, vocab: Vocabulary, changed: bool,
                     dates: StudyDates, result: BatchResult) -> None:
     """Stream one big RadGraph file into the graph, one transaction per ``STREAM_CHUNK_DOCS`` documents.
 

@@ -17,10 +17,10 @@ from neo4j import GraphDatabase, ManagedTransaction
 
 from graph.store import statements as st
 from graph.settings import Neo4jSettings, neo4j_settings
-from graph.derived_rows import DerivedRows, derived_rows, mention_fact
+from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, fresh_patient_rows
 from graph.events import MentionFact, StudyFact, derive_patient
-from graph.records import MentionRecord, ParsedFile, file_key, observation_id
-from graph.vocabulary import Vocabulary, vocabulary
+from graph.records import ParsedFile, file_key
+from graph.vocabulary import Vocabulary
 
 LINK_CHUNK = 500  # patients per link transaction
 
@@ -123,8 +123,7 @@ def _derive(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts)
         studies[r["patient_id"]].append(StudyFact(r["study_id"], when, tuple(r["image_ids"])))
         mentions[r["patient_id"]] += [MentionFact(r["study_id"], *m[:7], m[7] or "", m[8] or "", *m[9:])
                                       for m in r["mentions"]]
-    parents = _finding_parents()
-    rows = derived_rows({p: derive_patient(studies[p], mentions[p], parents) for p in patient_ids},
+    rows = derived_rows({p: derive_patient(studies[p], mentions[p], finding_parents()) for p in patient_ids},
                         {p: mentions[p] for p in patient_ids})
     _run(tx, st.RESET_DERIVED, counts, patient_ids=patient_ids)
     _run(tx, st.WRITE_OBSERVATION_STATES, counts, rows=rows.observations)
@@ -138,84 +137,6 @@ def _write_links(tx: ManagedTransaction, rows: DerivedRows, counts: WriteCounts)
     _run(tx, st.WRITE_STUDY_FINDINGS, counts, rows=rows.study_findings)
     _run(tx, st.progressions_statement("Observation", "observation_id"), counts, rows=rows.anatomy_events)
     _run(tx, st.progressions_statement("StudyFinding", "study_finding_id"), counts, rows=rows.study_events)
-
-
-def _finding_parents() -> dict[str, tuple[str, ...]]:
-    return {f.name: f.parents for f in vocabulary().findings.values()}
-
-
-def _derive_from_records(studies: list[dict[str, Any]], images: list[dict[str, Any]], files: list[ParsedFile],
-                         observations: dict[str, dict[str, Any]], patients: set[str]) -> dict[str, DerivedRows]:
-    """Derivation rows per patient from a batch's own rows (:func:`_batch_rows`) and parsed records, for
-    patients new to the graph (the batch holds all there is of them). Observation rows carry their
-    Mention properties, taken from ``observations``."""
-    facts: dict[str, list[StudyFact]] = defaultdict(list)
-    image_ids: dict[str, list[str]] = defaultdict(list)
-    for i in images:
-        image_ids[i["study_id"]].append(i["image_id"])
-    owner = {}
-    for s in studies:
-        if s["patient_id"] in patients:
-            owner[s["study_id"]] = s["patient_id"]
-            when = datetime.fromisoformat(s["study_datetime"]) if s["study_datetime"] else None
-            facts[s["patient_id"]].append(StudyFact(s["study_id"], when, tuple(image_ids[s["study_id"]])))
-    mentions: dict[str, list[MentionFact]] = defaultdict(list)
-    for pf in files:
-        for m in pf.mentions:
-            if m.study_id in owner:
-                mentions[owner[m.study_id]].append(mention_fact(m))
-    parents = _finding_parents()
-    out = {}
-    for p in patients & set(facts):
-        rows = derived_rows({p: derive_patient(facts[p], mentions[p], parents)}, {p: mentions[p]})
-        for r in rows.observations:
-            stated = observations.get(r["props"]["observation_id"])
-            r["mentions"] = stated["mentions"] if stated else []
-        out[p] = rows
-    return out
-
-
-def _mention_props(m: MentionRecord) -> dict[str, Any]:
-    """A Mention's stored properties; absent values and empty cue lists are left out (Neo4j stores no
-    nulls, and each property sent costs the server time). The study is the observation's, so it is not
-    repeated. Cues are lists of the labels as written (``["temporal|yes|acute"]``)."""
-    props = {
-        "mention_id": m.mention_id, "polarity": m.polarity, "severity": m.severity,
-        "severity_score": m.severity_score, "change": m.change, "change_label": m.change_label,
-        "prior_image_id": m.prior_image_id, "evidence": m.evidence, "source": m.source,
-        "file": m.file, "file_key": file_key(m.file), "record": m.record, "section": m.section,
-        "sentence_id": m.sentence_id, "temporal_cues": list(m.temporal_cues) or None,
-        "texture_cues": list(m.texture_cues) or None, "comparison_cues": list(m.comparison_cues) or None,
-    }
-    return {k: v for k, v in props.items() if v is not None}
-
-
-def _batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list[dict], list[dict], list[dict],
-                                                  dict[str, dict[str, Any]]]:
-    """The rows of a batch's parsed files: studies by id (a study's attributes merged over its files), images,
-    bounding boxes, reports, and observations by id with their mentions' properties."""
-    studies: dict[str, dict[str, Any]] = {}
-    images, boxes, reports, observations = [], [], [], {}
-    for pf in files:
-        for s in pf.studies:
-            row = studies.setdefault(s.study_id, {"study_id": s.study_id, "patient_id": s.patient_id,
-                                                  "study_datetime": None, "gender": None, "age_decile": None,
-                                                  "reason_for_exam": None})
-            # ISO text, parsed by Cypher: the driver's packing of datetimes cost more Python time
-            # than the rest of the batch's rows
-            row["study_datetime"] = row["study_datetime"] or (s.study_datetime and s.study_datetime.isoformat())
-            for key in ("gender", "age_decile", "reason_for_exam"):
-                row[key] = row[key] or getattr(s, key)
-        images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view, "study_order": i.study_order}
-                   for i in pf.images]
-        boxes += [{k: v for k, v in vars(b).items() if v is not None} for i in pf.images for b in i.objects]
-        reports += [{"report_id": r.report_id, "study_id": r.study_id, "text": r.text, "source": r.source,
-                     "unmapped_terms": list(r.unmapped_terms)} for r in pf.reports]
-        for m in pf.mentions:
-            oid = observation_id(m.study_id, m.anatomy, m.finding)
-            observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
-                                          "finding": m.finding, "mentions": []})["mentions"].append(_mention_props(m))
-    return studies, images, boxes, reports, observations
 
 
 def _migrate_schema(session: neo4j.Session) -> None:
@@ -288,6 +209,10 @@ class GraphStore:
         with self._session() as session:
             session.execute_write(work)
 
+    def holds_data(self) -> bool:
+        """Whether the database holds any node besides the Anatomy and Finding vocabulary."""
+        return bool(self.read(st.HOLDS_DATA)[0]["holds_data"])
+
     # --- incremental bookkeeping ---------------------------------------------------------------
 
     def source_file_hashes(self, paths: Iterable[str]) -> dict[str, tuple[str, str]]:
@@ -312,12 +237,12 @@ class GraphStore:
         constraint (the same records under another path, or a concurrent run storing the same files),
         the transaction is rolled back and the batch is written again with MERGE.
         """
-        studies, images, boxes, reports, observations = _batch_rows(batch.files)
+        studies, images, boxes, reports, observations = batch_rows(batch.files)
         patients = {s["patient_id"] for s in studies.values()}
         linked = patients & batch.link
         # Patients new to the graph are derived from the batch itself, before the transaction; whether
         # they are new is only known under their locks, so both ways stay ready.
-        fresh_rows = {} if batch.retract or batch.merge else _derive_from_records(
+        fresh_rows = {} if batch.retract or batch.merge else fresh_patient_rows(
             list(studies.values()), images, batch.files, observations, linked)
         patient_of = {sid: row["patient_id"] for sid, row in studies.items()}
 

@@ -29,6 +29,8 @@ CONSTRAINTS = [
     ("source_file_path", "SourceFile", "path"),
     ("study_finding_id", "StudyFinding", "study_finding_id"),
 ]
+# The key property of every label: what identifies a node across loads and graphs.
+NODE_KEYS = {label: prop for _, label, prop in CONSTRAINTS}
 NODE_INDEXES = [
     ("mention_file_key", "Mention", ("file_key",)),
     ("observation_finding", "Observation", ("finding",)),
@@ -456,8 +458,7 @@ WHERE NOT EXISTS { (o)-[x:PROGRESSION]->(po) WHERE x.source IN ['chest_imagenome
 CREATE (o)-[:PROGRESSION {
   progression_id: o.observation_id + '>' + po.observation_id + '|gnn',
   change: r.change, source: 'gnn', probability: r.probability, classes: r.classes,
-  probabilities: r.probabilities, model_version: r.model_version, snapshot_hash: r.snapshot_hash,
-  evidence: [], files: [], change_labels: []
+  probabilities: r.probabilities, model_version: r.model_version, snapshot_hash: r.snapshot_hash
 }]->(po)
 RETURN count(*) AS written
 """
@@ -540,3 +541,18 @@ def count_type(rel_type: str) -> str:
 def count_orphans(label: str) -> str:
     """Nodes of one label without any relationship."""
     return f"MATCH (n:`{label}`) WHERE NOT (n)--() RETURN count(n) AS n"
+
+
+# --- bulk load and graph comparison ---------------------------------------------------------------
+# Whether the database holds anything beyond the vocabulary (what a bulk import would overwrite).
+HOLDS_DATA = "RETURN EXISTS { MATCH (n) WHERE NOT (n:Anatomy OR n:Finding) } AS holds_data"
+
+# Every node and relationship with its properties; relationship ends named by their label and key
+# (graph.store.content), so two graphs compare whatever their internal ids.
+CONTENT_NODES = "MATCH (n) RETURN labels(n) AS labels, properties(n) AS props"
+CONTENT_RELATIONSHIPS = """
+MATCH (a)-[r]->(b)
+WITH a, r, b, labels(a)[0] AS start_label, labels(b)[0] AS end_label
+RETURN type(r) AS type, start_label, a[$keys[start_label]] AS start_key, end_label, b[$keys[end_label]] AS end_key,
+       properties(r) AS props
+"""

@@ -1,0 +1,144 @@
+"""The bulk first load (``cxrkg ingest --bulk``): check -> plan -> write import files -> stop the local
+server -> ``neo4j-admin database import full`` -> start it -> constraints, indexes, vocabulary -> summary.
+
+The files come from the same parsing, checks and derivation as the transactional load
+(:class:`graph.ingest.bulk.BulkSink` stands in for the store), so the graph is the same; later runs of
+``cxrkg ingest`` continue on top of it transactionally (the SourceFile rows record what was loaded).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, progress_bar, stage, write_report
+from graph.ingest import IngestPlan, discover, parsed_ahead, plan_ingest, store_files
+from graph.ingest.bulk import BulkSink
+from graph.ingest.import_files import ImportFiles
+from graph.server import LocalNeo4jServer
+from graph.settings import local_server_settings, neo4j_settings
+from graph.store import reset_shared_store, shared_store
+from graph.store.stats import label_counts
+from graph.vocabulary import vocabulary
+
+
+class BulkRefused(RuntimeError):
+    """A bulk load cannot run here: another server than the local one, or a database that holds data.
+    The message says what to do instead."""
+
+
+@task(cache_policy=NO_CACHE)
+def check_target(server: LocalNeo4jServer) -> bool:
+    """Refuse unless the target is the local server and its database holds no data; returns whether the
+    server was running (it is left running when it was).
+
+    Raises:
+        BulkRefused: NEO4J_URI names another server, or the local database holds data.
+    """
+    settings = neo4j_settings()
+    if settings.external:
+        raise BulkRefused(f"--bulk writes the local server's files; NEO4J_URI names {settings.uri}. Load "
+                          "without --bulk, or unset NEO4J_URI to use the local server")
+    running = server.status().running
+    if not running and not (server.settings.data_dir / "databases" / (settings.database or "neo4j")).exists():
+        return False
+    server.start()
+    try:
+        holds_data = shared_store().holds_data()
+    finally:
+        reset_shared_store()  # the parse worker is forked next: it must not inherit a Bolt connection
+    if holds_data:
+        raise BulkRefused("the database already holds data; --bulk only makes a first load. Load without "
+                          "--bulk to add to it, or `cxrkg db stop` and delete "
+                          f"{server.settings.data_dir} to start over")
+    return True
+
+
+def _write_files(the_plan: IngestPlan, sink: BulkSink, doc_mapping: str | None, batch_files: int,
+                 summary: IngestSummary, progress: bool) -> None:
+    """Every batch through :func:`graph.ingest.store_files` into the sink, then the parked patients."""
+    vocab = vocabulary()
+    # patients are derived batch by batch only when every file's patient is known before parsing;
+    # otherwise a file read later (a report file of many patients) may hold more of them
+    hinted = all(f.path in the_plan.patient_hints for f in the_plan.load)
+    unlinked: set[str] = set()
+    unmapped: Counter = Counter()
+    with progress_bar(progress) as bar:
+        job = bar.add_task("writing import files", total=len(the_plan.load))
+        for files, parsed in parsed_ahead(the_plan.batches(batch_files), doc_mapping):
+            link = the_plan.patients_within(files) if hinted else set()
+            result = store_files(sink, files, parsed, vocab, set(), the_plan.metadata, link)
+            summary.add_batch(result)
+            unmapped.update(result.unmapped_terms)
+            unlinked = (unlinked - result.linked) | (result.patients - result.linked)
+            summary.patients_relinked += len(result.patients)
+            bar.advance(job, len(files))
+    sink.link_patients(unlinked)
+    summary.unmapped_terms = sum(unmapped.values())
+    summary.top_unmapped = unmapped.most_common(10)
+
+
+@flow(name="cxrkg-bulk-ingest", log_prints=False)
+def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: int = DEFAULT_BATCH_FILES,
+                     rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False) -> IngestSummary:
+    """Load a first cohort into the empty local database through ``neo4j-admin database import full``.
+
+    Args: as :func:`flows.ingest_flow.ingest_flow`.
+
+    Returns:
+        the run summary (``elements_created``: nodes plus relationships imported; ``stage_seconds``: check,
+        plan, files, import, start, schema, count).
+
+    Raises:
+        BulkRefused: the target is not the local server, or its database holds data.
+        graph.ingest.bulk.BulkInputError: the same record in two files (nothing imported).
+        graph.server.ServerError: the import or the restart failed.
+    """
+    started = time.perf_counter()
+    stages: dict[str, float] = {}
+    server = LocalNeo4jServer(local_server_settings())
+    vocab = vocabulary()
+    with stage(stages, "check"):
+        check_target(server)
+    with stage(stages, "plan"):
+        files = discover([Path(p) for p in paths], exclude=[Path(rejected_report)] if rejected_report else [])
+        the_plan = plan_ingest(files, {}, vocab.version)
+    summary = IngestSummary(files_seen=len(the_plan.load))
+    server.settings.home.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
+    try:
+        import_files = ImportFiles(folder)
+        sink = BulkSink(import_files, vocab)
+        with stage(stages, "files"):
+            _write_files(the_plan, sink, doc_mapping, batch_files, summary, progress)
+            sink.finish(vocab, datetime.now())
+        summary.elements_created = import_files.elements
+        with stage(stages, "import"):
+            server.stop()
+            server.import_database(import_files, neo4j_settings().database or "neo4j")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    with stage(stages, "start"):
+        server.start()
+    with stage(stages, "schema"):
+        reset_shared_store()
+        shared_store().ensure_schema(vocab)
+    with stage(stages, "count"):
+        nodes, rels = label_counts(shared_store())
+        summary.studies, summary.observations = nodes.get("Study", 0), nodes.get("Observation", 0)
+        summary.progression_edges = rels.get("PROGRESSION", 0)
+    write_report(summary, rejected_report)
+    summary.seconds = time.perf_counter() - started
+    summary.stage_seconds = {k: round(v, 3) for k, v in stages.items()}
+    get_run_logger().info("bulk load: %d files, %d elements imported, %d rejections in %.1fs (stages %s)",
+                          summary.files_loaded, summary.elements_created, len(summary.rejections), summary.seconds,
+                          summary.stage_seconds)
+    return summary
+

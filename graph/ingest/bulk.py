@@ -1,0 +1,292 @@
+"""The bulk first load: batches are written to ``neo4j-admin database import`` files instead of the
+database, with the same rows and the same derivation as the transactional load, so both make the same graph.
+
+:class:`BulkSink` stands in for :class:`graph.store.GraphStore` where :func:`graph.ingest.store_files`
+writes (``study_owners``, ``write_batch``, ``link_patients``): parsing, checks, rejections and streamed
+files work as in a transactional load. What a store would merge over batches (a study's attributes, a
+patient's gender, a source file's row) is merged in memory, last value first, as MERGE ... SET does;
+everything else goes to the files at once. A patient whose files all lie in one batch is derived at once;
+the facts of the others are parked on disk in buckets by patient and derived at the end, a bucket at a
+time, so memory does not grow with the cohort.
+"""
+
+from __future__ import annotations
+
+import pickle
+import zlib
+from collections import defaultdict
+from dataclasses import astuple
+from datetime import datetime
+from pathlib import Path
+from typing import Any, BinaryIO, Iterable
+
+from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, mention_fact
+from graph.events import MentionFact, StudyFact, derive_patient
+from graph.ingest.import_files import ImportFiles
+from graph.records import ParsedFile
+from graph.store import Batch, WriteCounts
+from graph.vocabulary import Vocabulary
+
+BUCKETS = 64  # parked patients are derived one bucket at a time at the end
+
+
+class BulkInputError(ValueError):
+    """Input a bulk load cannot turn into import files (the same image or report in two files, a patient
+    whose records come back after it was derived); names the record and files. Nothing was imported."""
+
+
+class BulkSink:
+    """Import files for one bulk load, written batch by batch.
+
+    Args:
+        files: the import files to write (see :class:`graph.ingest.import_files.ImportFiles`).
+        vocab: the vocabulary (Anatomy and Finding nodes, the findings' IS_A parents).
+    """
+
+    def __init__(self, files: ImportFiles, vocab: Vocabulary):
+        self.files = files
+        self._regions = set(vocab.regions)
+        self._findings = set(vocab.findings)
+        self._studies: dict[str, dict[str, Any]] = {}
+        self._patients: dict[str, str | None] = {}  # patient -> gender
+        self._study_order: dict[str, int] = {}
+        self._source_files: dict[str, dict[str, Any]] = {}
+        self._record_file: dict[str, str] = {}  # "image:<id>" / "report:<id>" -> file
+        self._derived: set[str] = set()
+        self._parked: set[str] = set()
+        self._buckets: dict[int, BinaryIO] = {}
+        self._parents = finding_parents()
+
+    # --- what store_files asks of a store ------------------------------------------------------
+
+    def study_owners(self, study_ids: Iterable[str]) -> dict[str, tuple[str, Any]]:
+        """For studies of earlier batches: study_id -> (patient_id, study_datetime or None)."""
+        out = {}
+        for sid in study_ids:
+            if (row := self._studies.get(sid)) is not None:
+                when = row["study_datetime"]
+                out[sid] = (row["patient_id"], datetime.fromisoformat(when) if when else None)
+        return out
+
+    def write_batch(self, batch: Batch) -> tuple[WriteCounts, set[str], set[str]]:
+        """Write one batch's rows; derive the patients of ``batch.link`` (all of whose files are in it) at
+        once and park the others. Returns rows written, the batch's patients and those derived.
+
+        Raises:
+            BulkInputError: an image or report already written from another file, or a patient derived
+                in an earlier batch.
+        """
+        before = self.files.elements
+        self._check_unique(batch.files)
+        studies, images, boxes, reports, observations = batch_rows(batch.files)
+        for row in studies.values():
+            self._merge_study(row)
+        patients = {row["patient_id"] for row in studies.values()}
+        if again := sorted(patients & self._derived):
+            raise BulkInputError(f"patient {again[0]} has records in {batch.files[0].path} after its other files "
+                                 "were loaded and derived; load without --bulk")
+        self._write_records(images, boxes, reports, observations)
+        for row in batch.source_files:
+            self._source_files[row["path"]] = dict(row)
+        now = {p for p in batch.link & patients if p not in self._parked}
+        self._derive_now(now, studies, images, batch.files)
+        self._park(patients - now, studies, images, batch.files)
+        return self._counts_since(before), patients, now
+
+    def link_patients(self, patient_ids: Iterable[str]) -> WriteCounts:
+        """Derive every parked patient (``patient_ids`` must name them all), one bucket at a time."""
+        before = self.files.elements
+        missing = self._parked - set(patient_ids)
+        if missing:
+            raise ValueError(f"{len(missing)} parked patients not named, e.g. {sorted(missing)[0]}")
+        for bucket, handle in sorted(self._buckets.items()):
+            handle.close()
+            self._derive_bucket(Path(handle.name))
+        self._buckets.clear()
+        self._derived |= self._parked
+        self._parked.clear()
+        return self._counts_since(before)
+
+    # --- the end -------------------------------------------------------------------------------
+
+    def finish(self, vocab: Vocabulary, loaded_at: datetime) -> ImportFiles:
+        """Write what was merged over batches (patients, studies, source files) and the vocabulary's
+        Anatomy and Finding nodes (their properties and PART_OF / IS_A come from ``ensure_schema``, as in
+        a transactional load), close the files and return them."""
+        if self._parked:
+            raise ValueError(f"{len(self._parked)} patients still parked: call link_patients first")
+        f = self.files
+        for pid, gender in self._patients.items():
+            f.node_file("Patient").write({"patient_id": pid, "gender": gender})
+        for sid, row in self._studies.items():
+            f.node_file("Study").write({"study_id": sid, "patient_id": row["patient_id"],
+                                        "study_datetime": row["study_datetime"], "age_decile": row["age_decile"],
+                                        "reason_for_exam": row["reason_for_exam"],
+                                        "study_order": self._study_order.get(sid)})
+            f.relationship_file("HAS_STUDY", "Patient", "Study").write_pair(row["patient_id"], sid)
+        stamp = loaded_at.isoformat()
+        for row in self._source_files.values():
+            f.node_file("SourceFile").write({**row, "loaded_at": stamp})
+        for name in vocab.regions:
+            f.node_file("Anatomy").write({"name": name})
+        for name in vocab.findings:
+            f.node_file("Finding").write({"name": name})
+        f.close()
+        return f
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _counts_since(self, before: int) -> WriteCounts:
+        # nodes and relationships are not told apart per batch; the summary reports their sum
+        return WriteCounts(nodes=self.files.elements - before)
+
+    def _check_unique(self, files: list[ParsedFile]) -> None:
+        for pf in files:
+            for kind, ids in (("image", [i.image_id for i in pf.images]), ("report", [r.report_id for r in pf.reports])):
+                for record_id in ids:
+                    first = self._record_file.setdefault(f"{kind}:{record_id}", pf.path)
+                    if first != pf.path:
+                        raise BulkInputError(f"{kind} {record_id} is in both {first} and {pf.path}; remove one "
+                                             "copy, or load without --bulk")
+
+    def _merge_study(self, row: dict[str, Any]) -> None:
+        """A study's attributes and its patient's gender over batches: a later non-null value replaces an
+        earlier one (MERGE_STUDIES' ``coalesce(new, stored)``)."""
+        stored = self._studies.setdefault(row["study_id"], {"patient_id": row["patient_id"], "study_datetime": None,
+                                                            "age_decile": None, "reason_for_exam": None})
+        for key in ("study_datetime", "age_decile", "reason_for_exam"):
+            if row[key] is not None:
+                stored[key] = row[key]
+        if row["gender"] is not None or row["patient_id"] not in self._patients:
+            self._patients[row["patient_id"]] = row["gender"] or self._patients.get(row["patient_id"])
+
+    def _write_records(self, images: list[dict], boxes: list[dict], reports: list[dict],
+                       observations: dict[str, dict[str, Any]]) -> None:
+        f = self.files
+        for row in images:
+            f.node_file("Image").write(row)
+            f.relationship_file("HAS_IMAGE", "Study", "Image").write_pair(row["study_id"], row["image_id"])
+        for row in boxes:
+            if row["bbox_name"] not in self._regions:
+                continue  # as the transactional MATCH on its Anatomy: no region, no box
+            f.node_file("BoundingBox").write(row)
+            f.relationship_file("HAS_BBOX", "Image", "BoundingBox").write_pair(row["image_id"], row["bbox_id"])
+            f.relationship_file("OF_ANATOMY", "BoundingBox", "Anatomy").write_pair(row["bbox_id"], row["bbox_name"])
+        for row in reports:
+            f.node_file("Report").write(row)
+            f.relationship_file("HAS_REPORT", "Study", "Report").write_pair(row["study_id"], row["report_id"])
+        for oid, o in observations.items():
+            if o["anatomy"] not in self._regions or o["finding"] not in self._findings:
+                continue  # as the transactional MATCH on its Anatomy and Finding
+            for props in o["mentions"]:
+                f.node_file("Mention").write(props)
+                f.relationship_file("HAS_MENTION", "Observation", "Mention").write_pair(oid, props["mention_id"])
+
+    def _derive_now(self, patients: set[str], studies: dict[str, dict], images: list[dict],
+                    files: list[ParsedFile]) -> None:
+        if not patients:
+            return
+        facts, mentions = _facts(patients, studies, images, files)
+        self._write_derived(derived_rows({p: derive_patient(facts[p], mentions[p], self._parents) for p in patients},
+                                         {p: mentions[p] for p in patients}))
+        self._derived |= patients
+
+    def _park(self, patients: set[str], studies: dict[str, dict], images: list[dict], files: list[ParsedFile]) -> None:
+        if not patients:
+            return
+        study_images: dict[str, list[tuple[str, str | None]]] = defaultdict(list)
+        for sid, row in studies.items():
+            if row["patient_id"] in patients:
+                study_images[row["patient_id"]].append((sid, None))
+        for i in images:
+            pid = studies[i["study_id"]]["patient_id"]
+            if pid in patients:
+                study_images[pid].append((i["study_id"], i["image_id"]))
+        mentions: dict[str, list[tuple]] = defaultdict(list)
+        for pf in files:
+            for m in pf.mentions:
+                if (row := studies.get(m.study_id)) is not None and row["patient_id"] in patients:
+                    mentions[row["patient_id"]].append(astuple(mention_fact(m)))
+        for pid in patients:
+            bucket = zlib.crc32(pid.encode()) % BUCKETS
+            if bucket not in self._buckets:
+                self._buckets[bucket] = open(self.files.folder / f"parked_{bucket:02d}.pickle", "wb")
+            # what derivation needs of the patient from this batch: (study, image or None) pairs, and the
+            # fields of its MentionFacts
+            pickle.dump((pid, study_images[pid], mentions[pid]), self._buckets[bucket],
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        self._parked |= patients
+
+    def _derive_bucket(self, path: Path) -> None:
+        study_images: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        mentions: dict[str, list[MentionFact]] = defaultdict(list)
+        with open(path, "rb") as handle:
+            while True:
+                try:
+                    pid, pairs, fields = pickle.load(handle)
+                except EOFError:
+                    break
+                for sid, iid in pairs:
+                    images = study_images[pid][sid]
+                    if iid is not None:
+                        images.append(iid)
+                mentions[pid] += [MentionFact(*t) for t in fields]
+        path.unlink()
+        derivations = {}
+        for pid, by_study in study_images.items():
+            facts = [StudyFact(sid, _when(self._studies[sid]["study_datetime"]), tuple(iids))
+                     for sid, iids in by_study.items()]
+            derivations[pid] = derive_patient(facts, mentions[pid], self._parents)
+        self._write_derived(derived_rows(derivations, mentions))
+
+    def _write_derived(self, rows: DerivedRows) -> None:
+        """The rows of a derivation as WRITE_STUDY_ORDER, CREATE_OBSERVATIONS, WRITE_STUDY_FINDINGS and the
+        two progression statements store them."""
+        f = self.files
+        for r in rows.studies:
+            self._study_order[r["study_id"]] = r["order"]
+            if r["prior_id"] is not None:
+                f.relationship_file("PRIOR", "Study", "Study").write({"start": r["study_id"], "end": r["prior_id"],
+                                                                      "days": r["days"]})
+        for r in rows.observations:
+            p = r["props"]
+            if p["anatomy"] not in self._regions or p["finding"] not in self._findings:
+                continue
+            onset = self._studies[p["study_id"]]["study_datetime"] if r["onset"] else None
+            f.node_file("Observation").write({**p, "onset_datetime": onset})
+            oid = p["observation_id"]
+            f.relationship_file("HAS_OBSERVATION", "Study", "Observation").write_pair(p["study_id"], oid)
+            f.relationship_file("OF_FINDING", "Observation", "Finding").write_pair(oid, p["finding"])
+            f.relationship_file("LOCATED_AT", "Observation", "Anatomy").write_pair(oid, p["anatomy"])
+        for r in rows.study_findings:
+            row = {k: v for k, v in r.items() if k != "onset"}
+            row["onset_datetime"] = self._studies[r["study_id"]]["study_datetime"] if r["onset"] else None
+            f.node_file("StudyFinding").write(row)
+            f.relationship_file("HAS_STUDY_FINDING", "Study", "StudyFinding").write_pair(r["study_id"], r["study_finding_id"])
+            f.relationship_file("OF_FINDING", "StudyFinding", "Finding").write_pair(r["study_finding_id"], r["finding"])
+        for label, events in (("Observation", rows.anatomy_events), ("StudyFinding", rows.study_events)):
+            out = f.relationship_file("PROGRESSION", label, label)
+            for e in events:
+                out.write({"start": e["current"], "end": e["prior"], **e["props"]})
+
+
+def _when(iso: str | None) -> datetime | None:
+    return datetime.fromisoformat(iso) if iso else None
+
+
+def _facts(patients: set[str], studies: dict[str, dict], images: list[dict],
+           files: list[ParsedFile]) -> tuple[dict[str, list[StudyFact]], dict[str, list[MentionFact]]]:
+    """Study and mention facts of ``patients`` from one batch's rows and records."""
+    image_ids: dict[str, list[str]] = defaultdict(list)
+    for i in images:
+        image_ids[i["study_id"]].append(i["image_id"])
+    facts: dict[str, list[StudyFact]] = defaultdict(list)
+    for sid, row in studies.items():
+        if row["patient_id"] in patients:
+            facts[row["patient_id"]].append(StudyFact(sid, _when(row["study_datetime"]), tuple(image_ids[sid])))
+    mentions: dict[str, list[MentionFact]] = defaultdict(list)
+    for pf in files:
+        for m in pf.mentions:
+            if (row := studies.get(m.study_id)) is not None and row["patient_id"] in patients:
+                mentions[row["patient_id"]].append(mention_fact(m))
+    return facts, mentions

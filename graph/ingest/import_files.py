@@ -1,0 +1,203 @@
+"""The CSV files and the command of ``neo4j-admin database import full``: one file per node label and per
+relationship type and end labels, each with its header line, written row by row.
+
+Format (Neo4j Operations Manual, "Import", CSV header format, for 5.26): node files start with
+``<key>:ID(<Label>)``, so the key is stored as a property and ids live in one space per label;
+relationship files with ``:START_ID(<Label>)`` and ``:END_ID(<Label>)``. Every string is quoted (RFC 4180,
+inner quotes doubled), so an empty string stays an empty string; a missing value is an empty unquoted
+field, which the importer leaves unset, as Cypher leaves a null. Arrays are joined with U+001F (a control
+character no input text holds, checked). The importer cannot store an empty array (neo4j/neo4j#13566), so
+the rows never hold one (see graph.derived_rows). Files with a line break inside a value are passed to
+``--multiline-fields`` (format v2), the others are read with the faster single-line parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, TextIO
+
+from graph.store.statements import NODE_KEYS
+
+ARRAY_DELIMITER = "\x1f"
+
+STRING, LONG, BOOLEAN, LOCALDATETIME, STRINGS = "string", "long", "boolean", "localdatetime", "string[]"
+
+# Every stored property of every label and relationship type the loader writes (besides the label's key,
+# graph.store.statements.NODE_KEYS), with its import type. A row with a property missing here is an error
+# (the graph model changed and this table did not).
+_BOX_PIXELS = ("x1", "y1", "x2", "y2", "width", "height", "original_x1", "original_y1", "original_x2",
+               "original_y2", "original_width", "original_height")
+_ONSET = {"onset_bases": STRINGS, "onset_sources": STRINGS, "onset_prior_state": STRING,
+          "onset_datetime": LOCALDATETIME}
+NODE_PROPERTIES: dict[str, dict[str, str]] = {
+    "Patient": {"gender": STRING},
+    "Study": {"patient_id": STRING, "study_datetime": LOCALDATETIME, "age_decile": STRING,
+              "reason_for_exam": STRING, "study_order": LONG},
+    "Image": {"study_id": STRING, "view": STRING, "study_order": LONG},
+    "BoundingBox": {"image_id": STRING, "bbox_name": STRING, **dict.fromkeys(_BOX_PIXELS, LONG),
+                    "finding_label": STRING},
+    "Report": {"study_id": STRING, "text": STRING, "source": STRING, "unmapped_terms": STRINGS},
+    "Observation": {"patient_id": STRING, "study_id": STRING, "anatomy": STRING, "finding": STRING,
+                    "state": STRING, "polarity": STRING, "source_conflict": BOOLEAN, "conflict_kinds": STRINGS,
+                    **_ONSET, "severity": STRING, "severity_score": LONG, "sources": STRINGS,
+                    "stated_changes": STRINGS, "evidence": STRINGS},
+    "Mention": {"polarity": STRING, "severity": STRING, "severity_score": LONG, "change": STRING,
+                "change_label": STRING, "prior_image_id": STRING, "evidence": STRING, "source": STRING,
+                "file": STRING, "file_key": LONG, "record": STRING, "section": STRING, "sentence_id": STRING,
+                "temporal_cues": STRINGS, "texture_cues": STRINGS, "comparison_cues": STRINGS},
+    "StudyFinding": {"patient_id": STRING, "study_id": STRING, "finding": STRING, "state": STRING, **_ONSET},
+    "SourceFile": {"sha256": STRING, "format": STRING, "records": LONG, "rejected": LONG,
+                   "vocabulary_version": STRING, "loaded_at": LOCALDATETIME},
+    "Anatomy": {}, "Finding": {},
+}
+PROGRESSION_PROPERTIES = {"progression_id": STRING, "change": STRING, "basis": STRING, "source": STRING,
+                          "rule": STRING, "prior_state": STRING, "current_state": STRING, "evidence": STRINGS,
+                          "files": STRINGS, "change_labels": STRINGS}
+RELATIONSHIP_PROPERTIES: dict[str, dict[str, str]] = {"PRIOR": {"days": LONG},
+                                                      "PROGRESSION": PROGRESSION_PROPERTIES}
+
+
+class ImportFileError(ValueError):
+    """A row the importer could not read back as written (a value of the wrong type, a property the
+    table above does not list, an array element holding the array delimiter)."""
+
+
+def _string(v: Any) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"expected text, got {v!r}")
+    return '"' + v.replace('"', '""') + '"'
+
+
+def _long(v: Any) -> str:
+    if type(v) is not int:
+        raise TypeError(f"expected an integer, got {v!r}")
+    return str(v)
+
+
+def _boolean(v: Any) -> str:
+    if type(v) is not bool:
+        raise TypeError(f"expected true or false, got {v!r}")
+    return "true" if v else "false"
+
+
+def _localdatetime(v: Any) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"expected an ISO date-time text, got {v!r}")
+    return v
+
+
+def _strings(v: Any) -> str:
+    if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
+        raise TypeError(f"expected a non-empty list of texts, got {v!r}")
+    if any(ARRAY_DELIMITER in x for x in v):
+        raise TypeError(f"a list element holds the array delimiter U+001F: {v!r}")
+    return _string(ARRAY_DELIMITER.join(v))
+
+
+_FORMAT: dict[str, Callable[[Any], str]] = {STRING: _string, LONG: _long, BOOLEAN: _boolean,
+                                            LOCALDATETIME: _localdatetime, STRINGS: _strings}
+
+
+class CsvFile:
+    """One import file: a header, then one line per row. ``columns`` are (header field, row key, type);
+    a row is a dict, a missing or None value an empty field."""
+
+    def __init__(self, path: Path, columns: list[tuple[str, str, str]]):
+        self.path = path
+        self.rows = 0
+        self.multiline = False
+        self._columns = [(key, _FORMAT[kind]) for _, key, kind in columns]
+        self._known = {key for _, key, _ in columns}
+        self._out: TextIO = open(path, "w", encoding="utf-8", newline="", buffering=1 << 20)
+        self._out.write(",".join(header for header, _, _ in columns) + "\n")
+
+    def write(self, row: dict[str, Any]) -> None:
+        """Append one row.
+
+        Raises:
+            ImportFileError: a value of the wrong type, or a key the file has no column for.
+        """
+        try:
+            line = ",".join("" if (v := row.get(key)) is None else fmt(v) for key, fmt in self._columns)
+        except TypeError as exc:
+            raise ImportFileError(f"{self.path.name}: row {row!r}: {exc}") from None
+        if len(row) > len(self._known) or not self._known.issuperset(row):
+            extra = sorted(set(row) - self._known)
+            raise ImportFileError(f"{self.path.name}: no column for {extra} (graph.ingest.import_files lists "
+                                  "every stored property)")
+        if not self.multiline and ("\n" in line or "\r" in line):
+            self.multiline = True
+        self._out.write(line + "\n")
+        self.rows += 1
+
+    def write_pair(self, start: str, end: str) -> None:
+        """Append a relationship row without properties: ``start`` and ``end`` keys (texts). The common
+        row (most relationships carry no property), written without the per-column formatting."""
+        line = '"' + start.replace('"', '""') + '","' + end.replace('"', '""') + '"\n'
+        if not self.multiline and ("\n" in line[:-1] or "\r" in line):
+            self.multiline = True
+        self._out.write(line)
+        self.rows += 1
+
+    def close(self) -> None:
+        self._out.close()
+
+
+@dataclass
+class ImportFiles:
+    """The files of one import, by label and relationship type, as the command names them."""
+
+    folder: Path
+    nodes: dict[str, CsvFile] = field(default_factory=dict)
+    relationships: dict[tuple[str, str, str], CsvFile] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def node_file(self, label: str) -> CsvFile:
+        """The file of ``label`` nodes (created on first use)."""
+        if label not in self.nodes:
+            key = NODE_KEYS[label]
+            columns = [(f"{key}:ID({label})", key, STRING)]
+            columns += [(f"{p}:{t}", p, t) for p, t in NODE_PROPERTIES[label].items()]
+            self.nodes[label] = CsvFile(self.folder / f"nodes_{label}.csv", columns)
+        return self.nodes[label]
+
+    def relationship_file(self, rel_type: str, start: str, end: str) -> CsvFile:
+        """The file of ``(:start)-[:rel_type]->(:end)`` relationships (created on first use); rows are
+        {"start": key, "end": key, **properties}."""
+        name = (rel_type, start, end)
+        if name not in self.relationships:
+            columns = [(f":START_ID({start})", "start", STRING), (f":END_ID({end})", "end", STRING)]
+            columns += [(f"{p}:{t}", p, t) for p, t in RELATIONSHIP_PROPERTIES.get(rel_type, {}).items()]
+            self.relationships[name] = CsvFile(self.folder / f"rels_{rel_type}_{start}_{end}.csv", columns)
+        return self.relationships[name]
+
+    def close(self) -> None:
+        for f in [*self.nodes.values(), *self.relationships.values()]:
+            f.close()
+
+    @property
+    def elements(self) -> int:
+        """Rows written: nodes plus relationships."""
+        return sum(f.rows for f in [*self.nodes.values(), *self.relationships.values()])
+
+
+def import_command(java: str, classpath: str, database: str, files: ImportFiles, report_file: Path,
+                   jvm_options: Iterable[str] = ()) -> list[str]:
+    """The argument list of ``neo4j-admin database import full`` run from the project's own jars
+    (``org.neo4j.cli.AdminTool``, the class behind ``bin/neo4j-admin``), Neo4j 5.26 syntax: the database
+    name right after ``full`` (required from 5.19), ``--overwrite-destination`` (the caller has checked
+    that the database holds no data), empty files left out. The tool also needs ``NEO4J_HOME`` and
+    ``NEO4J_CONF`` in its environment.
+    """
+    cmd = [java, *jvm_options, "-cp", classpath, "org.neo4j.cli.AdminTool", "database", "import", "full", database,
+           "--overwrite-destination=true", f"--array-delimiter=U+{ord(ARRAY_DELIMITER):04X}",
+           "--high-parallel-io=on", f"--report-file={report_file}"]
+    cmd += [f"--nodes={label}={f.path}" for label, f in files.nodes.items() if f.rows]
+    cmd += [f"--relationships={rel_type}={f.path}" for (rel_type, _, _), f in files.relationships.items() if f.rows]
+    multiline = [str(f.path) for f in [*files.nodes.values(), *files.relationships.values()] if f.multiline]
+    if multiline:
+        cmd += ["--multiline-fields-format=v2", f"--multiline-fields={','.join(multiline)}"]
+    return cmd

@@ -1,0 +1,105 @@
+"""``cxrkg ingest --bulk`` against the real local Neo4j: the imported graph equals the transactional one
+node for node and property for property (derived states and events included), later transactional loads
+continue on top of it, and it refuses a database that holds data."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graph.store import reset_shared_store, shared_store
+from graph.store.content import graph_content
+from graph.synth import write_cohort
+from graph.vocabulary import vocabulary
+
+
+@pytest.fixture(scope="module")
+def cohorts(tmp_path_factory) -> tuple[Path, Path, Path]:
+    """A sparse synthetic cohort (``all``) and its files split in two folders, each with the metadata CSV:
+    ``first`` (the first load) and ``later`` (an increment: more studies of the same patients)."""
+    root = tmp_path_factory.mktemp("bulk")
+    write_cohort(root / "all", patients=12, seed=21, sparse=True)
+    first, later = root / "first", root / "later"
+    data = sorted(p for p in (root / "all").rglob("*.json"))
+    for n, path in enumerate(data):
+        target = (first if n % 3 else later) / path.relative_to(root / "all")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target)
+    for folder in (first, later):
+        shutil.copy(root / "all" / "mimic-cxr-2.0.0-metadata.csv", folder)
+    return root / "all", first, later
+
+
+def _transactional(paths: list[str]) -> list[str]:
+    from flows.ingest_flow import ingest_flow
+
+    store = shared_store()
+    store.clear()
+    store.ensure_schema(vocabulary())
+    ingest_flow(paths, rejected_report=None)
+    return graph_content(shared_store())
+
+
+def _bulk_then(paths: list[str]) -> list[str]:
+    from flows.bulk_flow import bulk_ingest_flow
+    from flows.ingest_flow import ingest_flow
+
+    shared_store().clear()
+    reset_shared_store()
+    summary = bulk_ingest_flow([paths[0]], rejected_report=None)
+    assert summary.ok and summary.files_loaded > 0 and summary.elements_created > 0
+    for path in paths[1:]:
+        ingest_flow([path], rejected_report=None)
+    return graph_content(shared_store())
+
+
+def test_bulk_load_then_increment_equals_the_transactional_graph(store, prefect_harness, cohorts):
+    from graph.store.consistency import run_checks
+
+    everything, first, later = cohorts
+    sample = str(Path(__file__).resolve().parents[2] / "graph" / "samples" / "radgraph_xl")
+    expected = _transactional([str(first), str(later)])
+    got = _bulk_then([str(first), str(later)])
+    assert got == expected
+    assert any('"StudyFinding"' in line and '"onset_datetime"' in line for line in got)
+    assert all(check.ok for check in run_checks(shared_store()))
+
+    # the same first load with a file of many patients (the RadGraph-XL sample, no patient hints): every
+    # patient is parked and derived at the end
+    from flows.bulk_flow import bulk_ingest_flow
+
+    shared_store().clear()
+    reset_shared_store()
+    mapping = str(Path(sample) / "doc_mapping.csv")
+    bulk_ingest_flow([str(everything), sample], doc_mapping=mapping, rejected_report=None)
+    bulk = graph_content(shared_store())
+    from flows.ingest_flow import ingest_flow
+
+    shared_store().clear()
+    shared_store().ensure_schema(vocabulary())
+    ingest_flow([str(everything), sample], doc_mapping=mapping, rejected_report=None)
+    assert bulk == graph_content(shared_store())
+
+
+def test_bulk_load_refuses_a_database_with_data(store, prefect_harness, cohorts):
+    from flows.bulk_flow import BulkRefused, bulk_ingest_flow
+    from flows.ingest_flow import ingest_flow
+
+    _, first, later = cohorts
+    ingest_flow([str(first)], rejected_report=None)
+    before = graph_content(shared_store())
+    with pytest.raises(BulkRefused, match="already holds data"):
+        bulk_ingest_flow([str(later)], rejected_report=None)
+    assert graph_content(shared_store()) == before
+
+
+def test_bulk_load_refuses_another_server(monkeypatch, neo4j_server, prefect_harness, cohorts):
+    from flows.bulk_flow import BulkRefused, bulk_ingest_flow
+
+    monkeypatch.setenv("NEO4J_URI", "bolt://127.0.0.1:1")
+    monkeypatch.setenv("NEO4J_USER", "neo4j")
+    monkeypatch.setenv("NEO4J_PASSWORD", "unused")
+    with pytest.raises(BulkRefused, match="NEO4J_URI names bolt://127.0.0.1:1"):
+        bulk_ingest_flow([str(cohorts[1])], rejected_report=None)

@@ -1,0 +1,116 @@
+"""The bulk load's import files and command, without Neo4j: value formats the importer reads back as
+written, the command's Neo4j 5.26 syntax, and the same rows whether patients are derived batch by batch
+or parked and derived at the end."""
+
+from __future__ import annotations
+
+import csv
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from graph.ingest import discover, parse_files, plan_ingest, store_files
+from graph.ingest.bulk import BulkInputError, BulkSink
+from graph.ingest.import_files import ImportFileError, ImportFiles, import_command
+from graph.synth import write_cohort
+from graph.vocabulary import vocabulary
+
+
+def _rows(path: Path) -> list[list[str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+def test_values_are_written_as_the_importer_reads_them(tmp_path):
+    files = ImportFiles(tmp_path)
+    report = files.node_file("Report")
+    report.write({"report_id": "r1", "study_id": "s1", "text": 'FINDINGS: "small" effusion.\nIMPRESSION: none',
+                  "source": "radgraph", "unmapped_terms": ["haze", "a;b"]})
+    report.write({"report_id": "r2", "study_id": "s1", "text": "", "source": "radgraph"})
+    prior = files.relationship_file("PRIOR", "Study", "Study")
+    prior.write({"start": "s2", "end": "s1", "days": 91})
+    files.close()
+
+    header, first, second = _rows(report.path)
+    assert header == ["report_id:ID(Report)", "study_id:string", "text:string", "source:string", "unmapped_terms:string[]"]
+    assert first[2] == 'FINDINGS: "small" effusion.\nIMPRESSION: none' and first[4] == "haze\x1fa;b"
+    lines = report.path.read_text().splitlines()
+    assert lines[-1] == '"r2","s1","","radgraph",'  # empty text quoted (kept), missing list unquoted (unset)
+    assert report.multiline and not prior.multiline
+    assert _rows(prior.path) == [[":START_ID(Study)", ":END_ID(Study)", "days:long"], ["s2", "s1", "91"]]
+
+
+@pytest.mark.parametrize("row, problem", [
+    ({"study_id": "s1", "study_order": "3"}, "expected an integer"),
+    ({"study_id": "s1", "study_order": True}, "expected an integer"),
+    ({"study_id": "s1", "unknown": 1}, "no column for ['unknown']"),
+])
+def test_a_row_the_importer_would_misread_is_an_error(tmp_path, row, problem):
+    files = ImportFiles(tmp_path)
+    with pytest.raises(ImportFileError, match=problem.replace("[", r"\[").replace("]", r"\]")):
+        files.node_file("Study").write(row)
+    files.close()
+
+
+def test_lists_are_never_empty_and_never_hold_the_delimiter(tmp_path):
+    files = ImportFiles(tmp_path)
+    for bad in ([], ["a\x1fb"]):
+        with pytest.raises(ImportFileError):
+            files.node_file("Report").write({"report_id": "r", "unmapped_terms": bad})
+    files.close()
+
+
+def test_import_command_names_every_written_file_once(tmp_path):
+    files = ImportFiles(tmp_path)
+    files.node_file("Study").write({"study_id": "s1"})
+    files.node_file("Report").write({"report_id": "r1", "text": "two\nlines"})
+    files.node_file("Patient")  # opened, never written: left out
+    files.relationship_file("OF_FINDING", "Observation", "Finding").write({"start": "o", "end": "f"})
+    files.relationship_file("OF_FINDING", "StudyFinding", "Finding").write({"start": "n", "end": "f"})
+    files.close()
+    cmd = import_command("java", "lib/*", "neo4j", files, tmp_path / "r.txt", ["-Xmx1g"])
+
+    assert cmd[:9] == ["java", "-Xmx1g", "-cp", "lib/*", "org.neo4j.cli.AdminTool", "database", "import", "full",
+                       "neo4j"]
+    assert "--overwrite-destination=true" in cmd and "--array-delimiter=U+001F" in cmd
+    assert f"--nodes=Study={tmp_path / 'nodes_Study.csv'}" in cmd
+    assert not any("Patient" in a for a in cmd)
+    assert sum(a.startswith("--relationships=OF_FINDING=") for a in cmd) == 2
+    assert cmd[-2:] == ["--multiline-fields-format=v2", f"--multiline-fields={tmp_path / 'nodes_Report.csv'}"]
+
+
+def _write(cohort: Path, out: Path, batch_by_patient: bool) -> dict[str, list[str]]:
+    v = vocabulary()
+    plan = plan_ingest(discover([cohort]), {}, v.version)
+    files = ImportFiles(out)
+    sink = BulkSink(files, v)
+    unlinked: set[str] = set()
+    for batch in plan.batches(40):
+        link = plan.patients_within(batch) if batch_by_patient else set()
+        result = store_files(sink, batch, parse_files(batch, v, None), v, set(), plan.metadata, link)
+        unlinked = (unlinked - result.linked) | (result.patients - result.linked)
+    sink.link_patients(unlinked)
+    sink.finish(v, datetime(2026, 1, 1))
+    return {f.path.name: sorted(f.path.read_text().splitlines()) for f in [*files.nodes.values(),
+                                                                            *files.relationships.values()]}
+
+
+def test_parked_patients_give_the_same_rows_as_patients_derived_batch_by_batch(tmp_path):
+    cohort = tmp_path / "cohort"
+    write_cohort(cohort, patients=6, seed=11)
+    by_batch = _write(cohort, tmp_path / "by_batch", batch_by_patient=True)
+    parked = _write(cohort, tmp_path / "parked", batch_by_patient=False)
+    assert by_batch == parked
+    assert len(by_batch["nodes_Observation.csv"]) > 100 and len(by_batch["rels_PROGRESSION_StudyFinding_StudyFinding.csv"]) > 10
+    assert not list((tmp_path / "parked").glob("parked_*"))  # buckets are deleted once derived
+
+
+def test_the_same_image_in_two_files_stops_the_bulk_load(tmp_path):
+    cohort = tmp_path / "cohort"
+    write_cohort(cohort, patients=2, seed=3)
+    graph = next((cohort / "scene_graphs").rglob("*_SceneGraph.json"))
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / graph.name).write_text(graph.read_text())
+    with pytest.raises(BulkInputError, match=f"image {graph.name.removesuffix('_SceneGraph.json')} is in both"):
+        _write(tmp_path, tmp_path / "out", batch_by_patient=False)
