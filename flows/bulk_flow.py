@@ -8,25 +8,33 @@ The files come from the same parsing, checks and derivation as the transactional
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import shutil
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, deque
+from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from pathlib import Path
+from typing import Iterator
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, progress_bar, stage, write_report
-from graph.ingest import IngestPlan, discover, parsed_ahead, plan_ingest, store_files
-from graph.ingest.bulk import BulkSink
+from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ahead, plan_ingest, store_files
+from graph.ingest.bulk import BulkSink, write_part
 from graph.ingest.import_files import ImportFiles
+from graph.ingest.plan import with_fingerprint
 from graph.server import LocalNeo4jServer
 from graph.settings import local_server_settings, neo4j_settings
 from graph.store import reset_shared_store, shared_store
 from graph.store.stats import label_counts
 from graph.vocabulary import vocabulary
+
+
+MAX_WORKERS = 8  # processes writing batches at once (at most one per core)
 
 
 class BulkRefused(RuntimeError):
@@ -63,18 +71,22 @@ def check_target(server: LocalNeo4jServer) -> bool:
 
 def _write_files(the_plan: IngestPlan, sink: BulkSink, doc_mapping: str | None, batch_files: int,
                  summary: IngestSummary, progress: bool) -> None:
-    """Every batch through :func:`graph.ingest.store_files` into the sink, then the parked patients."""
-    vocab = vocabulary()
-    # patients are derived batch by batch only when every file's patient is known before parsing;
-    # otherwise a file read later (a report file of many patients) may hold more of them
+    """Every batch through :func:`graph.ingest.store_files` into import files, then the parked patients.
+
+    When every file's patient is known before parsing, batches are independent and are written by
+    worker processes into files of their own (:func:`graph.ingest.bulk.write_part`); otherwise a file read
+    later (a report file of many patients) may hold more of a patient, and the batches are written here,
+    one after the other, parsed one ahead.
+    """
+    batches = the_plan.batches(batch_files)
     hinted = all(f.path in the_plan.patient_hints for f in the_plan.load)
     unlinked: set[str] = set()
     unmapped: Counter = Counter()
     with progress_bar(progress) as bar:
         job = bar.add_task("writing import files", total=len(the_plan.load))
-        for files, parsed in parsed_ahead(the_plan.batches(batch_files), doc_mapping):
-            link = the_plan.patients_within(files) if hinted else set()
-            result = store_files(sink, files, parsed, vocab, set(), the_plan.metadata, link)
+        written = _in_parts(the_plan, batches, doc_mapping, sink) if hinted else _in_turn(the_plan, batches,
+                                                                                            doc_mapping, sink)
+        for files, result in written:
             summary.add_batch(result)
             unmapped.update(result.unmapped_terms)
             unlinked = (unlinked - result.linked) | (result.patients - result.linked)
@@ -83,6 +95,33 @@ def _write_files(the_plan: IngestPlan, sink: BulkSink, doc_mapping: str | None, 
     sink.link_patients(unlinked)
     summary.unmapped_terms = sum(unmapped.values())
     summary.top_unmapped = unmapped.most_common(10)
+
+
+def _in_turn(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping: str | None,
+             sink: BulkSink) -> Iterator[tuple[list[InputFile], BatchResult]]:
+    vocab = vocabulary()
+    for files, parsed in parsed_ahead(batches, doc_mapping):
+        files = [with_fingerprint(f) for f in files]
+        result = store_files(sink, files, parsed, vocab, set(), the_plan.metadata, set())
+        sink.end_batch()
+        yield files, result
+
+
+def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping: str | None,
+              sink: BulkSink) -> Iterator[tuple[list[InputFile], BatchResult]]:
+    """Batches written by worker processes, absorbed in batch order; at most two per worker in flight.
+    Forked, as :func:`graph.ingest.parsed_ahead` (this process holds no driver connection here)."""
+    workers = max(1, min(os.cpu_count() or 1, MAX_WORKERS, len(batches)))
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        pending: deque = deque()
+        for k, files in enumerate(batches):
+            pending.append((files, pool.submit(write_part, files, doc_mapping, the_plan.metadata,
+                                               the_plan.patients_within(files), sink.files.folder / "parts", k)))
+            while len(pending) >= 2 * workers or (pending and k == len(batches) - 1):
+                done, future = pending.popleft()
+                part = future.result()
+                sink.absorb(part)
+                yield done, part.result
 
 
 @flow(name="cxrkg-bulk-ingest", log_prints=False)
@@ -108,7 +147,9 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
     with stage(stages, "check"):
         check_target(server)
     with stage(stages, "plan"):
-        files = discover([Path(p) for p in paths], exclude=[Path(rejected_report)] if rejected_report else [])
+        # fingerprints are taken where each file is read anyway (a first load compares them with nothing)
+        files = discover([Path(p) for p in paths], exclude=[Path(rejected_report)] if rejected_report else [],
+                         fingerprints=False)
         the_plan = plan_ingest(files, {}, vocab.version)
     summary = IngestSummary(files_seen=len(the_plan.load))
     server.settings.home.mkdir(parents=True, exist_ok=True)
@@ -119,10 +160,10 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
         with stage(stages, "files"):
             _write_files(the_plan, sink, doc_mapping, batch_files, summary, progress)
             sink.finish(vocab, datetime.now())
-        summary.elements_created = import_files.elements
+        summary.elements_created = sum(f.rows for f in sink.listing())
         with stage(stages, "import"):
             server.stop()
-            server.import_database(import_files, neo4j_settings().database or "neo4j")
+            server.import_database(sink.listing(), folder, neo4j_settings().database or "neo4j")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     with stage(stages, "start"):

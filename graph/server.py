@@ -33,7 +33,7 @@ from pathlib import Path
 
 import psutil
 
-from graph.ingest.import_files import ImportFiles, import_command
+from graph.ingest.import_files import Listing, import_command
 from graph.settings import LocalServerSettings
 from graph.settings import settings as cxrkg_settings
 from graph.store.graph_store import GraphUnavailable, LoginRefused, server_agent
@@ -221,10 +221,11 @@ class LocalNeo4jServer:
 
     # --- bulk import -------------------------------------------------------------------------
 
-    def import_database(self, files: ImportFiles, database: str = "neo4j") -> None:
+    def import_database(self, files: list[Listing], folder: Path, database: str = "neo4j") -> None:
         """Replace ``database`` of this home with the content of ``files`` through ``neo4j-admin database
         import full`` (run from the launcher's own jars, see :func:`graph.ingest.import_files.import_command`);
-        its output goes to ``<home>/logs/neo4j-admin-import.log``. The caller has checked that the database
+        its output goes to ``<home>/logs/neo4j-admin-import.log``, its configuration and report to ``folder``. The
+        caller has checked that the database
         holds no data. A failed import leaves no database behind (the next start creates an empty one).
 
         Raises:
@@ -235,18 +236,18 @@ class LocalNeo4jServer:
         s = self.settings
         jar = self.build()
         java = _require("java", "a Java 17+ JDK")
-        conf = files.folder / "conf"
+        conf = folder / "conf"
         conf.mkdir(exist_ok=True)
         # the launcher configures Neo4j in code; the admin tool reads a neo4j.conf, which says the same
         (conf / "neo4j.conf").write_text(f"server.directories.data={s.data_dir}\n"
                                          f"server.directories.logs={s.log_file.parent}\n")
         log = s.log_file.parent / "neo4j-admin-import.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        cmd = import_command(java, f"{jar.parent / 'lib'}/*", database, files, files.folder / "import.report",
-                             [f"-Xmx{self.heap}"])
+        cmd = import_command(java, f"{jar.parent / 'lib'}/*", database, files, folder / "import.report",
+                             [f"-Xmx{self.heap}"], threads=2 * (os.cpu_count() or 2))
         env = {**os.environ, "NEO4J_HOME": str(s.home), "NEO4J_CONF": str(conf)}
         with open(log, "w") as out:
-            code = subprocess.run(cmd, env=env, cwd=files.folder, stdin=subprocess.DEVNULL, stdout=out,
+            code = subprocess.run(cmd, env=env, cwd=folder, stdin=subprocess.DEVNULL, stdout=out,
                                   stderr=subprocess.STDOUT).returncode
         if code != 0:
             for sub in ("databases", "transactions"):

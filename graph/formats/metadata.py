@@ -54,9 +54,11 @@ def read_metadata(path: Path) -> tuple[StudyDates, list[InputError]]:
     patients: dict[str, str] = {}
     images: dict[str, str] = {}
     errors: list[InputError] = []
+    parsed: dict[tuple[str, str], datetime] = {}  # images of a study share its date and time
     for n, row in enumerate(frame[list(METADATA_COLUMNS)].itertuples(index=False), start=2):
         try:
-            when = study_datetime(row.StudyDate, row.StudyTime)
+            key = (row.StudyDate, row.StudyTime)
+            when = parsed.get(key) or parsed.setdefault(key, study_datetime(*key))
         except (ValueError, TypeError) as exc:
             errors.append(InputError(file, f"line {n} (dicom {row.dicom_id})", "StudyDate", str(exc)))
             continue

@@ -42,14 +42,19 @@ NODE_INDEXES = [
 
 
 def schema_statements() -> list[str]:
-    """Uniqueness constraints and indexes, created before any load (``IF NOT EXISTS``: repeatable)."""
-    out = [
+    """Uniqueness constraints and indexes, created before any load (``IF NOT EXISTS``: repeatable).
+
+    Indexes come first: Neo4j fills a new index in the background, while creating a constraint waits until
+    its own index is filled, so on a loaded graph (after a bulk import) the indexes fill while the
+    constraints are created one by one.
+    """
+    out = [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({', '.join(f'n.{p}' for p in props)})"
+           for name, label, props in NODE_INDEXES]
+    out.append("CREATE INDEX progression_change IF NOT EXISTS FOR ()-[r:PROGRESSION]-() ON (r.change)")
+    out += [
         f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
         for name, label, prop in CONSTRAINTS
     ]
-    out += [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({', '.join(f'n.{p}' for p in props)})"
-            for name, label, props in NODE_INDEXES]
-    out.append("CREATE INDEX progression_change IF NOT EXISTS FOR ()-[r:PROGRESSION]-() ON (r.change)")
     return out
 
 

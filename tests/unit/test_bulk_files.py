@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from graph.ingest import discover, parse_files, plan_ingest, store_files
-from graph.ingest.bulk import BulkInputError, BulkSink
+from graph.ingest.bulk import BulkInputError, BulkSink, write_part
+from graph.ingest.plan import with_fingerprint
 from graph.ingest.import_files import ImportFileError, ImportFiles, import_command
 from graph.synth import write_cohort
 from graph.vocabulary import vocabulary
@@ -69,41 +70,56 @@ def test_import_command_names_every_written_file_once(tmp_path):
     files.relationship_file("OF_FINDING", "Observation", "Finding").write({"start": "o", "end": "f"})
     files.relationship_file("OF_FINDING", "StudyFinding", "Finding").write({"start": "n", "end": "f"})
     files.close()
-    cmd = import_command("java", "lib/*", "neo4j", files, tmp_path / "r.txt", ["-Xmx1g"])
+    more = ImportFiles(tmp_path / "part1")
+    more.node_file("Study").write({"study_id": "s2"})
+    more.close()
+    cmd = import_command("java", "lib/*", "neo4j", files.listing() + more.listing(), tmp_path / "r.txt", ["-Xmx1g"])
 
     assert cmd[:9] == ["java", "-Xmx1g", "-cp", "lib/*", "org.neo4j.cli.AdminTool", "database", "import", "full",
                        "neo4j"]
     assert "--overwrite-destination=true" in cmd and "--array-delimiter=U+001F" in cmd
-    assert f"--nodes=Study={tmp_path / 'nodes_Study.csv'}" in cmd
+    assert f"--nodes=Study={tmp_path / 'nodes_Study.csv'},{tmp_path / 'part1' / 'nodes_Study.csv'}" in cmd
+    assert "--auto-skip-subsequent-headers=true" in cmd  # each file of a group starts with the header
     assert not any("Patient" in a for a in cmd)
     assert sum(a.startswith("--relationships=OF_FINDING=") for a in cmd) == 2
     assert cmd[-2:] == ["--multiline-fields-format=v2", f"--multiline-fields={tmp_path / 'nodes_Report.csv'}"]
 
 
-def _write(cohort: Path, out: Path, batch_by_patient: bool) -> dict[str, list[str]]:
+def _write(cohort: Path, out: Path, mode: str) -> dict[str, list[str]]:
+    """Import files of a cohort written batch by batch (``by_batch``), with every patient parked
+    (``parked``), or by write_part and absorb (``parts``); returns each group's sorted data lines."""
     v = vocabulary()
-    plan = plan_ingest(discover([cohort]), {}, v.version)
-    files = ImportFiles(out)
-    sink = BulkSink(files, v)
+    plan = plan_ingest(discover([cohort], fingerprints=False), {}, v.version)
+    sink = BulkSink(ImportFiles(out), v)
     unlinked: set[str] = set()
-    for batch in plan.batches(40):
-        link = plan.patients_within(batch) if batch_by_patient else set()
-        result = store_files(sink, batch, parse_files(batch, v, None), v, set(), plan.metadata, link)
+    for k, batch in enumerate(plan.batches(40)):
+        link = set() if mode == "parked" else plan.patients_within(batch)
+        if mode == "parts":
+            part = write_part(batch, None, plan.metadata, link, out / "parts", k)
+            sink.absorb(part)
+            result = part.result
+        else:
+            batch = [with_fingerprint(f) for f in batch]
+            result = store_files(sink, batch, parse_files(batch, v, None), v, set(), plan.metadata, link)
+            sink.end_batch()
         unlinked = (unlinked - result.linked) | (result.patients - result.linked)
     sink.link_patients(unlinked)
     sink.finish(v, datetime(2026, 1, 1))
-    return {f.path.name: sorted(f.path.read_text().splitlines()) for f in [*files.nodes.values(),
-                                                                            *files.relationships.values()]}
+    groups: dict[str, list[str]] = {}
+    for f in sink.listing():
+        groups.setdefault(f.path.stem, []).extend(f.path.read_text(encoding="utf-8").splitlines()[1:])
+    return {group: sorted(lines) for group, lines in groups.items()}
 
 
-def test_parked_patients_give_the_same_rows_as_patients_derived_batch_by_batch(tmp_path):
+def test_every_way_of_writing_gives_the_same_rows(tmp_path):
     cohort = tmp_path / "cohort"
     write_cohort(cohort, patients=6, seed=11)
-    by_batch = _write(cohort, tmp_path / "by_batch", batch_by_patient=True)
-    parked = _write(cohort, tmp_path / "parked", batch_by_patient=False)
-    assert by_batch == parked
-    assert len(by_batch["nodes_Observation.csv"]) > 100 and len(by_batch["rels_PROGRESSION_StudyFinding_StudyFinding.csv"]) > 10
-    assert not list((tmp_path / "parked").glob("parked_*"))  # buckets are deleted once derived
+    by_batch = _write(cohort, tmp_path / "by_batch", "by_batch")
+    assert _write(cohort, tmp_path / "parked", "parked") == by_batch
+    assert _write(cohort, tmp_path / "parts", "parts") == by_batch
+    assert len(by_batch["nodes_Observation"]) > 100 and len(by_batch["rels_PROGRESSION_StudyFinding_StudyFinding"]) > 10
+    assert all(len(line.split(",")[1]) == 66 for line in by_batch["nodes_SourceFile"])  # quoted sha256, filled in
+    assert not list(tmp_path.rglob("parked_*"))  # buckets are deleted once derived
 
 
 def test_the_same_image_in_two_files_stops_the_bulk_load(tmp_path):
@@ -113,4 +129,4 @@ def test_the_same_image_in_two_files_stops_the_bulk_load(tmp_path):
     (tmp_path / "copy").mkdir()
     (tmp_path / "copy" / graph.name).write_text(graph.read_text())
     with pytest.raises(BulkInputError, match=f"image {graph.name.removesuffix('_SceneGraph.json')} is in both"):
-        _write(tmp_path, tmp_path / "out", batch_by_patient=False)
+        _write(tmp_path, tmp_path / "out", "parked")
