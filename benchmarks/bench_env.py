@@ -19,3 +19,29 @@ def use_dedicated_server(home: str, bolt_port: int, http_port: int) -> None:
     os.environ.setdefault("CXRKG_HTTP_PORT", str(http_port))
     for var in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD", "NEO4J_DATABASE"):
         os.environ.pop(var, None)
+
+
+def run_measured(cmd: list[str]) -> tuple[float, float, str]:
+    """Run ``cmd``; return its wall seconds, the peak summed proportional set size (PSS: pages shared by
+    forked workers counted once) in MB of it and its Python child processes (parse and write workers,
+    Prefect's temporary API server; Java processes, the Neo4j server and its importer, are left out),
+    sampled every 0.2 s, and its stdout. Exits with the command's stderr tail when it fails."""
+    import subprocess
+    import time
+
+    import psutil
+
+    started = time.perf_counter()
+    proc = psutil.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    peak = 0.0
+    while proc.poll() is None:
+        try:
+            tree = [proc, *proc.children(recursive=True)]
+            peak = max(peak, sum(p.memory_full_info().pss for p in tree if "java" not in p.name()) / 2**20)
+        except psutil.Error:
+            pass
+        time.sleep(0.2)
+    out, err = proc.communicate()
+    if proc.returncode:
+        sys.exit(f"{' '.join(cmd[:3])} ... failed:\n{err[-3000:]}")
+    return time.perf_counter() - started, peak, out
