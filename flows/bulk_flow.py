@@ -42,9 +42,9 @@ class BulkRefused(RuntimeError):
 
 
 @task(cache_policy=NO_CACHE)
-def check_target(server: LocalNeo4jServer) -> bool:
-    """Refuse unless the target is the local server and its database holds no data; returns whether the
-    server was running (it is left running when it was).
+def check_target(server: LocalNeo4jServer) -> None:
+    """Refuse unless the target is the local server and its database holds no data. A stopped server whose
+    database exists is started to look (the import stops it again).
 
     Raises:
         BulkRefused: NEO4J_URI names another server, or the local database holds data.
@@ -55,7 +55,7 @@ def check_target(server: LocalNeo4jServer) -> bool:
                           "without --bulk, or unset NEO4J_URI to use the local server")
     running = server.status().running
     if not running and not (server.settings.data_dir / "databases" / (settings.database or "neo4j")).exists():
-        return False
+        return
     server.start()
     try:
         holds_data = shared_store().holds_data()
@@ -65,7 +65,6 @@ def check_target(server: LocalNeo4jServer) -> bool:
         raise BulkRefused("the database already holds data; --bulk only makes a first load. Load without "
                           "--bulk to add to it, or `cxrkg db stop` and delete "
                           f"{server.settings.data_dir} to start over")
-    return True
 
 
 def _write_files(the_plan: IngestPlan, sink: BulkSink, doc_mapping: str | None, batch_files: int,

@@ -246,13 +246,21 @@ class LocalNeo4jServer:
         cmd = import_command(java, f"{jar.parent / 'lib'}/*", database, files, folder / "import.report",
                              [f"-Xmx{self.heap}"], threads=2 * (os.cpu_count() or 2))
         env = {**os.environ, "NEO4J_HOME": str(s.home), "NEO4J_CONF": str(conf)}
-        with open(log, "w") as out:
-            code = subprocess.run(cmd, env=env, cwd=folder, stdin=subprocess.DEVNULL, stdout=out,
-                                  stderr=subprocess.STDOUT).returncode
+        try:
+            with open(log, "w") as out:
+                code = subprocess.run(cmd, env=env, cwd=folder, stdin=subprocess.DEVNULL, stdout=out,
+                                      stderr=subprocess.STDOUT).returncode
+        except BaseException:  # Ctrl-C or a kill: subprocess.run has stopped the importer
+            self._remove_database(database)
+            raise
         if code != 0:
-            for sub in ("databases", "transactions"):
-                shutil.rmtree(s.data_dir / sub / database, ignore_errors=True)
-            raise ServerError(f"neo4j-admin database import failed (exit {code}); see {log}:\n{_tail(log)}")
+            self._remove_database(database)
+            raise ServerError(f"neo4j-admin database import failed (exit {code}): {_import_cause(log)}; see {log}")
+
+    def _remove_database(self, database: str) -> None:
+        """Delete a database's store and transaction logs (a half-written import)."""
+        for sub in ("databases", "transactions"):
+            shutil.rmtree(self.settings.data_dir / sub / database, ignore_errors=True)
 
     # --- status ------------------------------------------------------------------------------
 
@@ -334,6 +342,17 @@ def _tail(path: Path, lines: int = 25) -> str:
             return "".join(deque(f, maxlen=lines)).rstrip()
     except OSError as exc:
         return f"(cannot read {path}: {exc})"
+
+
+def _import_cause(log: Path) -> str:
+    """The innermost cause the importer's verbose log names (its last ``Caused by:`` line), else the log's
+    last line."""
+    try:
+        lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError as exc:
+        return f"(cannot read {log}: {exc})"
+    causes = [line.removeprefix("Caused by: ") for line in lines if line.startswith("Caused by:")]
+    return causes[-1] if causes else (lines[-1] if lines else "no output")
 
 
 def _is_running_launcher(pid: int) -> bool:

@@ -5,12 +5,12 @@ database, with the same rows and the same derivation as the transactional load, 
 writes (``study_owners``, ``write_batch``, ``link_patients``): parsing, checks, rejections and streamed
 files work as in a transactional load. What a store would merge over batches (a study's attributes, a
 patient's gender, a source file's row) is merged in memory, last value first, as MERGE ... SET does;
-everything else goes to the files at once. A patient whose files all lie in one batch is derived at once;
-the facts of the others are parked on disk in buckets by patient and derived at the end, a bucket at a
-time, so memory does not grow with the cohort.
+everything else goes to the files at once. A patient whose files all lie in one batch is derived when the
+batch ends; the facts of the others are parked on disk in buckets by patient and derived at the end, a
+bucket at a time, so memory does not grow with the cohort.
 
 When every patient's files are known before parsing (patient hints), batches share nothing but
-bookkeeping, so :func:`write_part` writes each batch in a worker process into its own folder of files
+bookkeeping, so :func:`write_part` writes each batch in a worker process (into that worker's own files)
 and the load's sink merges what it hands back (:meth:`BulkSink.absorb`), in batch order.
 """
 

@@ -237,15 +237,15 @@ def import_command(java: str, classpath: str, database: str, files: Iterable[Lis
     that the database holds no data), one ``--nodes`` / ``--relationships`` per group listing its files
     (each with its header, the later ones skipped by ``--auto-skip-subsequent-headers``). ``threads``: the
     importer's worker threads; more than cores pays while it waits on its files (NIH cohort on 2 cores:
-    30 s with 4 threads, 35 s with the default 2). The tool also needs ``NEO4J_HOME`` and ``NEO4J_CONF``
-    in its environment.
+    30 s with 4 threads, 35 s with the default 2). ``--verbose``: a failure's log then names its cause.
+    The tool also needs ``NEO4J_HOME`` and ``NEO4J_CONF`` in its environment.
     """
     groups: dict[str, list[Listing]] = {}
     for f in files:
         groups.setdefault(f.path.name, []).append(f)
     cmd = [java, *jvm_options, "-cp", classpath, "org.neo4j.cli.AdminTool", "database", "import", "full", database,
            "--overwrite-destination=true", f"--array-delimiter=U+{ord(ARRAY_DELIMITER):04X}",
-           "--high-parallel-io=on", f"--threads={threads}", f"--report-file={report_file}"]
+           "--high-parallel-io=on", f"--threads={threads}", f"--report-file={report_file}", "--verbose"]
     if any(len(g) > 1 for g in groups.values()):
         cmd.append("--auto-skip-subsequent-headers=true")
     cmd += [f"--{listed[0].group}={','.join(str(f.path) for f in listed)}" for listed in groups.values()]

@@ -103,3 +103,18 @@ def test_bulk_load_refuses_another_server(monkeypatch, neo4j_server, prefect_har
     monkeypatch.setenv("NEO4J_PASSWORD", "unused")
     with pytest.raises(BulkRefused, match="NEO4J_URI names bolt://127.0.0.1:1"):
         bulk_ingest_flow([str(cohorts[1])], rejected_report=None)
+
+
+def test_a_failed_import_says_why_and_leaves_no_database(tmp_path):
+    from graph.ingest.import_files import ImportFiles
+    from graph.server import LocalNeo4jServer, ServerError
+    from graph.settings import LocalServerSettings
+
+    files = ImportFiles(tmp_path / "files")
+    for _ in range(2):  # the same study twice: the importer stops on duplicate ids
+        files.node_file("Study").write({"study_id": "s1", "patient_id": "p1"})
+    files.close()
+    server = LocalNeo4jServer(LocalServerSettings(home=tmp_path / "home", bolt_port=1, http_port=1))
+    with pytest.raises(ServerError, match="neo4j-admin database import failed .*s1.*neo4j-admin-import.log"):
+        server.import_database(files.listing(), tmp_path / "files")
+    assert not (tmp_path / "home" / "data" / "databases" / "neo4j").exists()
