@@ -102,10 +102,11 @@ def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | Non
         from flows.bulk_flow import BulkRefused, bulk_ingest_flow
         from graph.ingest.bulk import BulkInputError
         from graph.server import ServerError
+        from graph.store import GraphUnavailable
 
         try:
             summary = bulk_ingest_flow([str(p) for p in paths], **args)
-        except (BulkRefused, BulkInputError, ServerError) as exc:
+        except (BulkRefused, BulkInputError, ServerError, GraphUnavailable) as exc:
             fail(str(exc))
     print_summary(summary)
     return summary

@@ -94,6 +94,14 @@ def test_bulk_load_refuses_a_database_with_data(store, prefect_harness, cohorts)
         bulk_ingest_flow([str(later)], rejected_report=None)
     assert graph_content(shared_store()) == before
 
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    result = CliRunner().invoke(app, ["ingest", "--bulk", "--no-progress", str(later)])
+    assert result.exit_code == 1 and "already holds data" in result.output and "Traceback" not in result.output
+    assert graph_content(shared_store()) == before
+
 
 def test_bulk_load_refuses_another_server(monkeypatch, neo4j_server, prefect_harness, cohorts):
     from flows.bulk_flow import BulkRefused, bulk_ingest_flow
