@@ -79,6 +79,7 @@ def _write_files(the_plan: IngestPlan, sink: BulkSink, doc_mapping: str | None, 
     batches = the_plan.batches(batch_files)
     hinted = all(f.path in the_plan.patient_hints for f in the_plan.load)
     unlinked: set[str] = set()
+    patients: set[str] = set()
     unmapped: Counter = Counter()
     with progress_bar(progress) as bar:
         job = bar.add_task("writing import files", total=len(the_plan.load))
@@ -88,9 +89,10 @@ def _write_files(the_plan: IngestPlan, sink: BulkSink, doc_mapping: str | None, 
             summary.add_batch(result)
             unmapped.update(result.unmapped_terms)
             unlinked = (unlinked - result.linked) | (result.patients - result.linked)
-            summary.patients_relinked += len(result.patients)
+            patients |= result.patients
             bar.advance(job, len(files))
     sink.link_patients(unlinked)
+    summary.patients_relinked = len(patients)
     summary.unmapped_terms = sum(unmapped.values())
     summary.top_unmapped = unmapped.most_common(10)
 

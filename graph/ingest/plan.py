@@ -129,13 +129,16 @@ def _walk(root: str) -> Iterator[tuple[str, str, bool]]:
     folders = [("", root)]
     while folders:
         relative, folder = folders.pop()
-        with os.scandir(folder) as entries:
-            for e in entries:
-                name = os.path.join(relative, e.name) if relative else e.name
-                if e.is_dir(follow_symlinks=False):
-                    folders.append((name, e.path))
-                elif e.is_file():
-                    yield e.path, name, e.is_symlink()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue  # an unreadable folder is skipped, as Path.rglob skips it
+        for e in entries:
+            name = os.path.join(relative, e.name) if relative else e.name
+            if e.is_dir(follow_symlinks=False):
+                folders.append((name, e.path))
+            elif e.is_file():
+                yield e.path, name, e.is_symlink()
 
 
 def with_fingerprint(f: InputFile) -> InputFile:
