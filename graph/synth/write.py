@@ -288,44 +288,37 @@ def _broken(kind: str, defect: str, k: int, base: Path, graph: dict, ents: dict,
     from the valid scene graph / RadGraph entities; ``ids``: subject, study, dicom, patient folder."""
     subject, study, dicom, folder = ids
     claimed_patient, claimed_study = claimed
+    path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
     record = dicom
     if kind == "truncated_json":
-        path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
         data = json.dumps(graph).encode()
         payload = data[: len(data) // 2]
-    elif kind == "wrong_types":
-        if (k // len(MALFORMED_KINDS)) % 2 == 0:
-            graph["attributes"] = {"left costophrenic angle": graph["attributes"][0]}
-            defect = "scene graph whose attributes is an object, not a list"
+    elif kind in ("unknown_entity_label", "dangling_relation"):
+        if kind == "unknown_entity_label":
+            ents["5"]["label"] = "OBS-MAYBE"
+            defect = f"{defect}: entity 5 is labelled 'OBS-MAYBE'"
         else:
-            graph["study_id"] = {"id": int(study)}
-            defect = "scene graph whose study_id is an object, not an int or string"
-        path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
-        payload = json.dumps(graph).encode()
-    elif kind == "unknown_entity_label":
-        ents["5"]["label"] = "OBS-MAYBE"
+            ents["4"]["relations"].append(["located_at", "99"])
+            defect = f"{defect}: entity 4 located_at entity 99"
         path = base / RADGRAPH_DIR / folder / f"p{subject}" / f"s{study}.json"
         payload = json.dumps({doc_key: {"text": text, "entities": ents, "data_source": "MIMIC-CXR",
                                         "data_split": "inference"}}).encode()
-        defect = f"{defect}: entity 5 is labelled 'OBS-MAYBE'"
         record = doc_key
-    elif kind == "dangling_relation":
-        ents["4"]["relations"].append(["located_at", "99"])
-        path = base / RADGRAPH_DIR / folder / f"p{subject}" / f"s{study}.json"
-        payload = json.dumps({doc_key: {"text": text, "entities": ents, "data_source": "MIMIC-CXR",
-                                        "data_split": "inference"}}).encode()
-        defect = f"{defect}: entity 4 located_at entity 99"
-        record = doc_key
-    elif kind == "study_claimed_by_other_patient":
-        graph["study_id"] = int(claimed_study)
-        graph["attributes"][0]["phrase_IDs"] = [f"{claimed_study}|4"]
-        path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
-        payload = json.dumps(graph).encode()
-        defect = f"{defect}: study {claimed_study} belongs to patient {claimed_patient}, this file says {subject}"
     else:
-        graph["StudyDateTime"] = None
-        graph["StudyOrder"] = None
-        path = base / SCENE_GRAPH_DIR / f"{dicom}_SceneGraph.json"
+        if kind == "wrong_types":
+            if (k // len(MALFORMED_KINDS)) % 2 == 0:
+                graph["attributes"] = {"left costophrenic angle": graph["attributes"][0]}
+                defect = "scene graph whose attributes is an object, not a list"
+            else:
+                graph["study_id"] = {"id": int(study)}
+                defect = "scene graph whose study_id is an object, not an int or string"
+        elif kind == "study_claimed_by_other_patient":
+            graph["study_id"] = int(claimed_study)
+            graph["attributes"][0]["phrase_IDs"] = [f"{claimed_study}|4"]
+            defect = f"{defect}: study {claimed_study} belongs to patient {claimed_patient}, this file says {subject}"
+        else:
+            graph["StudyDateTime"] = None
+            graph["StudyOrder"] = None
         payload = json.dumps(graph).encode()
     return path, payload, defect, record
 
