@@ -147,3 +147,22 @@ def test_any_load_order_gives_the_one_shot_graph(store, tmp_path):
         load_into(store, path)
     load_into(store, folder / "reports.json", mapping=str(mapping))
     assert graph_snapshot(store) == one_shot
+
+
+def test_every_catalogue_query_answers_as_its_file_does(cases):
+    """run_named's packed transport returns the rows, columns and order of the catalogue file run as is."""
+    from graph.store.queries import catalogue
+
+    pid = PATIENTS["gap_not_mentioned"]
+    values = {"patient_id": str(pid), "finding": "effusion", "start_date": "2150-01-01", "end_date": "2150-12-31",
+              "current_study_id": str(pid * 10 + 3), "prior_study_id": str(pid * 10 + 1)}
+    sizes = {}
+    for name, q in catalogue().items():
+        for level in ("study", "anatomy"):
+            given = {p.name: values.get(p.name, level if p.name == "level" else p.default) for p in q.params}
+            bound = q.bind({k: v for k, v in given.items() if v is not None})
+            plain = [{c: row[c] for c in q.columns} for row in cases.read(q.cypher, **bound)]
+            assert run_named(cases, q, bound) == plain, (name, level)
+            sizes[name, level] = len(plain)
+    assert sizes["new_finding_patients", "anatomy"] > sizes["new_finding_patients", "study"] > 1
+    assert sizes["finding_timeline", "study"] == 3
