@@ -34,7 +34,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.schedules import Cron, Interval, Schedule
 
-from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, ingest_flow
+from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, ingest_flow, stage
 from graph.dropfolder import Moved, archive_files, check_folders, committed_files, loadable_files, settling_files
 from graph.records import write_rejections
 from graph.store import shared_store
@@ -156,37 +156,28 @@ def watch_flow(drop_folder: str, archive_folder: str | None = None, rejected_rep
     report = str(Path(rejected_report).resolve()) if rejected_report else default_rejected_report(drop)
     stages: dict[str, float] = {}
     logger = get_run_logger()
-
-    mark = time.perf_counter()
-    young = scan(str(drop), settle_seconds, report)
-    stages["scan"] = time.perf_counter() - mark
-
-    mark = time.perf_counter()
-    ingested = ingest_flow([str(drop)], doc_mapping=doc_mapping, batch_files=batch_files, rejected_report=None,
-                           exclude=young + [report])
-    stages["ingest"] = time.perf_counter() - mark
-
-    mark = time.perf_counter()
-    write_rejections(Path(report), ingested.rejections)
-    ingested.rejected_report = report
-    stages["report"] = time.perf_counter() - mark
+    with stage(stages, "scan"):
+        young = scan(str(drop), settle_seconds, report)
+    with stage(stages, "ingest"):
+        ingested = ingest_flow([str(drop)], doc_mapping=doc_mapping, batch_files=batch_files, rejected_report=None,
+                               exclude=young + [report])
+    with stage(stages, "report"):
+        write_rejections(Path(report), ingested.rejections)
+        ingested.rejected_report = report
     logger.info("stage report: %d rejections written to %s in %.2fs", len(ingested.rejections), report,
                 stages["report"])
-
     summary = WatchSummary(str(drop), ingested, settling=young, rejected_report=report)
     if archive_folder:
-        mark = time.perf_counter()
-        summary.archived = archive(str(drop), str(Path(archive_folder).resolve()), young + [report],
-                                   sorted({r.file for r in ingested.rejections}))
-        stages["archive"] = time.perf_counter() - mark
-
-    mark = time.perf_counter()
+        with stage(stages, "archive"):
+            summary.archived = archive(str(drop), str(Path(archive_folder).resolve()), young + [report],
+                                       sorted({r.file for r in ingested.rejections}))
     summary.seconds = time.perf_counter() - started
     summary.stage_seconds = {k: round(v, 3) for k, v in stages.items()}
-    create_markdown_artifact(summary_markdown(summary), key=ARTIFACT_KEY,
-                             description=f"cxrkg ingest of {drop}: {ingested.files_loaded} files loaded, "
-                                         f"{len(ingested.rejections)} rejections")
-    logger.info("stage artifact: %s in %.2fs", ARTIFACT_KEY, time.perf_counter() - mark)
+    with stage(stages, "artifact"):
+        create_markdown_artifact(summary_markdown(summary), key=ARTIFACT_KEY,
+                                 description=f"cxrkg ingest of {drop}: {ingested.files_loaded} files loaded, "
+                                             f"{len(ingested.rejections)} rejections")
+    logger.info("stage artifact: %s in %.2fs", ARTIFACT_KEY, stages["artifact"])
     logger.info("watch: %d loaded, %d unchanged, %d rejected, %d settling, %d archived in %.1fs",
                 ingested.files_loaded, ingested.files_unchanged, ingested.files_rejected, len(young),
                 len(summary.archived), time.perf_counter() - started)

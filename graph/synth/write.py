@@ -1,4 +1,24 @@
-"""Writing a cohort: files in the released layouts, ground truth, embeddings, malformed inputs."""
+"""Writing a cohort: files in the released layouts, ground truth, embeddings, malformed inputs.
+
+Layout of :func:`write_cohort`'s output (docs/formats.md): ``scene_graphs/p1X/<dicom_id>_SceneGraph.json``
+(one per frontal image), ``radgraph/p1X/p1XXXXXXX/sXXXXXXXX.json`` (one RadGraph document per report),
+``mimic-cxr-2.0.0-metadata.csv`` (one row per image, laterals included), ``ground_truth.parquet``,
+with ``embeddings`` also ``region_embeddings.parquet``, with ``malformed`` > 0 also ``malformed/``.
+
+Ground truth: one row per consecutive study pair of a patient and tracked (anatomy, finding) present in
+either study; columns ``patient_id, study_id, prior_study_id`` (str), ``anatomy, finding``,
+``change`` (improved / worsened / no change / new / resolved), ``severity_prior, severity_current``
+(int 0..3; devices 0/1), ``stated_imagenome`` (the Chest ImaGenome comparison label of the primary
+image's relationship, several joined by ``;;``, or null) and ``stated_radgraph`` (the progression class
+of the report's RadGraph2 change entity, as ``vocabulary().change_labels`` maps it, or null).
+
+Embeddings: one row per frontal image and region of :data:`TRACKED` (17 regions): ``image_id``,
+``anatomy``, ``embedding`` (fixed-size list of ``EMBEDDING_DIM`` = 32 float32) = severities of the
+region's findings times a fixed random matrix (N(0, 1) entries) + a region bias + a per-image shift
+shared by the image's regions (N(0, 2²) per dimension) + independent N(0, 2²) noise; unitless. The noise
+makes one image's region a rough severity reader (image-based progression models reach only
+0.35-0.47 macro-F1 on Chest ImaGenome), which other regions of the same image help to correct.
+"""
 
 from __future__ import annotations
 
@@ -366,24 +386,7 @@ def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, em
                  sparse: bool = False) -> CohortSummary:
     """Write a synthetic cohort of ``patients`` patients under ``out_dir``; the same seed writes the same bytes.
 
-    Layout (docs/formats.md): ``scene_graphs/p1X/<dicom_id>_SceneGraph.json`` (one per frontal image),
-    ``radgraph/p1X/p1XXXXXXX/sXXXXXXXX.json`` (one RadGraph document per report),
-    ``mimic-cxr-2.0.0-metadata.csv`` (one row per image, laterals included), ``ground_truth.parquet``,
-    with ``embeddings`` also ``region_embeddings.parquet``, with ``malformed`` > 0 also ``malformed/``.
-
-    Ground truth: one row per consecutive study pair of a patient and tracked (anatomy, finding) present in
-    either study; columns ``patient_id, study_id, prior_study_id`` (str), ``anatomy, finding``,
-    ``change`` (improved / worsened / no change / new / resolved), ``severity_prior, severity_current``
-    (int 0..3; devices 0/1), ``stated_imagenome`` (the Chest ImaGenome comparison label of the primary
-    image's relationship, several joined by ``;;``, or null) and ``stated_radgraph`` (the progression class
-    of the report's RadGraph2 change entity, as ``vocabulary().change_labels`` maps it, or null).
-
-    Embeddings: one row per frontal image and region of :data:`TRACKED` (17 regions): ``image_id``,
-    ``anatomy``, ``embedding`` (fixed-size list of ``EMBEDDING_DIM`` = 32 float32) = severities of the
-    region's findings times a fixed random matrix (N(0, 1) entries) + a region bias + a per-image shift
-    shared by the image's regions (N(0, 2²) per dimension) + independent N(0, 2²) noise; unitless. The noise
-    makes one image's region a rough severity reader (image-based progression models reach only
-    0.35-0.47 macro-F1 on Chest ImaGenome), which other regions of the same image help to correct.
+    Layout, ground-truth columns and embeddings: see this module's docstring.
 
     Outputs of an earlier run in ``out_dir`` (the folders and files named above) are replaced; other
     files are left alone. Files are written patient by patient; memory holds one patient plus the id sets.
@@ -427,10 +430,15 @@ def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, em
     for name in (METADATA_CSV, GROUND_TRUTH) + ((EMBEDDINGS,) if embeddings else ()):
         w.files += 1
         w.bytes += (out / name).stat().st_size
+    return _summary(w, out, patients, malformed)
+
+
+def _summary(w: _Writer, out: Path, patients: int, malformed: int) -> CohortSummary:
     return CohortSummary(
-        out_dir=out, seed=seed, patients=patients, studies=w.studies, images=w.images, lateral_images=w.laterals,
+        out_dir=out, seed=w.seed, patients=patients, studies=w.studies, images=w.images, lateral_images=w.laterals,
         reports=w.reports, relationships=w.relationships, ground_truth_rows=w.gt_rows, embedding_rows=w.emb_rows,
         malformed=malformed, files=w.files, bytes=w.bytes, scene_graph_dir=out / SCENE_GRAPH_DIR,
         radgraph_dir=out / RADGRAPH_DIR, metadata_csv=out / METADATA_CSV, ground_truth=out / GROUND_TRUTH,
-        embeddings=out / EMBEDDINGS if embeddings else None, malformed_dir=out / MALFORMED_DIR if malformed else None,
+        embeddings=out / EMBEDDINGS if w.emb_writer is not None else None,
+        malformed_dir=out / MALFORMED_DIR if malformed else None,
     )
