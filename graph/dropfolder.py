@@ -29,7 +29,7 @@ from typing import Iterable
 from graph.formats.files import sha256_of
 from graph.ingest import METADATA, InputFile, discover, file_format
 from graph.store import GraphStore
-from graph.store import statements as st
+from graph.store import read_statements as rs
 
 
 
@@ -85,7 +85,7 @@ def committed_files(store: GraphStore, files: Iterable[InputFile], vocabulary_ve
     Metadata CSVs are never committed (they are not recorded in the graph).
     """
     files = [f for f in files if f.format != METADATA]
-    rows = {r["path"]: r for r in store.read(st.COMMITTED_SOURCE_FILES, paths=[f.path for f in files])}
+    rows = {r["path"]: r for r in store.read(rs.COMMITTED_SOURCE_FILES, paths=[f.path for f in files])}
     out = []
     for f in files:
         row = rows.get(f.path)

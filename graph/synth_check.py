@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from graph.store import GraphStore
-from graph.store import statements as st
+from graph.store import read_statements as rs
 from graph.store.queries import get_query, run_named
 from graph.synth import GROUND_TRUTH
 from graph.vocabulary import vocabulary
@@ -63,7 +63,7 @@ def check_sparse_cohort(store: GraphStore, cohort: Path) -> SparseCheck:
     dates, per finding) with :func:`truth_events` of the cohort loaded into ``store``."""
     truth = truth_events(cohort)
     want = set(truth[["study_id", "prior_study_id", "finding", "change"]].itertuples(index=False, name=None))
-    got = {(r["study_id"], r["prior_study_id"], r["finding"], r["change"]) for r in store.read(st.DERIVED_STUDY_EVENTS)}
+    got = {(r["study_id"], r["prior_study_id"], r["finding"], r["change"]) for r in store.read(rs.DERIVED_STUDY_EVENTS)}
     report = SparseCheck(events=len(want | got))
     report.mismatches += [f"only in the graph: {e}" for e in sorted(got - want)[:20]]
     report.mismatches += [f"only in the ground truth: {e}" for e in sorted(want - got)[:20]]

@@ -19,7 +19,7 @@ from rich.table import Table
 from flows.cli.app import app
 from flows.cli.common import console, print_rows, run_ingest
 
-from graph.store import statements as st
+from graph.store import read_statements as rs
 
 FINDING = "pleural effusion"
 
@@ -150,8 +150,8 @@ def iu_section(console: Console, out: Path) -> None:
     console.print(f"{result.extraction.documents} reports extracted, {len(result.extraction.rejections)} rejected "
                   f"(see {result.extraction.rejected_report}); each report is its own patient, dates redacted")
     store = shared_store()
-    print_rows(store.read(st.IU_TOP_FINDINGS), "table", title="IU: ten most frequent present findings (reports)")
-    print_rows(store.read(st.IU_TOP_CHANGES), "table", title="IU: ten most frequent stated changes (reports)")
+    print_rows(store.read(rs.IU_TOP_FINDINGS), "table", title="IU: ten most frequent present findings (reports)")
+    print_rows(store.read(rs.IU_TOP_CHANGES), "table", title="IU: ten most frequent stated changes (reports)")
 
 
 def _readable_patient(store, onsets_per_patient, max_studies: int = 12) -> str:

@@ -19,7 +19,7 @@ from graph.datasets.nih import synthetic_study_datetime
 from graph.datasets.nih_reference import (COUNT_COLUMNS, FINDINGS, NIHTables, reference_counts, reference_new_patients,
                                           reference_states)
 from graph.store import GraphStore
-from graph.store import statements as st
+from graph.store import read_statements as rs
 from graph.store.queries import get_query, run_named
 
 _EVENT_COLUMN = {"new": "onset", "resolved": "resolution", "no longer mentioned": "no_longer_mentioned",
@@ -50,10 +50,10 @@ def graph_counts(store: GraphStore, patient_ids: list[str]) -> pd.DataFrame:
         return cells.setdefault((r["finding"], r["year"]), dict.fromkeys(COUNT_COLUMNS[2:], 0))
 
     params = {"patient_ids": patient_ids, "findings": list(FINDINGS)}
-    for r in store.read(st.STUDY_STATE_COUNTS, **params):
+    for r in store.read(rs.STUDY_STATE_COUNTS, **params):
         if r["state"] in ("present", "absent"):
             cell(r)[r["state"]] += r["n"]
-    for r in store.read(st.DERIVED_STUDY_EVENT_COUNTS, **params):
+    for r in store.read(rs.DERIVED_STUDY_EVENT_COUNTS, **params):
         cell(r)[_EVENT_COLUMN[r["change"]]] += r["n"]
         if r["change"] == "new" and r["prior_state"] in _ONSET_PRIOR:
             cell(r)[_ONSET_PRIOR[r["prior_state"]]] += r["n"]

@@ -8,6 +8,7 @@ import hashlib
 import json
 from typing import Any
 
+from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.store.graph_store import GraphStore
 
@@ -31,11 +32,11 @@ def graph_content(store: GraphStore) -> list[str]:
     Sized for test and sample graphs: it holds every line in memory."""
     keys = dict(st.NODE_KEYS)
     lines = []
-    for r in store.read(st.CONTENT_NODES):
+    for r in store.read(rs.CONTENT_NODES):
         label = r["labels"][0] if r["labels"] else ""
         props = {k: v for k, v in r["props"].items() if (label, k) not in VOLATILE}
         lines.append(json.dumps(["node", sorted(r["labels"]), _canonical(props)], sort_keys=True))
-    for r in store.read(st.CONTENT_RELATIONSHIPS, keys=keys):
+    for r in store.read(rs.CONTENT_RELATIONSHIPS, keys=keys):
         lines.append(json.dumps(["rel", r["type"], r["start_label"], r["start_key"], r["end_label"], r["end_key"],
                                  _canonical(r["props"])], sort_keys=True))
     return sorted(lines)

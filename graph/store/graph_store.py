@@ -15,6 +15,7 @@ from typing import Any, Iterable
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
 
+from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.settings import Neo4jSettings, neo4j_settings
 from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, fresh_patient_rows
@@ -212,7 +213,7 @@ class GraphStore:
 
     def holds_data(self) -> bool:
         """Whether the database holds any node besides the Anatomy and Finding vocabulary."""
-        return bool(self.read(st.HOLDS_DATA)[0]["holds_data"])
+        return bool(self.read(rs.HOLDS_DATA)[0]["holds_data"])
 
     # --- incremental bookkeeping ---------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.store import statements as st
+from graph.store import read_statements as rs
 from graph.store.graph_store import GraphStore
 
 # Vocabulary nodes with nothing pointing at them yet and SourceFile bookkeeping nodes are not orphans.
@@ -13,10 +13,10 @@ _EXPECTED_LONE = ("SourceFile", "Anatomy", "Finding")
 
 def label_counts(store: GraphStore) -> tuple[dict[str, int], dict[str, int]]:
     """Node count per label and relationship count per type, from Neo4j's count store."""
-    labels = [r["label"] for r in store.read(st.LABELS)]
-    types = [r["t"] for r in store.read(st.RELATIONSHIP_TYPES)]
-    nodes = {lbl: store.read(st.count_label(lbl))[0]["n"] for lbl in labels}
-    rels = {t: store.read(st.count_type(t))[0]["n"] for t in types}
+    labels = [r["label"] for r in store.read(rs.LABELS)]
+    types = [r["t"] for r in store.read(rs.RELATIONSHIP_TYPES)]
+    nodes = {lbl: store.read(rs.count_label(lbl))[0]["n"] for lbl in labels}
+    rels = {t: store.read(rs.count_type(t))[0]["n"] for t in types}
     return nodes, rels
 
 
@@ -28,7 +28,7 @@ def graph_stats(store: GraphStore) -> dict[str, Any]:
     """
     nodes, rels = label_counts(store)
     orphans = {
-        lbl: store.read(st.count_orphans(lbl))[0]["n"]
+        lbl: store.read(rs.count_orphans(lbl))[0]["n"]
         for lbl in nodes if lbl not in _EXPECTED_LONE
     }
     return {

@@ -1,0 +1,87 @@
+"""Read-only Cypher statements of statistics, independent checks, graph comparison, the demo and the drop
+folder; the loader's statements are in :mod:`graph.store.statements`."""
+
+
+# --- reads of the demo ----------------------------------------------------------------------------
+# The IU reports' ten most frequent present findings and stated changes (report count each).
+IU_TOP_FINDINGS = """
+MATCH (s:Study)-[:HAS_OBSERVATION]->(o:Observation) WHERE s.study_id STARTS WITH 'IU-' AND o.polarity = 'present'
+WITH o.finding AS finding, count(DISTINCT s) AS reports ORDER BY reports DESC LIMIT 10
+RETURN finding, reports
+"""
+IU_TOP_CHANGES = """
+MATCH (s:Study)-[:HAS_OBSERVATION]->(o:Observation) WHERE s.study_id STARTS WITH 'IU-' AND size(o.stated_changes) > 0
+UNWIND o.stated_changes AS change
+WITH o.finding AS finding, change, count(DISTINCT s) AS reports ORDER BY reports DESC LIMIT 10
+RETURN finding, change, reports
+"""
+
+
+# --- drop folder -----------------------------------------------------------------------------------
+# What the graph committed for these files (graph.dropfolder decides which files are done).
+COMMITTED_SOURCE_FILES = """
+UNWIND $paths AS path
+MATCH (f:SourceFile {path: path})
+RETURN f.path AS path, f.sha256 AS sha256, f.vocabulary_version AS vocabulary_version,
+       coalesce(f.rejected, 0) AS rejected
+"""
+
+
+# --- independent checks (graph.datasets.nih_check, graph.synth_check) -------------------------------
+# The given patients' study-level states, and their derived events, per finding and study year.
+STUDY_STATE_COUNTS = """
+UNWIND $patient_ids AS pid
+MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_STUDY_FINDING]->(n:StudyFinding)
+WHERE n.finding IN $findings
+RETURN n.finding AS finding, s.study_datetime.year AS year, n.state AS state, count(*) AS n
+"""
+DERIVED_STUDY_EVENT_COUNTS = """
+UNWIND $patient_ids AS pid
+MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_STUDY_FINDING]->(n:StudyFinding)
+      -[r:PROGRESSION {basis: 'derived'}]->()
+WHERE n.finding IN $findings
+RETURN n.finding AS finding, s.study_datetime.year AS year, r.change AS change, r.prior_state AS prior_state,
+       count(*) AS n
+"""
+
+
+# Every derived study-level event: (study, prior study, finding, change).
+DERIVED_STUDY_EVENTS = """
+MATCH (n:StudyFinding)-[r:PROGRESSION {basis: 'derived'}]->(pn:StudyFinding)
+RETURN n.study_id AS study_id, pn.study_id AS prior_study_id, n.finding AS finding, r.change AS change
+"""
+
+
+# --- statistics (graph.store.stats): counts come from Neo4j's count store --------------------------
+LABELS = "CALL db.labels() YIELD label RETURN label ORDER BY label"
+RELATIONSHIP_TYPES = "CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t ORDER BY t"
+
+
+def count_label(label: str) -> str:
+    """Nodes of one label (a name the database itself listed, backquoted)."""
+    return f"MATCH (n:`{label}`) RETURN count(n) AS n"
+
+
+def count_type(rel_type: str) -> str:
+    """Relationships of one type (a name the database itself listed, backquoted)."""
+    return f"MATCH ()-[r:`{rel_type}`]->() RETURN count(r) AS n"
+
+
+def count_orphans(label: str) -> str:
+    """Nodes of one label without any relationship."""
+    return f"MATCH (n:`{label}`) WHERE NOT (n)--() RETURN count(n) AS n"
+
+
+# --- bulk load and graph comparison ---------------------------------------------------------------
+# Whether the database holds anything beyond the vocabulary (what a bulk import would overwrite).
+HOLDS_DATA = "RETURN EXISTS { MATCH (n) WHERE NOT (n:Anatomy OR n:Finding) } AS holds_data"
+
+# Every node and relationship with its properties; relationship ends named by their label and key
+# (graph.store.content), so two graphs compare whatever their internal ids.
+CONTENT_NODES = "MATCH (n) RETURN labels(n) AS labels, properties(n) AS props"
+CONTENT_RELATIONSHIPS = """
+MATCH (a)-[r]->(b)
+WITH a, r, b, labels(a)[0] AS start_label, labels(b)[0] AS end_label
+RETURN type(r) AS type, start_label, a[$keys[start_label]] AS start_key, end_label, b[$keys[end_label]] AS end_key,
+       properties(r) AS props
+"""
