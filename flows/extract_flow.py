@@ -1,12 +1,18 @@
-"""The extract flow: report text -> RadGraph JSON shards (one task) -> the ingest flow (as a subflow).
+"""The extract flow: report text -> RadGraph JSON shards -> the ingest flow (as a subflow).
 
-Thin: the task calls :func:`graph.extract.pipeline.run_extraction`; ingestion reuses
-``flows.ingest_flow.ingest_flow`` unchanged, so extracted files go through the same parser, checks and
-batched writes as real RadGraph files. Tasks get paths and names, never a driver or a model.
+Serial (the default): one task calls :func:`graph.extract.pipeline.run_extraction` in this process.
+Parallel (``workers`` or ``dask_address``): the subflow ``cxrkg-extract-shards`` runs one task per shard on
+Prefect's Dask task runner (prefect-dask), a local cluster of worker processes or an existing cluster,
+and folds the results in shard order, so the output is byte-identical to the serial run's. Ingestion
+reuses ``flows.ingest_flow.ingest_flow`` unchanged, so extracted files go through the same parser, checks
+and batched writes as real RadGraph files. Tasks get paths, names and report text, never a driver or a
+model.
 """
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +21,8 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.ingest_flow import IngestSummary, ingest_flow
 from graph.extract.inputs import CsvColumns, iter_inputs
-from graph.extract.pipeline import DEFAULT_SHARD_SIZE, ExtractionSummary, run_extraction
+from graph.extract.pipeline import (DEFAULT_SHARD_SIZE, ExtractionOutput, ExtractionSummary, Shard, ShardResult,
+                                   extract_shard, iter_shards, run_extraction, shared_extractor)
 
 INGEST_BATCH_FILES = 4  # shards per load task: bounds the memory of one task to a few thousand reports
 
@@ -49,12 +56,56 @@ def extract_reports(source: str, out: str, extractor: str, columns: CsvColumns, 
     return summary
 
 
+@task(cache_policy=NO_CACHE)
+def extract_shard_task(shard: Shard, shard_dir: str, extractor: str, radgraph_options: dict | None) -> ShardResult:
+    """One shard on whichever worker the task runner picks (the extractor is built once per worker)."""
+    run = shared_extractor(extractor, tuple(sorted((radgraph_options or {}).items())))
+    return extract_shard(shard, Path(shard_dir), run)
+
+
+def dask_runner(workers: int, address: str | None):
+    """Prefect's Dask task runner: the cluster at ``address``, else a local cluster of ``workers``
+    single-threaded worker processes (spaCy holds the GIL, so threads would not run in parallel), without
+    the dashboard (no port opened)."""
+    from prefect_dask import DaskTaskRunner
+
+    if address:
+        return DaskTaskRunner(address=address)
+    return DaskTaskRunner(cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True,
+                                          "dashboard_address": None})
+
+
+@flow(name="cxrkg-extract-shards", log_prints=False)
+def extract_shards_flow(source: str, out: str, extractor: str, columns: CsvColumns, cache: str | None,
+                        id_prefix: str | None, shard_size: int, rejected_report: str | None,
+                        radgraph_options: dict | None, in_flight: int) -> ExtractionSummary:
+    """Submit one :func:`extract_shard_task` per shard to the flow's task runner, at most ``in_flight``
+    shards at a time (memory holds those shards' report text), and fold the results in shard order."""
+    started = time.perf_counter()
+    summary = ExtractionSummary(extractor=extractor, out=out)
+    inputs = iter_inputs(source, columns, Path(cache) if cache else None, id_prefix)
+    with ExtractionOutput(Path(out), summary, Path(rejected_report) if rejected_report else None) as output:
+        pending: deque = deque()
+        for shard in iter_shards(inputs, shard_size):
+            pending.append(extract_shard_task.submit(shard, str(output.shard_dir), extractor, radgraph_options))
+            if len(pending) >= in_flight:
+                output.add(pending.popleft().result())
+        while pending:
+            output.add(pending.popleft().result())
+    summary.seconds = time.perf_counter() - started
+    get_run_logger().info("extract: %d reports seen, %d documents, %d rejected in %.1fs on the %s",
+                          summary.reports_seen, summary.documents, len(summary.rejections), summary.seconds,
+                          type(extract_shards_flow.task_runner).__name__)
+    return summary
+
+
 @flow(name="cxrkg-extract", log_prints=False)
 def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool = True,
                  columns: CsvColumns = CsvColumns(), cache: str | None = None, id_prefix: str | None = None,
                  shard_size: int = DEFAULT_SHARD_SIZE, rejected_report: str | None = None,
                  ingest_rejected_report: str | None = None, progress: bool = False,
-                 radgraph_options: dict | None = None) -> ExtractFlowResult:
+                 radgraph_options: dict | None = None, workers: int = 0,
+                 dask_address: str | None = None) -> ExtractFlowResult:
     """Extract RadGraph-format JSON from report text, then (``ingest=True``) load it into the graph.
 
     Args:
@@ -66,12 +117,20 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         shard_size: reports per output file.
         rejected_report: extraction rejections (default ``out/rejected.json``).
         ingest_rejected_report: ingestion rejections (default ``out/rejected-ingest.json``).
+        workers: > 0 extracts shards in parallel on a local Dask cluster of that many worker processes;
+            0 extracts in this process.
+        dask_address: an existing Dask scheduler (``tcp://host:8786``) to extract on instead.
 
     Returns:
         the extraction summary and, when ingested, the ingest flow's summary.
     """
-    summary = extract_reports(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
-                              radgraph_options)
+    if workers or dask_address:
+        parallel = extract_shards_flow.with_options(task_runner=dask_runner(workers, dask_address))
+        summary = parallel(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
+                           radgraph_options, in_flight=2 * max(workers, 2))
+    else:
+        summary = extract_reports(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
+                                  radgraph_options)
     ingested = None
     if ingest and summary.documents:
         ingested = ingest_flow([summary.radgraph_dir], doc_mapping=summary.doc_mapping,

@@ -13,11 +13,12 @@ The Prefect flow in ``flows/extract_flow.py`` wraps :func:`run_extraction`; it r
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from graph.extract.inputs import ReportInput
 from graph.records import write_rejections
@@ -73,6 +74,13 @@ def rules_extractor() -> Extractor:
     return run
 
 
+@functools.lru_cache(maxsize=2)
+def shared_extractor(name: str, options: tuple[tuple[str, Any], ...] = ()) -> Extractor:
+    """:func:`get_extractor` built once per process and (name, options): a worker process that extracts
+    many shards loads the spaCy pipeline or the radgraph model once. ``options``: sorted (key, value) pairs."""
+    return get_extractor(name, **dict(options))
+
+
 def get_extractor(name: str, **options) -> Extractor:
     """``rules`` or ``radgraph`` (options go to :class:`graph.extract.radgraph_adapter.RadGraphExtractor`).
 
@@ -90,32 +98,133 @@ def get_extractor(name: str, **options) -> Extractor:
     raise ValueError(f"unknown extractor {name!r}: choose {' or '.join(EXTRACTORS)}")
 
 
-def _shards(inputs: Iterable[ReportInput | Rejection], size: int, summary: ExtractionSummary
-            ) -> Iterator[list[ReportInput]]:
+@dataclass
+class Shard:
+    """A run of input reports for one output file (``items``; empty when the inputs ended with rejected
+    records only) and the input rejections met while collecting it, in input order."""
+
+    number: int
+    items: list[ReportInput]
+    rejected: list[Rejection]
+
+
+@dataclass
+class ShardResult:
+    """What extracting one :class:`Shard` produced: its file (None when nothing was written), the
+    doc-mapping rows ``(doc_key, patient_id, study_id, study_datetime)``, its rejections (input ones
+    first) and its counts (``inputs``: the shard's reports and input rejections)."""
+
+    path: str | None
+    mapping: list[tuple[str, str | None, str | None, str | None]]
+    rejections: list[Rejection]
+    inputs: int = 0
+    documents: int = 0
+    entities: int = 0
+    change_entities: int = 0
+
+
+def iter_shards(inputs: Iterable[ReportInput | Rejection], size: int) -> Iterator[Shard]:
+    """Group the inputs into shards of ``size`` reports; a repeated doc_key is rejected (the first wins)."""
     batch: list[ReportInput] = []
+    rejected: list[Rejection] = []
     seen: set[str] = set()
+    number = 0
     for item in inputs:
-        summary.reports_seen += 1
         if isinstance(item, Rejection):
-            summary.rejections.append(item)
+            rejected.append(item)
             continue
         if item.doc_key in seen:
-            summary.rejections.append(Rejection(item.file, item.doc_key, "doc_key",
-                                                "duplicate doc_key: another report of this run has it"))
+            rejected.append(Rejection(item.file, item.doc_key, "doc_key",
+                                      "duplicate doc_key: another report of this run has it"))
             continue
         seen.add(item.doc_key)
         batch.append(item)
         if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+            yield Shard(number, batch, rejected)
+            batch, rejected, number = [], [], number + 1
+    if batch or rejected:
+        yield Shard(number, batch, rejected)
+
+
+def shard_path(shard_dir: Path, number: int) -> Path:
+    """``shard_dir/part-NNNNN.json``."""
+    return shard_dir / f"part-{number:05d}.json"
+
+
+def extract_shard(shard: Shard, shard_dir: Path, extractor: Extractor) -> ShardResult:
+    """Extract one shard into ``part-NNNNN.json`` under ``shard_dir`` (written as documents arrive, so
+    memory holds one document at a time beyond the shard's inputs). Runs in any process: the parallel
+    extraction calls it on Dask workers."""
+    result = ShardResult(None, [], list(shard.rejected), inputs=len(shard.items) + len(shard.rejected))
+    if not shard.items:
+        return result
+    path = shard_path(shard_dir, shard.number)
+    by_key = {r.doc_key: r for r in shard.items}
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write("{")
+        for key, doc in extractor([(r.doc_key, r.report) for r in shard.items]):
+            if isinstance(doc, Rejection):
+                result.rejections.append(doc)
+                continue
+            r = by_key[key]
+            fh.write(("," if result.documents else "") + "\n" + json.dumps(key) + ": " + json.dumps(doc))
+            result.mapping.append((key, r.patient_id, r.study_id, r.study_datetime))
+            result.documents += 1
+            result.entities += len(doc["entities"])
+            result.change_entities += sum(e["label"].startswith("CHAN-") for e in doc["entities"].values())
+        fh.write("\n}\n")
+    result.path = str(path)
+    return result
+
+
+class ExtractionOutput:
+    """The output folder of one run: clears earlier shards, appends shard results in shard order to the
+    doc mapping and the summary, and writes the rejections at the end. A context manager."""
+
+    def __init__(self, out: Path, summary: ExtractionSummary, rejected_report: Path | None = None) -> None:
+        self.out = Path(out)
+        self.summary = summary
+        self.rejected_report = Path(rejected_report) if rejected_report else self.out / REJECTED
+        self.shard_dir = self.out / RADGRAPH_DIR
+        self.shard_dir.mkdir(parents=True, exist_ok=True)
+        for old in self.shard_dir.glob("part-*.json"):
+            old.unlink()
+        self._mapping_fh = (self.out / DOC_MAPPING).open("w", newline="", encoding="utf-8")
+        self._mapping = csv.writer(self._mapping_fh)
+        self._mapping.writerow(["doc_key", "patient_id", "study_id", "study_datetime"])
+
+    def __enter__(self) -> "ExtractionOutput":
+        return self
+
+    def add(self, result: ShardResult) -> None:
+        """Fold one shard's result in (call in shard order for a deterministic output)."""
+        s = self.summary
+        s.reports_seen += result.inputs
+        s.rejections += result.rejections
+        self._mapping.writerows(result.mapping)
+        s.documents += result.documents
+        s.entities += result.entities
+        s.change_entities += result.change_entities
+        if result.path:
+            s.shards.append(result.path)
+
+    def __exit__(self, exc_type, *exc) -> None:
+        self._mapping_fh.close()
+        if exc_type is not None:
+            return
+        report, s = self.rejected_report, self.summary
+        if report.exists() and report.resolve().parent == self.out.resolve():
+            report.unlink()  # from an earlier run of this folder
+        if s.rejections:
+            write_rejections(report, s.rejections)
+            s.rejected_report = str(report.resolve())
 
 
 def run_extraction(inputs: Iterable[ReportInput | Rejection], out: Path, extractor: str | Extractor = "rules",
                    shard_size: int = DEFAULT_SHARD_SIZE, rejected_report: Path | None = None,
                    extractor_name: str | None = None) -> ExtractionSummary:
-    """Extract every input report into ``out`` (layout in the module docstring), streamed by shard.
+    """Extract every input report into ``out`` (layout in the module docstring), streamed by shard, in
+    this process.
 
     Args:
         inputs: from :func:`graph.extract.inputs.iter_inputs`; Rejection items are recorded, not extracted.
@@ -128,41 +237,11 @@ def run_extraction(inputs: Iterable[ReportInput | Rejection], out: Path, extract
         the summary; ``summary.ok`` is False when any file or record was rejected.
     """
     started = time.perf_counter()
-    out = Path(out)
     name = extractor_name or (extractor if isinstance(extractor, str) else getattr(extractor, "name", "custom"))
     run = get_extractor(extractor) if isinstance(extractor, str) else extractor
     summary = ExtractionSummary(extractor=name, out=str(out))
-    shard_dir = out / RADGRAPH_DIR
-    shard_dir.mkdir(parents=True, exist_ok=True)
-    for old in shard_dir.glob("part-*.json"):
-        old.unlink()
-    with (out / DOC_MAPPING).open("w", newline="", encoding="utf-8") as mapping_fh:
-        mapping = csv.writer(mapping_fh)
-        mapping.writerow(["doc_key", "patient_id", "study_id", "study_datetime"])
-        for n, shard in enumerate(_shards(inputs, shard_size, summary)):
-            path = shard_dir / f"part-{n:05d}.json"
-            by_key = {r.doc_key: r for r in shard}
-            written = 0
-            with path.open("w", encoding="utf-8") as fh:
-                fh.write("{")
-                for key, doc in run([(r.doc_key, r.report) for r in shard]):
-                    if isinstance(doc, Rejection):
-                        summary.rejections.append(doc)
-                        continue
-                    r = by_key[key]
-                    fh.write(("," if written else "") + "\n" + json.dumps(key) + ": " + json.dumps(doc))
-                    mapping.writerow([key, r.patient_id, r.study_id, r.study_datetime])
-                    written += 1
-                    summary.entities += len(doc["entities"])
-                    summary.change_entities += sum(e["label"].startswith("CHAN-") for e in doc["entities"].values())
-                fh.write("\n}\n")
-            summary.documents += written
-            summary.shards.append(str(path))
-    report = Path(rejected_report) if rejected_report else out / REJECTED
-    if report.exists() and report.resolve().parent == out.resolve():
-        report.unlink()  # from an earlier run of this folder
-    if summary.rejections:
-        write_rejections(report, summary.rejections)
-        summary.rejected_report = str(report.resolve())
+    with ExtractionOutput(out, summary, rejected_report) as output:
+        for shard in iter_shards(inputs, shard_size):
+            output.add(extract_shard(shard, output.shard_dir, run))
     summary.seconds = time.perf_counter() - started
     return summary
