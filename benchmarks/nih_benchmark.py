@@ -65,6 +65,62 @@ def bulk_once(cohort: Path) -> dict:
             "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds}
 
 
+def _print_load(title: str, r: dict, wall: float, rss: float, extra: str = "") -> None:
+    """One load's line (elements, rates, process wall time and Python peak memory) and its stage times."""
+    print(f"{title}: {r['files']:,} files, {r['elements']:,} graph elements in {r['seconds']:.1f} s "
+          f"({r['elements'] / r['seconds']:,.0f} elements/s); process {wall:.1f} s, Python peak {rss:,.0f} MB; "
+          f"{r['rejections']} rejections{extra}", flush=True)
+    print("  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()), flush=True)
+
+
+def _convert(cohort: Path, patients: int | None) -> float:
+    """Step 1: `cxrkg datasets nih` into a fresh folder, no server running; returns its seconds."""
+    from graph.datasets.nih import convert_nih
+
+    shutil.rmtree(cohort, ignore_errors=True)  # a fresh folder, as a first conversion writes
+    t = time.perf_counter()
+    summary = convert_nih(cohort, limit_patients=patients)
+    convert_s = time.perf_counter() - t
+    print(f"convert: {summary.images:,} images of {summary.patients:,} patients in {convert_s:.1f} s", flush=True)
+    return convert_s
+
+
+def _transactional_load(server, cohort: Path) -> None:
+    """Step 2: the ingest flow on an empty graph, in a child process (ingest_benchmark.py --child)."""
+    server.start()
+    wall, rss, out = run_measured([sys.executable, str(REPO / "benchmarks" / "ingest_benchmark.py"),
+                                   "--child", str(cohort)])
+    _print_load("transactional ingest", json.loads(out.strip().splitlines()[-1]), wall, rss)
+
+
+def _bulk_load(settings, server, cohort: Path, convert_s: float) -> None:
+    """Step 3: the bulk flow on an emptied store, in a child process (this script with --bulk-child)."""
+    server.stop()
+    shutil.rmtree(settings.home / "data", ignore_errors=True)
+    wall, rss, out = run_measured([sys.executable, __file__, "--bulk-child", str(cohort)])
+    r = json.loads(out.strip().splitlines()[-1])
+    _print_load("bulk ingest", r, wall, rss, f"; convert + ingest {convert_s + r['seconds']:.1f} s (target < 90 s)")
+
+
+def _check_and_query(server, patients: int | None) -> None:
+    """Steps 4 and 5: the independent check, then the named queries' latencies, on the bulk-loaded graph."""
+    from graph.datasets.nih_check import check_nih
+    from graph.datasets.nih_reference import load_tables
+    from graph.store import shared_store
+
+    server.start()  # running already (the bulk flow starts it); a no-op then
+    store = shared_store()
+    t = time.perf_counter()
+    report = check_nih(store, load_tables(limit_patients=patients))
+    print(f"independent check: {report.count_cells:,} count cells and {report.patient_sets} patient sets compared "
+          f"in {time.perf_counter() - t:.1f} s; {len(report.mismatches)} mismatches", flush=True)
+    for line in report.mismatches[:10]:
+        print("  " + line)
+    print("named queries on the NIH graph, warm, 50 runs each (dates are synthetic, order kept):")
+    for name, (p50, p95, rows) in latencies(store, "13").items():
+        print(f"  {name:<42} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms   {rows:>6} rows")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--patients", type=int, default=None, help="only the N lowest patient ids")
@@ -75,12 +131,8 @@ def main() -> None:
         print(json.dumps(bulk_once(Path(args.bulk_child))))
         return
 
-    from graph.settings import local_server_settings
-    from graph.datasets.nih import convert_nih
-    from graph.datasets.nih_check import check_nih
-    from graph.datasets.nih_reference import load_tables
     from graph.server import LocalNeo4jServer
-    from graph.store import shared_store
+    from graph.settings import local_server_settings
 
     settings = local_server_settings()
     server = LocalNeo4jServer(settings)
@@ -91,40 +143,11 @@ def main() -> None:
     try:
         # what a user runs: the conversion needs no server (and none competes with it for the cores)
         cohort = local_server_settings().home / f"nih-{args.patients or 'all'}"
-        shutil.rmtree(cohort, ignore_errors=True)  # a fresh folder, as a first conversion writes
-        t = time.perf_counter()
-        summary = convert_nih(cohort, limit_patients=args.patients)
-        convert_s = time.perf_counter() - t
-        print(f"convert: {summary.images:,} images of {summary.patients:,} patients in {convert_s:.1f} s", flush=True)
+        convert_s = _convert(cohort, args.patients)
         if not args.skip_transactional:
-            server.start()
-            wall, rss, out = run_measured([sys.executable, str(REPO / "benchmarks" / "ingest_benchmark.py"),
-                                           "--child", str(cohort)])
-            r = json.loads(out.strip().splitlines()[-1])
-            print(f"transactional ingest: {r['files']:,} files, {r['elements']:,} graph elements in {r['seconds']:.1f} s "
-                  f"({r['elements'] / r['seconds']:,.0f} elements/s); process {wall:.1f} s, Python peak {rss:,.0f} MB; "
-                  f"{r['rejections']} rejections", flush=True)
-            print("  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()), flush=True)
-        server.stop()
-        shutil.rmtree(settings.home / "data", ignore_errors=True)
-        wall, rss, out = run_measured([sys.executable, __file__, "--bulk-child", str(cohort)])
-        r = json.loads(out.strip().splitlines()[-1])
-        print(f"bulk ingest: {r['files']:,} files, {r['elements']:,} graph elements in {r['seconds']:.1f} s "
-              f"({r['elements'] / r['seconds']:,.0f} elements/s); process {wall:.1f} s, Python peak {rss:,.0f} MB; "
-              f"{r['rejections']} rejections; convert + ingest {convert_s + r['seconds']:.1f} s (target < 90 s)",
-              flush=True)
-        print("  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()), flush=True)
-        server.start()  # running already (the bulk flow starts it); a no-op then
-        store = shared_store()
-        t = time.perf_counter()
-        report = check_nih(store, load_tables(limit_patients=args.patients))
-        print(f"independent check: {report.count_cells:,} count cells and {report.patient_sets} patient sets compared "
-              f"in {time.perf_counter() - t:.1f} s; {len(report.mismatches)} mismatches", flush=True)
-        for line in report.mismatches[:10]:
-            print("  " + line)
-        print("named queries on the NIH graph, warm, 50 runs each (dates are synthetic, order kept):")
-        for name, (p50, p95, rows) in latencies(store, "13").items():
-            print(f"  {name:<42} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms   {rows:>6} rows")
+            _transactional_load(server, cohort)
+        _bulk_load(settings, server, cohort, convert_s)
+        _check_and_query(server, args.patients)
     finally:
         server.stop()
 

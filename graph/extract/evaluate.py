@@ -187,12 +187,12 @@ def predicted_sides(doc: dict, target: str, v: Vocabulary) -> set[str]:
     """Sides of the present mentions of ``target`` after ingestion parsing (regions' sides); for a curve
     (scoliosis, which ingestion places on the side-less spine) the directions of :func:`curve_sides`."""
     from graph.extract.rules import CURVE_FINDINGS
-    from graph.formats.radgraph import DocStudy, _entities, doc_to_records
+    from graph.formats.radgraph import DocStudy, doc_to_records, parse_entities
 
     findings = set(TARGETS[target][1])
     if findings <= CURVE_FINDINGS:
         return curve_sides(doc, target, v)
-    ents = _entities("doc", doc["entities"], "eval", v)
+    ents = parse_entities("doc", doc["entities"], "eval", v)
     _, mentions = doc_to_records("doc", doc["text"], ents, DocStudy("p", "s"), "eval", v)
     out: set[str] = set()
     for m in mentions:

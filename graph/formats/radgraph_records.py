@@ -1,0 +1,158 @@
+"""One RadGraph document's validated entities as normalised records: a report and its mentions.
+
+How entities become mentions (findings from spans and their modifiers, regions from located_at targets or
+the finding's default regions, severity, linked RadGraph2 change entities, sentences and report sections)
+is in :func:`doc_to_records`.
+"""
+
+from __future__ import annotations
+
+from graph.formats.radgraph_doc_mapping import DocStudy
+from graph.formats.radgraph_entities import Entity
+from graph.records import SOURCE_RADGRAPH, MentionRecord, ReportRecord, stable_id
+from graph.vocabulary import Vocabulary, normalise_phrase, normalise_region_phrase
+
+#: Report section headers recognised in tokenized text (``FINDINGS :`` or ``FINDINGS:``), MIMIC-CXR's and
+#: Open-i's section names.
+SECTION_NAMES = ("comparison", "indication", "history", "technique", "examination", "findings", "impression")
+_SENTENCE_END = {".", "?", "!"}
+
+
+def token_sections(tokens: list[str], names: tuple[str, ...] = SECTION_NAMES) -> list[str | None]:
+    """Per token, the (lower-case) report section it sits in: a header is a section name followed by a colon,
+    in the token or the next one (``FINDINGS :``); None before the first header."""
+    out, section = [], None
+    for i, tok in enumerate(tokens):
+        word = tok.rstrip(":").lower()
+        if word in names and (tok.endswith(":") or (i + 1 < len(tokens) and tokens[i + 1] == ":")):
+            section = word
+        out.append(section)
+    return out
+
+
+def _sentences(tokens: list[str]) -> tuple[list[int], list[str | None]]:
+    """Per token: its sentence index and the report section it sits in."""
+    sent_of, sent = [], 0
+    for tok in tokens:
+        sent_of.append(sent)
+        if tok in _SENTENCE_END or tok == ":":
+            sent += 1
+    return sent_of, token_sections(tokens)
+
+
+def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: DocStudy, file: str,
+                   vocab: Vocabulary) -> tuple[ReportRecord, list[MentionRecord]]:
+    """Normalise one document's entities into mentions.
+
+    For each observation entity: the finding is its span, or anatomy + span (``pleural`` + ``effusion``),
+    or modifier + span, looked up in the vocabulary; its anatomy is the located_at target with that
+    target's own modifiers (``left`` -> ``base``), else the finding's default regions on the stated side;
+    severity comes from modifying severity words; a change comes from a CHAN entity linked by a relation
+    in either direction, else from an unlinked CHAN entity in the same sentence. Observation spans that only
+    modify another observation (``small``, ``increased``) are modifiers, not findings. Unknown terms are
+    returned on the report's ``unmapped_terms``.
+    """
+    tokens = text.split(" ")
+    sent_of, section_of = _sentences(tokens)
+    incoming: dict[str, list[tuple[str, Entity]]] = {eid: [] for eid in entities}
+    for ent in entities.values():
+        for rtype, target in ent.relations:
+            incoming[target].append((rtype, ent))
+    linked_changes = _changes_by_observation(entities, incoming, sent_of)
+
+    mentions: list[MentionRecord] = []
+    unmapped: list[str] = []
+    for obs in (e for e in entities.values() if e.kind == "OBS"):
+        anatomy_ents = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
+        modifiers = [src for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "OBS"]
+        finding, consumed = _finding_of(obs, anatomy_ents, modifiers, vocab)
+        if finding is None:
+            modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
+            if not modifies_obs and vocab.severity_of(obs.tokens) is None:
+                unmapped.append(obs.tokens.lower())
+            continue
+        regions = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped)
+        scored = [(vocab.severity_of(mod.tokens), mod.tokens.lower()) for mod in modifiers]
+        score, severity = max(((sc, w) for sc, w in scored if sc is not None), key=lambda x: x[0], default=(None, None))
+        changes = linked_changes.get(obs.eid, [])
+        change_ent = changes[0] if changes else None
+        sentence = sent_of[min(obs.start, len(tokens) - 1)] if tokens else 0
+        evidence = " ".join(t for t, si in zip(tokens, sent_of) if si == sentence)
+        section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
+        for region in dict.fromkeys(regions):
+            mentions.append(MentionRecord(
+                mention_id=stable_id(SOURCE_RADGRAPH, study.study_id, doc_key, region, finding, obs.eid),
+                study_id=study.study_id, anatomy=region, finding=finding, polarity=obs.polarity,
+                severity=severity, severity_score=score,
+                change=vocab.change_labels[change_ent.change_label] if change_ent else None,
+                change_label=change_ent.change_label if change_ent else None, prior_image_id=None,
+                evidence=evidence, source=SOURCE_RADGRAPH, file=file, record=doc_key, section=section,
+            ))
+    report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
+    return report, mentions
+
+
+def _changes_by_observation(entities: dict[str, Entity], incoming: dict[str, list[tuple[str, Entity]]],
+                            sent_of: list[int]) -> dict[str, list[Entity]]:
+    """observation eid -> its CHAN entities: linked by a relation in either direction, else (an unlinked
+    CHAN) the nearest observation of the same sentence."""
+    linked: dict[str, list[Entity]] = {}
+    unlinked: list[Entity] = []
+    for ent in entities.values():
+        if ent.kind != "CHAN":
+            continue
+        targets = [entities[t] for _, t in ent.relations if entities[t].kind == "OBS"]
+        targets += [src for _, src in incoming[ent.eid] if src.kind == "OBS"]
+        for t in targets:
+            linked.setdefault(t.eid, []).append(ent)
+        if not targets:
+            unlinked.append(ent)
+    observations = [e for e in entities.values() if e.kind == "OBS"]
+    last = len(sent_of) - 1
+    for chan in unlinked:
+        same = [o for o in observations if sent_of[min(o.start, last)] == sent_of[min(chan.start, last)]]
+        if same:
+            linked.setdefault(min(same, key=lambda o: abs(o.start - chan.start)).eid, []).append(chan)
+    return linked
+
+
+def _finding_of(obs: Entity, anatomy_ents: list[Entity], modifiers: list[Entity],
+                vocab: Vocabulary) -> tuple[str | None, set[str]]:
+    """(finding, eids of the anatomy entities its name used): modifier + span, anatomy + span
+    (``pleural`` + ``effusion``), else the span alone; None when the vocabulary knows none of them."""
+    finding, consumed = None, set()
+    for mod in modifiers:
+        finding = finding or vocab.finding_for(f"{mod.tokens} {obs.tokens}")
+    for anat in anatomy_ents:
+        if finding is None and (f := vocab.finding_for(f"{anat.tokens} {obs.tokens}")):
+            finding, consumed = f, {anat.eid}
+    return finding or vocab.finding_for(obs.tokens), consumed
+
+
+def _regions_of(obs: Entity, finding: str, anatomy_ents: list[Entity], consumed: set[str],
+                incoming: dict[str, list[tuple[str, Entity]]], vocab: Vocabulary, unmapped: list[str]) -> list[str]:
+    """The observation's regions: its located_at targets with their own modifiers (``left`` -> ``base``),
+    else the finding's default regions on the stated side. Unknown places are added to ``unmapped``."""
+    def phrase(ent: Entity) -> str:
+        parts = [ent] + [src for rtype, src in incoming[ent.eid] if rtype == "modify" and src.kind == "ANAT"]
+        return " ".join(p.tokens for p in sorted(parts, key=lambda e: e.start))
+
+    regions: list[str] = []
+    side = None
+    for rtype, src in incoming[obs.eid]:
+        if rtype == "modify" and src.kind == "ANAT":
+            side = side or vocab.side_of(src.tokens)
+    for anat in anatomy_ents:
+        text_ = phrase(anat)
+        side = side or vocab.side_of(text_)
+        if anat.eid in consumed:
+            # "pleural" went into "pleural effusion"; keep a more specific place its modifiers name
+            # ("left mid lung" + "opacity"), else the finding's default regions on that side
+            rest = " ".join(w for w in normalise_region_phrase(text_).split() if w not in ("left", "right", "bilateral"))
+            if rest == normalise_phrase(anat.tokens):
+                continue
+        found = vocab.regions_for(text_) or vocab.regions_for(anat.tokens)
+        if not found:
+            unmapped.append(f"region:{text_.lower()}")
+        regions.extend(found)
+    return regions or list(vocab.default_regions(finding, side if side in ("left", "right") else None))
