@@ -152,8 +152,9 @@ class MentionRecord:
             (Chest ImaGenome relationships); else the statement refers to the study's prior study.
         evidence: the sentence or phrase the statement comes from.
         record: the record inside the file (image id or doc_key).
-        sentence_id: the sentence's id in the input (Chest ImaGenome ``phrase_IDs`` entry,
-            ``"<study_id>|<sentence index>"``), or None.
+        sentence_id: the sentence's id: Chest ImaGenome's ``phrase_IDs`` entry (``"<study_id>|<sentence
+            index>"``) or, for RadGraph documents, ``"<doc_key>|<sentence index>"`` (sentences as
+            :func:`graph.formats.radgraph.sentence_index` splits the tokens); None when the input has none.
         temporal_cues, texture_cues, comparison_cues: the cue labels stated for the sentence as written
             (``("temporal|yes|acute",)``, Chest ImaGenome ``*_cues``, docs/formats.md §1.4); () when none.
     """

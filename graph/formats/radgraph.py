@@ -36,7 +36,7 @@ from typing import Any, Iterator
 from graph.formats.radgraph_doc_mapping import DocStudy, read_doc_mapping, study_for_doc_key
 from graph.formats.radgraph_documents import iter_documents
 from graph.formats.radgraph_entities import Entity, parse_entities
-from graph.formats.radgraph_records import SECTION_NAMES, doc_to_records, token_sections
+from graph.formats.radgraph_records import SECTION_NAMES, doc_to_records, sentence_index, token_sections
 from graph.formats.radgraph_stream import STREAM_BUFFER_BYTES, check_json_stream, stream_documents
 from graph.records import InputError, ParsedFile, Rejection, StudyRecord
 from graph.vocabulary import Vocabulary
@@ -44,7 +44,7 @@ from graph.vocabulary import Vocabulary
 __all__ = [
     "SECTION_NAMES", "STREAM_BUFFER_BYTES", "DocStudy", "Entity", "check_json_stream", "doc_to_records",
     "iter_documents", "parse_entities", "parse_radgraph", "parse_radgraph_chunks", "read_doc_mapping",
-    "stream_documents", "study_for_doc_key", "token_sections",
+    "sentence_index", "stream_documents", "study_for_doc_key", "token_sections",
 ]
 
 

@@ -30,14 +30,15 @@ def token_sections(tokens: list[str], names: tuple[str, ...] = SECTION_NAMES) ->
     return out
 
 
-def _sentences(tokens: list[str]) -> tuple[list[int], list[str | None]]:
-    """Per token: its sentence index and the report section it sits in."""
+def sentence_index(tokens: list[str]) -> list[int]:
+    """Per token, the index of its sentence (0-based): a sentence ends after ``.``, ``?``, ``!`` or a
+    section header's ``:``. A RadGraph mention's ``sentence_id`` is ``<doc_key>|<index>``."""
     sent_of, sent = [], 0
     for tok in tokens:
         sent_of.append(sent)
         if tok in _SENTENCE_END or tok == ":":
             sent += 1
-    return sent_of, token_sections(tokens)
+    return sent_of
 
 
 def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: DocStudy, file: str,
@@ -53,7 +54,7 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
     returned on the report's ``unmapped_terms``.
     """
     tokens = text.split(" ")
-    sent_of, section_of = _sentences(tokens)
+    sent_of, section_of = sentence_index(tokens), token_sections(tokens)
     incoming: dict[str, list[tuple[str, Entity]]] = {eid: [] for eid in entities}
     for ent in entities.values():
         for rtype, target in ent.relations:
@@ -87,6 +88,7 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
                 change=vocab.change_labels[change_ent.change_label] if change_ent else None,
                 change_label=change_ent.change_label if change_ent else None, prior_image_id=None,
                 evidence=evidence, source=SOURCE_RADGRAPH, file=file, record=doc_key, section=section,
+                sentence_id=f"{doc_key}|{sentence}",
             ))
     report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
     return report, mentions

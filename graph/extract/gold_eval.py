@@ -1,0 +1,355 @@
+"""Score report-text extraction on the hand-annotated IU sentences (``graph/extract/gold/iu_sentences.json``,
+written against ``graph/extract/gold/ANNOTATION_GUIDE.md``), the rules extractor beside a keyword baseline.
+
+Gold: per sentence (report id, section, character offsets; the text is read from the torchxrayvision wheel,
+never stored) the findings a reader marks, each with an assertion (present / absent / uncertain), a
+laterality (left / right / bilateral / none) and a RadGraph2 change class or none. The file is split once
+by report into ``dev`` (rules may be tuned on it) and ``held-out`` (scored only at the end).
+
+Rules predictions: each report is extracted whole (context matters for refer-backs), read back with the
+ingestion parser (:func:`graph.formats.radgraph.doc_to_records`, so what is scored is what the graph
+stores) and each mention is attributed to the gold sentence its RadGraph sentence overlaps. Per sentence
+and finding: the assertion is the mention's polarity (present over uncertain over absent when mentions
+disagree), the laterality the sides of its regions (left and right: bilateral; side-less: none), the
+change the RadGraph2 labels of its mentions.
+
+Baseline: the vocabulary's surface forms matched in the sentence (longest first), absent when a negation
+word precedes the form in the sentence, else present; laterality from the side words of the sentence;
+change from change words of the sentence (:data:`BASELINE_CHANGE_WORDS`), given to every finding of it.
+
+Matching: a predicted finding matches a gold finding of the same sentence with the same name, or else one
+related to it through the vocabulary's IS_A links (either way round). Figures: finding precision and
+recall; assertion accuracy over matched findings; laterality accuracy over matched findings whose gold
+laterality is stated (left, right, bilateral: a side-less finding has no side to get right); change-class
+micro-F1 at finding level (sentence, gold finding, class) and at sentence level (sentence, class).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from graph.extract.evaluate import CHANGE_CLASSES, NEGATION_WORDS, sentence_tokens
+from graph.extract.iu import IUReport
+from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
+
+DEFAULT_GOLD = Path(__file__).resolve().parent / "gold" / "iu_sentences.json"
+SPLITS = ("dev", "held-out")
+ASSERTIONS = ("present", "absent", "uncertain")
+LATERALITIES = ("left", "right", "bilateral", "none")
+
+#: The baseline's change words (lower-case, whole words) -> RadGraph2 change class.
+BASELINE_CHANGE_WORDS = {
+    "unchanged": "CHAN-NC", "stable": "CHAN-NC", "persistent": "CHAN-NC", "again": "CHAN-NC",
+    "increased": "CHAN-CON-WOR", "increasing": "CHAN-CON-WOR", "worse": "CHAN-CON-WOR",
+    "worsened": "CHAN-CON-WOR", "worsening": "CHAN-CON-WOR", "enlarging": "CHAN-CON-WOR",
+    "improved": "CHAN-CON-IMP", "improving": "CHAN-CON-IMP", "decreased": "CHAN-CON-IMP",
+    "decreasing": "CHAN-CON-IMP", "new": "CHAN-CON-AP", "resolved": "CHAN-CON-RES",
+}
+_WORD = re.compile(r"[a-z0-9/'-]+")
+
+
+class GoldError(ValueError):
+    """The gold file is malformed: names the file, the sentence and the field."""
+
+
+@dataclass(frozen=True)
+class GoldFinding:
+    """One finding of a sentence: Chest ImaGenome attribute name (or ``other:<name>``), assertion,
+    laterality and RadGraph2 change class (None when no change is stated)."""
+
+    finding: str
+    assertion: str
+    laterality: str
+    change: str | None
+
+
+@dataclass(frozen=True)
+class GoldSentence:
+    """An annotated sentence: ``getattr(report, section)[start:end]`` of IU report ``report_id``."""
+
+    report_id: str
+    section: str
+    start: int
+    end: int
+    split: str
+    stratum: str
+    findings: tuple[GoldFinding, ...]
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return self.report_id, self.section, self.start
+
+
+def load_gold(path: Path = DEFAULT_GOLD, split: str | None = None) -> list[GoldSentence]:
+    """The annotated sentences of ``split`` (``dev``, ``held-out``, or None for both).
+
+    Raises:
+        GoldError: a sentence lacks a field or has a value outside the guide's sets.
+        OSError: the file cannot be read.
+    """
+    rows = json.loads(Path(path).read_text(encoding="utf-8"))["sentences"]
+    out = []
+    for n, row in enumerate(rows):
+        where = f"{path}: sentence {n} (report {row.get('report_id')})"
+        try:
+            findings = tuple(_gold_finding(f, where) for f in row["findings"])
+            sentence = GoldSentence(str(row["report_id"]), row["section"], int(row["start"]), int(row["end"]),
+                                    row["split"], row.get("stratum", ""), findings)
+        except KeyError as exc:
+            raise GoldError(f"{where}: field {exc.args[0]!r} missing") from exc
+        if sentence.split not in SPLITS or not 0 <= sentence.start < sentence.end:
+            raise GoldError(f"{where}: split {sentence.split!r} or offsets {sentence.start}..{sentence.end} invalid")
+        if split is None or sentence.split == split:
+            out.append(sentence)
+    return out
+
+
+def _gold_finding(f: dict, where: str) -> GoldFinding:
+    g = GoldFinding(f["finding"], f["assertion"], f["laterality"], f.get("change"))
+    if g.assertion not in ASSERTIONS or g.laterality not in LATERALITIES or (
+            g.change is not None and g.change not in CHANGE_CLASSES):
+        raise GoldError(f"{where}: finding {g.finding!r}: assertion, laterality or change outside the guide's sets")
+    return g
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """One finding a system states in a sentence."""
+
+    finding: str
+    assertion: str
+    laterality: str
+    changes: frozenset[str] = frozenset()
+
+
+# --- the rules extractor ------------------------------------------------------------------------------
+
+def rules_predictions(reports: Mapping[str, IUReport], gold: list[GoldSentence],
+                      v: Vocabulary) -> dict[tuple, list[Predicted]]:
+    """Gold sentence key -> what the rules extractor states there (module docstring)."""
+    from graph.extract.rules import build_pipeline, compose_text, doc_to_radgraph
+    from graph.formats.radgraph import DocStudy, doc_to_records, parse_entities, sentence_index
+
+    nlp = build_pipeline(v)
+    by_report: dict[str, list[GoldSentence]] = defaultdict(list)
+    for g in gold:
+        by_report[g.report_id].append(g)
+    out: dict[tuple, list[Predicted]] = {}
+    for rid, sentences in by_report.items():
+        text = compose_text(reports[rid].sections())
+        doc = nlp(text)
+        radgraph = doc_to_radgraph(doc, v)
+        ents = parse_entities(rid, radgraph["entities"], "gold", v)
+        _, mentions = doc_to_records(rid, radgraph["text"], ents, DocStudy("gold", rid), "gold", v)
+        sent_of = sentence_index(radgraph["text"].split(" "))
+        kept = [t.i for t in doc if not t.is_space]  # RadGraph token n is spaCy token kept[n]
+        for g in sentences:
+            first, last = sentence_tokens(doc, text, reports[rid], g.section, g.start, g.end)
+            covered = {sent_of[n] for n, i in enumerate(kept) if first <= i < last}
+            inside = [m for m in mentions if int(m.sentence_id.rsplit("|", 1)[1]) in covered]
+            out[g.key] = _aggregate(inside, v)
+    return out
+
+
+_ASSERTION_RANK = {"present": 0, "uncertain": 1, "absent": 2}
+
+
+def _aggregate(mentions: list, v: Vocabulary) -> list[Predicted]:
+    by_finding: dict[str, list] = defaultdict(list)
+    for m in mentions:
+        by_finding[m.finding].append(m)
+    out = []
+    for finding, ms in by_finding.items():
+        assertion = min((m.polarity or "present" for m in ms), key=_ASSERTION_RANK.__getitem__)
+        sides = {v.regions[m.anatomy].side for m in ms if m.anatomy in v.regions} & {"left", "right"}
+        changes = frozenset(m.change_label for m in ms if m.change_label)
+        out.append(Predicted(finding, assertion, _laterality(sides), changes))
+    return out
+
+
+def _laterality(sides: set[str]) -> str:
+    if sides == {"left", "right"}:
+        return "bilateral"
+    return next(iter(sides)) if sides else "none"
+
+
+# --- the keyword baseline -----------------------------------------------------------------------------
+
+def baseline_predictions(reports: Mapping[str, IUReport], gold: list[GoldSentence],
+                         v: Vocabulary) -> dict[tuple, list[Predicted]]:
+    """Gold sentence key -> what the keyword baseline states there (module docstring)."""
+    forms = _finding_forms(v)
+    longest = max(len(f.split()) for f in forms)
+    out: dict[tuple, list[Predicted]] = {}
+    for g in gold:
+        words = _WORD.findall(getattr(reports[g.report_id], g.section)[g.start:g.end].lower())
+        changes = frozenset(BASELINE_CHANGE_WORDS[w] for w in words if w in BASELINE_CHANGE_WORDS)
+        sides = {w for w in words if w in ("left", "right")} | ({"left", "right"} if {"bilateral", "both"} & set(words)
+                                                                else set())
+        found: dict[str, Predicted] = {}
+        i = 0
+        while i < len(words):
+            for n in range(longest, 0, -1):
+                finding = forms.get(" ".join(words[i:i + n]))
+                if finding:
+                    negated = bool(set(words[:i]) & set(NEGATION_WORDS))
+                    found.setdefault(finding, Predicted(finding, "absent" if negated else "present",
+                                                        _laterality(sides), changes))
+                    i += n - 1
+                    break
+            i += 1
+        out[g.key] = list(found.values())
+    return out
+
+
+def _finding_forms(v: Vocabulary) -> dict[str, str]:
+    forms: dict[str, str] = {}
+    for f in v.findings.values():
+        for form in (f.name, *f.synonyms):
+            forms.setdefault(normalise_phrase(form), f.name)
+    return forms
+
+
+# --- scoring ------------------------------------------------------------------------------------------
+
+@dataclass
+class GoldScores:
+    """Counts behind every figure of the module docstring; the figures are properties (0.0 when empty)."""
+
+    sentences: int = 0
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    assertion: list[int] = field(default_factory=lambda: [0, 0])  # correct, scored
+    laterality: list[int] = field(default_factory=lambda: [0, 0])
+    change_findings: list[int] = field(default_factory=lambda: [0, 0, 0])  # tp, fp, fn
+    change_sentences: list[int] = field(default_factory=lambda: [0, 0, 0])
+    misses: list[tuple[tuple, str]] = field(default_factory=list)  # (sentence key, gold finding)
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def assertion_accuracy(self) -> float:
+        return _ratio(self.assertion)
+
+    @property
+    def laterality_accuracy(self) -> float:
+        return _ratio(self.laterality)
+
+    @property
+    def change_f1_findings(self) -> float:
+        return _f1(self.change_findings)
+
+    @property
+    def change_f1_sentences(self) -> float:
+        return _f1(self.change_sentences)
+
+    def as_dict(self) -> dict:
+        return {"sentences": self.sentences, "findings": self.tp + self.fn, "precision": self.precision,
+                "recall": self.recall, "assertion_accuracy": self.assertion_accuracy,
+                "assertion_scored": self.assertion[1], "laterality_accuracy": self.laterality_accuracy,
+                "laterality_scored": self.laterality[1], "change_micro_f1_findings": self.change_f1_findings,
+                "change_micro_f1_sentences": self.change_f1_sentences}
+
+
+def _ratio(c: list[int]) -> float:
+    return c[0] / c[1] if c[1] else 0.0
+
+
+def _f1(c: list[int]) -> float:
+    tp, fp, fn = c
+    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+
+
+def _add(counts: list[int], gold: set, pred: set) -> None:
+    counts[0] += len(gold & pred)
+    counts[1] += len(pred - gold)
+    counts[2] += len(gold - pred)
+
+
+def _related(v: Vocabulary) -> dict[str, set[str]]:
+    """finding -> itself, its IS_A ancestors and its descendants."""
+    up: dict[str, set[str]] = {}
+
+    def ancestors(name: str) -> set[str]:
+        if name not in up:
+            up[name] = {name}
+            for p in v.findings[name].parents:
+                up[name] |= ancestors(p)
+        return up[name]
+
+    related = {name: set(ancestors(name)) for name in v.findings}
+    for name, anc in list(related.items()):
+        for a in anc:
+            related[a].add(name)
+    return related
+
+
+def score(gold: list[GoldSentence], predicted: Mapping[tuple, list[Predicted]], v: Vocabulary) -> GoldScores:
+    """Compare ``predicted`` (sentence key -> findings) with the gold sentences (module docstring)."""
+    related = _related(v)
+    s = GoldScores()
+    for g in gold:
+        s.sentences += 1
+        preds = list(predicted.get(g.key, []))
+        gold_changes, pred_changes = set(), set()
+        for gf in g.findings:
+            match = next((p for p in preds if p.finding == gf.finding), None) or next(
+                (p for p in preds if p.finding in related.get(gf.finding, ())), None)
+            if gf.change:
+                gold_changes.add((gf.finding, gf.change))
+            if match is None:
+                s.fn += 1
+                s.misses.append((g.key, gf.finding))
+                continue
+            preds.remove(match)
+            s.tp += 1
+            s.assertion[0] += match.assertion == gf.assertion
+            s.assertion[1] += 1
+            if gf.laterality != "none":
+                s.laterality[0] += match.laterality == gf.laterality
+                s.laterality[1] += 1
+            pred_changes |= {(gf.finding, c) for c in match.changes}
+        s.fp += len(preds)
+        pred_changes |= {(p.finding, c) for p in preds for c in p.changes}
+        _add(s.change_findings, gold_changes, pred_changes)
+        _add(s.change_sentences, {c for _, c in gold_changes}, {c for _, c in pred_changes})
+    return s
+
+
+def evaluate_gold(reports: Iterable[IUReport], split: str, path: Path = DEFAULT_GOLD,
+                  v: Vocabulary | None = None) -> dict[str, GoldScores]:
+    """``{"rules": ..., "baseline": ...}`` on one split of the gold file.
+
+    Raises:
+        GoldError: the gold file is malformed.
+        KeyError: a gold report id is not among ``reports``.
+    """
+    v = v or vocabulary()
+    gold = load_gold(path, split)
+    by_id = {r.report_id: r for r in reports}
+    return {"rules": score(gold, rules_predictions(by_id, gold, v), v),
+            "baseline": score(gold, baseline_predictions(by_id, gold, v), v)}
+
+
+def format_gold_table(split: str, scores: Mapping[str, GoldScores]) -> str:
+    """One row per system: sentences, findings, P, R, assertion, laterality, change F1 (findings, sentences)."""
+    head = (f"gold sentences ({split}): system     sents  finds  precision  recall  assertion  laterality  "
+            "change-F1 finding  change-F1 sentence")
+    rows = [head]
+    for name, s in scores.items():
+        rows.append(f"{'':>{len(f'gold sentences ({split}):')}} {name:<10} {s.sentences:>5}  {s.tp + s.fn:>5}  "
+                    f"{s.precision:>9.3f}  {s.recall:>6.3f}  {s.assertion_accuracy:>9.3f}  "
+                    f"{s.laterality_accuracy:>10.3f}  {s.change_f1_findings:>17.3f}  {s.change_f1_sentences:>18.3f}")
+    return "\n".join(rows)
