@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -40,6 +41,10 @@ def parse_file(f: InputFile, vocab: Vocabulary, mapping: dict[str, DocStudy] | N
         return ParsedFile(path=f.path, rejections=[Rejection.from_error(exc)])
     except OSError as exc:
         return ParsedFile(path=f.path, rejections=[Rejection(f.path, None, None, f"cannot read: {exc}")])
+    except RecursionError:
+        # json's decoder and the validators recurse once per nesting level; no real input nests deeply
+        return ParsedFile(path=f.path, rejections=[Rejection(f.path, None, None, "JSON nested too deeply to read "
+                                                             f"(deeper than about {sys.getrecursionlimit()} levels)")])
 
 
 def drop_records(pf: ParsedFile, records: set[str]) -> ParsedFile:

@@ -71,6 +71,24 @@ def test_truncated_scene_graph_is_rejected_with_its_file(tmp_path):
     assert info.value.file == str(path)
 
 
+def test_deeply_nested_json_is_one_rejection_and_the_batch_goes_on(tmp_path):
+    from graph.ingest.parse import parse_files
+    from graph.ingest.plan import RADGRAPH, SCENE_GRAPH, InputFile
+
+    good = write_scene_graph(tmp_path / "good", scene_graph(IMG1, 1, 2, None, {}))
+    deep = "[" * 10_000 + "]" * 10_000
+    nested_sg = tmp_path / "deep_SceneGraph.json"
+    nested_sg.write_text('{"image_id": "x", "objects": ' + deep + "}")
+    nested_rg = tmp_path / "deep_radgraph.json"
+    nested_rg.write_text('{"d1": {"text": "a", "entities": ' + deep + "}}")
+    parsed = parse_files([InputFile(str(nested_sg), SCENE_GRAPH, ""), InputFile(str(good), SCENE_GRAPH, ""),
+                          InputFile(str(nested_rg), RADGRAPH, "")], V, None)
+    assert [(r.file, r.record, r.field) for p in parsed for r in p.rejections] == [
+        (str(nested_sg), None, None), (str(nested_rg), None, None)]
+    assert all("nested too deeply" in r.reason for p in parsed for r in p.rejections)
+    assert [s.study_id for s in parsed[1].studies] == ["2"]
+
+
 def test_radgraph_v1_normalises_anatomy_finding_severity_and_change(tmp_path):
     text = "FINDINGS : Small left pleural effusion has increased . No pneumothorax ."
     doc = radgraph_doc(text, [
