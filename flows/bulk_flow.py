@@ -153,7 +153,7 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
         files = discover([Path(p) for p in paths], exclude=[Path(rejected_report)] if rejected_report else [],
                          fingerprints=False)
         the_plan = plan_ingest(files, {}, vocab.version)
-    summary = IngestSummary(files_seen=len(the_plan.load))
+    summary = IngestSummary(files_seen=len(the_plan.load), rejections=list(the_plan.metadata_rejections))
     server.settings.home.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
     try:

@@ -157,7 +157,7 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
     with stage(stages, "plan"):
         the_plan = plan(paths, ([rejected_report] if rejected_report else []) + list(exclude or []))
     summary = IngestSummary(files_seen=len(the_plan.load) + len(the_plan.unchanged),
-                            files_unchanged=len(the_plan.unchanged))
+                            files_unchanged=len(the_plan.unchanged), rejections=list(the_plan.metadata_rejections))
     batches = the_plan.batches(batch_files)
     with progress_bar(progress) as bar, stage(stages, "load"):
         unlinked = _load(the_plan, batches, doc_mapping, summary, bar)

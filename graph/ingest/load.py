@@ -75,7 +75,7 @@ def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedF
     whole file.
     """
     result = BatchResult()
-    dates, meta_rejections = metadata_dates(metadata_paths)
+    dates, _ = metadata_dates(metadata_paths)  # their rejections are the plan's (IngestPlan.metadata_rejections)
     owners = store.study_owners({s.study_id for pf in parsed for s in pf.studies})
     parsed = check_studies(parsed, owners, dates)
 

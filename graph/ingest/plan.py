@@ -37,6 +37,8 @@ class IngestPlan:
 
     ``patient_hints`` maps a file's path to the patient its records are expected to belong to (see
     :func:`patient_hints`); it only decides the order and where batches end, never what is stored.
+    ``metadata_rejections``: unreadable metadata CSVs and rows (a row whose date does not parse names
+    its line and dicom_id); a run reports them once.
     """
 
     load: list[InputFile]
@@ -44,6 +46,7 @@ class IngestPlan:
     unchanged: list[str]
     metadata: list[str]
     patient_hints: dict[str, str] = field(default_factory=dict)
+    metadata_rejections: list[Rejection] = field(default_factory=list)
 
     def batches(self, batch_files: int) -> list[list[InputFile]]:
         """The files to load in batches of about ``batch_files``, a patient's files kept together.
@@ -177,25 +180,24 @@ def plan_ingest(files: list[InputFile], known: dict[str, tuple[str, str]], vocab
             changed.add(f.path)
         load.append(f)
     metadata = [f.path for f in files if f.format == METADATA]
-    hints = patient_hints(load, metadata)
+    dates, metadata_rejections = metadata_dates(metadata)
+    hints = patient_hints(load, dates)
     load.sort(key=lambda f: (0, hints[f.path], order[f.format], f.path) if f.path in hints
               else (1, "", order[f.format], f.path))
-    return IngestPlan(load, changed, unchanged, metadata, hints)
+    return IngestPlan(load, changed, unchanged, metadata, hints, metadata_rejections)
 
 
 _MIMIC_REPORT_PATH = re.compile(r"(?:^|/)p(\d+)/s(\d+)\.[^/]+$")
 
 
-def patient_hints(files: list[InputFile], metadata_paths: list[str]) -> dict[str, str]:
+def patient_hints(files: list[InputFile], dates: StudyDates) -> dict[str, str]:
     """path -> patient, for the files whose patient and study date are known before parsing them.
 
     Scene graphs (``<dicom_id>_SceneGraph.json``) through the metadata CSVs' dicom_id -> study_id ->
     subject_id; report files in the MIMIC-CXR layout (``.../p10000032/s50414267.json``) from their
-    path, when the metadata CSVs date that study. Files with a known date need no other file of the
-    run to be stored first, so they can be loaded patient by patient. Unreadable metadata gives no
-    hints (its rejection is reported when the batches read it).
+    path, when the metadata CSVs (``dates``, :func:`metadata_dates`) date that study. Files with a known
+    date need no other file of the run to be stored first, so they can be loaded patient by patient.
     """
-    dates, _ = metadata_dates(metadata_paths)
     hints: dict[str, str] = {}
     for f in files:
         patient = None

@@ -32,6 +32,18 @@ def test_flow_summary_and_rejected_report(store, prefect_harness, tmp_path):
     assert (again.files_loaded, again.files_unchanged, again.elements_created) == (0, 3, 0)
 
 
+def test_unreadable_metadata_rows_are_rejected_once_and_the_rest_loads(store, prefect_harness, tmp_path):
+    from flows.ingest_flow import ingest_flow
+
+    effusion_study(tmp_path, 1, severity="small")
+    (tmp_path / "mimic-cxr-2.0.0-metadata.csv").write_text(
+        "dicom_id,subject_id,study_id,ViewPosition,StudyDate,StudyTime\n"
+        f"x1,{PID},{STUDY[1]},PA,21500110,080000\nx2,{PID},{STUDY[2]},PA,2150-01-99,1\n")
+    summary = ingest_flow([str(tmp_path)], batch_files=1)
+    assert [(r.record, r.field) for r in summary.rejections] == [("line 3 (dicom x2)", "StudyDate")]
+    assert summary.files_loaded == 1 and summary.studies == 1 and not summary.ok
+
+
 def test_cli_ingest_query_and_stats(store, prefect_harness, tmp_path):
     effusion_study(tmp_path, 1, severity="small")
     effusion_study(tmp_path, 2, severity="large", compare="worsened")
