@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from flows.cli.app import app
 from flows.cli.common import console, fail, print_extraction, print_summary, ReportFormat, store_or_fail
 
+if TYPE_CHECKING:
+    from graph.extract.inputs import CsvColumns
 
 
 class Extractor(str, Enum):
@@ -20,6 +23,22 @@ class Extractor(str, Enum):
 
     rules = "rules"
     radgraph = "radgraph"
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One ``cxrkg extract`` run, its source checked and its extractor's options ready."""
+
+    source: str
+    out: Path
+    extractor: str
+    columns: CsvColumns
+    cache: Optional[Path]
+    id_prefix: Optional[str]
+    shard_size: int
+    rejected: Optional[Path]
+    radgraph_options: dict
+
 
 @app.command()
 def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Open-i .xml reports, or a .csv / "
@@ -45,8 +64,18 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
     any file or record was rejected (each named in the rejected-records report)."""
     from graph.extract.inputs import CsvColumns
 
-    extractor = extractor.value
     columns = CsvColumns(id_column, text_column, patient_column, date_column)
+    _check_source(source, cache)
+    job = _Job(source, out, extractor.value, columns, cache, id_prefix, shard_size, rejected,
+               _radgraph_options(extractor.value, radgraph_model, radgraph_cache))
+    ok = _extract_and_ingest(job) if ingest else _extract_only(job)
+    if not ok:
+        raise typer.Exit(2)
+
+
+def _check_source(source: str, cache: Optional[Path]) -> None:
+    """Fail unless the source can be read: for ``iu`` the IU wheel (fetched into ``cache`` when missing),
+    else an existing file or folder."""
     if source == "iu":
         from graph.extract.iu import IUUnavailable, fetch_wheel
 
@@ -56,42 +85,53 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
             fail(str(exc))
     elif not Path(source).exists():
         fail(f"{source}: no such file or folder (expected `iu`, a folder, or a .csv / .txt / .xml file)")
-    radgraph_options = {"model_type": radgraph_model, "model_cache_dir": radgraph_cache}
+
+
+def _radgraph_options(extractor: str, model: str, cache: Optional[Path]) -> dict:
+    """The radgraph extractor's options; with ``radgraph`` chosen, its model is loaded here, so that a
+    missing package or model fails before anything is written."""
+    options = {"model_type": model, "model_cache_dir": cache}
     if extractor == "radgraph":
         from graph.extract.radgraph_adapter import RadGraphUnavailable, load_model
 
         try:
-            radgraph_options["model"] = load_model(radgraph_model, radgraph_cache)
+            options["model"] = load_model(model, cache)
         except (RadGraphUnavailable, ValueError) as exc:
             fail(str(exc))
-    if ingest:
-        store_or_fail()
-        from flows.extract_flow import extract_flow
+    return options
 
-        try:
-            result = extract_flow(source, str(out), extractor, True, columns, str(cache) if cache else None,
-                                  id_prefix, shard_size, str(rejected) if rejected else None,
-                                  radgraph_options=radgraph_options if extractor == "radgraph" else None)
-        except (ValueError, FileNotFoundError, ImportError) as exc:
-            fail(str(exc))
-        print_extraction(result.extraction)
-        if result.ingestion is not None:
-            print_summary(result.ingestion)
-        ok = result.ok
-    else:
-        from graph.extract.inputs import iter_inputs
-        from graph.extract.pipeline import get_extractor, run_extraction
 
-        try:
-            run = get_extractor(extractor, **radgraph_options) if extractor == "radgraph" else extractor
-            summary = run_extraction(iter_inputs(source, columns, cache, id_prefix), out, run, shard_size, rejected,
-                                     extractor_name=extractor)
-        except (ValueError, FileNotFoundError, ImportError) as exc:
-            fail(str(exc))
-        print_extraction(summary)
-        ok = summary.ok
-    if not ok:
-        raise typer.Exit(2)
+def _extract_and_ingest(job: _Job) -> bool:
+    """Run the Prefect extract flow with ingestion and print both summaries; False when anything was rejected."""
+    store_or_fail()
+    from flows.extract_flow import extract_flow
+
+    try:
+        result = extract_flow(job.source, str(job.out), job.extractor, True, job.columns,
+                              str(job.cache) if job.cache else None, job.id_prefix, job.shard_size,
+                              str(job.rejected) if job.rejected else None,
+                              radgraph_options=job.radgraph_options if job.extractor == "radgraph" else None)
+    except (ValueError, FileNotFoundError, ImportError) as exc:
+        fail(str(exc))
+    print_extraction(result.extraction)
+    if result.ingestion is not None:
+        print_summary(result.ingestion)
+    return result.ok
+
+
+def _extract_only(job: _Job) -> bool:
+    """Extract in this process (no Prefect) and print the summary; False when anything was rejected."""
+    from graph.extract.inputs import iter_inputs
+    from graph.extract.pipeline import get_extractor, run_extraction
+
+    try:
+        run = get_extractor(job.extractor, **job.radgraph_options) if job.extractor == "radgraph" else job.extractor
+        summary = run_extraction(iter_inputs(job.source, job.columns, job.cache, job.id_prefix), job.out, run,
+                                 job.shard_size, job.rejected, extractor_name=job.extractor)
+    except (ValueError, FileNotFoundError, ImportError) as exc:
+        fail(str(exc))
+    print_extraction(summary)
+    return summary.ok
 
 
 @app.command("eval-extract")

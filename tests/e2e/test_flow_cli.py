@@ -39,8 +39,9 @@ def test_unreadable_metadata_rows_are_rejected_once_and_the_rest_loads(store, pr
     (tmp_path / "mimic-cxr-2.0.0-metadata.csv").write_text(
         "dicom_id,subject_id,study_id,ViewPosition,StudyDate,StudyTime\n"
         f"x1,{PID},{STUDY[1]},PA,21500110,080000\nx2,{PID},{STUDY[2]},PA,2150-01-99,1\n")
-    summary = ingest_flow([str(tmp_path)], batch_files=1)
+    summary = ingest_flow([str(tmp_path)], batch_files=1, rejected_report=str(tmp_path / "r.json"))
     assert [(r.record, r.field) for r in summary.rejections] == [("line 3 (dicom x2)", "StudyDate")]
+    assert [r["record"] for r in json.loads((tmp_path / "r.json").read_text())] == ["line 3 (dicom x2)"]
     assert summary.files_loaded == 1 and summary.studies == 1 and not summary.ok
 
 

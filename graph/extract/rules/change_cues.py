@@ -1,0 +1,176 @@
+"""RadGraph2 change entities: the change cues, their classes, and how a cue finds the observation it
+modifies (rules 1-3 of :func:`graph.extract.rules.document.doc_to_radgraph`; rule 4, the refer-back, is
+:mod:`graph.extract.rules.refer_back`). Change subjects ("lung volumes", "aeration") are kept only when a
+cue links to them (:func:`drop_unchanged_subjects`)."""
+
+from __future__ import annotations
+
+from graph.extract.rules.draft import Draft
+from graph.extract.rules.mentions import Mention
+from graph.extract.rules.sections import SECTION_ORDER
+from graph.vocabulary import normalise_phrase
+
+#: change cue -> (class for a condition, class for a device); None: not a change of that kind.
+CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
+    **{w: ("CHAN-NC", "CHAN-NC") for w in (
+        "unchanged", "stable", "stably", "no change", "no significant change", "no interval change",
+        "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar",
+        "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
+        "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
+        "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position")},
+    **{w: ("CHAN-CON-WOR", None) for w in (
+        "increased", "increasing", "increase", "worsened", "worsening", "worse", "enlarging",
+        "progressed", "progression", "progressive", "more prominent", "larger", "interval increase")},
+    **{w: ("CHAN-CON-IMP", None) for w in (
+        "improved", "improving", "improvement", "decreased", "decreasing", "decrease", "smaller", "resolving",
+        "clearing", "near complete clearing", "partially resolved",
+        "less prominent", "diminished", "reduced", "interval improvement", "interval decrease")},
+    **{w: ("CHAN-CON-AP", "CHAN-DEV-AP") for w in (
+        "new", "newly", "interval development", "interval appearance", "developing", "new onset", "developed",
+        "has developed", "have developed", "development of")},
+    **{w: (None, "CHAN-DEV-AP") for w in ("placed", "inserted", "interval placement", "placement of")},
+    **{w: ("CHAN-CON-RES", "CHAN-DEV-DISA") for w in (
+        "resolved", "resolution", "cleared", "no longer seen", "no longer visualized",
+        "no longer present", "no longer identified", "interval resolution")},
+    **{w: (None, "CHAN-DEV-DISA") for w in ("removed", "removal", "interval removal", "extubated")},
+    **{w: (None, "CHAN-DEV-PLACE") for w in (
+        "advanced", "withdrawn", "retracted", "repositioned", "pulled back", "interval advancement")},
+}
+_DEVICE_CATEGORIES = {"tubesandlines", "device"}
+
+#: words between a change cue and its finding that do not break the link ("improved right basilar consolidation")
+_LINK_WORDS = {"of", "the", "in", "and", ",", "a", "an", "both", "bilateral", "bilaterally", "mild", "small", "patchy",
+               "streaky", "focal", "XXXX", "lung", "lobe", "base", "basilar", "interstitial", "airspace", "pulmonary",
+               "appearance", "previously", "zone"}
+#: findings whose own name uses a change word as a state ("increased interstitial markings")
+_STATE_FINDINGS = {"increased reticular markings/ild pattern"}
+_STATE_WORDS = {"increased", "increase", "decreased", "decrease", "increasing", "decreasing"}
+_SIDE_WORDS_ONLY = {"left", "right"}
+
+#: forms that name a finding only as the subject of a stated change ("decreasing lung volumes" -> low lung
+#: volumes worsened, "improved aeration" -> atelectasis improved); without a change cue they are dropped
+#: ("normal lung volumes", "aeration of the lungs") and their quantity cues read inversely
+_CHANGE_SUBJECTS = {"lung volumes", "lung volume", "aeration"}
+_MORE = {"increased", "increasing", "increase", "enlarging", "larger", "more prominent", "interval increase"}
+_LESS = {"decreased", "decreasing", "decrease", "smaller", "less prominent", "diminished", "reduced",
+         "interval decrease"}
+#: cues that also state a state ("decreased lung volumes", "lung volumes are decreased"): they change a change
+#: subject only in a sentence that names a comparison ("decreased from the prior study")
+_STATE_FORMS = {"increased", "decreased", "increase", "decrease", "reduced", "diminished"}
+_COMPARISON_WORDS = {"prior", "previous", "previously", "since", "compared", "comparison", "interval", "earlier",
+                     "before", "last", "from", "preceding", "recent"}
+#: cues that can stand before a noun ("stable cardiomediastinal contours"); verbs and phrases ("remain low",
+#: "again seen overlying", "similar to prior exams") cannot
+_ATTRIBUTIVE_CUES = {"stable", "unchanged", "grossly unchanged", "increased", "decreased", "improved", "worsened",
+                     "increasing", "decreasing", "improving", "worsening", "persistent", "new", "enlarging",
+                     "progressive", "resolving", "resolved", "diminished", "reduced", "larger", "smaller", "worse",
+                     "more prominent", "less prominent", "redemonstrated", "re-demonstrated", "developing"}
+#: words after a cue that do not make it attributive ("effusion, increased in size", "stable since")
+_FUNCTION_AFTER = {"from", "since", "in", "compared", "comparison", "to", "with", "when", "as", "and", "on", "at", "by",
+                   "than", "relative", "over", "of", "the", "or", "but", "which", "versus", "vs", "now", "there",
+                   "this", "is", "are", "was", "were", "has", "have", "been", "be", "appears", "appear", "position",
+                   "positioning", "size", "appearance", "configuration", "extent", "degree", "xxxx", "without", "for"}
+
+
+def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
+    """Link a CHANGE mention by rules 1-3; False when it found no target (a refer-back candidate).
+
+    ``covered``: token indices of anatomy, side and severity mentions (free between a cue and its finding).
+    """
+    if _side_comparison(m, d.doc):
+        return True  # "right larger than left" compares sides, not studies
+    after = [(o, it) for o, it in d.same_sentence(m) if o.start >= m.end and _free_gap(m, o, d.doc, covered)
+             <= (0 if normalise_phrase(o.text) in _CHANGE_SUBJECTS else 2)]
+    after = min(after, key=lambda p: p[0].start) if after else None
+    # attributive cue ("new effusion", "improved right basilar consolidation") -> the next finding;
+    # predicative ("effusions are unchanged") -> the findings before it in the sentence that carry no change
+    # yet, unless the cue describes the word after it ("increased AP diameter")
+    targets = [after] if after else []
+    if not targets and not _attributive(m, d.doc, d.sent_of, d.obs_tokens):
+        targets = [(o, it) for o, it in d.same_sentence(m) if o.end <= m.start and id(it) not in d.changed]
+    if not targets:
+        hit = d.nearest(m, 4, only_after=True)
+        targets = [hit] if hit else []
+    return link_change(d, m, targets) or bool(targets)
+
+
+def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bool:
+    """Add the change entity of cue ``m`` to each target that can carry its class; True if any did.
+
+    A resolution (CHAN-CON-RES, CHAN-DEV-DISA) turns its observation absent (OBS-DA)."""
+    cond_label, dev_label = CHANGE_CUES[m.value]
+    linked = False
+    for o, it in targets:
+        label = _change_class(d, m, o, cond_label, dev_label)
+        if label is None or (it["label"] == "OBS-DA" and label not in ("CHAN-CON-RES", "CHAN-DEV-DISA", "CHAN-NC")):
+            continue
+        if it["label"] == "OBS-U" or (o.value in _STATE_FINDINGS and m.value in _STATE_WORDS):
+            continue  # a possible diagnosis has no stated change; "increased markings" is a state
+        if label in ("CHAN-CON-RES", "CHAN-DEV-DISA"):
+            it["label"] = "OBS-DA"
+        d.entities.append({"_start": m.start, "_end": m.end, "label": label, "rel": [("modify", it)]})
+        d.changed.add(id(it))
+        linked = True
+    return linked
+
+
+def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_label: str | None) -> str | None:
+    """The class cue ``m`` gives observation ``o``: the device class for a device, the condition class
+    otherwise, read inversely for a change subject; None when it states no change of ``o``."""
+    subject = normalise_phrase(o.text) in _CHANGE_SUBJECTS
+    if subject and m.value in _STATE_FORMS and not _comparison_in(d.sent_of[m.start], d.doc, d.sent_of):
+        return None  # "decreased lung volumes" is a state
+    is_device = d.v.findings[o.value].category in _DEVICE_CATEGORIES
+    label = dev_label if is_device else cond_label
+    if subject and label in ("CHAN-CON-WOR", "CHAN-CON-IMP"):
+        label = "CHAN-CON-IMP" if m.value in _MORE else "CHAN-CON-WOR" if m.value in _LESS else label
+    return label
+
+
+def drop_unchanged_subjects(d: Draft) -> None:
+    """Change subjects without a change are not findings ("normal lung volumes"): they go, with the
+    relations to them and the modifiers left without a target."""
+    dropped = {id(it) for o, it in d.obs_items
+               if normalise_phrase(o.text) in _CHANGE_SUBJECTS and id(it) not in d.changed}
+    if not dropped:
+        return
+    d.obs_items = [(o, it) for o, it in d.obs_items if id(it) not in dropped]
+    entities = [e for e in d.entities if id(e) not in dropped]
+    for e in entities:
+        e["rel"] = [(r, tgt) for r, tgt in e["rel"] if id(tgt) not in dropped]
+    targeted = {id(tgt) for e in entities for _, tgt in e["rel"]}
+    d.entities = [e for e in entities if not (e.get("_mod") and not e["rel"] and id(e) not in targeted)]
+
+
+def _free_gap(m: Mention, o: Mention, doc, covered: set[int]) -> int:
+    """Tokens between a cue and a later finding that are neither anatomy / side / severity nor link words."""
+    return sum(1 for i in range(m.end, o.start) if i not in covered and doc[i].text not in _LINK_WORDS
+               and doc[i].lower_ not in _LINK_WORDS)
+
+
+def _side_comparison(m: Mention, doc) -> bool:
+    """``larger than left``, ``left worse than right``: a comparison of sides (or of two things), not of studies."""
+    if m.end < len(doc) and doc[m.end].lower_ == "than":
+        nxt = doc[m.end + 1].lower_ if m.end + 1 < len(doc) else ""
+        return nxt in _SIDE_WORDS_ONLY or (m.start > 0 and doc[m.start - 1].lower_ in _SIDE_WORDS_ONLY)
+    return m.start > 0 and doc[m.start - 1].lower_ in _SIDE_WORDS_ONLY and m.value in ("worse", "larger", "smaller")
+
+
+def _comparison_in(n: int, doc, sent_of: list[int]) -> bool:
+    return any(t.lower_ in _COMPARISON_WORDS for t in doc if sent_of[t.i] == n)
+
+
+def _attributive(m: Mention, doc, sent_of: list[int], obs_tokens: set[int]) -> bool:
+    """The cue describes the unknown word after it ("increased AP diameter", "stable mediastinal contours"),
+    so it says nothing about the findings before it."""
+    if m.value not in _ATTRIBUTIVE_CUES:
+        return False
+    i = m.end
+    while i < len(doc) and sent_of[i] == sent_of[m.start] and doc[i].lower_.endswith("ly"):
+        i += 1
+    if i >= len(doc) or sent_of[i] != sent_of[m.start] or i in obs_tokens:
+        return False
+    tok = doc[i]
+    if tok.text.rstrip(":").lower() in SECTION_ORDER:
+        return False  # a section header ("unchanged IMPRESSION:") ends the sentence
+    return tok.is_alpha and tok.lower_ not in _FUNCTION_AFTER

@@ -1,0 +1,101 @@
+"""One processed spaCy Doc -> one RadGraph v1 / RadGraph2 document: the rules of the sibling modules applied
+in order, then the entities merged, numbered and indexed by whitespace token."""
+
+from __future__ import annotations
+
+from graph.extract.rules.change_cues import drop_unchanged_subjects, link_change, link_change_cue
+from graph.extract.rules.curves import curve_sides
+from graph.extract.rules.draft import Draft
+from graph.extract.rules.laterality import link_anatomy, link_side, place_unanchored
+from graph.extract.rules.mentions import Mention, has_subject, mention_spans
+from graph.extract.rules.observations import add_observations, link_severity, link_suggestive
+from graph.extract.rules.refer_back import refer_back
+from graph.vocabulary import Vocabulary, vocabulary
+
+DATA_SOURCE = "cxrkg-rules"
+
+
+def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SOURCE) -> dict:
+    """Turn one processed spaCy Doc into a RadGraph v1 / RadGraph2 document (see :mod:`graph.extract.rules`).
+
+    Change cues link to their observation in this order:
+
+    1. attributive: the next finding after the cue, with at most two other words between ("improved right
+       basilar consolidation", "unchanged appearance of ... granuloma");
+    2. predicative: the findings before it in the sentence that carry no change yet ("effusions are
+       unchanged"), unless the cue is an adjective that describes the word after it ("increased AP
+       diameter", "stable mediastinal contours");
+    3. a finding just after it (at most four tokens);
+    4. refer-back (:func:`graph.extract.rules.refer_back.refer_back`): a sentence with nothing but the cue
+       and words that point back ("Unchanged.", "This is increased since the previous study.") changes the
+       present findings of the previous sentence of its section; a section that opens with such a sentence
+       ("IMPRESSION: No change.") changes the report's earlier present findings that carry no change yet.
+
+    Change subjects ("lung volumes", "aeration") are kept only when a cue links to them, their quantity
+    cues read inversely ("decreasing lung volumes" -> CHAN-CON-WOR), and a state word ("decreased") changes
+    them only in a sentence that names a comparison ("decreased from the prior study"). A scoliosis
+    mention gets the direction of its curve ("dextro", "rightward", "convex to the right") as an ANAT-DP
+    ``modify`` (the side MeSH gives it); the direction inside the word ("dextroscoliosis") needs none.
+    """
+    v = v or vocabulary()
+    d = Draft.start(doc, v)
+    obs_spans, d.mods = mention_spans(doc, v)
+    obs_spans = [o for o in obs_spans if has_subject(o, doc, d.sent_of)]
+    d.obs_tokens = {i for o in obs_spans for i in range(o.start, o.end)}
+    add_observations(d, obs_spans)
+    for m in _link_modifiers(d):
+        targets = refer_back(d, m)
+        if targets:
+            link_change(d, m, targets)
+    drop_unchanged_subjects(d)
+    curve_sides(d)
+    place_unanchored(d)
+    return radgraph_document(d.entities, doc, data_source)
+
+
+def _link_modifiers(d: Draft) -> list[Mention]:
+    """Link every modifier mention in text order (the order decides which entity of a span is kept when
+    spans merge); returns the change cues left without a target, for the refer-back."""
+    unlinked: list[Mention] = []
+    covered = {i for m in d.mods if m.kind in ("ANAT", "SIDE", "SEV") for i in range(m.start, m.end)}
+    for m in d.mods:
+        if m.kind == "ANAT":
+            link_anatomy(d, m)
+        elif m.kind == "SIDE":
+            link_side(d, m)
+        elif m.kind == "SEV":
+            link_severity(d, m)
+        elif m.kind == "CHANGE":
+            if not link_change_cue(d, m, covered):
+                unlinked.append(m)
+        elif m.kind == "SUGG":
+            link_suggestive(d, m)
+    return unlinked
+
+
+def radgraph_document(entities: list[dict], doc, data_source: str) -> dict:
+    """The RadGraph document: entities that share a span merged (one cue modifying several findings),
+    numbered in text order, spaCy token indexes turned into whitespace-token indexes."""
+    merged: dict[tuple[int, int, str], dict] = {}
+    for e in entities:
+        key = (e["_start"], e["_end"], e["label"])
+        if key in merged and e is not merged[key]:
+            merged[key]["rel"].extend(e["rel"])
+            e["_alias"] = merged[key]
+        else:
+            merged.setdefault(key, e)
+    ordered = sorted(merged.values(), key=lambda e: (e["_start"], e["_end"], e["label"]))
+    ids = {id(e): str(n) for n, e in enumerate(ordered, start=1)}
+    for e in entities:
+        if "_alias" in e:
+            ids[id(e)] = ids[id(e["_alias"])]
+    kept = [t for t in doc if not t.is_space]  # whitespace-only tokens are dropped
+    index = {t.i: n for n, t in enumerate(kept)}
+    out = {}
+    for e in ordered:
+        s, last = index[e["_start"]], index[e["_end"] - 1]
+        rels = list(dict.fromkeys((r, ids[id(t)]) for r, t in e["rel"]))
+        out[ids[id(e)]] = {"tokens": " ".join(t.text for t in kept[s:last + 1]), "label": e["label"],
+                           "start_ix": s, "end_ix": last, "relations": [list(r) for r in rels]}
+    return {"text": " ".join(t.text for t in kept), "entities": out, "data_source": data_source,
+            "data_split": "inference"}

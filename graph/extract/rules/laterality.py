@@ -1,0 +1,82 @@
+"""Where an observation is: an anatomy phrase near it (``located_at``), a side word next to it (ANAT-DP
+``modify``), and a place for a sided finding stated with neither, so the graph does not put it on both
+sides by default."""
+
+from __future__ import annotations
+
+from graph.extract.rules.draft import Draft
+from graph.extract.rules.mentions import Mention, gap
+from graph.vocabulary import Vocabulary
+
+
+def link_anatomy(d: Draft, m: Mention) -> None:
+    """The nearest observation of the sentence, at most six tokens away, is ``located_at`` the phrase."""
+    hit = d.nearest(m, 6)
+    if hit:
+        anat = {"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [], "_mod": True}
+        d.entities.append(anat)
+        hit[1]["rel"].append(("located_at", anat))
+
+
+def link_side(d: Draft, m: Mention) -> None:
+    """A side word modifies the nearest observation of its sentence, at most three tokens away."""
+    hit = d.nearest(m, 3)
+    if hit:
+        d.entities.append({"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [("modify", hit[1])],
+                           "_mod": True})
+
+
+def place_unanchored(d: Draft) -> None:
+    """Give a sided finding stated without anatomy or side a place, so the graph does not put it on both
+    sides by default:
+
+    1. the nearest anatomy phrase or side word of its sentence ("opacity in the left base, representing
+       atelectasis" -> atelectasis located_at "left base");
+    2. else another present mention of the same finding in the report that has one ("Left base
+       atelectasis." in the impression for "... atelectasis." in the findings): the same anatomy and side.
+    """
+    todo = [(o, it) for o, it in d.obs_items if _lateral(o.value, d.v) and _anchors(d, it) == ([], [])]
+    _anchor_in_sentence(d, todo)
+    for o, it in todo:
+        if _anchors(d, it) != ([], []) or it["label"] != "OBS-DP":
+            continue
+        for o2, it2 in d.obs_items:
+            if it2 is it or o2.value != o.value or it2["label"] != "OBS-DP":
+                continue
+            located, sides = _anchors(d, it2)
+            if located or sides:
+                it["rel"].extend(("located_at", a) for a in located)
+                for side in sides:
+                    side["rel"].append(("modify", it))
+                break
+
+
+def _anchor_in_sentence(d: Draft, todo: list[tuple[Mention, dict]]) -> None:
+    """Rule 1 of :func:`place_unanchored`: one ANAT-DP entity per anatomy / side span, shared by the
+    findings it places."""
+    by_span = {(e["_start"], e["_end"]): e for e in d.entities if e["label"] == "ANAT-DP"}
+    for o, it in todo:
+        near = [m for m in d.mods if m.kind in ("ANAT", "SIDE") and d.sent_of[m.start] == d.sent_of[o.start]]
+        if not near:
+            continue
+        m = min(near, key=lambda m: (gap(m, o), m.start > o.start))
+        anat = by_span.get((m.start, m.end))
+        if anat is None:
+            anat = {"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": []}
+            d.entities.append(anat)
+            by_span[(m.start, m.end)] = anat
+        if m.kind == "ANAT":
+            it["rel"].append(("located_at", anat))
+        else:
+            anat["rel"].append(("modify", it))
+
+
+def _anchors(d: Draft, item: dict) -> tuple[list[dict], list[dict]]:
+    """(anatomy entities ``item`` is located at, side entities that modify it)."""
+    located = [t for r, t in item["rel"] if r == "located_at"]
+    sides = [e for e in d.entities if e["label"] == "ANAT-DP" and any(r == "modify" and t is item for r, t in e["rel"])]
+    return located, sides
+
+
+def _lateral(finding: str, v: Vocabulary) -> bool:
+    return any("{side}" in p for p in v.findings[finding].region_patterns)

@@ -1,0 +1,80 @@
+"""Mentions of one processed Doc: the findings (``doc.ents``) and the modifiers (anatomy, side, severity,
+change and "suggestive of" cues of the ``cxr_modifiers`` span group) as :class:`Mention` spans, with
+overlaps resolved, and the token-distance and subject checks that the linking rules share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graph.vocabulary import Vocabulary, normalise_phrase
+
+SIDE_WORDS = ("left", "right", "bilateral", "left-sided", "right-sided", "bilaterally", "both")
+
+#: forms that are not the finding after these words ("bone density" is not a lung opacity)
+_NOT_AFTER = {"density": ("bone", "osseous", "mineral"), "densities": ("bone", "osseous", "mineral")}
+
+#: bare forms that name a finding only when their subject is in the sentence ("the heart is enlarged",
+#: not "enlarged pulmonary arteries"): form -> words one of which must occur in the same sentence
+_NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette"),
+                  "enlargement": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette")}
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One matched span of a Doc: ``start`` / ``end`` (exclusive) are spaCy token indices; ``kind`` is OBS,
+    ANAT, SIDE, SEV, CHANGE or SUGG; ``value`` the finding name (OBS) or the normalised phrase (the others)."""
+
+    start: int
+    end: int
+    kind: str
+    text: str
+    value: str | None = None
+
+
+def mention_spans(doc, v: Vocabulary) -> tuple[list[Mention], list[Mention]]:
+    """(observations, modifiers) with overlaps resolved: findings win; an anatomy phrase overlapping the
+    start of a finding keeps its leading part (``left`` of ``left pleural`` + ``pleural effusion``)."""
+    from spacy.util import filter_spans
+
+    obs = []
+    for e in doc.ents:
+        if e.label_ == "OBS_PRED":  # "heart is large": the observation is its last word
+            obs.append(Mention(e.end - 1, e.end, "OBS", doc[e.end - 1].text, v.finding_for("heart large")))
+        elif v.finding_for(e.text) and not _not_a_finding(e, doc):
+            obs.append(Mention(e.start, e.end, "OBS", e.text, v.finding_for(e.text)))
+    taken = set().union(*(range(o.start, o.end) for o in obs)) if obs else set()
+    cands = []
+    for s in filter_spans(list(doc.spans.get("cxr_modifiers", []))):
+        rng = set(range(s.start, s.end))
+        if not rng & taken:
+            cands.append(Mention(s.start, s.end, s.label_, s.text, normalise_phrase(s.text)))
+            continue
+        if s.label_ == "ANAT":
+            end = s.start
+            while end < s.end and end not in taken:
+                end += 1
+            head = doc[s.start:end]
+            if len(head) and normalise_phrase(head.text) in SIDE_WORDS:
+                cands.append(Mention(s.start, end, "SIDE", head.text, normalise_phrase(head.text)))
+            elif len(head) and v.regions_for(head.text):
+                cands.append(Mention(s.start, end, "ANAT", head.text, normalise_phrase(head.text)))
+    return obs, sorted(cands, key=lambda s: s.start)
+
+
+def _not_a_finding(ent, doc) -> bool:
+    before = _NOT_AFTER.get(normalise_phrase(ent.text))
+    return bool(before) and ent.start > 0 and doc[ent.start - 1].lower_ in before
+
+
+def has_subject(o: Mention, doc, sent_of: list[int]) -> bool:
+    """False for a bare form of :data:`_NEEDS_SUBJECT` whose subject word is not in its sentence."""
+    words = _NEEDS_SUBJECT.get(normalise_phrase(o.text))
+    if not words:
+        return True
+    n = sent_of[o.start]
+    return any(t.lower_ in words for t in doc if sent_of[t.i] == n)
+
+
+def gap(a: Mention, b: Mention) -> int:
+    """Tokens between two mentions (0 when they overlap)."""
+    return b.start - a.end if a.end <= b.start else a.start - b.end if b.end <= a.start else 0

@@ -1,0 +1,65 @@
+"""Observation entities: one per finding mention that ConText does not skip, labelled by
+:func:`graph.extract.rules.polarity.polarity`; a word before a finding that names another finding with it;
+severity words (OBS-DP ``modify``) and ``suggestive_of`` between the observations around a
+"suggestive of" / "consistent with" cue."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from graph.extract.rules.draft import Draft
+from graph.extract.rules.mentions import Mention
+from graph.extract.rules.polarity import polarity
+
+
+def add_observations(d: Draft, obs_spans: list[Mention]) -> None:
+    """Add the observation entities of ``obs_spans`` (in order) to ``d.entities`` and ``d.obs_items``, then
+    compose them with the word before (:func:`_compose`)."""
+    ent_at = {i: e for e in d.doc.ents for i in range(e.start, e.end)}
+    for o in obs_spans:
+        label = polarity(ent_at[o.start], d.sections[o.start])
+        if label is None:
+            continue
+        item = {"_start": o.start, "_end": o.end, "label": label, "rel": [], "_finding": o.value}
+        d.entities.append(item)
+        d.obs_items.append((o, item))
+    d.obs_items = _compose(d)
+
+
+def link_severity(d: Draft, m: Mention) -> None:
+    """A severity word modifies the nearest observation of its sentence, at most three tokens away."""
+    hit = d.nearest(m, 3)
+    if hit:
+        d.entities.append({"_start": m.start, "_end": m.end, "label": "OBS-DP", "rel": [("modify", hit[1])],
+                           "_mod": True})
+
+
+def link_suggestive(d: Draft, m: Mention) -> None:
+    """"A suggestive of B": the last observation before the cue in its sentence -> the first one after it."""
+    before = [(o, it) for o, it in d.same_sentence(m) if o.end <= m.start]
+    after = [(o, it) for o, it in d.same_sentence(m) if o.start >= m.end]
+    if before and after:
+        src, dst = before[-1][1], after[0][1]
+        src["rel"].append(("suggestive_of", dst))
+
+
+def _compose(d: Draft) -> list[tuple[Mention, dict]]:
+    """A word before a finding that, with it, names another finding becomes an OBS-DP ``modify`` of it and
+    changes its finding, as ingestion composes modifier + span ("calcified right hilar lymph nodes" ->
+    granulomatous disease, not enlarged hilum). Looks back at most six tokens in the sentence, not across another
+    finding."""
+    doc, sent_of = d.doc, d.sent_of
+    out = []
+    for o, it in d.obs_items:
+        for i in range(o.start - 1, max(o.start - 7, -1), -1):
+            if sent_of[i] != sent_of[o.start] or i in d.obs_tokens or doc[i].lower_ in (".", ";", ":"):
+                break
+            f = d.v.finding_for(f"{doc[i].text} {o.text}")
+            if f and f != o.value:
+                d.entities.append({"_start": i, "_end": i + 1, "label": "OBS-DP", "rel": [("modify", it)],
+                                   "_mod": True})
+                it["_finding"] = f
+                o = replace(o, value=f)
+                break
+        out.append((o, it))
+    return out

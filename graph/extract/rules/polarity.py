@@ -1,0 +1,50 @@
+"""How a finding's polarity is read: the rules of the pipeline's medspaCy ConText component and the
+RadGraph label its attributes give (negated -> OBS-DA; possible, hypothetical, or stated in the indication /
+history section -> OBS-U; historical stays OBS-DP; family history and the comparison section: skipped)."""
+
+from __future__ import annotations
+
+_NO_NEGATION = ("no change", "no significant change", "no interval change", "without change",
+                "not significantly changed", "no longer")
+_POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are suspected", "suspected", "not excluded",
+                   "cannot be excluded", "can not be excluded", "is possible", "are possible", "is questioned",
+                   "difficult to exclude", "difficult to entirely exclude", "not entirely excluded",
+                   "not completely excluded", "may not be demonstrated", "may not be visualized", "may not be seen",
+                   "is not excluded", "are not excluded", "would be difficult to exclude")
+_POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "suspicious for", "cannot exclude",
+                    "can not exclude", "could indicate", "may indicate", "versus", "vs", "differential",
+                    "possibly", "question", "questioned", "suspected", "suspicion for", "suspicion of",
+                    "concern for", "evaluation for", "evaluate for", "for evaluation of", "to evaluate for",
+                    "if there is", "if", "consider", "rule out", "r/o", "might", "might be", "potentially")
+_NORMAL_AFTER = ("within normal limits", "within limits of normal", "appear normal", "appears normal",
+                 "are normal", "is normal", "are within normal limits", "is within normal limits")
+_DROPPED_CONTEXT_RULES = {": no", ": none"}
+_TERMINATE = ("there is", "there are", "which", "however", "although", "but", "otherwise", "with the exception",
+              "except", "while", "though")
+
+
+def add_context(nlp) -> None:
+    """Append medspaCy's ConText component to ``nlp``: its default rules less ": no" / ": none" (backward
+    negation, which would negate across our "FINDINGS: No ..." section headers), then this module's
+    pseudo-negations, terminations, possibility cues and "... is normal" negations."""
+    from medspacy.context import ConText, ConTextRule
+
+    defaults = [r for r in ConText(nlp, rules="default").rules if r.literal not in _DROPPED_CONTEXT_RULES]
+    context = nlp.add_pipe("medspacy_context", config={"rules": None})
+    context.add(defaults)
+    context.add([ConTextRule(w, "PSEUDO_NEGATED_EXISTENCE") for w in _NO_NEGATION]
+                + [ConTextRule(w, "TERMINATE", direction="TERMINATE") for w in _TERMINATE]
+                + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="BACKWARD") for w in _POSSIBLE_AFTER]
+                + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="FORWARD") for w in _POSSIBLE_BEFORE]
+                + [ConTextRule(w, "NEGATED_EXISTENCE", direction="BACKWARD") for w in _NORMAL_AFTER])
+
+
+def polarity(ent, section: str | None) -> str | None:
+    """RadGraph label for a finding (a ConText-processed ``doc.ents`` span), or None to skip it."""
+    if ent._.is_family or section == "comparison":
+        return None
+    if ent._.is_negated:
+        return "OBS-DA"
+    if ent._.is_uncertain or ent._.is_hypothetical or section in ("indication", "history"):
+        return "OBS-U"
+    return "OBS-DP"

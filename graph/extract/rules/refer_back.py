@@ -1,0 +1,71 @@
+"""Refer-backs: a change cue alone in its sentence ("Unchanged.", "This is increased since the previous
+study.") changes findings of an earlier sentence (rule 4 of
+:func:`graph.extract.rules.document.doc_to_radgraph`)."""
+
+from __future__ import annotations
+
+from graph.extract.rules.draft import Draft
+from graph.extract.rules.mentions import Mention
+from graph.extract.rules.sections import SECTION_ORDER
+
+#: the only words of a sentence that refers back ("Unchanged.", "This is increased since the previous study.")
+_REFER_WORDS = {"this", "it", "these", "they", "that", "there", "which", "finding", "findings", "appearance",
+                "abnormality", "abnormalities", "change", "changes", "process", "is", "are", "was", "were", "has",
+                "have", "had", "been", "be", "does", "do", "did", "appear", "appears", "appeared", "seem", "seems",
+                "to", "of", "the", "a", "an", "since", "from", "compared", "comparison", "with", "than", "as", "prior",
+                "previous", "previously", "study", "studies", "exam", "exams", "examination", "examinations",
+                "radiograph", "radiographs", "film", "films", "image", "images", "xxxx", "slightly", "mildly",
+                "minimally", "somewhat", "considerably", "significantly", "markedly", "substantially", "further",
+                "overall", "also", "however", "in", "size", "interval", "last", "earlier", "essentially",
+                "grossly", "relatively", "again", "and", "on", "date", "dated", "recent", "one", "all", "both"}
+
+
+def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
+    """What a change cue alone in its sentence refers to (rule 4 of the change cues).
+
+    The sentence must hold no finding, anatomy or side and no word outside :data:`_REFER_WORDS` (besides
+    the cue): "Unchanged.", "Decreased from prior radiograph.", "However, it has decreased considerably
+    since the previous examination." Then: the present (OBS-DP) findings of the previous sentence of the
+    same section (list numbers such as "2." skipped); none when that sentence states only absent findings
+    ("No acute disease. Unchanged."). A section that opens with it: the present findings of the earlier
+    findings / impression sections that carry no change yet."""
+    doc, sent_of, sections = d.doc, d.sent_of, d.sections
+    n = sent_of[m.start]
+    sent = [t for t in doc if sent_of[t.i] == n]
+    if not _alone(d, m, n, sent):
+        return []
+    section = sections[m.start]
+    k = _previous_content_sentence(d, n, section)
+    if k >= 0:
+        return [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"]
+    first = sent[0].i
+    return [(o, it) for o, it in d.obs_items if o.start < first and sections[o.start] in ("findings", "impression")
+            and sections[o.start] != section and it["label"] == "OBS-DP" and id(it) not in d.changed]
+
+
+def _alone(d: Draft, m: Mention, n: int, sent: list) -> bool:
+    """Sentence ``n`` (tokens ``sent``) holds cue ``m`` and refer-back words only."""
+    if any(d.sent_of[o.start] == n for o, _ in d.obs_items) or any(
+            x.kind in ("ANAT", "SIDE") and d.sent_of[x.start] == n for x in d.mods):
+        return False
+    cue_tokens = set(range(m.start, m.end))
+    return not any(t.is_alpha and t.i not in cue_tokens and t.lower_ not in _REFER_WORDS for t in sent)
+
+
+def _previous_content_sentence(d: Draft, n: int, section: str | None) -> int:
+    """The number of the nearest sentence before ``n`` in the same section with a word other than a section
+    header (list numbers such as "2." are skipped); -1 when there is none."""
+    headers = {s.upper() for s in SECTION_ORDER}
+
+    def content(k: int) -> bool:
+        return any(t.is_alpha and t.text.rstrip(":").upper() not in headers for t in d.doc if d.sent_of[t.i] == k)
+
+    k = n - 1
+    while k >= 0:
+        toks = [t for t in d.doc if d.sent_of[t.i] == k]
+        if not toks or d.sections[toks[0].i] != section:
+            return -1
+        if content(k):
+            return k
+        k -= 1
+    return -1

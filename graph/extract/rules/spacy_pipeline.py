@@ -1,0 +1,104 @@
+"""The spaCy ``Language`` of the rules extractor: spaCy's blank English tokenizer (hyphen / slash words kept
+whole), a sentencizer, two ``medspacy_target_matcher`` components (findings as ``doc.ents``; anatomy, side,
+severity, change and "suggestive of" cues as the ``cxr_modifiers`` span group) and ConText
+(:mod:`graph.extract.rules.polarity`). Findings, anatomy phrases and severity words come from
+:func:`graph.vocabulary.vocabulary`; change cues from :mod:`graph.extract.rules.change_cues`."""
+
+from __future__ import annotations
+
+from graph.extract.rules.change_cues import CHANGE_CUES
+from graph.extract.rules.mentions import SIDE_WORDS
+from graph.extract.rules.polarity import add_context
+from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
+
+SUGGESTIVE_CUES = ("suggestive of", "consistent with", "compatible with", "may represent", "could represent",
+                   "likely represents", "likely representing", "representing", "represents", "due to",
+                   "concerning for", "secondary to", "reflecting", "reflects")
+#: adverbs of degree allowed inside a predicate ("the heart is slightly large")
+_DEGREE_WORDS = ("slightly", "mildly", "moderately", "markedly", "very", "quite", "somewhat", "again", "still")
+
+_PIPELINES: dict[int, object] = {}
+
+
+def build_pipeline(v: Vocabulary | None = None):
+    """The spaCy ``Language`` (built once per vocabulary): tokenizer (hyphen / slash words kept whole),
+    sentencizer, target matchers, ConText."""
+    v = v or vocabulary()
+    if id(v) not in _PIPELINES:
+        _PIPELINES[id(v)] = _build(v)
+    return _PIPELINES[id(v)]
+
+
+def _require_spacy():
+    try:
+        import medspacy  # noqa: F401
+        import spacy
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError("the rules extractor needs spaCy and medspaCy: pip install 'cxrkg[extract]'") from exc
+    return spacy
+
+
+def _build(v: Vocabulary):
+    spacy = _require_spacy()
+    nlp = spacy.blank("en")
+    _keep_words_whole(nlp)
+    nlp.add_pipe("sentencizer", config={"punct_chars": [".", "?", "!", ":", ";"]})
+    findings = nlp.add_pipe("medspacy_target_matcher", name="cxr_findings")
+    findings.add(_finding_rules(v) + _predicate_rules(v))
+    mods = nlp.add_pipe("medspacy_target_matcher", name="cxr_modifiers",
+                        config={"result_type": "group", "span_group_name": "cxr_modifiers", "prune": False})
+    mods.add(_modifier_rules(v))
+    add_context(nlp)
+    return nlp
+
+
+def _keep_words_whole(nlp) -> None:
+    """Hyphenated and slashed words stay whole ("left-sided", "and/or"), except two words joined by a slash
+    ("atelectasis/scarring"), which are two findings."""
+    from spacy.util import compile_infix_regex
+
+    infixes = [p for p in nlp.Defaults.infixes if "-" not in p and "/" not in p] + [r"(?<=[a-zA-Z]{3})/(?=[a-zA-Z]{3})"]
+    nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
+
+
+def _finding_rules(v: Vocabulary) -> list:
+    """One OBS rule per surface form of a finding (name and synonyms) that the vocabulary maps back to it."""
+    from medspacy.target_matcher import TargetRule
+
+    rules = []
+    for f in v.findings.values():
+        for form in dict.fromkeys(normalise_phrase(x) for x in (f.name, *f.synonyms)):
+            if form and v.finding_for(form) == f.name:
+                rules.append(TargetRule(form, "OBS", attributes=None, metadata={"finding": f.name}))
+    return rules
+
+
+def _predicate_rules(v: Vocabulary) -> list:
+    """Findings named by a predicate (label OBS_PRED; the observation is the predicate's last word).
+
+    "the heart is large": "large" is a severity word elsewhere, so only this predicate names cardiomegaly;
+    the observation is the word "large", located at the heart (RadGraph's "heart" + "large", which the
+    vocabulary composes as "heart large")."""
+    from medspacy.target_matcher import TargetRule
+
+    return [TargetRule("heart is large", "OBS_PRED", pattern=[
+        {"LOWER": {"IN": ["heart", "cardiac"]}}, {"LOWER": {"IN": ["size", "silhouette", "shadow", "xxxx"]}, "OP": "?"},
+        {"LOWER": {"IN": ["is", "remains", "appears", "appear", "was"]}},
+        {"LOWER": {"IN": list(_DEGREE_WORDS)}, "OP": "?"}, {"LOWER": "large"}],
+        metadata={"finding": v.finding_for("heart large")})]
+
+
+def _modifier_rules(v: Vocabulary) -> list:
+    """ANAT (every region name and synonym), SIDE, SEV (the vocabulary's severity words), CHANGE and SUGG rules."""
+    from medspacy.target_matcher import TargetRule
+
+    return ([TargetRule(form, "ANAT") for form in _region_forms(v)]
+            + [TargetRule(w, "SIDE") for w in SIDE_WORDS]
+            + [TargetRule(w, "SEV") for w in v.severity_scores]
+            + [TargetRule(w, "CHANGE") for w in CHANGE_CUES]
+            + [TargetRule(w, "SUGG") for w in SUGGESTIVE_CUES])
+
+
+def _region_forms(v: Vocabulary) -> list[str]:
+    """Every anatomy surface form the vocabulary knows (region names and region synonyms)."""
+    return sorted(set(getattr(v, "_region_forms", {})) | {normalise_phrase(n) for n in v.regions})
