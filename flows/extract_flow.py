@@ -58,8 +58,10 @@ def extract_reports(source: str, out: str, extractor: str, columns: CsvColumns, 
 
 @task(cache_policy=NO_CACHE)
 def extract_shard_task(shard: Shard, shard_dir: str, extractor: str, radgraph_options: dict | None) -> ShardResult:
-    """One shard on whichever worker the task runner picks (the extractor is built once per worker)."""
-    run = shared_extractor(extractor, tuple(sorted((radgraph_options or {}).items())))
+    """One shard on whichever worker the task runner picks (the extractor is built once per worker; a model
+    loaded by the caller is not shipped: each worker loads its own from the options)."""
+    options = {k: v for k, v in (radgraph_options or {}).items() if k != "model"}
+    run = shared_extractor(extractor, tuple(sorted(options.items())))
     return extract_shard(shard, Path(shard_dir), run)
 
 

@@ -38,6 +38,8 @@ class _Job:
     shard_size: int
     rejected: Optional[Path]
     radgraph_options: dict
+    workers: int = 0
+    dask_address: Optional[str] = None
 
 
 @app.command()
@@ -58,17 +60,22 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
             cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
             radgraph_model: str = typer.Option("radgraph-xl", help="radgraph, radgraph-xl or modern-radgraph-xl"),
             radgraph_cache: Optional[Path] = typer.Option(None, help="radgraph model cache (default "
-                                                                     "CXRKG_RADGRAPH_CACHE or the package's)")) -> None:
+                                                                     "CXRKG_RADGRAPH_CACHE or the package's)"),
+            workers: int = typer.Option(0, min=0, help="extract shards in parallel on a local Dask cluster of N "
+                                                       "worker processes (0: in this process)"),
+            dask_address: Optional[str] = typer.Option(None, help="extract on an existing Dask scheduler "
+                                                                  "(tcp://host:8786) instead")) -> None:
     """Extract RadGraph-format JSON from report text (rules: spaCy + medspaCy; or the radgraph package),
     with a doc mapping CSV for `cxrkg ingest --doc-mapping`; `--ingest` also loads it. Exit code 2 when
-    any file or record was rejected (each named in the rejected-records report)."""
+    any file or record was rejected (each named in the rejected-records report). `--workers` and
+    `--dask-address` run the shards on Prefect's Dask task runner; the output is the same bytes."""
     from graph.extract.inputs import CsvColumns
 
     columns = CsvColumns(id_column, text_column, patient_column, date_column)
     _check_source(source, cache)
     job = _Job(source, out, extractor.value, columns, cache, id_prefix, shard_size, rejected,
-               _radgraph_options(extractor.value, radgraph_model, radgraph_cache))
-    ok = _extract_and_ingest(job) if ingest else _extract_only(job)
+               _radgraph_options(extractor.value, radgraph_model, radgraph_cache), workers, dask_address)
+    ok = _run_flow(job, ingest) if ingest or workers or dask_address else _extract_only(job)
     if not ok:
         raise typer.Exit(2)
 
@@ -101,16 +108,19 @@ def _radgraph_options(extractor: str, model: str, cache: Optional[Path]) -> dict
     return options
 
 
-def _extract_and_ingest(job: _Job) -> bool:
-    """Run the Prefect extract flow with ingestion and print both summaries; False when anything was rejected."""
-    store_or_fail()
+def _run_flow(job: _Job, ingest: bool) -> bool:
+    """Run the Prefect extract flow (with ingestion when asked) and print its summaries; False when anything
+    was rejected."""
+    if ingest:
+        store_or_fail()
     from flows.extract_flow import extract_flow
 
     try:
-        result = extract_flow(job.source, str(job.out), job.extractor, True, job.columns,
+        result = extract_flow(job.source, str(job.out), job.extractor, ingest, job.columns,
                               str(job.cache) if job.cache else None, job.id_prefix, job.shard_size,
                               str(job.rejected) if job.rejected else None,
-                              radgraph_options=job.radgraph_options if job.extractor == "radgraph" else None)
+                              radgraph_options=job.radgraph_options if job.extractor == "radgraph" else None,
+                              workers=job.workers, dask_address=job.dask_address)
     except (ValueError, FileNotFoundError, ImportError) as exc:
         fail(str(exc))
     print_extraction(result.extraction)
@@ -134,20 +144,47 @@ def _extract_only(job: _Job) -> bool:
     return summary.ok
 
 
+class GoldSplit(str, Enum):
+    """The halves of the annotated IU sentences: dev (rules may be tuned on it) and held-out."""
+
+    dev = "dev"
+    held_out = "held-out"
+
+
 @app.command("eval-extract")
 def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
+                 gold: Optional[GoldSplit] = typer.Option(None, help="score the annotated IU sentences of this "
+                                                                     "split instead (graph/extract/gold/iu_sentences.json)"),
                  fmt: ReportFormat = typer.Option(ReportFormat.table, "--format")) -> None:
     """Score the rules extractor and a keyword baseline on the IU reports against their MeSH major tags
-    (per finding P/R/F1, micro/macro F1, laterality), and the change cues on the hand-labelled IU sentences."""
-    from graph.extract.evaluate import evaluate_all, format_report
+    (per finding P/R/F1, micro/macro F1, laterality), and the change cues on the hand-labelled IU sentences;
+    with `--gold`, on one split of the annotated IU sentences (findings, assertion, laterality, change)."""
     from graph.extract.iu import IUUnavailable, load_reports
 
     try:
         reports = load_reports(cache)
     except IUUnavailable as exc:
         fail(str(exc))
+    if gold is not None:
+        _eval_gold(reports, gold.value, fmt)
+        return
+    from graph.extract.evaluate import evaluate_all, format_report
+
     result = evaluate_all(reports)
     if fmt == "json":
         sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
     else:
         console.print(format_report(result), markup=False, highlight=False)
+
+
+def _eval_gold(reports: list, split: str, fmt: ReportFormat) -> None:
+    from graph.extract.gold_eval import GoldError, evaluate_gold, format_gold_table
+
+    try:
+        scores = evaluate_gold(reports, split)
+    except (GoldError, OSError) as exc:
+        fail(str(exc))
+    if fmt == "json":
+        sys.stdout.write(json.dumps({name: s.as_dict() for name, s in scores.items()}, indent=2) + "\n")
+    else:
+        console.print(format_gold_table(split, scores), markup=False, highlight=False)

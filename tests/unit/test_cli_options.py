@@ -10,8 +10,8 @@ from flows.cli import app
 
 
 @pytest.mark.parametrize("args", [["query", "patient_studies", "--format", "xml"], ["stats", "--format", "csv"],
-                                  ["eval-extract", "--format", "yaml"], ["extract", "iu", "--out", "x",
-                                                                          "--extractor", "regex"]])
+                                  ["eval-extract", "--format", "yaml"], ["eval-extract", "--gold", "test"],
+                                  ["extract", "iu", "--out", "x", "--extractor", "regex"]])
 def test_a_value_outside_the_choices_is_a_usage_error(args):
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
