@@ -242,46 +242,73 @@ def export_snapshot(store: GraphStore, out_dir: Path, embeddings: Path | None = 
     out = Path(out_dir)
     emb_table, emb_dim = _check_embeddings(Path(embeddings)) if embeddings else (None, None)
     out.mkdir(parents=True, exist_ok=True)
+    _remove_snapshot_files(out)
+    tally = _write_tables(store, out, chunk)
+    versions = [r["version"] for r in store.read(st.GNN_VOCABULARY_VERSIONS)]
+    emb_sha = None
+    if emb_table is not None:
+        tally.rows["region_embeddings"] = _write_embeddings(emb_table, tally.image_ids, out)
+        emb_sha = sha256_of(Path(embeddings))
+    manifest = Manifest(
+        format_version=FORMAT_VERSION, content_hash=tally.hasher.hexdigest(versions), vocabulary_versions=versions,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), rows=tally.rows,
+        schema={name: {f.name: str(f.type) for f in schema} for name, schema in SCHEMAS.items()},
+        patients=len(tally.patients), embeddings_sha256=emb_sha, embedding_dim=emb_dim,
+        seconds=round(time.perf_counter() - t0, 2),
+    )
+    (out / MANIFEST).write_text(manifest.to_json())
+    return manifest
+
+
+def _remove_snapshot_files(out: Path) -> None:
+    """Delete an earlier snapshot's tables and manifest (either suffix), so none outlives this export."""
     for name in list(SCHEMAS) + [EMBEDDINGS.removesuffix(".parquet"), MANIFEST.removesuffix(".json")]:
         for suffix in (".parquet", ".json"):
             p = out / f"{name}{suffix}"
             if p.exists():
                 p.unlink()
-    hasher = _Hasher()
-    rows = {name: 0 for name in SCHEMAS}
+
+
+@dataclass
+class _ExportTally:
+    """What the streamed rows add up to: their content hash, rows per table, and the image ids and
+    patients seen (image ids select the embeddings rows to keep)."""
+
+    hasher: _Hasher = field(default_factory=_Hasher)
+    rows: dict[str, int] = field(default_factory=lambda: {name: 0 for name in SCHEMAS})
+    image_ids: set[str] = field(default_factory=set)
+    patients: set[str] = field(default_factory=set)
+
+    def add(self, table: str, batch: list[dict[str, Any]]) -> None:
+        self.hasher.update(table, batch)
+        self.rows[table] += len(batch)
+        if table == "images":
+            self.image_ids.update(r["image_id"] for r in batch)
+        elif table == "studies":
+            self.patients.update(r["patient_id"] for r in batch)
+
+
+def _write_tables(store: GraphStore, out: Path, chunk: int) -> _ExportTally:
+    """Stream every table of :data:`SCHEMAS` to ``out/<table>.parquet``, one batch per read transaction."""
+    tally = _ExportTally()
     writers = {name: pq.ParquetWriter(out / f"{name}.parquet", schema) for name, schema in SCHEMAS.items()}
-    image_ids: set[str] = set()
-    patients: set[str] = set()
     try:
         for table, batch in iter_graph_rows(store, chunk=chunk):
-            hasher.update(table, batch)
-            rows[table] += len(batch)
-            if table == "images":
-                image_ids.update(r["image_id"] for r in batch)
-            elif table == "studies":
-                patients.update(r["patient_id"] for r in batch)
+            tally.add(table, batch)
             if batch:
                 writers[table].write_table(pa.Table.from_pylist(batch, schema=SCHEMAS[table]))
     finally:
         for w in writers.values():
             w.close()
-    versions = [r["version"] for r in store.read(st.GNN_VOCABULARY_VERSIONS)]
-    emb_sha = None
-    if emb_table is not None:
-        mask = pa.compute.is_in(emb_table.column("image_id"), value_set=pa.array(sorted(image_ids), pa.string()))
-        kept = emb_table.filter(mask).select(["image_id", "anatomy", "embedding"])
-        pq.write_table(kept, out / EMBEDDINGS)
-        emb_sha = sha256_of(Path(embeddings))
-        rows["region_embeddings"] = kept.num_rows
-    manifest = Manifest(
-        format_version=FORMAT_VERSION, content_hash=hasher.hexdigest(versions), vocabulary_versions=versions,
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), rows=rows,
-        schema={name: {f.name: str(f.type) for f in schema} for name, schema in SCHEMAS.items()},
-        patients=len(patients), embeddings_sha256=emb_sha, embedding_dim=emb_dim,
-        seconds=round(time.perf_counter() - t0, 2),
-    )
-    (out / MANIFEST).write_text(manifest.to_json())
-    return manifest
+    return tally
+
+
+def _write_embeddings(emb_table: pa.Table, image_ids: set[str], out: Path) -> int:
+    """Write the embeddings rows of ``image_ids`` to ``out``/:data:`EMBEDDINGS`; returns how many."""
+    mask = pa.compute.is_in(emb_table.column("image_id"), value_set=pa.array(sorted(image_ids), pa.string()))
+    kept = emb_table.filter(mask).select(["image_id", "anatomy", "embedding"])
+    pq.write_table(kept, out / EMBEDDINGS)
+    return kept.num_rows
 
 
 def load_tables(folder: Path) -> tuple[Manifest, dict[str, "pa.Table"]]:

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 import numpy as np
 import torch
@@ -223,65 +223,127 @@ def train_model(data: ProgressionData, config: TrainConfig, device: str = "cpu",
     dev = resolve_device(device)
     torch.manual_seed(config.seed)
     np.random.seed(config.seed)
+    train_idx, val_idx = _training_samples(data)
+    loss_fn = nn.CrossEntropyLoss(weight=_class_weights(data, config, dev), ignore_index=-1)
+    run = _Optimisation.start(data, config, dev)
+    best = _BestEpoch(config.patience)
+    history: list[dict[str, float]] = []
+    for epoch in range(1, config.epochs + 1):
+        t0 = time.perf_counter()
+        loss = run.epoch(_loader(data, train_idx, config.batch_size, True, config.seed * 1000 + epoch), loss_fn, dev)
+        seconds = time.perf_counter() - t0
+        f1 = _val_macro_f1(run.scored, data, val_idx, dev)
+        history.append({"epoch": epoch, "loss": loss, "val_macro_f1": f1, "seconds": seconds})
+        if log:
+            log(f"epoch {epoch:3d}  loss {loss:.4f}  val macro-F1 {f1:.4f}  {seconds:.1f} s")
+        if best.stop_after(epoch, f1, run.scored):
+            break
+    model = build_model(data, config)
+    model.load_state_dict(best.state)
+    model.eval()
+    return TrainResult(model, config, best.epoch, best.f1, history,
+                       float(np.mean([h["seconds"] for h in history])), str(dev))
+
+
+def _training_samples(data: ProgressionData) -> tuple[list[int], list[int]]:
+    """The training and validation samples with a labelled pair.
+
+    Raises:
+        GnnError: either set is empty.
+    """
     train_idx = data.sample_indices("train")
     val_idx = data.sample_indices("val")
     if not train_idx or not val_idx:
         raise GnnError(f"need labelled pairs from training and validation patients, have {len(train_idx)} / "
                        f"{len(val_idx)} study pairs: the graph is too small or states no changes")
+    return train_idx, val_idx
+
+
+def _class_weights(data: ProgressionData, config: TrainConfig, dev: torch.device) -> torch.Tensor | None:
+    """``[5]`` loss weights 1/sqrt(count of the class among training labels), scaled to mean 1 over the
+    classes that occur (0 for the others); None when ``config.class_weights`` is off."""
+    if not config.class_weights:
+        return None
     y_train = data.pairs["label"].to_numpy()[data.labelled("train")]
     counts = np.bincount(y_train, minlength=len(CLASSES)).astype(np.float64)
-    weights = None
-    if config.class_weights:
-        w = np.where(counts > 0, 1.0 / np.sqrt(np.maximum(counts, 1.0)), 0.0)
-        weights = torch.tensor(w / w[counts > 0].mean(), dtype=torch.float32, device=dev)
-    loss_fn = nn.CrossEntropyLoss(weight=weights, ignore_index=-1)
-    model = build_model(data, config).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(opt, config.epochs) if config.lr_schedule == "cosine" else None
-    averaged = (AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(config.ema_decay))
-                if config.ema_decay > 0 else None)
-    scored = averaged.module if averaged is not None else model
-    val_rows = data.labelled("val")
-    y_val = data.pairs["label"].to_numpy()
-    best, best_epoch, best_state, history, bad = -1.0, 0, None, [], 0
-    for epoch in range(1, config.epochs + 1):
-        t0 = time.perf_counter()
-        model.train()
+    w = np.where(counts > 0, 1.0 / np.sqrt(np.maximum(counts, 1.0)), 0.0)
+    return torch.tensor(w / w[counts > 0].mean(), dtype=torch.float32, device=dev)
+
+
+@dataclass
+class _Optimisation:
+    """The model in training and what updates it: Adam, the learning-rate schedule (None: constant)
+    and the weight average (None when ``ema_decay`` is 0)."""
+
+    model: ProgressionGNN
+    opt: torch.optim.Optimizer
+    schedule: torch.optim.lr_scheduler.LRScheduler | None
+    averaged: AveragedModel | None
+
+    @classmethod
+    def start(cls, data: ProgressionData, config: TrainConfig, dev: torch.device) -> "_Optimisation":
+        model = build_model(data, config).to(dev)
+        opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        schedule = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, config.epochs)
+                    if config.lr_schedule == "cosine" else None)
+        averaged = (AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(config.ema_decay))
+                    if config.ema_decay > 0 else None)
+        return cls(model, opt, schedule, averaged)
+
+    @property
+    def scored(self) -> nn.Module:
+        """The weights validation scores and the checkpoint keeps: the average when there is one."""
+        return self.averaged.module if self.averaged is not None else self.model
+
+    def epoch(self, batches: Iterable, loss_fn: nn.Module, dev: torch.device) -> float:
+        """One pass over ``batches`` (batches without a labelled pair are skipped); returns the mean loss
+        per labelled pair."""
+        self.model.train()
         total, n = 0.0, 0
-        for batch in _loader(data, train_idx, config.batch_size, True, config.seed * 1000 + epoch):
+        for batch in batches:
             batch = batch.to(dev)
             y = batch[LABEL_EDGE].edge_label
             if not bool((y >= 0).any()):
                 continue
-            opt.zero_grad()
-            loss = loss_fn(model(batch), y)
+            self.opt.zero_grad()
+            loss = loss_fn(self.model(batch), y)
             loss.backward()
-            opt.step()
-            if averaged is not None:
-                averaged.update_parameters(model)
+            self.opt.step()
+            if self.averaged is not None:
+                self.averaged.update_parameters(self.model)
             total += loss.item() * int((y >= 0).sum())
             n += int((y >= 0).sum())
-        if schedule is not None:
-            schedule.step()
-        seconds = time.perf_counter() - t0
-        ids, proba = predict_proba(scored, data, val_idx, dev)
-        keep = np.isin(ids, val_rows)
-        f1 = _macro_f1(y_val[ids[keep]], proba[keep].argmax(1))
-        history.append({"epoch": epoch, "loss": total / max(n, 1), "val_macro_f1": f1, "seconds": seconds})
-        if log:
-            log(f"epoch {epoch:3d}  loss {total / max(n, 1):.4f}  val macro-F1 {f1:.4f}  {seconds:.1f} s")
-        if f1 > best:
-            best, best_epoch, bad = f1, epoch, 0
-            best_state = {k: v.detach().cpu().clone() for k, v in scored.state_dict().items()}
-        else:
-            bad += 1
-            if bad >= config.patience:
-                break
-    model = build_model(data, config)
-    model.load_state_dict(best_state)
-    model.eval()
-    return TrainResult(model, config, best_epoch, best, history,
-                       float(np.mean([h["seconds"] for h in history])), str(dev))
+        if self.schedule is not None:
+            self.schedule.step()
+        return total / max(n, 1)
+
+
+def _val_macro_f1(model: nn.Module, data: ProgressionData, val_idx: list[int], dev: torch.device) -> float:
+    """Macro-F1 of ``model`` over the labelled pairs of the validation samples."""
+    ids, proba = predict_proba(model, data, val_idx, dev)
+    keep = np.isin(ids, data.labelled("val"))
+    return _macro_f1(data.pairs["label"].to_numpy()[ids[keep]], proba[keep].argmax(1))
+
+
+@dataclass
+class _BestEpoch:
+    """Early stopping on validation macro-F1: the best score, its 1-based epoch and a CPU copy of its
+    weights, and the epochs since it."""
+
+    patience: int
+    f1: float = -1.0
+    epoch: int = 0
+    state: dict[str, torch.Tensor] | None = None
+    bad: int = 0
+
+    def stop_after(self, epoch: int, f1: float, scored: nn.Module) -> bool:
+        """Record ``epoch``'s score; True when ``patience`` epochs in a row did not improve on the best."""
+        if f1 > self.f1:
+            self.f1, self.epoch, self.bad = f1, epoch, 0
+            self.state = {k: v.detach().cpu().clone() for k, v in scored.state_dict().items()}
+            return False
+        self.bad += 1
+        return self.bad >= self.patience
 
 
 def model_version(result: TrainResult, content_hash: str) -> str:
