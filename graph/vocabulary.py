@@ -80,6 +80,8 @@ class Vocabulary:
         severity_scores: severity word -> ordinal 1 (mild) .. 3 (marked).
         change_labels: RadGraph2 change label (and code aliases) -> progression class.
         comparison_labels: Chest ImaGenome comparison label -> progression class.
+        normal_statements: (subject, predicate), both normalised phrases, -> the findings the statement
+            asserts absent (``("lungs", "clear")`` -> ``("lung opacity",)``); cxrkg's table, see the YAML file.
     """
 
     version: str
@@ -88,6 +90,7 @@ class Vocabulary:
     severity_scores: dict[str, int]
     change_labels: dict[str, str]
     comparison_labels: dict[str, str]
+    normal_statements: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     _finding_forms: dict[str, str] = field(default_factory=dict, repr=False)
     _region_forms: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
@@ -112,6 +115,22 @@ class Vocabulary:
             else:
                 out.append(pattern)
         return tuple(out)
+
+    def normal_absences(self, subject: str, predicate: str) -> tuple[str, ...]:
+        """The findings a normal statement asserts absent (``"The lungs"``, ``"clear"`` -> ``("lung opacity",)``);
+        () when the pair is not a normal statement. A leading article of the subject is ignored."""
+        subject = re.sub(r"^(the|both) ", "", normalise_phrase(subject))
+        return self.normal_statements.get((subject, normalise_phrase(predicate)), ())
+
+    @property
+    def normal_subjects(self) -> set[str]:
+        """Every subject phrase of the normal-statement table."""
+        return {s for s, _ in self.normal_statements}
+
+    @property
+    def normal_predicates(self) -> set[str]:
+        """Every predicate phrase of the normal-statement table."""
+        return {p for _, p in self.normal_statements}
 
     def severity_of(self, phrase: str) -> int | None:
         """Ordinal severity of a word such as ``"moderate"`` (2), or None when it is not a severity word."""
@@ -182,6 +201,7 @@ def load_vocabulary(path: Path = VOCAB_FILE) -> Vocabulary:
 
     return Vocabulary(
         version=str(raw["version"]),
+        normal_statements=_normal_statements(raw, findings, path),
         regions=regions,
         findings=findings,
         severity_scores={normalise_phrase(k): int(v) for k, v in raw["severity_words"].items()},
@@ -190,6 +210,28 @@ def load_vocabulary(path: Path = VOCAB_FILE) -> Vocabulary:
         _finding_forms=finding_forms,
         _region_forms=region_forms,
     )
+
+
+def _normal_statements(raw: dict, findings: dict[str, Finding], path: Path) -> dict[tuple[str, str], tuple[str, ...]]:
+    """The ``normal_statements`` table, every (subject, predicate) pair spelled out; pairs named by two entries
+    assert the union of their findings.
+
+    Raises:
+        VocabularyError: an entry names an unknown predicate group (``predicates``) or finding (``absent``).
+    """
+    groups = raw.get("normal_predicates", {})
+    out: dict[tuple[str, str], tuple[str, ...]] = {}
+    for entry in raw.get("normal_statements", []):
+        unknown = [g for g in entry["predicates"] if g not in groups] + [f for f in entry["absent"] if f not in findings]
+        if unknown:
+            raise VocabularyError(f"{path}: normal statement {entry['subjects'][0]!r}: {unknown[0]!r} is not a "
+                                  "predicate group or finding")
+        for subject in entry["subjects"]:
+            for group in entry["predicates"]:
+                for predicate in groups[group]:
+                    key = (normalise_phrase(subject), normalise_phrase(predicate))
+                    out[key] = tuple(dict.fromkeys(out.get(key, ()) + tuple(entry["absent"])))
+    return out
 
 
 @lru_cache(maxsize=1)

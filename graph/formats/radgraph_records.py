@@ -67,24 +67,29 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
         anatomy_ents = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
         modifiers = [src for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "OBS"]
         finding, consumed = _finding_of(obs, anatomy_ents, modifiers, vocab)
-        if finding is None:
+        if finding is not None:
+            regions = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped)
+            scored = [(vocab.severity_of(mod.tokens), mod.tokens.lower()) for mod in modifiers]
+            severity = max(((sc, w) for sc, w in scored if sc is not None), key=lambda x: x[0], default=(None, None))
+            changes = linked_changes.get(obs.eid, [])
+            stated = [(finding, region, obs.polarity) for region in dict.fromkeys(regions)]
+        elif absences := _normal_absences(obs, anatomy_ents, incoming, vocab):
+            severity, changes = (None, None), []  # a normal structure called stable is no change
+            stated = [(f, region, absences[f]) for f in absences for region in vocab.default_regions(f, None)]
+        else:
             modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
             if not modifies_obs and vocab.severity_of(obs.tokens) is None:
                 unmapped.append(obs.tokens.lower())
             continue
-        regions = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped)
-        scored = [(vocab.severity_of(mod.tokens), mod.tokens.lower()) for mod in modifiers]
-        score, severity = max(((sc, w) for sc, w in scored if sc is not None), key=lambda x: x[0], default=(None, None))
-        changes = linked_changes.get(obs.eid, [])
         change_ent = changes[0] if changes else None
         sentence = sent_of[min(obs.start, len(tokens) - 1)] if tokens else 0
         evidence = " ".join(t for t, si in zip(tokens, sent_of) if si == sentence)
         section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
-        for region in dict.fromkeys(regions):
+        for finding, region, polarity in stated:
             mentions.append(MentionRecord(
                 mention_id=stable_id(SOURCE_RADGRAPH, study.study_id, doc_key, region, finding, obs.eid),
-                study_id=study.study_id, anatomy=region, finding=finding, polarity=obs.polarity,
-                severity=severity, severity_score=score,
+                study_id=study.study_id, anatomy=region, finding=finding, polarity=polarity,
+                severity=severity[1], severity_score=severity[0],
                 change=vocab.change_labels[change_ent.change_label] if change_ent else None,
                 change_label=change_ent.change_label if change_ent else None, prior_image_id=None,
                 evidence=evidence, source=SOURCE_RADGRAPH, file=file, record=doc_key, section=section,
@@ -92,6 +97,29 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
             ))
     report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
     return report, mentions
+
+
+#: a normal statement's polarity -> the polarity of the absences it states; a denied normal ("the lungs
+#: are not clear") states no specific finding
+_NORMAL_POLARITY = {"present": "absent", "uncertain": "uncertain"}
+
+
+def _normal_absences(obs: Entity, anatomy_ents: list[Entity], incoming: dict[str, list[tuple[str, Entity]]],
+                     vocab: Vocabulary) -> dict[str, str]:
+    """finding -> polarity for a normal statement: an observation (``clear``) located at the structures it
+    speaks for (``lungs``; a structure is its ANAT entity with the ANAT entities that modify it, in text
+    order: ``costophrenic`` + ``angles``), looked up in the vocabulary's normal-statement table; {} when it
+    is none."""
+    polarity = _NORMAL_POLARITY.get(obs.polarity or "present")
+    if polarity is None:
+        return {}
+    out: dict[str, str] = {}
+    for a in anatomy_ents:
+        parts = sorted([src for rtype, src in incoming[a.eid] if rtype == "modify" and src.kind == "ANAT"] + [a],
+                       key=lambda e: e.start)
+        for subject in dict.fromkeys((a.tokens, " ".join(p.tokens for p in parts))):
+            out.update((f, polarity) for f in vocab.normal_absences(subject, obs.tokens))
+    return out
 
 
 def _changes_by_observation(entities: dict[str, Entity], incoming: dict[str, list[tuple[str, Entity]]],

@@ -174,3 +174,29 @@ def test_scoliosis_direction(tmp_path, text, side):
     # ingestion still places the curve on the side-less spine
     mentions = _roundtrip(tmp_path, {"findings": text}).mentions
     assert {(m.anatomy, m.finding) for m in mentions} == {("spine", "scoliosis")}
+
+
+# (text, expected {(finding, polarity)}): normal statements read back as the absences they assert
+NORMALS = [
+    ("The lungs are clear.", {("lung opacity", "absent")}),
+    ("Heart size and pulmonary vasculature are normal.",
+     {("enlarged cardiac silhouette", "absent"), ("vascular congestion", "absent")}),
+    ("Normal cardiomediastinal silhouette.", {("enlarged cardiac silhouette", "absent"),
+                                              ("mediastinal widening", "absent")}),
+    ("The lungs are normally inflated and clear.", {("low lung volumes", "absent"), ("lung opacity", "absent")}),
+    ("The costophrenic angles are sharp and the trachea is midline.",
+     {("costophrenic angle blunting", "absent"), ("mediastinal displacement", "absent")}),
+    ("The heart size is probably normal.", {("enlarged cardiac silhouette", "uncertain")}),
+    ("The lungs are otherwise clear.", set()),  # denies only what the report did not name
+    ("No acute cardiopulmonary abnormality.", set()),  # names no structure
+    ("The lungs are not clear.", set()),
+    ("Heart size is enlarged but the mediastinum is normal.",
+     {("enlarged cardiac silhouette", "present"), ("mediastinal widening", "absent")}),
+]
+
+
+@pytest.mark.parametrize("text,expected", NORMALS, ids=[c[0][:40] for c in NORMALS])
+def test_normal_statements_state_absences(tmp_path, text, expected):
+    parsed = _roundtrip(tmp_path, {"findings": text})
+    assert {(m.finding, m.polarity) for m in parsed.mentions} == expected
+    assert not {"clear", "normal", "sharp", "midline"} & set(parsed.unmapped_terms)

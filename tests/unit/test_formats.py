@@ -163,8 +163,11 @@ def test_real_radgraph_xl_sample_with_mapping():
     pf = parse_radgraph(SAMPLE / "expected_processed_annotations.json", V, mapping)
     assert pf.rejections == [] and len(pf.reports) == 5
     first = {(m.finding, m.polarity) for m in pf.mentions if m.record == "1"}
+    # "The lungs are clear and the costophrenic angles are sharp": RadGraph-XL's "clear" / "sharp" located at
+    # the structure are normal statements, read as the absences they assert
     assert {("pneumonia", "absent"), ("pulmonary edema/hazy opacity", "absent"), ("pleural effusion", "absent"),
-            ("pneumothorax", "absent")} == first
+            ("pneumothorax", "absent"), ("lung opacity", "absent"), ("costophrenic angle blunting", "absent")} == first
+    assert not {"clear", "sharp"} & set(pf.unmapped_terms)
     assert any(m.finding == "scoliosis" for m in pf.mentions if m.record == "2")  # "dextrocurvature"
     assert "fibroglandular density" in pf.unmapped_terms  # kept and counted, not dropped
 

@@ -1,6 +1,7 @@
 """The spaCy ``Language`` of the rules extractor: spaCy's blank English tokenizer (hyphen / slash words kept
-whole), a sentencizer, two ``medspacy_target_matcher`` components (findings as ``doc.ents``; anatomy, side,
-severity, change and "suggestive of" cues as the ``cxr_modifiers`` span group) and ConText
+whole), a sentencizer, three ``medspacy_target_matcher`` components (findings as ``doc.ents``; anatomy, side,
+severity, change and "suggestive of" cues as the ``cxr_modifiers`` span group; the subjects and predicates
+of normal statements as the ``cxr_normals`` span group) and ConText
 (:mod:`graph.extract.rules.polarity`). Findings, anatomy phrases and severity words come from
 :func:`graph.vocabulary.vocabulary`; change cues from :mod:`graph.extract.rules.change_cues`."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from graph.extract.rules.change_cues import CHANGE_CUES
 from graph.extract.rules.mentions import SIDE_WORDS
+from graph.extract.rules.normals import normal_rules
 from graph.extract.rules.polarity import add_context
 from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
 
@@ -48,6 +50,9 @@ def _build(v: Vocabulary):
     mods = nlp.add_pipe("medspacy_target_matcher", name="cxr_modifiers",
                         config={"result_type": "group", "span_group_name": "cxr_modifiers", "prune": False})
     mods.add(_modifier_rules(v))
+    normals = nlp.add_pipe("medspacy_target_matcher", name="cxr_normals",
+                           config={"result_type": "group", "span_group_name": "cxr_normals", "prune": False})
+    normals.add(normal_rules(v))
     add_context(nlp)
     return nlp
 

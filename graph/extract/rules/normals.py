@@ -1,0 +1,69 @@
+"""Normal statements ("The lungs are clear.", "Heart size and pulmonary vasculature are normal.", "Normal
+cardiomediastinal silhouette."): the structure as an ANAT-DP entity and what is said of it as an OBS-DP
+entity located at it, as RadGraph annotates them. Ingestion reads the pair through the vocabulary's
+normal-statement table as the absences it asserts (``graph.formats.radgraph_records``), so a RadGraph file
+written by another extractor is read the same way.
+
+Subjects and predicates are the phrases of that table (``cxr_normals`` span group). A predicate speaks for
+the subjects before it in its sentence, back to a clause break ("but", "with", ";", ",") or a finding
+("Heart size is enlarged but the mediastinum is normal" says nothing of the heart's size), and only for
+those the table pairs it with; with none before it, for a subject right after it ("normal heart size").
+Not a normal statement: a predicate after "otherwise" ("the lungs are otherwise clear" denies only what the
+report did not name) or after a negation ("not clear"). A hedge before the predicate ("probably normal")
+makes it OBS-U.
+"""
+
+from __future__ import annotations
+
+from graph.extract.rules.draft import Draft
+
+_CLAUSE_BREAKS = {"but", "however", "although", "though", "with", "without", "except", ";", ",", "which", "while"}
+_SKIP_AFTER = {"otherwise", "not", "no", "never"}
+_HEDGES = {"probably", "likely", "possibly", "questionably", "presumably", "may", "might", "could"}
+_FORWARD_GAP = 2
+
+
+def normal_rules(v) -> list:
+    """medspaCy target rules: NSUBJ for each subject and NPRED for each predicate of the vocabulary's table."""
+    from medspacy.target_matcher import TargetRule
+
+    return ([TargetRule(s, "NSUBJ") for s in sorted(v.normal_subjects)]
+            + [TargetRule(p, "NPRED") for p in sorted(v.normal_predicates)])
+
+
+def add_normal_statements(d: Draft) -> None:
+    """Add the ANAT-DP / OBS-DP entities of every normal statement of the Doc to ``d.entities``."""
+    from spacy.util import filter_spans
+
+    spans = filter_spans(list(d.doc.spans.get("cxr_normals", [])))
+    subjects = [s for s in spans if s.label_ == "NSUBJ"]
+    anat: dict[tuple[int, int], dict] = {}
+    for p in (s for s in spans if s.label_ == "NPRED"):
+        if p.start > 0 and d.doc[p.start - 1].lower_ in _SKIP_AFTER:
+            continue
+        targets = [s for s in _subjects_before(d, p, subjects) if d.v.normal_absences(s.text, p.text)]
+        if not targets:
+            targets = [s for s in subjects if d.sent_of[s.start] == d.sent_of[p.start]
+                       and 0 <= s.start - p.end <= _FORWARD_GAP and d.v.normal_absences(s.text, p.text)][:1]
+        if not targets:
+            continue
+        rel = [("located_at", anat.setdefault((s.start, s.end), {"_start": s.start, "_end": s.end,
+                                                                  "label": "ANAT-DP", "rel": []}))
+               for s in targets]
+        d.entities.append({"_start": p.start, "_end": p.end, "label": _label(d, p), "rel": rel})
+    d.entities.extend(anat.values())
+
+
+def _subjects_before(d: Draft, p, subjects: list) -> list:
+    """The subjects of ``p``'s sentence before it, back to a clause break or a finding."""
+    out = []
+    for i in range(p.start - 1, -1, -1):
+        if d.sent_of[i] != d.sent_of[p.start] or d.doc[i].lower_ in _CLAUSE_BREAKS or i in d.obs_tokens:
+            break
+        out += [s for s in subjects if s.end == i + 1]
+    return out
+
+
+def _label(d: Draft, p) -> str:
+    window = {d.doc[i].lower_ for i in range(max(p.start - 3, 0), p.start) if d.sent_of[i] == d.sent_of[p.start]}
+    return "OBS-U" if window & _HEDGES else "OBS-DP"
