@@ -18,7 +18,8 @@ word precedes the form in the sentence, else present; laterality from the side w
 change from change words of the sentence (:data:`BASELINE_CHANGE_WORDS`), given to every finding of it.
 
 Matching: a predicted finding matches a gold finding of the same sentence with the same name, or else one
-related to it through the vocabulary's IS_A links (either way round). Figures: finding precision and
+related to it through the vocabulary's IS_A links (either way round); a gold ``other:<name>`` (a finding
+outside the Chest ImaGenome list) matches a predicted finding whose name or a synonym is ``<name>``. Figures: finding precision and
 recall; assertion accuracy over matched findings; laterality accuracy over matched findings whose gold
 laterality is stated (left, right, bilateral: a side-less finding has no side to get right); change-class
 micro-F1 at finding level (sentence, gold finding, class) and at sentence level (sentence, class).
@@ -279,7 +280,8 @@ def _add(counts: list[int], gold: set, pred: set) -> None:
 
 
 def _related(v: Vocabulary) -> dict[str, set[str]]:
-    """finding -> itself, its IS_A ancestors and its descendants."""
+    """finding -> itself, its IS_A ancestors and its descendants; ``other:<form>`` -> the finding with that
+    name or synonym."""
     up: dict[str, set[str]] = {}
 
     def ancestors(name: str) -> set[str]:
@@ -293,7 +295,14 @@ def _related(v: Vocabulary) -> dict[str, set[str]]:
     for name, anc in list(related.items()):
         for a in anc:
             related[a].add(name)
+    for f in v.findings.values():
+        for form in (f.name, *f.synonyms):
+            related.setdefault(f"other:{normalise_phrase(form)}", set()).add(f.name)
     return related
+
+
+def _key(finding: str) -> str:
+    return f"other:{normalise_phrase(finding[6:])}" if finding.startswith("other:") else finding
 
 
 def score(gold: list[GoldSentence], predicted: Mapping[tuple, list[Predicted]], v: Vocabulary) -> GoldScores:
@@ -306,7 +315,7 @@ def score(gold: list[GoldSentence], predicted: Mapping[tuple, list[Predicted]], 
         gold_changes, pred_changes = set(), set()
         for gf in g.findings:
             match = next((p for p in preds if p.finding == gf.finding), None) or next(
-                (p for p in preds if p.finding in related.get(gf.finding, ())), None)
+                (p for p in preds if p.finding in related.get(_key(gf.finding), ())), None)
             if gf.change:
                 gold_changes.add((gf.finding, gf.change))
             if match is None:

@@ -398,8 +398,10 @@ def _no_acute_process() -> _Sentence:
 
 
 def _render_report(rng: random.Random, stmts: list[_Stmt], has_prior: bool, compare: bool, reason: str,
-                   cur: list[int]) -> _Rendered:
-    """RadGraph text and entities for one report, and the sentence list the scene graph is built from."""
+                   cur: list[int], sparse: bool = False) -> _Rendered:
+    """RadGraph text and entities for one report, and the sentence list the scene graph is built from.
+    Normal statements ("The lungs are clear.") state absences, so a ``sparse`` report has none (the random
+    draws for them are still made, so the rest of the cohort is the same)."""
     rep = _Report()
     rend = _Renderer(rng)
     sentences: list[tuple[str, list[_Stmt], str | None, dict[int, str]]] = []
@@ -428,9 +430,9 @@ def _render_report(rng: random.Random, stmts: list[_Stmt], has_prior: bool, comp
     else:
         for st in negs:
             emit(rend.statement(st), [st])
-    if not lung_findings and rng.random() < 0.2:
+    if not lung_findings and rng.random() < 0.2 and not sparse:
         emit(_normal_sentence("lungs", "are", "clear", article=True), [], "lungs")
-    if cur[_IX["enlarged cardiac silhouette", "cardiac silhouette"]] == 0 and rng.random() < 0.15:
+    if cur[_IX["enlarged cardiac silhouette", "cardiac silhouette"]] == 0 and rng.random() < 0.15 and not sparse:
         emit(_normal_sentence("heart size", "is", "normal"), [], "heart")
     if rng.random() < 0.1:
         emit(_normal_sentence("osseous structures", "are", "unremarkable"), [])

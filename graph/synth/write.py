@@ -214,7 +214,7 @@ class _Writer:
             compare = prior is not None and rng.random() < 0.85
             reason = f"___{gender} with {rng.choice(_COMPLAINTS)}"
             stmts = _plan(rng, st.sev, prior.sev if prior else None, compare, self.sparse)
-            rendered = _render_report(rng, stmts, prior is not None, compare, reason, st.sev)
+            rendered = _render_report(rng, stmts, prior is not None, compare, reason, st.sev, self.sparse)
             doc_key = f"{folder}/p{subject}/s{st.study_id}.txt"
             self.write_json(self.out / RADGRAPH_DIR / folder / f"p{subject}" / f"s{st.study_id}.json",
                             {doc_key: rendered.doc})

@@ -84,3 +84,9 @@ def test_rules_predictions_attribute_mentions_to_their_sentence():
     assert [(p.finding, p.assertion) for p in got[gold[0].key]] == [("pneumothorax", "absent")]
     assert [(p.finding, p.assertion, p.laterality, p.changes) for p in got[gold[1].key]] == [
         ("pleural effusion", "present", "left", frozenset({"CHAN-CON-WOR"}))]
+
+
+def test_a_finding_outside_the_list_matches_a_vocabulary_synonym():
+    gold = [_sentence(0, GoldFinding("other:Cardiomegaly", "present", "none", None))]
+    s = score(gold, {gold[0].key: [Predicted("enlarged cardiac silhouette", "present", "none")]}, V)
+    assert (s.tp, s.fp, s.fn) == (1, 0, 0)
