@@ -79,8 +79,12 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     """
     if _side_comparison(m, d.doc):
         return True  # "right larger than left" compares sides, not studies
-    after = [(o, it) for o, it in d.same_sentence(m) if o.start >= m.end and _free_gap(m, o, d.doc, covered)
-             <= (0 if normalise_phrase(o.text) in _CHANGE_SUBJECTS else 2)]
+    # a possible diagnosis carries no change (link_change): after a verb cue ("again noted ... suggesting a
+    # granulomatous process") the change is the earlier finding's; an adjective ("resolving pneumonia") is
+    # the speculation's own
+    after = [(o, it) for o, it in d.same_sentence(m) if o.start >= m.end
+             and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
+             and _free_gap(m, o, d.doc, covered) <= (0 if normalise_phrase(o.text) in _CHANGE_SUBJECTS else 2)]
     after = min(after, key=lambda p: p[0].start) if after else None
     # attributive cue ("new effusion", "improved right basilar consolidation") -> the next finding;
     # predicative ("effusions are unchanged") -> the findings before it in the sentence that carry no change

@@ -15,7 +15,11 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     "can not exclude", "could indicate", "may indicate", "versus", "vs", "differential",
                     "possibly", "question", "questioned", "suspected", "suspicion for", "suspicion of",
                     "concern for", "evaluation for", "evaluate for", "for evaluation of", "to evaluate for",
-                    "if there is", "if", "consider", "rule out", "r/o", "might", "might be", "potentially")
+                    "if there is", "if", "consider", "rule out", "r/o", "might", "might be", "potentially",
+                    "suggest", "suggests", "suggesting", "suggestive of",
+                    # IU's de-identification took "likely" out of every report ("most XXXX", "XXXX represents";
+                    # graph/extract/gold/ANNOTATION_GUIDE.md §9)
+                    "most xxxx", "xxxx represents", "xxxx representing")
 _NORMAL_AFTER = ("within normal limits", "within limits of normal", "appear normal", "appears normal",
                  "are normal", "is normal", "are within normal limits", "is within normal limits")
 _DROPPED_CONTEXT_RULES = {": no", ": none"}
