@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
+from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -45,3 +47,23 @@ def run_measured(cmd: list[str]) -> tuple[float, float, str]:
     if proc.returncode:
         sys.exit(f"{' '.join(cmd[:3])} ... failed:\n{err[-3000:]}")
     return time.perf_counter() - started, peak, out
+
+
+def timed_flow(run: Callable[[], Any], clear: bool = True) -> tuple[float, Any, dict[str, int], dict[str, int]]:
+    """Child process of a benchmark: empty the benchmark's graph (unless ``clear`` is False: the parent did),
+    run ``run()`` (a flow) under Prefect's test harness; (its seconds, its result, then the graph's node
+    counts by label and relationship counts by type)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    from graph.store import shared_store
+    from graph.store.stats import label_counts
+
+    store = shared_store()
+    if clear:
+        store.clear()
+    with prefect_test_harness(server_startup_timeout=120):
+        started = time.perf_counter()
+        result = run()
+        seconds = time.perf_counter() - started
+    nodes, rels = label_counts(store)
+    return seconds, result, nodes, rels

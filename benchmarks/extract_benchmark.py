@@ -23,26 +23,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import use_dedicated_server  # noqa: E402
+from bench_env import timed_flow, use_dedicated_server  # noqa: E402
 
 use_dedicated_server("bench-extract", 7733, 7503)
 
 
 def run_once(out: Path) -> dict:
     """Child process: clear the graph, extract + ingest the IU reports, report seconds, counts, peak RSS."""
-    from prefect.testing.utilities import prefect_test_harness
-
     from flows.extract_flow import extract_flow
-    from graph.store.stats import label_counts
-    from graph.store import shared_store
 
-    store = shared_store()
-    store.clear()
-    with prefect_test_harness(server_startup_timeout=120):
-        started = time.perf_counter()
-        result = extract_flow("iu", str(out))
-        total = time.perf_counter() - started
-    nodes, rels = label_counts(store)
+    total, result, nodes, rels = timed_flow(lambda: extract_flow("iu", str(out)))
     ing = result.ingestion
     return {"total_s": total, "extract_s": result.extraction.seconds, "ingest_s": ing.seconds if ing else 0.0,
             "documents": result.extraction.documents, "rejected": len(result.extraction.rejections),

@@ -26,29 +26,19 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import use_dedicated_server  # noqa: E402
+from bench_env import timed_flow, use_dedicated_server  # noqa: E402
 
 use_dedicated_server("bench", 7698, 7488)
 
 
 def ingest_once(cohort: Path) -> dict:
     """Child process: clear the graph, run the flow on the cohort, report seconds, elements, peak RSS."""
-    from prefect.testing.utilities import prefect_test_harness
-
     from flows.ingest_flow import ingest_flow
-    from graph.store.stats import label_counts
-    from graph.store import shared_store
 
-    store = shared_store()
-    store.clear()
-    with prefect_test_harness(server_startup_timeout=120):
-        started = time.perf_counter()
-        summary = ingest_flow([str(cohort)], rejected_report=None)
-        seconds = time.perf_counter() - started
-    nodes, rels = label_counts(store)
-    elements = sum(nodes.values()) + sum(rels.values())
-    return {"seconds": seconds, "elements": elements, "files": summary.files_loaded,
-            "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    seconds, summary, nodes, rels = timed_flow(lambda: ingest_flow([str(cohort)], rejected_report=None))
+    return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()), "files": summary.files_loaded,
+            "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "child_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 

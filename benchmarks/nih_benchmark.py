@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import REPO, run_measured, use_dedicated_server  # noqa: E402
+from bench_env import REPO, run_measured, timed_flow, use_dedicated_server  # noqa: E402
 
 use_dedicated_server("bench-nih", 7699, 7489)
 from ingest_benchmark import time_queries  # noqa: E402  (same timing as `make bench`)
@@ -50,17 +50,10 @@ def latencies(store, patient: str) -> dict[str, tuple[float, float, int]]:
 
 def bulk_once(cohort: Path) -> dict:
     """Child process: the bulk flow on the cohort (the store was emptied by the parent)."""
-    from prefect.testing.utilities import prefect_test_harness
-
     from flows.bulk_flow import bulk_ingest_flow
-    from graph.store import shared_store
-    from graph.store.stats import label_counts
 
-    with prefect_test_harness(server_startup_timeout=120):
-        started = time.perf_counter()
-        summary = bulk_ingest_flow([str(cohort)], rejected_report=None)
-        seconds = time.perf_counter() - started
-    nodes, rels = label_counts(shared_store())  # counted as the transactional child counts them
+    seconds, summary, nodes, rels = timed_flow(lambda: bulk_ingest_flow([str(cohort)], rejected_report=None),
+                                               clear=False)
     return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()), "files": summary.files_loaded,
             "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds}
 

@@ -217,6 +217,7 @@ def mention_props(m: MentionRecord) -> dict[str, Any]:
         "file": m.file, "file_key": file_key(m.file), "record": m.record, "section": m.section,
         "sentence_id": m.sentence_id, "temporal_cues": list(m.temporal_cues) or None,
         "texture_cues": list(m.texture_cues) or None, "comparison_cues": list(m.comparison_cues) or None,
+        "side": m.side,
     }
     return {k: v for k, v in props.items() if v is not None}
 

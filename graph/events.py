@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable, Mapping
 
+from graph.vocabulary import ancestors
+
 PRESENT, UNCERTAIN, ABSENT, NOT_MENTIONED = "present", "uncertain", "absent", "not_mentioned"
 _RANK = {PRESENT: 3, UNCERTAIN: 2, ABSENT: 1}
 
@@ -224,17 +226,6 @@ def _mention_key(m: MentionFact) -> tuple:
     return (m.study_id, m.anatomy, m.finding, m.source, m.mention_id)
 
 
-def _ancestors(finding: str, parents: Mapping[str, Iterable[str]]) -> set[str]:
-    seen: set[str] = set()
-    todo = [finding]
-    while todo:
-        for p in parents.get(todo.pop(), ()):
-            if p not in seen:
-                seen.add(p)
-                todo.append(p)
-    return seen
-
-
 def _study_states(anatomy_states: Mapping[tuple[str, str, str], str],
                   parents: Mapping[str, Iterable[str]]) -> dict[tuple[str, str], str]:
     """Study-level states: a present or uncertain finding lifts itself and its ancestors; a stated
@@ -245,7 +236,7 @@ def _study_states(anatomy_states: Mapping[tuple[str, str, str], str],
         if state == ABSENT:
             absent.add((study, finding))
             continue
-        for f in {finding} | _ancestors(finding, parents):
+        for f in {finding} | ancestors(finding, parents):
             key = (study, f)
             if _RANK[state] > _RANK.get(up.get(key, ""), 0):
                 up[key] = state

@@ -157,6 +157,9 @@ class MentionRecord:
             :func:`graph.formats.radgraph.sentence_index` splits the tokens); None when the input has none.
         temporal_cues, texture_cues, comparison_cues: the cue labels stated for the sentence as written
             (``("temporal|yes|acute",)``, Chest ImaGenome ``*_cues``, docs/formats.md §1.4); () when none.
+        side: the side a report states for the finding (``left`` / ``right`` / ``bilateral``), also where
+            its region has none ("left PICC" in the SVC); None when no side is stated (scene graphs: the
+            region's side is the statement).
     """
 
     mention_id: str
@@ -178,6 +181,7 @@ class MentionRecord:
     temporal_cues: tuple[str, ...] = ()
     texture_cues: tuple[str, ...] = ()
     comparison_cues: tuple[str, ...] = ()
+    side: str | None = None
 
 
 @dataclass

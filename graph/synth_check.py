@@ -19,8 +19,7 @@ from graph.store import GraphStore
 from graph.store import read_statements as rs
 from graph.store.queries import get_query, run_named
 from graph.synth import GROUND_TRUTH
-from graph.vocabulary import vocabulary
-
+from graph.vocabulary import ancestors, vocabulary
 
 
 @dataclass
@@ -32,23 +31,13 @@ class SparseCheck:
     mismatches: list[str] = field(default_factory=list)
 
 
-def _ancestors(finding: str, parents: dict[str, tuple[str, ...]]) -> set[str]:
-    out, todo = {finding}, [finding]
-    while todo:
-        for p in parents.get(todo.pop(), ()):
-            if p not in out:
-                out.add(p)
-                todo.append(p)
-    return out
-
-
 def truth_events(cohort: Path) -> pd.DataFrame:
     """Study-level events of a sparse cohort from its ground truth: columns patient_id, study_id,
     prior_study_id, finding, change (new / persistent / no longer mentioned)."""
     gt = pd.read_parquet(Path(cohort) / GROUND_TRUTH)
     parents = {f.name: f.parents for f in vocabulary().findings.values()}
     gt = gt.assign(before=gt["severity_prior"] > 0, now=gt["severity_current"] > 0,
-                   finding=gt["finding"].map(lambda f: sorted(_ancestors(f, parents))))
+                   finding=gt["finding"].map(lambda f: sorted({f} | ancestors(f, parents))))
     gt = gt.explode("finding")
     pair = gt.groupby(["patient_id", "study_id", "prior_study_id", "finding"], as_index=False)[["before", "now"]].any()
     pair["change"] = None

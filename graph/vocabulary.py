@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterable, Mapping
 
 import yaml
 
@@ -145,6 +146,19 @@ class Vocabulary:
         return "left" if left else "right" if right else None
 
 
+def ancestors(finding: str, parents: Mapping[str, Iterable[str]]) -> set[str]:
+    """The IS_A ancestors of ``finding``, itself not included, under ``parents`` (finding -> its parents,
+    as :attr:`Finding.parents` gives them)."""
+    seen: set[str] = set()
+    todo = [finding]
+    while todo:
+        for p in parents.get(todo.pop(), ()):
+            if p not in seen:
+                seen.add(p)
+                todo.append(p)
+    return seen
+
+
 def _expand_side(pattern: str) -> list[tuple[str, str | None]]:
     return [(pattern.format(side=s), s) for s in SIDES] if "{side}" in pattern else [(pattern, None)]
 
@@ -177,9 +191,8 @@ def load_vocabulary(path: Path = VOCAB_FILE) -> Vocabulary:
         for name, spec in raw["findings"].items()
     }
     for f in findings.values():
-        for p in f.parents:
-            if p not in findings:
-                raise VocabularyError(f"{path}: finding {f.name!r}: is_a {p!r} is not a finding")
+        if unknown := [p for p in f.parents if p not in findings]:
+            raise VocabularyError(f"{path}: finding {f.name!r}: is_a {unknown[0]!r} is not a finding")
         for pattern in f.region_patterns:
             for region, _ in _expand_side(pattern):
                 if region not in regions:

@@ -10,8 +10,8 @@ Rules predictions: each report is extracted whole (context matters for refer-bac
 ingestion parser (:func:`graph.formats.radgraph.doc_to_records`, so what is scored is what the graph
 stores) and each mention is attributed to the gold sentence its RadGraph sentence overlaps. Per sentence
 and finding: the assertion is the mention's polarity (present over uncertain over absent when mentions
-disagree), the laterality the sides of its regions (left and right: bilateral; side-less: none), the
-change the RadGraph2 labels of its mentions.
+disagree), the laterality the side its mentions state, else the sides of their regions (left and right:
+bilateral; side-less: none), the change the RadGraph2 labels of its mentions.
 
 Baseline: the vocabulary's surface forms matched in the sentence (longest first), absent when a negation
 word precedes the form in the sentence, else present; laterality from the side words of the sentence;
@@ -36,7 +36,7 @@ from typing import Iterable, Mapping
 
 from graph.extract.evaluate import CHANGE_CLASSES, NEGATION_WORDS, sentence_tokens
 from graph.extract.iu import IUReport
-from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
+from graph.vocabulary import Vocabulary, ancestors, normalise_phrase, vocabulary
 
 DEFAULT_GOLD = Path(__file__).resolve().parent / "gold" / "iu_sentences.json"
 SPLITS = ("dev", "held-out")
@@ -167,7 +167,8 @@ def _aggregate(mentions: list, v: Vocabulary) -> list[Predicted]:
     out = []
     for finding, ms in by_finding.items():
         assertion = min((m.polarity or "present" for m in ms), key=_ASSERTION_RANK.__getitem__)
-        sides = {v.regions[m.anatomy].side for m in ms if m.anatomy in v.regions} & {"left", "right"}
+        stated = {x for m in ms if m.side for x in (("left", "right") if m.side == "bilateral" else (m.side,))}
+        sides = stated or {v.regions[m.anatomy].side for m in ms if m.anatomy in v.regions} & {"left", "right"}
         changes = frozenset(m.change_label for m in ms if m.change_label)
         out.append(Predicted(finding, assertion, _laterality(sides), changes))
     return out
@@ -282,16 +283,8 @@ def _add(counts: list[int], gold: set, pred: set) -> None:
 def _related(v: Vocabulary) -> dict[str, set[str]]:
     """finding -> itself, its IS_A ancestors and its descendants; ``other:<form>`` -> the finding with that
     name or synonym."""
-    up: dict[str, set[str]] = {}
-
-    def ancestors(name: str) -> set[str]:
-        if name not in up:
-            up[name] = {name}
-            for p in v.findings[name].parents:
-                up[name] |= ancestors(p)
-        return up[name]
-
-    related = {name: set(ancestors(name)) for name in v.findings}
+    parents = {f.name: f.parents for f in v.findings.values()}
+    related = {name: {name} | ancestors(name, parents) for name in v.findings}
     for name, anc in list(related.items()):
         for a in anc:
             related[a].add(name)
@@ -352,13 +345,16 @@ def evaluate_gold(reports: Iterable[IUReport], split: str, path: Path = DEFAULT_
             "baseline": score(gold, baseline_predictions(by_id, gold, v), v)}
 
 
+_FIGURES = (("finding precision", "precision"), ("finding recall", "recall"),
+            ("assertion accuracy", "assertion_accuracy"), ("laterality accuracy", "laterality_accuracy"),
+            ("change micro-F1, findings", "change_f1_findings"), ("change micro-F1, sentences", "change_f1_sentences"))
+
+
 def format_gold_table(split: str, scores: Mapping[str, GoldScores]) -> str:
-    """One row per system: sentences, findings, P, R, assertion, laterality, change F1 (findings, sentences)."""
-    head = (f"gold sentences ({split}): system     sents  finds  precision  recall  assertion  laterality  "
-            "change-F1 finding  change-F1 sentence")
-    rows = [head]
-    for name, s in scores.items():
-        rows.append(f"{'':>{len(f'gold sentences ({split}):')}} {name:<10} {s.sentences:>5}  {s.tp + s.fn:>5}  "
-                    f"{s.precision:>9.3f}  {s.recall:>6.3f}  {s.assertion_accuracy:>9.3f}  "
-                    f"{s.laterality_accuracy:>10.3f}  {s.change_f1_findings:>17.3f}  {s.change_f1_sentences:>18.3f}")
+    """A figure per row, a system per column (fits 80 columns)."""
+    first = next(iter(scores.values()))
+    rows = [f"annotated IU sentences ({split}): {first.sentences} sentences, {first.tp + first.fn} findings",
+            f"{'':28}" + "".join(f"{name:>10}" for name in scores)]
+    for label, attr in _FIGURES:
+        rows.append(f"{label:28}" + "".join(f"{getattr(s, attr):>10.3f}" for s in scores.values()))
     return "\n".join(rows)

@@ -68,13 +68,13 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
         modifiers = [src for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "OBS"]
         finding, consumed = _finding_of(obs, anatomy_ents, modifiers, vocab)
         if finding is not None:
-            regions = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped)
+            regions, side = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped)
             scored = [(vocab.severity_of(mod.tokens), mod.tokens.lower()) for mod in modifiers]
             severity = max(((sc, w) for sc, w in scored if sc is not None), key=lambda x: x[0], default=(None, None))
             changes = linked_changes.get(obs.eid, [])
             stated = [(finding, region, obs.polarity) for region in dict.fromkeys(regions)]
         elif absences := _normal_absences(obs, anatomy_ents, incoming, vocab):
-            severity, changes = (None, None), []  # a normal structure called stable is no change
+            severity, changes, side = (None, None), [], None  # a normal structure called stable is no change
             stated = [(f, region, absences[f]) for f in absences for region in vocab.default_regions(f, None)]
         else:
             modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
@@ -93,7 +93,7 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
                 change=vocab.change_labels[change_ent.change_label] if change_ent else None,
                 change_label=change_ent.change_label if change_ent else None, prior_image_id=None,
                 evidence=evidence, source=SOURCE_RADGRAPH, file=file, record=doc_key, section=section,
-                sentence_id=f"{doc_key}|{sentence}",
+                sentence_id=f"{doc_key}|{sentence}", side=side,
             ))
     report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
     return report, mentions
@@ -160,9 +160,12 @@ def _finding_of(obs: Entity, anatomy_ents: list[Entity], modifiers: list[Entity]
 
 
 def _regions_of(obs: Entity, finding: str, anatomy_ents: list[Entity], consumed: set[str],
-                incoming: dict[str, list[tuple[str, Entity]]], vocab: Vocabulary, unmapped: list[str]) -> list[str]:
+                incoming: dict[str, list[tuple[str, Entity]]], vocab: Vocabulary,
+                unmapped: list[str]) -> tuple[list[str], str | None]:
     """The observation's regions: its located_at targets with their own modifiers (``left`` -> ``base``),
-    else the finding's default regions on the stated side. Unknown places are added to ``unmapped``."""
+    else the finding's default regions on the stated side; and the side stated (left / right / bilateral or
+    None), which a side-less region cannot show ("left PICC" in the SVC). Unknown places are added to
+    ``unmapped``."""
     def phrase(ent: Entity) -> str:
         parts = [ent] + [src for rtype, src in incoming[ent.eid] if rtype == "modify" and src.kind == "ANAT"]
         return " ".join(p.tokens for p in sorted(parts, key=lambda e: e.start))
@@ -185,4 +188,4 @@ def _regions_of(obs: Entity, finding: str, anatomy_ents: list[Entity], consumed:
         if not found:
             unmapped.append(f"region:{text_.lower()}")
         regions.extend(found)
-    return regions or list(vocab.default_regions(finding, side if side in ("left", "right") else None))
+    return regions or list(vocab.default_regions(finding, side if side in ("left", "right") else None)), side

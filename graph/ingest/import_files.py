@@ -45,7 +45,7 @@ NODE_PROPERTIES: dict[str, dict[str, str]] = {
     "Mention": {"polarity": STRING, "severity": STRING, "severity_score": LONG, "change": STRING,
                 "change_label": STRING, "prior_image_id": STRING, "evidence": STRING, "source": STRING,
                 "file": STRING, "file_key": LONG, "record": STRING, "section": STRING, "sentence_id": STRING,
-                "temporal_cues": STRINGS, "texture_cues": STRINGS, "comparison_cues": STRINGS},
+                "temporal_cues": STRINGS, "texture_cues": STRINGS, "comparison_cues": STRINGS, "side": STRING},
     "StudyFinding": {"patient_id": STRING, "study_id": STRING, "finding": STRING, "state": STRING, **_ONSET},
     "SourceFile": {"sha256": STRING, "format": STRING, "records": LONG, "rejected": LONG,
                    "vocabulary_version": STRING, "loaded_at": LOCALDATETIME},

@@ -399,9 +399,8 @@ def _no_acute_process() -> _Sentence:
 
 def _render_report(rng: random.Random, stmts: list[_Stmt], has_prior: bool, compare: bool, reason: str,
                    cur: list[int], sparse: bool = False) -> _Rendered:
-    """RadGraph text and entities for one report, and the sentence list the scene graph is built from.
-    Normal statements ("The lungs are clear.") state absences, so a ``sparse`` report has none (the random
-    draws for them are still made, so the rest of the cohort is the same)."""
+    """RadGraph text and entities for one report, and the sentence list the scene graph is built from; a
+    ``sparse`` report has no normal statements (they state absences), its random draws are the same."""
     rep = _Report()
     rend = _Renderer(rng)
     sentences: list[tuple[str, list[_Stmt], str | None, dict[int, str]]] = []

@@ -200,3 +200,10 @@ def test_normal_statements_state_absences(tmp_path, text, expected):
     parsed = _roundtrip(tmp_path, {"findings": text})
     assert {(m.finding, m.polarity) for m in parsed.mentions} == expected
     assert not {"clear", "normal", "sharp", "midline"} & set(parsed.unmapped_terms)
+
+
+def test_a_stated_side_is_kept_where_the_region_has_none(tmp_path):
+    parsed = _roundtrip(tmp_path, {"findings": "Left PICC tip at the cavoatrial junction. Small right effusion."})
+    got = {(m.finding, m.side, vocabulary().regions[m.anatomy].side) for m in parsed.mentions}
+    assert ("picc", "left", None) in got  # the SVC has no side; the statement does
+    assert ("pleural effusion", "right", "right") in got
