@@ -100,17 +100,20 @@ def test_chunked_load_gives_the_same_graph_as_a_whole_file_load(store, writes, t
     assert plan.load == [] and writes == []
 
 
+def loaded_whole(store, path, mapping, *versions) -> dict:
+    """The reference graph: each version of the file loaded whole (not streamed), in turn."""
+    for content in versions:
+        path.write_text(json.dumps(content))
+        ingest(store, path, mapping)
+    return graph_snapshot(store)
+
+
 def test_a_changed_big_file_replaces_its_old_content(store, writes, tmp_path, monkeypatch):
     path = tmp_path / "radgraph.json"
     mapping = write_mapping(tmp_path / "map.csv")
     old, new = cohort(variant=0), cohort(variant=1)
     del new[doc_key(3, 4)]
-    # the reference: both versions loaded whole
-    path.write_text(json.dumps(old))
-    ingest(store, path, mapping)
-    path.write_text(json.dumps(new))
-    ingest(store, path, mapping)
-    expected = graph_snapshot(store)
+    expected = loaded_whole(store, path, mapping, old, new)
 
     fresh(store)
     stream_everything(monkeypatch)
@@ -159,10 +162,7 @@ def test_an_interrupted_load_is_redone_in_full(store, writes, tmp_path, monkeypa
     mapping = write_mapping(tmp_path / "map.csv")
     first, edited = cohort(variant=0), cohort(variant=2)
     del edited[doc_key(1, 1)]  # a document of the first chunk: its report stays, as in any changed file
-    for content in (first, edited):  # the reference: the first version loaded whole, then the edited one
-        path.write_text(json.dumps(content))
-        ingest(store, path, mapping)
-    expected = graph_snapshot(store)
+    expected = loaded_whole(store, path, mapping, first, edited)
     stream_everything(monkeypatch)
 
     fresh(store)
