@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -19,7 +18,8 @@ from rich.table import Table
 from flows.cli.app import app
 from flows.cli.common import console, print_rows, run_ingest
 
-from graph.store import read_statements as rs
+if TYPE_CHECKING:  # pandas and the driver load inside the commands: the quick commands never need them
+    import pandas as pd
 
 FINDING = "pleural effusion"
 
@@ -44,6 +44,8 @@ def worsening_agreement(graph_rows: list[dict], truth: pd.DataFrame) -> tuple[se
 
 
 def _truth(cohort: Path) -> pd.DataFrame:
+    import pandas as pd
+
     truth = pd.read_parquet(cohort / "ground_truth.parquet")
     return truth[truth["finding"] == FINDING]
 
@@ -134,6 +136,7 @@ def iu_section(console: Console, out: Path) -> None:
     """Extract and ingest the 3,955 IU reports (rules extractor) and print their ten most frequent present
     findings and stated changes; says why and skips when the IU wheel cannot be fetched or spaCy is missing."""
     from graph.extract.iu import IUUnavailable, fetch_wheel
+    from graph.store import read_statements as rs
     from graph.store import shared_store
 
     console.rule("real reports: Indiana University chest X-rays (CC BY-NC-ND 4.0, Demner-Fushman et al. 2016)")

@@ -6,8 +6,22 @@
 * :mod:`graph.store.consistency` and :mod:`graph.store.stats`: checks and counts over the stored graph.
 """
 
-from graph.store.graph_store import (LINK_CHUNK, Batch, GraphStore, GraphUnavailable, LoginRefused, WriteCounts,
-                                     open_driver, reset_shared_store, server_agent, shared_store)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from graph.store.graph_store import (LINK_CHUNK, Batch, GraphStore, GraphUnavailable, LoginRefused,
+                                         WriteCounts, open_driver, reset_shared_store, server_agent, shared_store)
 
 __all__ = ["LINK_CHUNK", "Batch", "GraphStore", "GraphUnavailable", "LoginRefused", "WriteCounts", "open_driver",
            "reset_shared_store", "server_agent", "shared_store"]
+
+
+def __getattr__(name: str) -> Any:
+    # The driver (and the pandas it imports) loads on first use, not with the package: reading the query
+    # catalogue or a statement's text needs neither (PEP 562 module attributes).
+    if name in __all__:
+        return getattr(importlib.import_module("graph.store.graph_store"), name)
+    raise AttributeError(f"module 'graph.store' has no attribute {name!r}")

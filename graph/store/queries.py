@@ -18,11 +18,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import neo4j
-
-from graph.store.graph_store import GraphStore
+if TYPE_CHECKING:
+    from graph.store.graph_store import GraphStore
 
 _PARAM_TYPES = {"string": str, "int": int, "float": float}
 _HEADER = re.compile(r"^//\s*(name|purpose|param|columns):\s?(.*)$")
@@ -167,6 +166,8 @@ def run_named(store: GraphStore, query: NamedQuery, params: dict[str, Any]) -> l
     Raises:
         QueryError: the query would write.
     """
+    import neo4j
+
     text = packed_cypher(query)
     with store.driver.session(database=store.database, default_access_mode=neo4j.READ_ACCESS) as session:
         if text not in _READ_ONLY:
