@@ -58,12 +58,12 @@ def timed_flow(run: Callable[[], Any], clear: bool = True) -> tuple[float, Any, 
     from graph.store import shared_store
     from graph.store.stats import label_counts
 
-    store = shared_store()
     if clear:
-        store.clear()
+        shared_store().clear()
     with prefect_test_harness(server_startup_timeout=120):
         started = time.perf_counter()
         result = run()
         seconds = time.perf_counter() - started
-    nodes, rels = label_counts(store)
+    # asked for afterwards: the bulk flow starts the server itself (it is stopped before) and renews the store
+    nodes, rels = label_counts(shared_store())
     return seconds, result, nodes, rels

@@ -21,7 +21,6 @@ Every stage logs its counts and seconds.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import time
 import zoneinfo
 from dataclasses import dataclass, field
@@ -43,7 +42,6 @@ from graph.vocabulary import vocabulary
 WATCH_FLOW = "cxrkg-watch"
 WATCH_DEPLOYMENT = "drop-folder"
 TRAIN_DEPLOYMENT = "train"
-TRAIN_MODULE = "flows.train_flow"
 ARTIFACT_KEY = "cxrkg-ingest-summary"
 REJECTED_NAME = "cxrkg-rejected.json"
 DEFAULT_SETTLE_SECONDS = 60.0
@@ -249,34 +247,16 @@ def watch_deployment(drop_folder: str, schedule: Schedule, archive_folder: str |
         description=f"Ingest new or changed files of {drop} on a schedule ({_describe(schedule)}).")
 
 
-def training_flow() -> Flow | None:
-    """The training flow from ``flows/train_flow.py``, or None while that module does not exist.
+def training_flow() -> Flow:
+    """The training flow ``cxrkg-train``, imported on first use (it pulls in torch)."""
+    from flows.train_flow import train_flow
 
-    The hook: the module defines a Prefect flow, named ``train_flow`` when it defines several.
-
-    Raises:
-        LookupError: the module exists but holds no flow, or several and none named ``train_flow``.
-    """
-    try:
-        module = importlib.import_module(TRAIN_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name == TRAIN_MODULE:
-            return None
-        raise
-    if isinstance(getattr(module, "train_flow", None), Flow):
-        return module.train_flow
-    flows = [v for v in vars(module).values() if isinstance(v, Flow) and v.__module__ == module.__name__]
-    if len(flows) != 1:
-        raise LookupError(f"{TRAIN_MODULE} defines {len(flows)} Prefect flows; name the training flow `train_flow`")
-    return flows[0]
+    return train_flow
 
 
 def train_deployment(schedule: Schedule | None = None, parameters: dict[str, Any] | None = None):
-    """The training flow's deployment (``<flow name>/train``), scheduled or on demand; None without the flow."""
-    train = training_flow()
-    if train is None:
-        return None
-    return train.to_deployment(name=TRAIN_DEPLOYMENT, schedule=schedule, parameters=parameters or {},
+    """The training flow's deployment (``<flow name>/train``), scheduled or on demand."""
+    return training_flow().to_deployment(name=TRAIN_DEPLOYMENT, schedule=schedule, parameters=parameters or {},
                                concurrency_limit=1, tags=["cxrkg", "train"],
                                description="Train the progression model on the current graph"
                                            + (f" ({_describe(schedule)})." if schedule else " (on demand)."))

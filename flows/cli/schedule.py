@@ -65,10 +65,8 @@ def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, 
         fail("--prefect-server: PREFECT_API_URL is not set (start `prefect server start` and "
              "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`)")
     train = srv.training_flow()
-    if train is None:
-        console.print(f"no training flow yet ({srv.TRAIN_MODULE} not found): serving ingestion only")
     if use_server:
-        _serve_to_prefect(srv, params, schedule, train, train_schedule)
+        _serve_to_prefect(srv, params, schedule, train_schedule)
     else:
         _serve_here(srv, params, schedule, train, train_schedule)
 
@@ -83,11 +81,10 @@ def _run_once(srv, params: dict) -> None:
         raise typer.Exit(2)
 
 
-def _serve_to_prefect(srv, params: dict, schedule, train, train_schedule) -> None:
+def _serve_to_prefect(srv, params: dict, schedule, train_schedule) -> None:
     """The watch (and training) deployments, served to the Prefect server at PREFECT_API_URL."""
     deployments = [srv.watch_deployment(schedule=schedule, **params)]
-    if train is not None:
-        deployments.append(srv.train_deployment(train_schedule))
+    deployments.append(srv.train_deployment(train_schedule))
     try:
         srv.serve_deployments(*deployments)
     except RuntimeError as exc:
@@ -97,7 +94,7 @@ def _serve_to_prefect(srv, params: dict, schedule, train, train_schedule) -> Non
 def _serve_here(srv, params: dict, schedule, train, train_schedule) -> None:
     """The schedule run in this process until Ctrl-C."""
     jobs = [srv.LocalJob(f"{srv.WATCH_FLOW}/{srv.WATCH_DEPLOYMENT}", schedule, lambda: srv.watch_flow(**params))]
-    if train is not None and train_schedule is not None:
+    if train_schedule is not None:
         jobs.append(srv.LocalJob(f"{train.name}/{srv.TRAIN_DEPLOYMENT}", train_schedule, train))
     console.print("no Prefect server (PREFECT_API_URL unset): running the schedule in this process; "
                   "Ctrl-C stops it")

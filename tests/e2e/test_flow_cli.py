@@ -78,14 +78,6 @@ def test_cli_ingest_query_and_stats(store, prefect_harness, tmp_path):
     assert [r["file"] for r in json.loads((tmp_path / "r.json").read_text())] == [str(bad.resolve())]
 
 
-def test_cli_lists_queries():
-    result = runner.invoke(app, ["queries"])
-    assert result.exit_code == 0
-    for name in ("worsening_findings", "finding_timeline", "new_finding_patients", "changes_between_studies",
-                 "source_disagreements"):
-        assert name in result.output
-
-
 def test_cli_extract_writes_radgraph_that_ingest_reads(tmp_path):
     from graph.formats.radgraph import parse_radgraph, read_doc_mapping
     from graph.vocabulary import vocabulary

@@ -1,18 +1,15 @@
 """How a run is cut into batches and written: files ordered and batched by patient, batches written two
 at a time and relinked in their own transactions, and the schema migration of graphs written before
-the Mention ``file_key`` index. All against the real Neo4j."""
+the Mention ``file_key`` index. All against the real Neo4j (planning alone: tests/unit/test_ingest_plan_batches.py)."""
 
 from __future__ import annotations
 
 import json
 import shutil
-from collections import Counter
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from graph.ingest import discover, plan_ingest
 from graph.records import file_key
 from graph.synth import write_cohort
 from graph.vocabulary import vocabulary
@@ -24,40 +21,6 @@ def cohort(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("cohort")
     write_cohort(out, patients=6, seed=5)
     return out
-
-
-def test_files_are_ordered_and_batched_by_patient(cohort, tmp_path):
-    # a report whose study the metadata CSV does not date gets no hint: it goes after the hinted files
-    stray = tmp_path / "in" / "radgraph" / "p19" / "p19999999" / "s59999999.json"
-    shutil.copytree(cohort, tmp_path / "in")
-    stray.parent.mkdir(parents=True)
-    shutil.copy(next((tmp_path / "in" / "radgraph").rglob("s*.json")), stray)
-    plan = plan_ingest(discover([tmp_path / "in"]), {}, vocabulary().version)
-
-    meta = pd.read_csv(cohort / "mimic-cxr-2.0.0-metadata.csv", dtype=str)
-    patient_of_image = dict(zip(meta.dicom_id, meta.subject_id))
-    for f in plan.load:
-        name = Path(f.path).name
-        if name.endswith("_SceneGraph.json"):
-            assert plan.patient_hints[f.path] == patient_of_image[name.removesuffix("_SceneGraph.json")]
-        elif f.path != str(stray.resolve()):
-            assert plan.patient_hints[f.path] == Path(f.path).parent.name.removeprefix("p")
-    assert str(stray.resolve()) not in plan.patient_hints and plan.load[-1].path == str(stray.resolve())
-    hinted = [plan.patient_hints[f.path] for f in plan.load[:-1]]
-    assert hinted == sorted(hinted)  # a patient's scene graphs and reports are adjacent
-
-    per_patient = Counter(plan.patient_hints.values())
-    batches = plan.batches(max(per_patient.values()))
-    assert len(batches) > 2 and [f for b in batches for f in b] == plan.load
-    for batch in batches[:-1]:
-        patients = {plan.patient_hints[f.path] for f in batch}
-        assert plan.patients_within(batch) == patients  # every patient's files all in one batch
-    seen = [p for b in batches[:-1] for p in {plan.patient_hints[f.path] for f in b}]
-    assert len(seen) == len(set(seen)) == 6
-    # a patient with more files than twice the batch size is split; it is within neither batch
-    biggest, n = per_patient.most_common(1)[0]
-    split = [b for b in plan.batches(n // 2 - 1) if biggest in {plan.patient_hints.get(f.path) for f in b}]
-    assert len(split) > 1 and all(biggest not in plan.patients_within(b) for b in split)
 
 
 def test_flow_with_two_writers_and_in_batch_links_equals_a_plain_load(store, prefect_harness, cohort):
@@ -103,19 +66,3 @@ def test_graphs_from_before_the_file_key_index_are_migrated(store, cohort, tmp_p
     assert store.read("MATCH (m:Mention {file: $f}) RETURN count(*) AS n", f=str(report.resolve()))[0]["n"] == 0
 
 
-def test_discovered_paths_are_resolved_once_per_root(cohort, tmp_path):
-    # a root reached through a link, and a linked file inside it: both name the real files
-    real = tmp_path / "real"
-    shutil.copytree(cohort / "radgraph", real / "radgraph")
-    target = next((real / "radgraph").rglob("s*.json"))
-    elsewhere = tmp_path / "elsewhere" / "p10" / "p10000001" / "s50000001.json"
-    elsewhere.parent.mkdir(parents=True)
-    shutil.copy(target, elsewhere)
-    (real / "radgraph" / "p10" / "p10000001").mkdir(parents=True)
-    (real / "radgraph" / "p10" / "p10000001" / "s50000001.json").symlink_to(elsewhere)
-    (tmp_path / "link").symlink_to(real)
-
-    paths = {f.path for f in discover([tmp_path / "link"])}
-    assert str(elsewhere.resolve()) in paths and str(target.resolve()) in paths
-    assert all(p == str(Path(p).resolve()) for p in paths)
-    assert paths == {f.path for f in discover([real])}

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import nbformat
@@ -18,7 +17,9 @@ import pytest
 from nbclient import NotebookClient
 
 REPO = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+# the two documented notebooks by name (a missing one fails), and any other notebook the folder holds
+NOTEBOOKS = sorted({*(REPO / "notebooks").glob("*.ipynb"), REPO / "notebooks" / "explore.ipynb",
+                    REPO / "notebooks" / "progression.ipynb"})
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +60,6 @@ def _outputs(nb: nbformat.NotebookNode) -> list[dict]:
     return [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
 
 
-def test_notebooks_exist():
-    assert any(p.name == "explore.ipynb" for p in NOTEBOOKS)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_executes_without_errors(cohort_graph, path):
@@ -70,16 +67,19 @@ def test_notebook_executes_without_errors(cohort_graph, path):
     nb = _execute(path, cohort, settings)
     errors = [o for o in _outputs(nb) if o.output_type == "error"]
     assert not errors, errors
-    if path.name == "explore.ipynb":
-        _check_explore(nb)
+    {"explore.ipynb": _check_explore, "progression.ipynb": _check_progression}.get(path.name, lambda _: None)(nb)
+
+
+def _text(outputs: list[dict]) -> str:
+    return "\n".join(o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get("text/plain", "")
+                     for o in outputs)
 
 
 def _check_explore(nb: nbformat.NotebookNode) -> None:
     from graph.store.queries import catalogue
 
     outputs = _outputs(nb)
-    text = "\n".join(o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get("text/plain", "")
-                     for o in outputs)
+    text = _text(outputs)
     assert "connected to bolt://" in text or "connected to neo4j" in text
     # every catalogue query ran (none skipped) and returned its row count
     for name in catalogue():
@@ -96,16 +96,17 @@ def _check_explore(nb: nbformat.NotebookNode) -> None:
     assert "http://" not in json.dumps(views) and "https://" not in json.dumps(views)
 
 
-def test_graph_widget_front_end_is_installed_locally():
-    """The widget's JavaScript ships inside the installed package (served by the local Jupyter server) and
-    loads nothing from the network: no CDN script, import or fetch of an http(s) address."""
-    import ipysigma
 
-    share = Path(sys.prefix) / "share" / "jupyter"
-    lab = share / "labextensions" / "ipysigma"
-    bundles = list((lab / "static").glob("*.js")) + list((share / "nbextensions" / "ipysigma").glob("*.js"))
-    assert (lab / "package.json").is_file() and bundles, f"ipysigma {ipysigma.__version__} front end not in {share}"
-    remote = re.compile(r"""(src\s*=\s*["']https?://|import\(\s*["']https?://|fetch\(\s*["']https?://|"""
-                        r"""unpkg\.com|cdn\.jsdelivr|cdnjs\.)""")
-    offenders = [b.name for b in bundles if remote.search(b.read_text(errors="replace"))]
-    assert not offenders
+
+def _check_progression(nb: nbformat.NotebookNode) -> None:
+    """The snapshot was exported, pairs were built and split, a model trained and scored, the evaluation
+    plot drawn, and `compare` answered in the Medical-Diff-VQA grammar."""
+    outputs = _outputs(nb)
+    text = _text(outputs)
+    assert re.search(r"snapshot [0-9a-f]{16} ", text)
+    pairs = re.search(r"(\d+) study pairs, (\d+) pairs, (\d+) labelled; split seed \d+", text)
+    assert pairs and int(pairs.group(1)) > 0 and 0 < int(pairs.group(3)) <= int(pairs.group(2))
+    f1 = re.search(r"best epoch \d+, validation macro-F1 ([0-9.]+)", text)
+    assert f1 and 0.0 <= float(f1.group(1)) <= 1.0
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 2  # timeline and evaluation plot
+    assert re.search(r"nothing has changed\.|the main image (has|is missing)|the level of ", text)

@@ -367,3 +367,21 @@ def test_project_parsers_read_the_cohort_as_stated(cohort, truth):
     single = truth[truth.stated_imagenome.notna() & ~truth.stated_imagenome.fillna("").str.contains(";;")]
     assert all(r.stated_imagenome in ig[r.study_id, r.anatomy, r.finding] for r in single.itertuples())
     assert unmapped and len(unmapped) < 4 * len(stated)  # some terms the vocabulary does not know, not many
+
+
+def _negated_words(radgraph_dir) -> list[str]:
+    """Tokens labelled OBS-DA in a cohort's RadGraph documents, but those of "no acute cardiopulmonary
+    process" (which names no finding)."""
+    out = []
+    for path in radgraph_dir.rglob("*.json"):
+        for doc in json.loads(path.read_text()).values():
+            out += [e["tokens"] for e in doc["entities"].values()
+                    if e["label"] == "OBS-DA" and e["tokens"] not in ("acute", "process")]
+    return out
+
+
+def test_sparse_cohort_states_no_absence(tmp_path):
+    sparse = write_cohort(tmp_path / "sparse", patients=20, seed=3, sparse=True)
+    dense = write_cohort(tmp_path / "dense", patients=20, seed=3)
+    assert sparse.studies == dense.studies  # the same simulated patients, other statements
+    assert _negated_words(dense.radgraph_dir) and not _negated_words(sparse.radgraph_dir)
