@@ -1,0 +1,326 @@
+"""Load benchmark: every way cxrkg loads a cohort, beside the ceilings, in one run on the same input.
+
+Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/bench-load, Bolt port 7700) whose store it deletes
+before each load. On one synthetic cohort (`cxrkg synth`, seed 11):
+
+1. bulk: the bulk flow (`cxrkg ingest --bulk`) on an empty store; its importer stage alone is the
+   neo4j-admin ceiling (the import tool on ready-made files of the same elements);
+2. transactional, fresh: the ingest flow (`cxrkg ingest`) on an empty graph;
+3. plain driver: the elements of that graph, dumped to disk first (not timed), written again by a plain
+   script into an empty graph with the same constraints: one ``UNWIND $rows ... CREATE`` transaction per
+   10,000 nodes or relationships, relationships matched on their ends' constrained keys, one session;
+4. transactional, incremental: the cohort without its last month of studies loaded first, then that month
+   (new patients and new studies of known patients, whose events are re-derived) timed on top.
+
+Each load runs in a child process. Printed per load: elements (nodes plus relationships the load leaves in
+the graph; for the increment, those it adds), seconds, elements/s, peak client memory (summed PSS of the
+Python processes: the flow, its workers, Prefect's temporary API server), peak server memory (RSS of the
+Neo4j JVM, or of the importer's), and the rate as a ratio to the plain-driver ceiling. Kuzu is not run:
+it is not a dependency of cxrkg.
+
+Usage: python benchmarks/load_benchmark.py [--patients 2000] [--month-days 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_env import timed_flow, use_dedicated_server  # noqa: E402
+
+use_dedicated_server("bench-load", 7700, 7490)
+
+PLAIN_BATCH = 10_000
+
+
+@dataclass
+class Load:
+    """One timed load: what the table prints."""
+
+    name: str
+    elements: int
+    seconds: float
+    client_mb: float
+    server_mb: float
+
+    @property
+    def rate(self) -> float:
+        return self.elements / self.seconds
+
+
+# --- children: one load each, printing a JSON line -------------------------------------------------------
+
+def _child(mode: str, cohort: Path) -> dict:
+    """Run one load in this (child) process: ``fresh`` / ``increment`` (the ingest flow on an empty graph /
+    on top of what is there), ``bulk`` (the bulk flow on the emptied store), ``plain`` (the dumped
+    elements in ``cohort``, written by :func:`plain_write`)."""
+    if mode == "plain":
+        return plain_write(cohort)
+    if mode == "bulk":
+        from flows.bulk_flow import bulk_ingest_flow
+
+        seconds, summary, nodes, rels = timed_flow(lambda: bulk_ingest_flow([str(cohort)], rejected_report=None),
+                                                   clear=False)
+    else:
+        from flows.ingest_flow import ingest_flow
+        from graph.store import shared_store
+        from graph.store.stats import label_counts
+
+        before = 0
+        if mode == "increment":
+            nodes, rels = label_counts(shared_store())
+            before = sum(nodes.values()) + sum(rels.values())
+        seconds, summary, nodes, rels = timed_flow(lambda: ingest_flow([str(cohort)], rejected_report=None),
+                                                   clear=mode == "fresh")
+        return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()) - before,
+                "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds}
+    return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()),
+            "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds}
+
+
+# --- the plain-driver ceiling ----------------------------------------------------------------------------
+
+def dump_elements(out: Path) -> int:
+    """Write every node and relationship of the benchmark's graph to ``out`` as pickled chunks of
+    ``PLAIN_BATCH`` rows, one group per label and per (type, start label, end label); returns the count.
+    Vocabulary nodes and their links are left out: the plain script starts, as the flows do, from a graph
+    whose schema step created them."""
+    from graph.store import shared_store
+    from graph.store.statements import NODE_KEYS
+
+    vocabulary_labels = {"Anatomy", "Finding"}
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    count = 0
+    with shared_store().driver.session() as session:
+        for label in sorted(set(NODE_KEYS) - vocabulary_labels):
+            result = session.run(f"MATCH (n:`{label}`) RETURN properties(n) AS p")
+            count += _write_chunks(out, ("node", label), (r["p"] for r in result))
+        result = session.run("MATCH (a)-[r]->(b) WHERE NOT (a:Anatomy OR a:Finding) "
+                             "RETURN type(r) AS t, labels(a)[0] AS sl, labels(b)[0] AS el, "
+                             "a[$keys[labels(a)[0]]] AS s, b[$keys[labels(b)[0]]] AS e, properties(r) AS p "
+                             "ORDER BY t, sl, el", keys=dict(NODE_KEYS))
+        group, rows = None, []
+        for r in result:
+            key = ("rel", r["t"], r["sl"], r["el"])
+            if key != group and rows:
+                count += _write_chunks(out, group, iter(rows))
+                rows = []
+            group = key
+            rows.append({"s": r["s"], "e": r["e"], "p": r["p"]})
+        if rows:
+            count += _write_chunks(out, group, iter(rows))
+    return count
+
+
+def _write_chunks(out: Path, group: tuple, rows) -> int:
+    n, chunk = 0, []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == PLAIN_BATCH:
+            n += _save(out, group, chunk)
+            chunk = []
+    return n + (_save(out, group, chunk) if chunk else 0)
+
+
+def _save(out: Path, group: tuple, chunk: list) -> int:
+    index = len(list(out.glob("*.pkl")))
+    with (out / f"{index:06d}.pkl").open("wb") as fh:
+        pickle.dump((group, chunk), fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return len(chunk)
+
+
+def plain_write(dump: Path) -> dict:
+    """The plain-driver ceiling: the dumped chunks, nodes first, each written in its own write transaction
+    by one ``UNWIND $rows`` statement (``CREATE`` on the label, relationships ``MATCH``-ed on the constrained
+    keys of their ends), one session, into the benchmark's emptied graph with its schema. Returns the
+    seconds of the writes (reading a chunk from disk included) and the elements in the graph after them."""
+    from graph.store import shared_store
+    from graph.store.stats import label_counts
+    from graph.store.statements import NODE_KEYS
+    from graph.vocabulary import vocabulary
+
+    store = shared_store()
+    store.clear()
+    store.ensure_schema(vocabulary())
+    chunks = sorted(dump.glob("*.pkl"))
+    started = time.perf_counter()
+    with store.driver.session() as session:
+        for path in chunks:
+            with path.open("rb") as fh:
+                group, rows = pickle.load(fh)
+            if group[0] == "node":
+                query = f"UNWIND $rows AS r CREATE (n:`{group[1]}`) SET n = r"
+            else:
+                _, rel, start, end = group
+                query = (f"UNWIND $rows AS r MATCH (a:`{start}` {{`{NODE_KEYS[start]}`: r.s}}) "
+                         f"MATCH (b:`{end}` {{`{NODE_KEYS[end]}`: r.e}}) CREATE (a)-[x:`{rel}`]->(b) SET x = r.p")
+            session.execute_write(lambda tx, q=query, rows=rows: tx.run(q, rows=rows).consume())
+    seconds = time.perf_counter() - started
+    nodes, rels = label_counts(store)
+    return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()), "rejections": 0,
+            "stage_seconds": {}}
+
+
+# --- the parent: inputs, measured children, the table ----------------------------------------------------
+
+def split_last_month(cohort: Path, out: Path, days: int) -> tuple[Path, Path, int]:
+    """Hard-link the cohort's files into ``out/base`` and ``out/delta``: the studies of the last ``days`` days
+    (by the metadata CSV's StudyDate) go to delta with their scene graphs and reports; both get the CSV.
+    Returns (base, delta, studies in delta)."""
+    import pandas as pd
+
+    from graph.synth import METADATA_CSV, RADGRAPH_DIR, SCENE_GRAPH_DIR
+
+    meta = pd.read_csv(cohort / METADATA_CSV, dtype=str)
+    dates = pd.to_datetime(meta["StudyDate"], format="%Y%m%d")
+    late = meta[dates > dates.max() - pd.Timedelta(days=days)]
+    studies, images = set(late["study_id"]), set(late["dicom_id"])
+    base, delta = out / "base", out / "delta"
+    shutil.rmtree(out, ignore_errors=True)
+    for path in (cohort / SCENE_GRAPH_DIR).rglob("*.json"):
+        _link(path, cohort, delta if path.name.removesuffix("_SceneGraph.json") in images else base)
+    for path in (cohort / RADGRAPH_DIR).rglob("*.json"):
+        _link(path, cohort, delta if path.stem.removeprefix("s") in studies else base)
+    for part in (base, delta):
+        shutil.copy(cohort / METADATA_CSV, part / METADATA_CSV)
+    return base, delta, len(studies)
+
+
+def _link(path: Path, root: Path, to: Path) -> None:
+    target = to / path.relative_to(root)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.link(path, target)
+
+
+class Peaks:
+    """Samples, every 0.2 s while a child runs, the summed PSS of its Python processes (client) and the
+    RSS of the Java processes: the local server (by its pid file) and any the child starts (server)."""
+
+    def __init__(self, proc, pid_file: Path):
+        self.proc, self.pid_file = proc, pid_file
+        self.client = self.server = 0.0
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import psutil
+
+        while self.proc.poll() is None:
+            try:
+                tree = [self.proc, *self.proc.children(recursive=True)]
+                python = [p for p in tree if "java" not in p.name()]
+                java = {p.pid: p for p in tree if "java" in p.name()}
+                if self.pid_file.exists():
+                    pid = int(self.pid_file.read_text().split()[0])
+                    if psutil.pid_exists(pid):
+                        java.setdefault(pid, psutil.Process(pid))
+                self.client = max(self.client, sum(p.memory_full_info().pss for p in python) / 2**20)
+                self.server = max(self.server, sum(p.memory_info().rss for p in java.values()) / 2**20)
+            except (psutil.Error, ValueError, OSError):
+                pass
+            time.sleep(0.2)
+
+    def join(self) -> None:
+        self._thread.join()
+
+
+def measured(name: str, mode: str, path: Path, pid_file: Path) -> tuple[Load, dict]:
+    """Run one child load; its Load (and the child's JSON answer)."""
+    import psutil
+
+    proc = psutil.Popen([sys.executable, __file__, "--child", mode, str(path)], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    peaks = Peaks(proc, pid_file)
+    out, err = proc.communicate()
+    peaks.join()
+    if proc.returncode:
+        sys.exit(f"{name} failed:\n{err[-3000:]}")
+    r = json.loads(out.strip().splitlines()[-1])
+    load = Load(name, r["elements"], r["seconds"], peaks.client, peaks.server)
+    stages = ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items())
+    print(f"{name}: {load.elements:,} elements in {load.seconds:.1f} s" + (f" (stages, s: {stages})" if stages else ""),
+          flush=True)
+    return load, r
+
+
+def run_all(args: argparse.Namespace, server, settings) -> list[Load]:
+    """Every load of the module docstring, in order, each on an emptied store; the rows of the table."""
+    from graph.synth import write_cohort
+
+    cohort = settings.home / f"cohort-{args.patients}"
+    if not (cohort / "ground_truth.parquet").exists():
+        write_cohort(cohort, patients=args.patients, seed=11)
+    pid = settings.pid_file
+
+    def empty(start: bool = True) -> None:
+        server.stop()
+        shutil.rmtree(settings.data_dir, ignore_errors=True)
+        if start:
+            server.start()
+
+    empty(start=False)
+    bulk, r = measured("bulk (cxrkg ingest --bulk)", "bulk", cohort, pid)
+    importer = Load("neo4j-admin import (ceiling)", bulk.elements, r["stage_seconds"]["import"], 0.0, bulk.server_mb)
+    empty()
+    fresh, _ = measured("transactional, fresh (cxrkg ingest)", "fresh", cohort, pid)
+    dump = settings.home / "plain-dump"
+    dumped = dump_elements(dump)
+    empty()
+    plain, _ = measured("plain driver (ceiling)", "plain", dump, pid)
+    shutil.rmtree(dump, ignore_errors=True)
+    if plain.elements != fresh.elements:
+        print(f"note: the plain script made {plain.elements:,} elements, the flow {fresh.elements:,} "
+              f"({dumped:,} dumped)")
+    base, delta, studies = split_last_month(cohort, settings.home / "split", args.month_days)
+    empty()
+    measured("transactional, all but the last month", "fresh", base, pid)
+    increment, _ = measured(f"transactional, incremental ({studies} studies of the last {args.month_days} days)",
+                            "increment", delta, pid)
+    return [bulk, importer, fresh, plain, increment]
+
+
+def print_table(loads: list[Load], patients: int) -> None:
+    """The one summary table: each load, and its rate against the plain-driver ceiling."""
+    ceiling = next(x for x in loads if x.name.startswith("plain driver")).rate
+    print(f"\nload benchmark, {patients:,} synthetic patients, {os.cpu_count()} CPUs")
+    print(f"{'load':<58} {'elements':>11} {'s':>7} {'el/s':>9} {'client MB':>9} {'server MB':>9} {'x plain':>7}")
+    for x in loads:
+        client = f"{x.client_mb:,.0f}" if x.client_mb else "-"
+        print(f"{x.name:<58} {x.elements:>11,} {x.seconds:>7.1f} {x.rate:>9,.0f} {client:>9} "
+              f"{x.server_mb:>9,.0f} {x.rate / ceiling:>7.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--patients", type=int, default=2000)
+    parser.add_argument("--month-days", type=int, default=30, help="the increment: studies of the last N days")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(_child(args.child[0], Path(args.child[1]))))
+        return
+
+    from graph.server import LocalNeo4jServer
+    from graph.settings import local_server_settings
+
+    settings = local_server_settings()
+    server = LocalNeo4jServer(settings)
+    try:
+        print_table(run_all(args, server, settings), args.patients)
+    finally:
+        server.stop()  # the benchmark's own server, also on Ctrl-C
+
+
+if __name__ == "__main__":
+    main()
