@@ -65,3 +65,32 @@ def store(neo4j_server):
     s.ensure_schema(vocabulary())
     yield s
     reset_shared_store()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """No process the suite started outlives it: after every fixture is torn down, neither a child of
+    this process nor any process whose command line names the run's temporary folder (servers, workers
+    and Prefect API servers that tests started in their own homes and that detach from their parent) may
+    still run. Any that do are listed, stopped, and fail the run."""
+    import psutil
+
+    base = getattr(getattr(session.config, "_tmp_path_factory", None), "getbasetemp", lambda: None)()
+    me = psutil.Process()
+    left = {p.pid: p for p in me.children(recursive=True)}
+    if base is not None:
+        inside = str(base) + os.sep  # not a sibling run's folder whose number starts with ours
+        for p in psutil.process_iter(["cmdline"]):
+            if p.pid != me.pid and any(inside in part + os.sep for part in p.info["cmdline"] or ()):
+                left[p.pid] = p
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    for p in left.values():
+        try:
+            if p.status() == psutil.STATUS_ZOMBIE:
+                continue
+            line = f"process left running after the suite: pid {p.pid}: {' '.join(p.cmdline())[:200]}"
+            p.kill()
+        except psutil.Error:  # ended meanwhile
+            continue
+        reporter.ensure_newline()
+        reporter.write_line(line, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
