@@ -10,7 +10,8 @@ before each load. On one synthetic cohort (`cxrkg synth`, seed 11):
    script into an empty graph with the same constraints: one ``UNWIND $rows ... CREATE`` transaction per
    10,000 nodes or relationships, relationships matched on their ends' constrained keys, one session;
 4. transactional, incremental: the cohort without its last month of studies loaded first, then that month
-   (new patients and new studies of known patients, whose events are re-derived) timed on top.
+   (new patients and new studies of known patients, whose events are re-derived) timed on top;
+5. the named queries on the whole cohort, as `make bench` times them.
 
 Each load runs in a child process. Printed per load: elements (nodes plus relationships the load leaves in
 the graph; for the increment, those it adds), seconds, elements/s, peak client memory (summed PSS of the
@@ -39,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_env import timed_flow, use_dedicated_server  # noqa: E402
 
 use_dedicated_server("bench-load", 7700, 7490)
+from ingest_benchmark import query_latencies  # noqa: E402  (the same query timing as `make bench`)
 
 PLAIN_BATCH = 10_000
 
@@ -287,6 +289,9 @@ def run_all(args: argparse.Namespace, server, settings) -> list[Load]:
     measured("transactional, all but the last month", "fresh", base, pid)
     increment, _ = measured(f"transactional, incremental ({studies} studies of the last {args.month_days} days)",
                             "increment", delta, pid)
+    print("named queries on the whole cohort, warm, 50 runs each:")
+    for name, (p50, p95, rows) in query_latencies(cohort).items():
+        print(f"  {name:<34} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms   {rows:>5} rows", flush=True)
     return [bulk, importer, fresh, plain, increment]
 
 
