@@ -29,6 +29,7 @@ import json
 import os
 import pickle
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -244,7 +245,11 @@ def measured(name: str, mode: str, path: Path, pid_file: Path) -> tuple[Load, di
     proc = psutil.Popen([sys.executable, __file__, "--child", mode, str(path)], stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE, text=True, env=os.environ.copy())
     peaks = Peaks(proc, pid_file)
-    out, err = proc.communicate()
+    try:
+        out, err = proc.communicate()
+    except BaseException:  # Ctrl-C or a kill of this process: the child and its workers go with it
+        _kill_tree(proc)
+        raise
     peaks.join()
     if proc.returncode:
         sys.exit(f"{name} failed:\n{err[-3000:]}")
@@ -254,6 +259,21 @@ def measured(name: str, mode: str, path: Path, pid_file: Path) -> tuple[Load, di
     print(f"{name}: {load.elements:,} elements in {load.seconds:.1f} s" + (f" (stages, s: {stages})" if stages else ""),
           flush=True)
     return load, r
+
+
+def _kill_tree(proc) -> None:
+    """SIGKILL a process and its descendants, tolerating any that end meanwhile."""
+    import psutil
+
+    try:
+        tree = [*proc.children(recursive=True), proc]
+    except psutil.Error:  # the child is ending on its own signal: kill what is left of it
+        tree = [proc]
+    for p in tree:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
 
 
 def run_all(args: argparse.Namespace, server, settings) -> list[Load]:
@@ -319,6 +339,7 @@ def main() -> None:
     from graph.server import LocalNeo4jServer
     from graph.settings import local_server_settings
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill stops the children and the server too
     settings = local_server_settings()
     server = LocalNeo4jServer(settings)
     try:
