@@ -31,7 +31,6 @@ study's regions and a has-embedding flag (an image-level summary: graph context 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -44,6 +43,7 @@ from torch_geometric.data import HeteroData
 from gnn.errors import GnnError
 from gnn.export import GraphTables, Manifest, load_tables
 from gnn.features import feature_names
+from gnn.splits import split_of  # noqa: F401  (part of this module's API)
 from gnn.pair_inputs import (Key, ObservationFeatures, PairInputs, SnapshotIndex, Vocab, as_list, pair_inputs,
                              snapshot_frames)
 
@@ -64,14 +64,6 @@ BASE_EDGE_TYPES = (
 )
 EDGE_TYPES = BASE_EDGE_TYPES + tuple((d, f"rev_{r}", s) for s, r, d in BASE_EDGE_TYPES)
 LABEL_EDGE = ("observation", "progression", "observation")
-
-
-def split_of(patient_id: str, seed: int, fractions: tuple[float, float] = (0.7, 0.15)) -> str:
-    """``train`` / ``val`` / ``test`` for a patient, deterministic in (seed, patient id) and stable
-    when patients are added: SHA-256 of ``seed:patient_id`` mapped to [0, 1) against the cumulative
-    fractions (train 0.7, validation 0.15, test the rest by default)."""
-    u = int(hashlib.sha256(f"{seed}:{patient_id}".encode()).hexdigest()[:12], 16) / float(1 << 48)
-    return "train" if u < fractions[0] else "val" if u < fractions[0] + fractions[1] else "test"
 
 
 @dataclass

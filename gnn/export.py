@@ -4,10 +4,13 @@ A snapshot folder holds parquet tables (pyarrow) and ``manifest.json``:
 
 =========================  ======================================================================
 ``studies.parquet``         patient_id, study_id, study_datetime (ISO text), study_order,
-                            prior_study_id, prior_days (the PRIOR edge; null for a first study)
+                            prior_study_id, prior_days (the PRIOR edge; null for a first study),
+                            age_decile (Chest ImaGenome's bucket, e.g. "60-70"), gender (the patient's)
 ``images.parquet``          study_id, image_id, view
 ``observations.parquet``    one row per (study, anatomy, finding, source) with polarity-bearing
                             mentions: n_present, n_absent, n_uncertain, max_severity (1..3 or null)
+``study_findings.parquet``  study-level states: study_id, finding, state (present / uncertain / absent /
+                            not_mentioned; a pair without a row is not mentioned)
 ``labels.parquet``          stated PROGRESSION edges: study_id, prior_study_id, anatomy, finding,
                             source (chest_imagenome / radgraph), change
 ``anatomy.parquet``         name, side, parent (PART_OF)
@@ -45,25 +48,28 @@ from graph.store import GraphStore
 from graph.vocabulary import vocabulary
 from gnn.errors import GnnError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 PATIENT_CHUNK = 500
 SOURCES = ("chest_imagenome", "radgraph")
 
 SCHEMAS: dict[str, pa.Schema] = {
     "studies": pa.schema([("patient_id", pa.string()), ("study_id", pa.string()), ("study_datetime", pa.string()),
-                          ("study_order", pa.int64()), ("prior_study_id", pa.string()), ("prior_days", pa.int64())]),
+                          ("study_order", pa.int64()), ("prior_study_id", pa.string()), ("prior_days", pa.int64()),
+                          ("age_decile", pa.string()), ("gender", pa.string())]),
     "images": pa.schema([("study_id", pa.string()), ("image_id", pa.string()), ("view", pa.string())]),
     "observations": pa.schema([("study_id", pa.string()), ("anatomy", pa.string()), ("finding", pa.string()),
                                ("source", pa.string()), ("n_present", pa.int64()), ("n_absent", pa.int64()),
                                ("n_uncertain", pa.int64()), ("max_severity", pa.int64())]),
+    "study_findings": pa.schema([("study_id", pa.string()), ("finding", pa.string()), ("state", pa.string())]),
     "labels": pa.schema([("study_id", pa.string()), ("prior_study_id", pa.string()), ("anatomy", pa.string()),
                          ("finding", pa.string()), ("source", pa.string()), ("change", pa.string())]),
     "anatomy": pa.schema([("name", pa.string()), ("side", pa.string()), ("parent", pa.string())]),
     "findings": pa.schema([("name", pa.string()), ("category", pa.string()), ("parents", pa.list_(pa.string()))]),
 }
 _PATIENT_QUERIES = (("studies", st.GNN_STUDIES), ("images", st.GNN_IMAGES),
-                    ("observations", st.GNN_OBSERVATION_MENTIONS), ("labels", st.GNN_STATED_PROGRESSIONS))
+                    ("observations", st.GNN_OBSERVATION_MENTIONS), ("study_findings", st.GNN_STUDY_FINDINGS),
+                    ("labels", st.GNN_STATED_PROGRESSIONS))
 EMBEDDINGS = "region_embeddings.parquet"
 
 

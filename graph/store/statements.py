@@ -380,11 +380,21 @@ RETURN p.patient_id AS patient_id ORDER BY patient_id
 
 GNN_STUDIES = """
 UNWIND $patient_ids AS pid
-MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)
+MATCH (p:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)
 OPTIONAL MATCH (s)-[pr:PRIOR]->(ps:Study)
 RETURN pid AS patient_id, s.study_id AS study_id, toString(s.study_datetime) AS study_datetime,
-       s.study_order AS study_order, ps.study_id AS prior_study_id, pr.days AS prior_days
+       s.study_order AS study_order, ps.study_id AS prior_study_id, pr.days AS prior_days,
+       s.age_decile AS age_decile, p.gender AS gender
 ORDER BY patient_id, study_order, study_id
+"""
+
+# Study-level states (present / uncertain / absent / not_mentioned) as the link step derived them; a
+# (study, finding) without a StudyFinding is not mentioned.
+GNN_STUDY_FINDINGS = """
+UNWIND $patient_ids AS pid
+MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)-[:HAS_STUDY_FINDING]->(sf:StudyFinding)
+RETURN s.study_id AS study_id, sf.finding AS finding, sf.state AS state
+ORDER BY study_id, finding
 """
 
 GNN_IMAGES = """

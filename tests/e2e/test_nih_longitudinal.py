@@ -3,6 +3,8 @@ study-level count and new_finding_patients answer equal to the plain-pandas refe
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from graph.store.queries import get_query, run_named
@@ -51,3 +53,49 @@ def test_timeline_and_disagreements_on_real_patients(store, nih_slice):
     rows = run_named(store, dis, dis.bind({"patient_id": ""}))
     assert rows and {r["kind"] for r in rows} == {"polarity"}
     assert all(any("nih_google2019" in c for c in r["changes"]) for r in rows)
+
+
+def test_forecast_targets_on_real_patients_equal_the_reference_events(store, nih_slice, tmp_path):
+    """The next-study forecasting rows, built from the exported graph, hold exactly the reference's
+    study-level onsets, resolutions (stated or no longer mentioned) and persistence per finding; the
+    baselines then score on them."""
+    from graph.datasets.nih_reference import reference_counts
+    from gnn.export import export_snapshot
+    from gnn.forecast import CLASSES, forecast_table
+    from gnn.forecast_report import evaluate_forecasters
+
+    out, _, tables = nih_slice
+    load_into(store, out)
+    export_snapshot(store, tmp_path / "snapshot")
+    table = forecast_table(tmp_path / "snapshot")
+    reference = reference_counts(tables).groupby("finding").sum(numeric_only=True)
+    got = table.rows.assign(cls=table.rows["target"].map(dict(enumerate(CLASSES))))
+    per_finding = got.groupby(["finding", "cls"]).size().unstack(fill_value=0)
+    stated = got.groupby("finding")["resolved_stated"].sum()
+    compared = 0
+    for finding, ref in reference.iterrows():
+        if ref["present"] == 0:
+            continue  # never present in the slice: not a forecast finding
+        row = per_finding.loc[finding]
+        assert row.get("onset", 0) == ref["onset"], finding
+        assert row.get("persistence", 0) == ref["persistence"], finding
+        assert row.get("resolution", 0) == ref["resolution"] + ref["no_longer_mentioned"], finding
+        assert stated[finding] == ref["resolution"], finding
+        compared += 1
+    assert compared >= 10
+    report = evaluate_forecasters(table, bootstrap=5)
+    trees = report.scores["gradient-boosted trees"]["test"].point
+    assert 0.0 <= trees["macro_f1"] <= 1.0 and 0.0 <= trees["onset_auroc"] <= 1.0
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    result = CliRunner().invoke(app, ["forecast", "--snapshot", str(tmp_path / "snapshot"), "--bootstrap", "3",
+                                      "--out", str(tmp_path / "forecast.json")])
+    assert result.exit_code == 0, result.output
+    assert "onset_auroc" in result.output and "6 row(s)" in result.output  # 3 baselines x (val, test)
+    saved = json.loads((tmp_path / "forecast.json").read_text())
+    assert set(saved["models"]) == {"carry-forward", "rate by age and sex", "gradient-boosted trees"}
+    assert saved["models"]["carry-forward"]["test"]["point"]["onset_auroc"] == pytest.approx(0.5)
+    result = CliRunner().invoke(app, ["forecast", "--snapshot", str(tmp_path)])
+    assert result.exit_code == 1 and "not a cxrkg snapshot" in result.output
