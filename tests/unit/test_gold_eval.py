@@ -90,3 +90,17 @@ def test_a_finding_outside_the_list_matches_a_vocabulary_synonym():
     gold = [_sentence(0, GoldFinding("other:Cardiomegaly", "present", "none", None))]
     s = score(gold, {gold[0].key: [Predicted("enlarged cardiac silhouette", "present", "none")]}, V)
     assert (s.tp, s.fp, s.fn) == (1, 0, 0)
+
+
+def test_a_refer_back_sentence_is_credited_with_the_finding_it_changes():
+    pytest.importorskip("medspacy")
+    from graph.extract.gold_eval import rules_predictions
+
+    text = "Left-sided pacemaker. These are stable. Leads end in the right atrium."
+    report = IUReport("9", "9.xml", "", "", text, "", (), (), ())
+    gold = [GoldSentence("9", "findings", 22, 39, "dev", "x", ()), GoldSentence("9", "findings", 40, 70, "dev", "x", ())]
+    got = rules_predictions({"9": report}, gold, V)
+    assert [(p.finding, p.laterality, p.changes) for p in got[gold[0].key]] == [
+        ("cardiac pacer and wires", "left", frozenset({"CHAN-NC"}))]
+    # a heart chamber's side is not the side of the body
+    assert [(p.finding, p.laterality) for p in got[gold[1].key]] == [("cardiac pacer and wires", "none")]

@@ -97,7 +97,14 @@ def radgraph_document(entities: list[dict], doc, data_source: str) -> dict:
     for e in ordered:
         s, last = index[e["_start"]], index[e["_end"] - 1]
         rels = list(dict.fromkeys((r, ids[id(t)]) for r, t in e["rel"]))
-        out[ids[id(e)]] = {"tokens": " ".join(t.text for t in kept[s:last + 1]), "label": e["label"],
+        out[ids[id(e)]] = {"tokens": " ".join(_written(t) for t in kept[s:last + 1]), "label": e["label"],
                            "start_ix": s, "end_ix": last, "relations": [list(r) for r in rels]}
-    return {"text": " ".join(t.text for t in kept), "entities": out, "data_source": data_source,
+    return {"text": " ".join(_written(t) for t in kept), "entities": out, "data_source": data_source,
             "data_split": "inference"}
+
+
+def _written(token) -> str:
+    """A token as the RadGraph text writes it: a run of periods ("opacities..") is one ".", which ends the
+    sentence for a RadGraph reader as it does for the sentencizer."""
+    text = token.text
+    return "." if len(text) > 1 and set(text) == {"."} else text

@@ -8,7 +8,7 @@ of normal statements as the ``cxr_normals`` span group) and ConText
 from __future__ import annotations
 
 from graph.extract.rules.change_cues import CHANGE_CUES
-from graph.extract.rules.mentions import SIDE_WORDS
+from graph.extract.rules.mentions import SIDE_COORDINATIONS, SIDE_WORDS
 from graph.extract.rules.normals import normal_rules
 from graph.extract.rules.polarity import add_context
 from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
@@ -44,7 +44,7 @@ def _build(v: Vocabulary):
     spacy = _require_spacy()
     nlp = spacy.blank("en")
     _keep_words_whole(nlp)
-    nlp.add_pipe("sentencizer", config={"punct_chars": [".", "?", "!", ":", ";"]})
+    nlp.add_pipe("sentencizer", config={"punct_chars": [".", "?", "!", ":", ";", "..", "..."]})
     findings = nlp.add_pipe("medspacy_target_matcher", name="cxr_findings")
     findings.add(_finding_rules(v) + _predicate_rules(v))
     mods = nlp.add_pipe("medspacy_target_matcher", name="cxr_modifiers",
@@ -98,7 +98,7 @@ def _modifier_rules(v: Vocabulary) -> list:
     from medspacy.target_matcher import TargetRule
 
     return ([TargetRule(form, "ANAT") for form in _region_forms(v)]
-            + [TargetRule(w, "SIDE") for w in SIDE_WORDS]
+            + [TargetRule(w, "SIDE") for w in SIDE_WORDS + SIDE_COORDINATIONS]
             + [TargetRule(w, "SEV") for w in v.severity_scores]
             + [TargetRule(w, "CHANGE") for w in CHANGE_CUES]
             + [TargetRule(w, "SUGG") for w in SUGGESTIVE_CUES])
