@@ -261,3 +261,14 @@ def test_a_run_of_periods_ends_the_sentence_for_the_radgraph_reader(tmp_path):
     parsed = _roundtrip(tmp_path, {"findings": "Increased interstitial opacities.. No pleural effusion."})
     sentences = {m.finding: m.sentence_id for m in parsed.mentions}
     assert sentences["pleural effusion"] != sentences["increased reticular markings/ild pattern"]
+
+
+def test_the_pipeline_does_not_load_pytorch(tmp_path):
+    """spaCy's thinc would import PyTorch (about 500 MB per extraction worker); it stays importable."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from graph.extract.rules import build_pipeline; build_pipeline(); "
+            "assert 'torch' not in sys.modules; import importlib.util; print(importlib.util.find_spec('torch') is not None)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() in ("True", "False")  # False only where PyTorch is not installed at all

@@ -112,18 +112,16 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
 
 def _opens_sentence(m: Mention, d: Draft) -> bool:
     """The cue opens its sentence ("Stable ...", "There is again ...")."""
-    n = d.sent_of[m.start]
-    return all(d.doc[i].lower_ in _OPENERS for i in range(m.start - 1, -1, -1) if d.sent_of[i] == n)
+    return all(t.lower_ in _OPENERS for t in d.doc[d.doc[m.start].sent.start:m.start])
 
 
 def _list_after(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     """The present findings after a cue that opens its sentence, up to the next cue or clause break: a cue
     that opens a list applies to the list ("Stable appearance of the enteric tube and left PICC", "stable
     mediastinal contours with aortic tortuosity"; the annotation guide's §6)."""
-    stop = min([x.start for x in d.mods if x.kind == "CHANGE" and x.start >= m.end
-                and d.sent_of[x.start] == d.sent_of[m.start]]
-               + [t.i for t in d.doc[m.end:] if d.sent_of[t.i] == d.sent_of[m.start] and t.lower_ in _LIST_BREAKS]
-               + [len(d.doc)])
+    sent = d.doc[m.start].sent
+    stop = min([x.start for x in d.mods if x.kind == "CHANGE" and m.end <= x.start < sent.end]
+               + [t.i for t in d.doc[m.end:sent.end] if t.lower_ in _LIST_BREAKS] + [sent.end])
     return [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < stop and it["label"] == "OBS-DP"]
 
 

@@ -66,7 +66,7 @@ def _qualified(d: Draft, p) -> bool:
         i -= 1
     if i >= 0 and d.doc[i].lower_ in _SKIP_AFTER:
         return True
-    words = " ".join(t.lower_ for t in d.doc if d.sent_of[t.i] == d.sent_of[p.start])
+    words = " ".join(t.lower_ for t in d.doc[p.start].sent)
     return any(f" {e} " in f" {words} " for e in _EXCEPTIONS)
 
 
