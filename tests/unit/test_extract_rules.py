@@ -272,3 +272,20 @@ def test_the_pipeline_does_not_load_pytorch(tmp_path):
             "assert 'torch' not in sys.modules; import importlib.util; print(importlib.util.find_spec('torch') is not None)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() in ("True", "False")  # False only where PyTorch is not installed at all
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a reading in a sentence that points back takes the place of the finding it reads
+    ("Right hilar calcified lymph nodes. These likely represent prior granulomatous disease.",
+     {("granulomatous disease", "right", "present", None), ("granulomatous disease", "right", "uncertain", None)}),
+    ("Patchy left basilar opacity. This may represent pneumonia.",
+     {("lung opacity", "left", "present", None), ("pneumonia", "left", "uncertain", None)}),
+    # ... and nowhere else
+    ("Patchy left basilar opacity. Pneumonia is not excluded.",
+     {("lung opacity", "left", "present", None), ("pneumonia", None, "uncertain", None)}),
+    # the procedure or device named is the finding, not "postsurgical changes"
+    ("Postsurgical changes of prior CABG.", {("cabg grafts", None, "present", None)}),
+    ("Postsurgical changes in the left hemithorax.", {("postsurgical changes", "left", "present", None)}),
+], ids=["reading-of-nodes", "may-represent", "no-pointer", "generic-of-named", "generic-alone"])
+def test_readings_that_point_back_and_named_procedures(tmp_path, text, expected):
+    assert _sided(tmp_path, text) == expected

@@ -161,16 +161,8 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
 def drop_unchanged_subjects(d: Draft) -> None:
     """Change subjects without a change are not findings ("normal lung volumes"): they go, with the
     relations to them and the modifiers left without a target."""
-    dropped = {id(it) for o, it in d.obs_items
-               if normalise_phrase(o.text) in _CHANGE_SUBJECTS and id(it) not in d.changed}
-    if not dropped:
-        return
-    d.obs_items = [(o, it) for o, it in d.obs_items if id(it) not in dropped]
-    entities = [e for e in d.entities if id(e) not in dropped]
-    for e in entities:
-        e["rel"] = [(r, tgt) for r, tgt in e["rel"] if id(tgt) not in dropped]
-    targeted = {id(tgt) for e in entities for _, tgt in e["rel"]}
-    d.entities = [e for e in entities if not (e.get("_mod") and not e["rel"] and id(e) not in targeted)]
+    d.drop({id(it) for o, it in d.obs_items
+            if normalise_phrase(o.text) in _CHANGE_SUBJECTS and id(it) not in d.changed})
 
 
 def _free_gap(m: Mention, o: Mention, doc, covered: set[int]) -> int:

@@ -9,7 +9,8 @@ from graph.extract.rules.draft import Draft
 from graph.extract.rules.laterality import link_anatomy, link_side, place_unanchored
 from graph.extract.rules.mentions import Mention, has_subject, mention_spans
 from graph.extract.rules.normals import add_normal_statements
-from graph.extract.rules.observations import add_observations, link_severity, link_suggestive
+from graph.extract.rules.observations import (add_observations, drop_named_generics, link_severity,
+                                              link_suggestive)
 from graph.extract.rules.refer_back import refer_back
 from graph.vocabulary import Vocabulary, vocabulary
 
@@ -44,6 +45,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     obs_spans = [o for o in obs_spans if has_subject(o, doc, d.sent_of)]
     d.obs_tokens = {i for o in obs_spans for i in range(o.start, o.end)}
     add_observations(d, obs_spans)
+    drop_named_generics(d)
     add_normal_statements(d)
     for m in _link_modifiers(d):
         targets = refer_back(d, m)
