@@ -27,7 +27,9 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     2. predicative: the findings before it in the sentence that carry no change yet ("effusions are
        unchanged"), unless the cue is an adjective that describes the word after it ("increased AP
        diameter", "stable mediastinal contours");
-    3. a finding just after it (at most four tokens);
+    3. a finding just after it (at most four tokens); a cue that opens its sentence ("Stable appearance of
+       ...", "There is again ...") also modifies the present findings after it, up to the next cue or
+       clause break ("Stable appearance of the enteric tube and left PICC");
     4. refer-back (:func:`graph.extract.rules.refer_back.refer_back`): a sentence with nothing but the cue
        and words that point back ("Unchanged.", "This is increased since the previous study.") changes the
        present findings of the previous sentence of its section; a section that opens with such a sentence
