@@ -1,10 +1,22 @@
-"""Extraction plus ingestion of all 3,955 IU reports: wall time and peak RSS.
+"""Extraction plus ingestion of all 3,955 IU reports: wall time and peak RSS; with ``--scale``, extraction
+alone at MIMIC-CXR scale on Prefect's Dask task runner.
 
 Runs the real path, ``flows.extract_flow.extract_flow("iu", ...)`` (rules extractor, streamed in shards of
 500 reports, then the ingest flow), in a child process against a dedicated local Neo4j (CXRKG_HOME
 =.cxrkg/bench-extract, Bolt port 7733) that it clears first. Prints the extraction and ingestion seconds,
 the total, documents, graph elements and the child's peak RSS (``ru_maxrss``). Target: under 2 minutes
 on a 2-core machine, memory bounded (one shard of reports and one load batch at a time).
+
+``--scale`` (no Neo4j): writes ``--reports`` (default 227,000, MIMIC-CXR's study count) synthetic reports of
+MIMIC-CXR length (:mod:`graph.extract.scale_corpus`) to a CSV, then extracts them with the extraction flow
+on a local Dask cluster of 1 and of 2 worker processes (``--workers``), each run in a child process under
+Prefect's test harness. Prints per run the reports per second (documents / the flow's extraction seconds),
+the peak RSS of each Dask worker process over the whole run and over its first half (flat memory: the two
+agree), and the 2-worker / 1-worker rate ratio. ``--before SHA`` also extracts the first
+``--before-reports`` reports (default 20,000) on 1 worker with the rules of that commit (its tree exported
+with ``git archive``, imported first) and with the current rules, so the cost of the rules added since
+shows. Targets (issue 17): 227,000 reports under 4 minutes with 2 workers, under 1 GB per worker, 2-worker
+rate >= 1.7x the 1-worker rate.
 
 Needs the IU wheel (fetched with pip into CXRKG_IU_CACHE; the script says so and exits 3 when the
 registry is unreachable).
@@ -23,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import timed_flow, use_dedicated_server  # noqa: E402
+from bench_env import REPO, timed_flow, use_dedicated_server  # noqa: E402
 
 use_dedicated_server("bench-extract", 7733, 7503)
 
@@ -41,12 +53,136 @@ def run_once(out: Path) -> dict:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def scale_child(spec: dict) -> dict:
+    """Child process of ``--scale``: extract ``spec["csv"]`` on ``spec["workers"]`` Dask workers under Prefect's
+    test harness, sampling the RSS of the worker processes every 0.2 s."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    from flows.extract_flow import extract_flow
+    from graph.extract.inputs import CsvColumns
+
+    sampler = _WorkerSampler()
+    sampler.start()
+    with prefect_test_harness(server_startup_timeout=120):
+        started = time.perf_counter()
+        sampler.t0 = started
+        result = extract_flow(spec["csv"], spec["out"], ingest=False, workers=spec["workers"],
+                              columns=CsvColumns(patient="patient_id"))
+        seconds = time.perf_counter() - started
+    sampler.stop = True
+    summary = result.extraction
+    return {"documents": summary.documents, "rejected": len(summary.rejections), "extract_s": summary.seconds,
+            "flow_s": seconds, "worker_peak_mb": sampler.peaks(), "worker_peak_first_half_mb": sampler.peaks(seconds / 2),
+            "main_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+class _WorkerSampler:
+    """A thread that records (seconds since ``t0``, RSS in MB) per Dask worker process (spawned by
+    multiprocessing; Prefect's API server and multiprocessing's resource tracker are not workers)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.t0, self.stop, self.samples = time.perf_counter(), False, {}
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self.stop:
+            for p in me.children(recursive=True):
+                try:
+                    cmd = " ".join(p.cmdline())
+                    if "multiprocessing" in cmd and "resource_tracker" not in cmd:
+                        self.samples.setdefault(p.pid, []).append((time.perf_counter() - self.t0,
+                                                                   p.memory_info().rss / 2**20))
+                except psutil.Error:
+                    pass
+            time.sleep(0.2)
+
+    def peaks(self, until: float | None = None) -> list[float]:
+        """Each worker's peak RSS in MB (over samples taken before ``until`` seconds, if given)."""
+        return sorted(round(max((mb for t, mb in s if until is None or t <= until), default=0.0))
+                      for s in self.samples.values())
+
+
+def run_scale(args) -> None:
+    """``--scale``: the corpus, the runs, one line per run and the ratio (module docstring)."""
+    from graph.extract.iu import load_reports
+    from graph.extract.scale_corpus import sentence_pools, write_corpus
+
+    with tempfile.TemporaryDirectory() as tmp:
+        csv_path = Path(tmp) / "reports.csv"
+        words = write_corpus(csv_path, args.reports, sentence_pools(load_reports()))
+        print(f"{args.reports:,} synthetic reports of MIMIC-CXR length: {words / args.reports:.1f} words per report "
+              f"(findings + impression); {os.cpu_count()} CPUs")
+        rates = {}
+        for n in args.workers:
+            r = _scale_run(csv_path, Path(tmp) / f"out-{n}", n)
+            rates[n] = r["documents"] / r["extract_s"]
+            print(f"  {n} worker(s): {r['documents']:,} reports in {r['extract_s']:.1f} s = {rates[n]:.0f} reports/s; "
+                  f"peak RSS per worker {r['worker_peak_mb']} MB (first half of the run {r['worker_peak_first_half_mb']}); "
+                  f"main process {r['main_peak_mb']:.0f} MB")
+        if 1 in rates and 2 in rates:
+            print(f"  2-worker rate / 1-worker rate: {rates[2] / rates[1]:.2f}")
+        if args.before:
+            _before_after(args, csv_path, Path(tmp))
+
+
+def _before_after(args, csv_path: Path, tmp: Path) -> None:
+    """The first ``--before-reports`` reports on 1 worker, with the rules of ``--before`` and with the current ones."""
+    head = tmp / "head.csv"
+    with csv_path.open(encoding="utf-8") as src, head.open("w", encoding="utf-8") as dst:
+        for n, line in enumerate(src):
+            if n > args.before_reports:
+                break
+            dst.write(line)
+    tree = tmp / "before"
+    tree.mkdir()
+    subprocess.run(f"git -C {REPO} archive {args.before} | tar -x -C {tree}", shell=True, check=True)
+    for label, code in ((f"rules of {args.before[:7]}", tree), ("current rules", None)):
+        r = _scale_run(head, tmp / f"out-{label[:5]}", 1, code)
+        print(f"  {label}: {r['documents']:,} reports on 1 worker in {r['extract_s']:.1f} s = "
+              f"{r['documents'] / r['extract_s']:.0f} reports/s")
+
+
+def _scale_run(csv_path: Path, out: Path, workers: int, code: Path | None = None) -> dict:
+    env = os.environ.copy()
+    if code:
+        env["PYTHONPATH"] = str(code)
+        env["CXRKG_BENCH_CODE"] = str(code)
+    spec = json.dumps({"csv": str(csv_path), "out": str(out), "workers": workers})
+    proc = subprocess.run([sys.executable, __file__, "--scale-child", spec], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-4000:])
+        sys.exit(proc.returncode)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--scale-child", help=argparse.SUPPRESS)
+    parser.add_argument("--scale", action="store_true", help="extraction alone, MIMIC-CXR scale, on Dask")
+    parser.add_argument("--reports", type=int, default=227_000, help="--scale: synthetic reports (default 227,000)")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="--scale: Dask worker counts")
+    parser.add_argument("--before", help="--scale: also time the rules of this commit on 1 worker")
+    parser.add_argument("--before-reports", type=int, default=20_000, help="--before: reports timed (default 20,000)")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(run_once(Path(args.child))))
+        return
+    if args.scale_child:
+        if os.environ.get("CXRKG_BENCH_CODE"):
+            sys.path.insert(0, os.environ["CXRKG_BENCH_CODE"])
+        print(json.dumps(scale_child(json.loads(args.scale_child))))
+        return
+    if args.scale:
+        run_scale(args)
         return
 
     from graph.settings import local_server_settings

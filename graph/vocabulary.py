@@ -141,7 +141,7 @@ class Vocabulary:
         """``"left"``, ``"right"``, ``"bilateral"`` or None from the words of a phrase."""
         words = set(normalise_phrase(phrase).replace("-", " ").split())
         left, right = "left" in words, "right" in words
-        if (left and right) or words & {"bilateral", "bibasilar", "bibasal", "both", "biapical"}:
+        if (left and right) or words & {"bilateral", "bilaterally", "bibasilar", "bibasal", "both", "biapical"}:
             return "bilateral"
         return "left" if left else "right" if right else None
 

@@ -155,12 +155,21 @@ class GoldSplit(str, Enum):
 def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
                  gold: Optional[GoldSplit] = typer.Option(None, help="score the annotated IU sentences of this "
                                                                      "split instead (graph/extract/gold/iu_sentences.json)"),
+                 unmapped: bool = typer.Option(False, "--unmapped", help="list the phrases of a corpus that no "
+                                               "vocabulary entry or cue covers, by frequency, instead"),
+                 source: str = typer.Option("iu", help="--unmapped: the corpus (iu, a folder, a .csv / .txt / .xml "
+                                                       "file; CSV columns report_id and text)"),
+                 top: int = typer.Option(40, min=1, help="--unmapped: how many phrases to list"),
                  fmt: ReportFormat = typer.Option(ReportFormat.table, "--format")) -> None:
     """Score the rules extractor and a keyword baseline on the IU reports against their MeSH major tags
     (per finding P/R/F1, micro/macro F1, laterality), and the change cues on the hand-labelled IU sentences;
-    with `--gold`, on one split of the annotated IU sentences (findings, assertion, laterality, change)."""
+    with `--gold`, on one split of the annotated IU sentences (findings, assertion, laterality, change);
+    with `--unmapped`, list the unread phrases of a corpus by frequency (vocabulary gaps)."""
     from graph.extract.iu import IUUnavailable, load_reports
 
+    if unmapped:
+        _unmapped(source, cache, top, fmt)
+        return
     try:
         reports = load_reports(cache)
     except IUUnavailable as exc:
@@ -188,3 +197,21 @@ def _eval_gold(reports: list, split: str, fmt: ReportFormat) -> None:
         sys.stdout.write(json.dumps({name: s.as_dict() for name, s in scores.items()}, indent=2) + "\n")
     else:
         console.print(format_gold_table(split, scores), markup=False, highlight=False)
+
+
+def _unmapped(source: str, cache: Optional[Path], top: int, fmt: ReportFormat) -> None:
+    from graph.extract.inputs import iter_inputs
+    from graph.extract.iu import IUUnavailable
+    from graph.extract.unmapped import format_unmapped, unmapped_phrases
+    from graph.records import Rejection
+
+    texts: list = []
+    try:
+        texts = [r.report for r in iter_inputs(source, cache=cache) if not isinstance(r, Rejection)]
+        counts = unmapped_phrases(texts)
+    except (IUUnavailable, ValueError, FileNotFoundError, ImportError) as exc:
+        fail(str(exc))
+    if fmt == "json":
+        sys.stdout.write(json.dumps({"reports": len(texts), "phrases": counts.most_common(top)}, indent=2) + "\n")
+    else:
+        console.print(format_unmapped(counts, len(texts), top), markup=False, highlight=False)

@@ -11,7 +11,10 @@ ingestion parser (:func:`graph.formats.radgraph.doc_to_records`, so what is scor
 stores) and each mention is attributed to the gold sentence its RadGraph sentence overlaps. Per sentence
 and finding: the assertion is the mention's polarity (present over uncertain over absent when mentions
 disagree), the laterality the side its mentions state, else the sides of their regions (left and right:
-bilateral; side-less: none), the change the RadGraph2 labels of its mentions.
+bilateral; side-less: none; a heart chamber's side is no side of the body, as the guide's §5 says), the change the RadGraph2 labels of its mentions. A change cue that modifies an
+observation of an earlier sentence (a refer-back, "These are stable." after "Left-sided pacemaker.")
+attributes that observation to the cue's sentence too, as the guide's §8 labels the sentence that refers
+back.
 
 Baseline: the vocabulary's surface forms matched in the sentence (longest first), absent when a negation
 word precedes the form in the sentence, else present; laterality from the side words of the sentence;
@@ -149,15 +152,39 @@ def rules_predictions(reports: Mapping[str, IUReport], gold: list[GoldSentence],
         _, mentions = doc_to_records(rid, radgraph["text"], ents, DocStudy("gold", rid), "gold", v)
         sent_of = sentence_index(radgraph["text"].split(" "))
         kept = [t.i for t in doc if not t.is_space]  # RadGraph token n is spaCy token kept[n]
+        referred = _referred(rid, ents, mentions, sent_of)
         for g in sentences:
             first, last = sentence_tokens(doc, text, reports[rid], g.section, g.start, g.end)
             covered = {sent_of[n] for n, i in enumerate(kept) if first <= i < last}
             inside = [m for m in mentions if int(m.sentence_id.rsplit("|", 1)[1]) in covered]
+            inside += [m for n in covered for m in referred.get(n, []) if m not in inside]
             out[g.key] = _aggregate(inside, v)
     return out
 
 
+def _referred(doc_key: str, ents: Mapping, mentions: list, sent_of: list[int]) -> dict[int, list]:
+    """Sentence number -> the mentions of earlier sentences that a change cue in it modifies (a refer-back:
+    "These are stable." after "Left-sided pacemaker."). A mention is tied to its observation entity through
+    its id, which ingestion derives from the entity id (:func:`graph.records.stable_id`)."""
+    from graph.records import SOURCE_RADGRAPH, stable_id
+
+    last = len(sent_of) - 1
+    out: dict[int, list] = defaultdict(list)
+    for chan in (e for e in ents.values() if e.kind == "CHAN"):
+        n = sent_of[min(chan.start, last)]
+        for _, target in chan.relations:
+            obs = ents[target]
+            if obs.kind != "OBS" or sent_of[min(obs.start, last)] == n:
+                continue
+            out[n] += [m for m in mentions if m.mention_id == stable_id(
+                SOURCE_RADGRAPH, m.study_id, doc_key, m.anatomy, m.finding, obs.eid)]
+    return out
+
+
 _ASSERTION_RANK = {"present": 0, "uncertain": 1, "absent": 2}
+#: regions whose side names a heart chamber, not a side of the body (the guide's §5: "leads ending in the
+#: right atrium" state no laterality)
+_CHAMBERS = {"right atrium"}
 
 
 def _aggregate(mentions: list, v: Vocabulary) -> list[Predicted]:
@@ -167,11 +194,18 @@ def _aggregate(mentions: list, v: Vocabulary) -> list[Predicted]:
     out = []
     for finding, ms in by_finding.items():
         assertion = min((m.polarity or "present" for m in ms), key=_ASSERTION_RANK.__getitem__)
-        stated = {x for m in ms if m.side for x in (("left", "right") if m.side == "bilateral" else (m.side,))}
-        sides = stated or {v.regions[m.anatomy].side for m in ms if m.anatomy in v.regions} & {"left", "right"}
+        stated = {x for m in ms if m.side and not _chamber_side(m, v)
+                  for x in (("left", "right") if m.side == "bilateral" else (m.side,))}
+        sides = stated or {v.regions[m.anatomy].side for m in ms if m.anatomy in v.regions
+                           and m.anatomy not in _CHAMBERS} & {"left", "right"}
         changes = frozenset(m.change_label for m in ms if m.change_label)
         out.append(Predicted(finding, assertion, _laterality(sides), changes))
     return out
+
+
+def _chamber_side(m, v: Vocabulary) -> bool:
+    """The mention's stated side is only its heart chamber's ("leads in the right atrium")."""
+    return m.anatomy in _CHAMBERS and m.side == v.regions[m.anatomy].side
 
 
 def _laterality(sides: set[str]) -> str:

@@ -131,3 +131,22 @@ def test_cli_exit_code_and_report(tmp_path):
     csv_path.write_text("id,text\nx1,No effusion.\n")
     res = runner.invoke(app, ["extract", str(csv_path), "--out", str(tmp_path / "o3"), "--text-column", "body"])
     assert res.exit_code == 2 and "missing column" in json.loads((tmp_path / "o3" / "rejected.json").read_text())[0]["reason"]
+
+
+def test_a_batch_of_edge_inputs_extracts_the_rest(tmp_path):
+    """An empty report, a 1 MB report, bytes that are not UTF-8 (rejections), a report without section
+    headers (extracted whole, its mentions without a section) and a good report, in one batch."""
+    src = tmp_path / "reports"
+    src.mkdir()
+    (src / "empty.txt").write_text("")
+    (src / "huge.txt").write_text("Small effusion. " * (1 << 16))
+    (src / "latin1.txt").write_bytes("Small effusion, r\xe9sum\xe9.".encode("latin-1"))
+    (src / "plain.txt").write_text("Small left pleural effusion. No pneumothorax.")
+    (src / "good.txt").write_text(GOOD)
+    summary = run_extraction(iter_inputs(src), tmp_path / "out", "rules")
+    assert summary.documents == 2 and {r.record for r in summary.rejections} == {"empty", "huge", "latin1"}
+    mapping = read_doc_mapping(tmp_path / "out" / "doc_mapping.csv")
+    mentions = [m for p in summary.shards for m in parse_radgraph(__import__("pathlib").Path(p), vocabulary(),
+                                                                   mapping).mentions if m.record == "plain"]
+    assert {(m.finding, m.polarity, m.side, m.section) for m in mentions} == {
+        ("pleural effusion", "present", "left", None), ("pneumothorax", "absent", None, None)}

@@ -207,3 +207,85 @@ def test_a_stated_side_is_kept_where_the_region_has_none(tmp_path):
     got = {(m.finding, m.side, vocabulary().regions[m.anatomy].side) for m in parsed.mentions}
     assert ("picc", "left", None) in got  # the SVC has no side; the statement does
     assert ("pleural effusion", "right", "right") in got
+
+
+def _sided(tmp_path, text):
+    return {(m.finding, m.side, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    # both sides named in one phrase are bilateral
+    ("Bibasilar airspace opacities, right greater than left.", {("airspace opacity", "bilateral", "present", None)}),
+    ("Low lung volumes bilaterally.", {("low lung volumes", "bilateral", "present", None)}),
+    # a place that ends inside a finding's name keeps its side ("left lower lung" + "lung nodule")
+    ("Dense left lower lung nodule.", {("mass/nodule (not otherwise specified)", "left", "present", None)}),
+], ids=["greater-than", "bilaterally", "anatomy-inside-finding"])
+def test_sides_of_coordinated_and_nested_phrases(tmp_path, text, expected):
+    assert _sided(tmp_path, text) == expected
+
+
+def test_lingula_is_left(tmp_path):
+    parsed = _roundtrip(tmp_path, {"findings": "Calcified granuloma in the lingula."})
+    assert {vocabulary().regions[m.anatomy].side for m in parsed.mentions} == {"left"}
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a cue that opens its sentence applies to the list after it, up to the next cue
+    ("Stable appearance of the enteric tube and left PICC.",
+     {("enteric tube", None, "present", "no change"), ("picc", "left", "present", "no change")}),
+    ("Stable mediastinal contours with aortic tortuosity.", {("tortuous aorta", None, "present", "no change")}),
+    ("Stable cardiomegaly with new right effusion.",
+     {("enlarged cardiac silhouette", None, "present", "no change"), ("pleural effusion", "right", "present", "new")}),
+    # seen / not seen on the prior study: no change / new, and "not" negates nothing
+    ("Right upper lobe nodule, not present on the prior study.",
+     {("mass/nodule (not otherwise specified)", "right", "present", "new")}),
+    ("Scarring in the left apex as before.", {("pleural/parenchymal scarring", "left", "present", "no change")}),
+    ("Near-complete resolution of the right effusion.", {("pleural effusion", "right", "present", "improved")}),
+], ids=["list", "named-inside-normal", "next-cue", "not-on-prior", "as-before", "near-complete"])
+def test_change_cues_over_lists_and_priors(tmp_path, text, expected):
+    assert _sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Small left effusion. The lungs are otherwise grossly clear.", {("pleural effusion", "left", "present", None)}),
+    ("The lungs remain clear, aside from mild apical scarring.",
+     {("pleural/parenchymal scarring", None, "present", None)}),
+    ("Cardiac and mediastinal contours are within normal limits.",
+     {("enlarged cardiac silhouette", None, "absent", None), ("mediastinal widening", None, "absent", None)}),
+], ids=["otherwise-adverb", "aside-from", "cardiac-and-mediastinal"])
+def test_normal_statement_exceptions(tmp_path, text, expected):
+    assert _sided(tmp_path, text) == expected
+
+
+def test_a_run_of_periods_ends_the_sentence_for_the_radgraph_reader(tmp_path):
+    parsed = _roundtrip(tmp_path, {"findings": "Increased interstitial opacities.. No pleural effusion."})
+    sentences = {m.finding: m.sentence_id for m in parsed.mentions}
+    assert sentences["pleural effusion"] != sentences["increased reticular markings/ild pattern"]
+
+
+def test_the_pipeline_does_not_load_pytorch(tmp_path):
+    """spaCy's thinc would import PyTorch (about 500 MB per extraction worker); it stays importable."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from graph.extract.rules import build_pipeline; build_pipeline(); "
+            "assert 'torch' not in sys.modules; import importlib.util; print(importlib.util.find_spec('torch') is not None)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() in ("True", "False")  # False only where PyTorch is not installed at all
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a reading in a sentence that points back takes the place of the finding it reads
+    ("Right hilar calcified lymph nodes. These likely represent prior granulomatous disease.",
+     {("granulomatous disease", "right", "present", None), ("granulomatous disease", "right", "uncertain", None)}),
+    ("Patchy left basilar opacity. This may represent pneumonia.",
+     {("lung opacity", "left", "present", None), ("pneumonia", "left", "uncertain", None)}),
+    # ... and nowhere else
+    ("Patchy left basilar opacity. Pneumonia is not excluded.",
+     {("lung opacity", "left", "present", None), ("pneumonia", None, "uncertain", None)}),
+    # the procedure or device named is the finding, not "postsurgical changes"
+    ("Postsurgical changes of prior CABG.", {("cabg grafts", None, "present", None)}),
+    ("Postsurgical changes in the left hemithorax.", {("postsurgical changes", "left", "present", None)}),
+], ids=["reading-of-nodes", "may-represent", "no-pointer", "generic-of-named", "generic-alone"])
+def test_readings_that_point_back_and_named_procedures(tmp_path, text, expected):
+    assert _sided(tmp_path, text) == expected

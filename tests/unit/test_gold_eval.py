@@ -73,16 +73,21 @@ def test_malformed_gold_files_name_the_sentence_and_field(tmp_path):
         load_gold(path)
 
 
-def test_rules_predictions_attribute_mentions_to_their_sentence():
+def _rules_on(text: str, *spans: tuple[int, int]) -> list[list[Predicted]]:
+    """The rules' predictions for the sentences ``text[start:end]`` of a findings section ``text``."""
     pytest.importorskip("medspacy")
     from graph.extract.gold_eval import rules_predictions
 
-    text = "No pneumothorax. The left pleural effusion has increased. Heart size is normal."
-    report = IUReport("9", "9.xml", "", "", text, "", (), (), ())
-    gold = [GoldSentence("9", "findings", 0, 16, "dev", "x", ()), GoldSentence("9", "findings", 17, 57, "dev", "x", ())]
-    got = rules_predictions({"9": report}, gold, V)
-    assert [(p.finding, p.assertion) for p in got[gold[0].key]] == [("pneumothorax", "absent")]
-    assert [(p.finding, p.assertion, p.laterality, p.changes) for p in got[gold[1].key]] == [
+    gold = [GoldSentence("9", "findings", start, end, "dev", "x", ()) for start, end in spans]
+    got = rules_predictions({"9": IUReport("9", "9.xml", "", "", text, "", (), (), ())}, gold, V)
+    return [got[g.key] for g in gold]
+
+
+def test_rules_predictions_attribute_mentions_to_their_sentence():
+    first, second = _rules_on("No pneumothorax. The left pleural effusion has increased. Heart size is normal.",
+                              (0, 16), (17, 57))
+    assert [(p.finding, p.assertion) for p in first] == [("pneumothorax", "absent")]
+    assert [(p.finding, p.assertion, p.laterality, p.changes) for p in second] == [
         ("pleural effusion", "present", "left", frozenset({"CHAN-CON-WOR"}))]
 
 
@@ -90,3 +95,11 @@ def test_a_finding_outside_the_list_matches_a_vocabulary_synonym():
     gold = [_sentence(0, GoldFinding("other:Cardiomegaly", "present", "none", None))]
     s = score(gold, {gold[0].key: [Predicted("enlarged cardiac silhouette", "present", "none")]}, V)
     assert (s.tp, s.fp, s.fn) == (1, 0, 0)
+
+
+def test_a_refer_back_sentence_is_credited_with_the_finding_it_changes():
+    refer, leads = _rules_on("Left-sided pacemaker. These are stable. Leads end in the right atrium.", (22, 39), (40, 70))
+    assert [(p.finding, p.laterality, p.changes) for p in refer] == [
+        ("cardiac pacer and wires", "left", frozenset({"CHAN-NC"}))]
+    # a heart chamber's side is not the side of the body
+    assert [(p.finding, p.laterality) for p in leads] == [("cardiac pacer and wires", "none")]

@@ -10,6 +10,11 @@ from graph.extract.rules.mentions import Mention
 from graph.extract.rules.sections import SECTION_ORDER
 from graph.vocabulary import normalise_phrase
 
+#: a finding seen on the prior study (no change) or not seen there (new): the guide's §6
+_SEEN_BEFORE = tuple(f"{verb} on {the}{prior}" for verb in ("seen", "present", "visible", "noted")
+                     for the in ("", "the ") for prior in ("prior", "previous", "comparison"))
+NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
+
 #: change cue -> (class for a condition, class for a device); None: not a change of that kind.
 CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-NC", "CHAN-NC") for w in (
@@ -17,17 +22,19 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
         "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar",
         "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
-        "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position")},
+        "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position", "as before",
+        "there is again", "there are again", *_SEEN_BEFORE)},
     **{w: ("CHAN-CON-WOR", None) for w in (
         "increased", "increasing", "increase", "worsened", "worsening", "worse", "enlarging",
         "progressed", "progression", "progressive", "more prominent", "larger", "interval increase")},
     **{w: ("CHAN-CON-IMP", None) for w in (
         "improved", "improving", "improvement", "decreased", "decreasing", "decrease", "smaller", "resolving",
-        "clearing", "near complete clearing", "partially resolved",
+        "clearing", "near complete clearing", "partially resolved", "near-complete resolution", "near complete resolution",
+        "partial resolution", "nearly resolved", "almost resolved", "partially cleared",
         "less prominent", "diminished", "reduced", "interval improvement", "interval decrease")},
     **{w: ("CHAN-CON-AP", "CHAN-DEV-AP") for w in (
         "new", "newly", "interval development", "interval appearance", "developing", "new onset", "developed",
-        "has developed", "have developed", "development of")},
+        "has developed", "have developed", "development of", *NOT_SEEN_BEFORE)},
     **{w: (None, "CHAN-DEV-AP") for w in ("placed", "inserted", "interval placement", "placement of")},
     **{w: ("CHAN-CON-RES", "CHAN-DEV-DISA") for w in (
         "resolved", "resolution", "cleared", "no longer seen", "no longer visualized",
@@ -46,6 +53,9 @@ _LINK_WORDS = {"of", "the", "in", "and", ",", "a", "an", "both", "bilateral", "b
 _STATE_FINDINGS = {"increased reticular markings/ild pattern"}
 _STATE_WORDS = {"increased", "increase", "decreased", "decrease", "increasing", "decreasing"}
 _SIDE_WORDS_ONLY = {"left", "right"}
+#: words that may stand before a cue that opens its sentence; words that end the list it opens
+_OPENERS = {"there", "is", "are", "again"}
+_LIST_BREAKS = {"but", ";", "however", "which", "although", "while", "otherwise", "though"}
 
 #: forms that name a finding only as the subject of a stated change ("decreasing lung volumes" -> low lung
 #: volumes worsened, "improved aeration" -> atelectasis improved); without a change cue they are dropped
@@ -95,7 +105,24 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     if not targets:
         hit = d.nearest(m, 4, only_after=True)
         targets = [hit] if hit else []
+    if _opens_sentence(m, d) and (targets or m.value in _ATTRIBUTIVE_CUES):
+        targets += [t for t in _list_after(d, m) if t not in targets]
     return link_change(d, m, targets) or bool(targets)
+
+
+def _opens_sentence(m: Mention, d: Draft) -> bool:
+    """The cue opens its sentence ("Stable ...", "There is again ...")."""
+    return all(t.lower_ in _OPENERS for t in d.doc[d.doc[m.start].sent.start:m.start])
+
+
+def _list_after(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
+    """The present findings after a cue that opens its sentence, up to the next cue or clause break: a cue
+    that opens a list applies to the list ("Stable appearance of the enteric tube and left PICC", "stable
+    mediastinal contours with aortic tortuosity"; the annotation guide's §6)."""
+    sent = d.doc[m.start].sent
+    stop = min([x.start for x in d.mods if x.kind == "CHANGE" and m.end <= x.start < sent.end]
+               + [t.i for t in d.doc[m.end:sent.end] if t.lower_ in _LIST_BREAKS] + [sent.end])
+    return [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < stop and it["label"] == "OBS-DP"]
 
 
 def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bool:
@@ -134,16 +161,8 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
 def drop_unchanged_subjects(d: Draft) -> None:
     """Change subjects without a change are not findings ("normal lung volumes"): they go, with the
     relations to them and the modifiers left without a target."""
-    dropped = {id(it) for o, it in d.obs_items
-               if normalise_phrase(o.text) in _CHANGE_SUBJECTS and id(it) not in d.changed}
-    if not dropped:
-        return
-    d.obs_items = [(o, it) for o, it in d.obs_items if id(it) not in dropped]
-    entities = [e for e in d.entities if id(e) not in dropped]
-    for e in entities:
-        e["rel"] = [(r, tgt) for r, tgt in e["rel"] if id(tgt) not in dropped]
-    targeted = {id(tgt) for e in entities for _, tgt in e["rel"]}
-    d.entities = [e for e in entities if not (e.get("_mod") and not e["rel"] and id(e) not in targeted)]
+    d.drop({id(it) for o, it in d.obs_items
+            if normalise_phrase(o.text) in _CHANGE_SUBJECTS and id(it) not in d.changed})
 
 
 def _free_gap(m: Mention, o: Mention, doc, covered: set[int]) -> int:

@@ -9,7 +9,8 @@ from graph.extract.rules.draft import Draft
 from graph.extract.rules.laterality import link_anatomy, link_side, place_unanchored
 from graph.extract.rules.mentions import Mention, has_subject, mention_spans
 from graph.extract.rules.normals import add_normal_statements
-from graph.extract.rules.observations import add_observations, link_severity, link_suggestive
+from graph.extract.rules.observations import (add_observations, drop_named_generics, link_severity,
+                                              link_suggestive)
 from graph.extract.rules.refer_back import refer_back
 from graph.vocabulary import Vocabulary, vocabulary
 
@@ -26,7 +27,9 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     2. predicative: the findings before it in the sentence that carry no change yet ("effusions are
        unchanged"), unless the cue is an adjective that describes the word after it ("increased AP
        diameter", "stable mediastinal contours");
-    3. a finding just after it (at most four tokens);
+    3. a finding just after it (at most four tokens); a cue that opens its sentence ("Stable appearance of
+       ...", "There is again ...") also modifies the present findings after it, up to the next cue or
+       clause break ("Stable appearance of the enteric tube and left PICC");
     4. refer-back (:func:`graph.extract.rules.refer_back.refer_back`): a sentence with nothing but the cue
        and words that point back ("Unchanged.", "This is increased since the previous study.") changes the
        present findings of the previous sentence of its section; a section that opens with such a sentence
@@ -44,6 +47,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     obs_spans = [o for o in obs_spans if has_subject(o, doc, d.sent_of)]
     d.obs_tokens = {i for o in obs_spans for i in range(o.start, o.end)}
     add_observations(d, obs_spans)
+    drop_named_generics(d)
     add_normal_statements(d)
     for m in _link_modifiers(d):
         targets = refer_back(d, m)
@@ -97,7 +101,14 @@ def radgraph_document(entities: list[dict], doc, data_source: str) -> dict:
     for e in ordered:
         s, last = index[e["_start"]], index[e["_end"] - 1]
         rels = list(dict.fromkeys((r, ids[id(t)]) for r, t in e["rel"]))
-        out[ids[id(e)]] = {"tokens": " ".join(t.text for t in kept[s:last + 1]), "label": e["label"],
+        out[ids[id(e)]] = {"tokens": " ".join(_written(t) for t in kept[s:last + 1]), "label": e["label"],
                            "start_ix": s, "end_ix": last, "relations": [list(r) for r in rels]}
-    return {"text": " ".join(t.text for t in kept), "entities": out, "data_source": data_source,
+    return {"text": " ".join(_written(t) for t in kept), "entities": out, "data_source": data_source,
             "data_split": "inference"}
+
+
+def _written(token) -> str:
+    """A token as the RadGraph text writes it: a run of periods ("opacities..") is one ".", which ends the
+    sentence for a RadGraph reader as it does for the sentencizer."""
+    text = token.text
+    return "." if len(text) > 1 and set(text) == {"."} else text

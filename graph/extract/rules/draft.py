@@ -41,6 +41,18 @@ class Draft:
                 sent_of[i] = n
         return cls(doc, v, sections, sent_of)
 
+    def drop(self, dropped: set[int]) -> None:
+        """Remove the observations whose entity ``id()`` is in ``dropped``, the relations to them and the
+        modifiers left without a target."""
+        if not dropped:
+            return
+        self.obs_items = [(o, it) for o, it in self.obs_items if id(it) not in dropped]
+        entities = [e for e in self.entities if id(e) not in dropped]
+        for e in entities:
+            e["rel"] = [(r, tgt) for r, tgt in e["rel"] if id(tgt) not in dropped]
+        targeted = {id(tgt) for e in entities for _, tgt in e["rel"]}
+        self.entities = [e for e in entities if not (e.get("_mod") and not e["rel"] and id(e) not in targeted)]
+
     def same_sentence(self, m: Mention) -> list[tuple[Mention, dict]]:
         """The observation items in ``m``'s sentence, in text order."""
         return [(o, it) for o, it in self.obs_items if self.sent_of[o.start] == self.sent_of[m.start]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from graph.extract.rules.draft import Draft
 from graph.extract.rules.mentions import Mention, gap
+from graph.extract.rules.refer_back import previous_content_sentence
 from graph.vocabulary import Vocabulary
 
 
@@ -26,6 +27,10 @@ def link_side(d: Draft, m: Mention) -> None:
                            "_mod": True})
 
 
+#: words that open a sentence about a finding of the sentence before
+_POINTING_BACK = {"this", "these", "it", "they", "findings", "which"}
+
+
 def place_unanchored(d: Draft) -> None:
     """Give a sided finding stated without anatomy or side a place, so the graph does not put it on both
     sides by default:
@@ -33,22 +38,40 @@ def place_unanchored(d: Draft) -> None:
     1. the nearest anatomy phrase or side word of its sentence ("opacity in the left base, representing
        atelectasis" -> atelectasis located_at "left base");
     2. else another present mention of the same finding in the report that has one ("Left base
-       atelectasis." in the impression for "... atelectasis." in the findings): the same anatomy and side.
+       atelectasis." in the impression for "... atelectasis." in the findings): the same anatomy and side;
+    3. else, in a sentence that opens with a word that points back, the place of the previous sentence's
+       present findings (:func:`_antecedents`).
     """
     todo = [(o, it) for o, it in d.obs_items if _lateral(o.value, d.v) and _anchors(d, it) == ([], [])]
     _anchor_in_sentence(d, todo)
     for o, it in todo:
-        if _anchors(d, it) != ([], []) or it["label"] != "OBS-DP":
+        if _anchors(d, it) != ([], []):
             continue
-        for o2, it2 in d.obs_items:
-            if it2 is it or o2.value != o.value or it2["label"] != "OBS-DP":
-                continue
-            located, sides = _anchors(d, it2)
-            if located or sides:
-                it["rel"].extend(("located_at", a) for a in located)
-                for side in sides:
-                    side["rel"].append(("modify", it))
+        same = [it2 for o2, it2 in d.obs_items if o2.value == o.value and it["label"] == it2["label"] == "OBS-DP"]
+        for it2 in same + _antecedents(d, o):
+            if it2 is not it and _copy_anchors(d, it2, it):
                 break
+
+
+def _copy_anchors(d: Draft, source: dict, item: dict) -> bool:
+    """Give ``item`` the anatomy and side of ``source``; False when ``source`` has none."""
+    located, sides = _anchors(d, source)
+    item["rel"].extend(("located_at", a) for a in located)
+    for side in sides:
+        side["rel"].append(("modify", item))
+    return bool(located or sides)
+
+
+def _antecedents(d: Draft, o: Mention) -> list[dict]:
+    """Rule 3 of :func:`place_unanchored`: in a sentence that opens with a word that points back ("This
+    likely represents a calcified granuloma."), the present findings of the previous sentence of its
+    section, whose place the reading shares (the annotation guide's §5 and §8)."""
+    sent = d.doc[o.start].sent
+    first = next((t for t in sent if t.is_alpha), None)
+    if first is None or first.lower_ not in _POINTING_BACK:
+        return []
+    k = previous_content_sentence(d, d.sent_of[o.start], d.sections[o.start])
+    return [it for o2, it in d.obs_items if d.sent_of[o2.start] == k and it["label"] == "OBS-DP"] if k >= 0 else []
 
 
 def _anchor_in_sentence(d: Draft, todo: list[tuple[Mention, dict]]) -> None:

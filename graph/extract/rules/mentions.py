@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from graph.vocabulary import Vocabulary, normalise_phrase
 
 SIDE_WORDS = ("left", "right", "bilateral", "left-sided", "right-sided", "bilaterally", "both")
+#: both sides named in one phrase: bilateral (the annotation guide's §5); a side word alone links to one finding
+SIDE_COORDINATIONS = tuple(f"{a} {link} {b}" for a, b in (("right", "left"), ("left", "right"))
+                           for link in ("and", "greater than", "more than", "worse than", "larger than", ">"))
 
 #: forms that are not the finding after these words ("bone density" is not a lung opacity)
 _NOT_AFTER = {"density": ("bone", "osseous", "mineral"), "densities": ("bone", "osseous", "mineral")}
@@ -54,11 +57,24 @@ def mention_spans(doc, v: Vocabulary) -> tuple[list[Mention], list[Mention]]:
             while end < s.end and end not in taken:
                 end += 1
             head = doc[s.start:end]
-            if len(head) and normalise_phrase(head.text) in SIDE_WORDS:
+            if len(head) and normalise_phrase(head.text) in SIDE_WORDS + SIDE_COORDINATIONS:
                 cands.append(Mention(s.start, end, "SIDE", head.text, normalise_phrase(head.text)))
             elif len(head) and v.regions_for(head.text):
                 cands.append(Mention(s.start, end, "ANAT", head.text, normalise_phrase(head.text)))
+            elif len(head) and _yield_to_anatomy(s, obs, doc, v):
+                cands.append(Mention(s.start, s.end, "ANAT", s.text, normalise_phrase(s.text)))
     return obs, sorted(cands, key=lambda s: s.start)
+
+
+def _yield_to_anatomy(s, obs: list[Mention], doc, v: Vocabulary) -> bool:
+    """An anatomy phrase that ends inside a finding whose rest names the same finding ("left lower lung" +
+    "lung nodule"): the finding gives up the shared words ("nodule"), so that the place keeps its side.
+    Changes ``obs`` in place; False when there is no such finding."""
+    for n, o in enumerate(obs):
+        if s.start < o.start < s.end < o.end and v.finding_for(doc[s.end:o.end].text) == o.value:
+            obs[n] = Mention(s.end, o.end, "OBS", doc[s.end:o.end].text, o.value)
+            return True
+    return False
 
 
 def _not_a_finding(ent, doc) -> bool:

@@ -19,6 +19,10 @@ from graph.extract.rules.draft import Draft
 
 _CLAUSE_BREAKS = {"but", "however", "although", "though", "with", "without", "except", ";", ",", "which", "while"}
 _SKIP_AFTER = {"otherwise", "not", "no", "never"}
+#: words between "otherwise" and its predicate ("otherwise grossly clear")
+_ADVERBS = {"grossly", "essentially", "entirely", "completely", "largely", "relatively", "still", "again"}
+#: an exception in the sentence makes its predicate an "otherwise" ("clear, aside from mild scarring")
+_EXCEPTIONS = ("aside from", "apart from", "except for", "other than", "with the exception of")
 _HEDGES = {"probably", "likely", "possibly", "questionably", "presumably", "may", "might", "could"}
 _FORWARD_GAP = 2
 
@@ -39,7 +43,7 @@ def add_normal_statements(d: Draft) -> None:
     subjects = [s for s in spans if s.label_ == "NSUBJ"]
     anat: dict[tuple[int, int], dict] = {}
     for p in (s for s in spans if s.label_ == "NPRED"):
-        if p.start > 0 and d.doc[p.start - 1].lower_ in _SKIP_AFTER:
+        if _qualified(d, p):
             continue
         targets = [s for s in _subjects_before(d, p, subjects) if d.v.normal_absences(s.text, p.text)]
         if not targets:
@@ -52,6 +56,18 @@ def add_normal_statements(d: Draft) -> None:
                for s in targets]
         d.entities.append({"_start": p.start, "_end": p.end, "label": _label(d, p), "rel": rel})
     d.entities.extend(anat.values())
+
+
+def _qualified(d: Draft, p) -> bool:
+    """The predicate is negated or an "otherwise": after "not" / "otherwise" (adverbs between allowed), or
+    in a sentence that names an exception."""
+    i = p.start - 1
+    while i >= 0 and d.doc[i].lower_ in _ADVERBS:
+        i -= 1
+    if i >= 0 and d.doc[i].lower_ in _SKIP_AFTER:
+        return True
+    words = " ".join(t.lower_ for t in d.doc[p.start].sent)
+    return any(f" {e} " in f" {words} " for e in _EXCEPTIONS)
 
 
 def _subjects_before(d: Draft, p, subjects: list) -> list:

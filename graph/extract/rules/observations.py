@@ -63,3 +63,23 @@ def _compose(d: Draft) -> list[tuple[Mention, dict]]:
                 break
         out.append((o, it))
     return out
+
+
+#: findings that name post-surgical change in general; "of" / "from" a named procedure or device gives way to it
+_GENERIC_FINDINGS = {"postsurgical changes"}
+_NAMED_CATEGORIES = {"device", "tubesandlines"}
+
+
+def drop_named_generics(d: Draft) -> None:
+    """"Postsurgical changes of prior CABG", "postoperative changes from spinal rods": the named procedure or
+    device is the finding, the generic one goes (the annotation guide's §7 labels these by what they name)."""
+    doc = d.doc
+    dropped = set()
+    for o, it in d.obs_items:
+        if o.value not in _GENERIC_FINDINGS or o.end >= len(doc) or doc[o.end].lower_ not in ("of", "from"):
+            continue
+        sent_end = doc[o.start].sent.end
+        if any(o.end < o2.start < sent_end and d.v.findings[o2.value].category in _NAMED_CATEGORIES
+               for o2, _ in d.obs_items):
+            dropped.add(id(it))
+    d.drop(dropped)

@@ -4,6 +4,8 @@ history section -> OBS-U; historical stays OBS-DP; family history and the compar
 
 from __future__ import annotations
 
+from graph.extract.rules.change_cues import NOT_SEEN_BEFORE
+
 _NO_NEGATION = ("no change", "no significant change", "no interval change", "without change",
                 "not significantly changed", "no longer")
 _POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are suspected", "suspected", "not excluded",
@@ -19,7 +21,7 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     "suggest", "suggests", "suggesting", "suggestive of",
                     # IU's de-identification took "likely" out of every report ("most XXXX", "XXXX represents";
                     # graph/extract/gold/ANNOTATION_GUIDE.md §9)
-                    "most xxxx", "xxxx represents", "xxxx representing")
+                    "most xxxx", "xxxx represents", "xxxx representing", "xxxx represent")
 _NORMAL_AFTER = ("within normal limits", "within limits of normal", "appear normal", "appears normal",
                  "are normal", "is normal", "are within normal limits", "is within normal limits")
 _DROPPED_CONTEXT_RULES = {": no", ": none"}
@@ -36,7 +38,7 @@ def add_context(nlp) -> None:
     defaults = [r for r in ConText(nlp, rules="default").rules if r.literal not in _DROPPED_CONTEXT_RULES]
     context = nlp.add_pipe("medspacy_context", config={"rules": None})
     context.add(defaults)
-    context.add([ConTextRule(w, "PSEUDO_NEGATED_EXISTENCE") for w in _NO_NEGATION]
+    context.add([ConTextRule(w, "PSEUDO_NEGATED_EXISTENCE") for w in _NO_NEGATION + NOT_SEEN_BEFORE]
                 + [ConTextRule(w, "TERMINATE", direction="TERMINATE") for w in _TERMINATE]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="BACKWARD") for w in _POSSIBLE_AFTER]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="FORWARD") for w in _POSSIBLE_BEFORE]

@@ -35,7 +35,7 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     if not _alone(d, m, n, sent):
         return []
     section = sections[m.start]
-    k = _previous_content_sentence(d, n, section)
+    k = previous_content_sentence(d, n, section)
     if k >= 0:
         return [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"]
     first = sent[0].i
@@ -52,7 +52,7 @@ def _alone(d: Draft, m: Mention, n: int, sent: list) -> bool:
     return not any(t.is_alpha and t.i not in cue_tokens and t.lower_ not in _REFER_WORDS for t in sent)
 
 
-def _previous_content_sentence(d: Draft, n: int, section: str | None) -> int:
+def previous_content_sentence(d: Draft, n: int, section: str | None) -> int:
     """The number of the nearest sentence before ``n`` in the same section with a word other than a section
     header (list numbers such as "2." are skipped); -1 when there is none."""
     headers = {s.upper() for s in SECTION_ORDER}

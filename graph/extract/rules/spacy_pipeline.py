@@ -7,8 +7,11 @@ of normal statements as the ``cxr_normals`` span group) and ConText
 
 from __future__ import annotations
 
+import importlib.abc
+import sys
+
 from graph.extract.rules.change_cues import CHANGE_CUES
-from graph.extract.rules.mentions import SIDE_WORDS
+from graph.extract.rules.mentions import SIDE_COORDINATIONS, SIDE_WORDS
 from graph.extract.rules.normals import normal_rules
 from graph.extract.rules.polarity import add_context
 from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
@@ -32,19 +35,39 @@ def build_pipeline(v: Vocabulary | None = None):
 
 
 def _require_spacy():
+    """spaCy and medspaCy, imported with PyTorch hidden when no one has imported it yet: spaCy's thinc
+    imports PyTorch whenever it is installed (the ``gnn`` extra installs it), about 500 MB of resident memory
+    per process, though a blank pipeline has no model to run on it. PyTorch stays importable afterwards
+    (the ``radgraph`` extractor and the GNN import it themselves); only thinc's own PyTorch support is off
+    in a process that imported spaCy this way."""
+    hider = None if "torch" in sys.modules else _HideTorch()
+    if hider:
+        sys.meta_path.insert(0, hider)
     try:
         import medspacy  # noqa: F401
         import spacy
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("the rules extractor needs spaCy and medspaCy: pip install 'cxrkg[extract]'") from exc
+    finally:
+        if hider:
+            sys.meta_path.remove(hider)
     return spacy
+
+
+class _HideTorch(importlib.abc.MetaPathFinder):
+    """An import finder under which ``import torch`` fails as if PyTorch were not installed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden while spaCy is imported)", name=name)
+        return None
 
 
 def _build(v: Vocabulary):
     spacy = _require_spacy()
     nlp = spacy.blank("en")
     _keep_words_whole(nlp)
-    nlp.add_pipe("sentencizer", config={"punct_chars": [".", "?", "!", ":", ";"]})
+    nlp.add_pipe("sentencizer", config={"punct_chars": [".", "?", "!", ":", ";", "..", "..."]})
     findings = nlp.add_pipe("medspacy_target_matcher", name="cxr_findings")
     findings.add(_finding_rules(v) + _predicate_rules(v))
     mods = nlp.add_pipe("medspacy_target_matcher", name="cxr_modifiers",
@@ -98,7 +121,7 @@ def _modifier_rules(v: Vocabulary) -> list:
     from medspacy.target_matcher import TargetRule
 
     return ([TargetRule(form, "ANAT") for form in _region_forms(v)]
-            + [TargetRule(w, "SIDE") for w in SIDE_WORDS]
+            + [TargetRule(w, "SIDE") for w in SIDE_WORDS + SIDE_COORDINATIONS]
             + [TargetRule(w, "SEV") for w in v.severity_scores]
             + [TargetRule(w, "CHANGE") for w in CHANGE_CUES]
             + [TargetRule(w, "SUGG") for w in SUGGESTIVE_CUES])

@@ -1,0 +1,42 @@
+"""`cxrkg eval-extract --unmapped`: the phrases no vocabulary entry or cue covers, by frequency. Report text
+here is synthetic."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from flows.cli import app  # noqa: E402
+from graph.extract.unmapped import MAX_WORDS, unmapped_phrases  # noqa: E402
+
+
+def test_only_unread_phrases_are_counted():
+    counts = unmapped_phrases([
+        "FINDINGS: Bronchovascular crowding at the bases. No pleural effusion. The lungs are clear.",
+        {"findings": "Mild bronchovascular crowding is seen.", "impression": "Stable left pleural effusion.",
+         "indication": "Shortness of breath."},
+    ])
+    assert counts["bronchovascular crowding"] == 2
+    # findings, anatomy, cues, normal statements, stop words, framing words and other sections are read
+    assert not {w for phrase in counts for w in phrase.split()} & {
+        "effusion", "pleural", "clear", "lungs", "bases", "stable", "mild", "seen", "shortness", "breath"}
+
+
+def test_long_runs_are_cut():
+    counts = unmapped_phrases(["Zorbic quellian frastic plomber wendish gartly."])
+    assert all(len(p.split()) <= MAX_WORDS for p in counts) and sum(len(p.split()) for p in counts) == 6
+
+
+def test_cli_lists_by_frequency(tmp_path):
+    (tmp_path / "a.txt").write_text("Bronchovascular crowding. Azygos fissure. Azygos fissure again noted.")
+    result = CliRunner().invoke(app, ["eval-extract", "--unmapped", "--source", str(tmp_path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.output)
+    assert got["reports"] == 1 and got["phrases"][0] == ["azygos fissure", 2]
+    missing = CliRunner().invoke(app, ["eval-extract", "--unmapped", "--source", str(tmp_path / "none")])
+    assert missing.exit_code == 1 and "no such" in missing.output and "Traceback" not in missing.output
