@@ -1,5 +1,5 @@
 """Next-study forecasting on the whole NIH ChestX-ray14 cohort, one command: convert, bulk load, export,
-forecast table, every forecaster scored on development (val) and held-out (test) patients; prints the table
+forecast table, every forecaster (the baselines and the graph forecaster) scored on development (val) and held-out (test) patients; prints the table
 and the seconds of each stage.
 
 Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/bench-forecast, Bolt port 7701) whose store it deletes
@@ -66,21 +66,24 @@ def evaluate(args: argparse.Namespace, snapshot: Path, seconds: dict[str, float]
     """Export, forecast table, the forecasters; prints the stages, the table and the total."""
     from gnn.export import export_snapshot
     from gnn.forecast import forecast_table
+    from gnn.forecast_baselines import BASELINES
+    from gnn.forecast_gnn import GRAPH_FORECASTER, gnn_forecaster
     from gnn.forecast_report import evaluate_forecasters, table_rows
     from graph.store import shared_store
 
     _stage("export", seconds, lambda: export_snapshot(shared_store(), snapshot))
     table = _stage("forecast table", seconds, lambda: forecast_table(snapshot))
     report = _stage("fit and score (bootstrap {})".format(args.bootstrap), seconds,
-                    lambda: evaluate_forecasters(table, bootstrap=args.bootstrap))
+                    lambda: evaluate_forecasters(table, {**BASELINES, GRAPH_FORECASTER: gnn_forecaster(log=print)},
+                                                 bootstrap=args.bootstrap))
     if args.out:
         args.out.write_text(json.dumps(report.as_dict(), indent=2, default=float))
     print(f"\n{len(table.findings)} findings; rows " + ", ".join(
         f"{k} {v:,} ({report.patients[k]:,} patients)" for k, v in report.rows.items()))
     print("targets (test): " + ", ".join(f"{k} {v:,}" for k, v in report.targets["test"].items()))
-    print(f"{'model':<24} {'split':<5} {'onset AUROC':<24} {'resolution AUROC':<24} {'macro-F1 (4 targets)':<24}")
+    print(f"{'model':<32} {'split':<5} {'onset AUROC':<24} {'resolution AUROC':<24} {'macro-F1 (4 targets)':<24}")
     for r in table_rows(report):
-        print(f"{r['model']:<24} {r['split']:<5} {r['onset_auroc']:<24} {r['resolution_auroc']:<24} {r['macro_f1']:<24}")
+        print(f"{r['model']:<32} {r['split']:<5} {r['onset_auroc']:<24} {r['resolution_auroc']:<24} {r['macro_f1']:<24}")
     print("fitting and scoring seconds per model: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()))
     print(f"export + table + fit and score: {sum(v for k, v in seconds.items() if k not in ('convert', 'bulk load')):.1f} s"
           " (target < 15 min with the GNN)")

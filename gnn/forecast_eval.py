@@ -55,7 +55,7 @@ def _subset_scores(y: np.ndarray, score: np.ndarray, w: np.ndarray | None = None
     return roc_auc_score(y, score, sample_weight=w), average_precision_score(y, score, sample_weight=w)
 
 
-class _Subsets:
+class Subsets:
     """The rows of each finding's onset and resolution subsets, found once for every bootstrap draw."""
 
     def __init__(self, rows: pd.DataFrame):
@@ -92,12 +92,12 @@ class _Subsets:
 
 def per_finding(rows: pd.DataFrame, p: np.ndarray) -> pd.DataFrame:
     """Onset and resolution AUROC / AUPRC for each finding of ``rows`` (NaN where a subset has one outcome)."""
-    return _Subsets(rows).per_finding(np.asarray(p, dtype=float))
+    return Subsets(rows).per_finding(np.asarray(p, dtype=float))
 
 
 def macro_f1(rows: pd.DataFrame, p: np.ndarray) -> float:
     """Macro-F1 over the four targets, predicted from the prior state and ``p >= 0.5``."""
-    return _Subsets(rows).macro_f1(np.asarray(p, dtype=float))
+    return Subsets(rows).macro_f1(np.asarray(p, dtype=float))
 
 
 def score(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = 200, seed: int = 0) -> Scores:
@@ -112,7 +112,7 @@ def score(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = 200, seed: int = 0
         raise ValueError(f"{len(p)} probabilities for {len(rows)} rows")
     if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
         raise ValueError("probabilities must lie in [0, 1]")
-    subsets = _Subsets(rows)
+    subsets = Subsets(rows)
     point, table = subsets.macro(p)
     scored = {m: int(table[m].notna().sum()) for m in METRICS[:4]}
     patient, n_patients = pd.factorize(rows["patient_id"])[0], rows["patient_id"].nunique()

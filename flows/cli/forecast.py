@@ -1,4 +1,5 @@
-"""``cxrkg forecast``: forecasters of the next study (baselines today) scored on a snapshot's patients.
+"""``cxrkg forecast``: forecasters of the next study (the baselines and the graph forecaster) scored on a
+snapshot's patients.
 
 Importing this module is cheap (typer only); pandas and scikit-learn load inside the command.
 """
@@ -12,7 +13,7 @@ from pathlib import Path
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import ReportFormat, console, fail, print_rows
+from flows.cli.common import ReportFormat, console, err, fail, print_rows
 
 
 @app.command()
@@ -20,6 +21,7 @@ def forecast(snapshot: Path = typer.Option(..., exists=True, file_okay=False,
                                            help="snapshot folder (`cxrkg export --out DIR`)"),
              split_seed: int = typer.Option(0, help="seed of the patient split (train 70 %, val 15 %, test 15 %)"),
              bootstrap: int = typer.Option(200, min=0, help="bootstrap resamples of patients for the intervals"),
+             graph: bool = typer.Option(True, "--gnn/--no-gnn", help="also train and score the graph forecaster"),
              out: Path = typer.Option(None, help="also write the full report (per finding) as JSON here"),
              fmt: ReportFormat = typer.Option(ReportFormat.table, "--format", help="table or json")) -> None:
     """Forecast each finding of a patient's next study from the studies before it: onset and resolution
@@ -27,11 +29,18 @@ def forecast(snapshot: Path = typer.Option(..., exists=True, file_okay=False,
     on the development (val) and held-out (test) patients, with 95 % bootstrap intervals."""
     from gnn.errors import GnnError
     from gnn.forecast import forecast_table
+    from gnn.forecast_baselines import BASELINES
     from gnn.forecast_report import evaluate_forecasters, table_rows
 
+    forecasters = dict(BASELINES)
+    if graph:
+        from gnn.forecast_gnn import GRAPH_FORECASTER, ForecastGnnConfig, gnn_forecaster
+
+        forecasters[GRAPH_FORECASTER] = gnn_forecaster(ForecastGnnConfig(seed=split_seed),
+                                                       lambda line: err.print(line, highlight=False))
     try:
         table = forecast_table(snapshot, split_seed)
-        report = evaluate_forecasters(table, bootstrap=bootstrap, seed=split_seed)
+        report = evaluate_forecasters(table, forecasters, bootstrap=bootstrap, seed=split_seed)
     except GnnError as exc:
         fail(str(exc))
     full = report.as_dict()

@@ -62,6 +62,7 @@ def test_forecast_targets_on_real_patients_equal_the_reference_events(store, nih
     from graph.datasets.nih_reference import reference_counts
     from gnn.export import export_snapshot
     from gnn.forecast import CLASSES, forecast_table
+    from gnn.forecast_gnn import GRAPH_FORECASTER
     from gnn.forecast_report import evaluate_forecasters
 
     out, _, tables = nih_slice
@@ -93,9 +94,10 @@ def test_forecast_targets_on_real_patients_equal_the_reference_events(store, nih
     result = CliRunner().invoke(app, ["forecast", "--snapshot", str(tmp_path / "snapshot"), "--bootstrap", "3",
                                       "--out", str(tmp_path / "forecast.json")])
     assert result.exit_code == 0, result.output
-    assert "onset_auroc" in result.output and "6 row(s)" in result.output  # 3 baselines x (val, test)
+    assert "onset_auroc" in result.output and "8 row(s)" in result.output  # 3 baselines and the graph x 2 splits
+    assert "epoch 1: validation onset AUROC" in result.output
     saved = json.loads((tmp_path / "forecast.json").read_text())
-    assert set(saved["models"]) == {"carry-forward", "rate by age and sex", "gradient-boosted trees"}
+    assert set(saved["models"]) == {"carry-forward", "rate by age and sex", "gradient-boosted trees", GRAPH_FORECASTER}
     assert saved["models"]["carry-forward"]["test"]["point"]["onset_auroc"] == pytest.approx(0.5)
     result = CliRunner().invoke(app, ["forecast", "--snapshot", str(tmp_path)])
     assert result.exit_code == 1 and "not a cxrkg snapshot" in result.output
