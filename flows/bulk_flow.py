@@ -8,13 +8,11 @@ The files come from the same parsing, checks and derivation as the transactional
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import tempfile
 import time
 from collections import Counter, deque
-from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Iterator
@@ -27,6 +25,7 @@ from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ah
 from graph.ingest.bulk import BulkSink, write_part
 from graph.ingest.import_files import ImportFiles
 from graph.ingest.plan import with_fingerprint
+from graph.ingest.schedule import forked_pool
 from graph.server import LocalNeo4jServer
 from graph.settings import local_server_settings, neo4j_settings
 from graph.store import reset_shared_store, shared_store
@@ -111,10 +110,9 @@ def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping:
               sink: BulkSink) -> Iterator[tuple[list[InputFile], BatchResult]]:
     """Batches written by worker processes, absorbed in batch order; at most two per worker in flight.
     One worker more than cores: a worker waiting on its files leaves the core to another (NIH cohort on 2
-    cores: 29 s with 3 workers, 31 s with 2). Forked, as :func:`graph.ingest.parsed_ahead` (this process
-    holds no driver connection here)."""
+    cores: 29 s with 3 workers, 31 s with 2). Forked, as :func:`graph.ingest.parsed_ahead`."""
     workers = max(1, min((os.cpu_count() or 1) + 1, MAX_WORKERS, len(batches)))
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+    with forked_pool(workers) as pool:
         pending: deque = deque()
         for k, files in enumerate(batches):
             pending.append((files, pool.submit(write_part, files, doc_mapping, the_plan.metadata,

@@ -89,10 +89,11 @@ def print_summary(summary) -> None:
 
 
 def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | None, progress: bool,
-               bulk: bool = False):
-    """Run the ingest flow (or the bulk flow) and print its summary; returns the summary."""
+               bulk: bool = False, batch_files: int = 500):
+    """Run the ingest flow (or the bulk flow) with ``batch_files`` files per batch and print its summary;
+    returns the summary."""
     args = dict(doc_mapping=str(doc_mapping) if doc_mapping else None,
-                rejected_report=str(rejected) if rejected else None, progress=progress)
+                rejected_report=str(rejected) if rejected else None, progress=progress, batch_files=batch_files)
     if not bulk:
         store_or_fail()
         from flows.ingest_flow import ingest_flow
