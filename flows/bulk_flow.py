@@ -59,11 +59,11 @@ def check_target(server: LocalNeo4jServer) -> None:
     try:
         holds_data = shared_store().holds_data()
     finally:
-        reset_shared_store()  # the parse worker is forked next: it must not inherit a Bolt connection
+        reset_shared_store()
     if holds_data:
         raise BulkRefused("the database already holds data; --bulk only makes a first load. Load without "
-                          "--bulk to add to it, or `cxrkg db stop` and delete "
-                          f"{server.settings.data_dir} to start over")
+                          "--bulk to add to it, or `cxrkg db stop`, delete "
+                          f"{server.settings.data_dir} and `cxrkg db start --fresh` to start over")
 
 
 def _write_files(the_plan: IngestPlan, sink: BulkSink, doc_mapping: str | None, batch_files: int,
@@ -167,7 +167,7 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     with stage(stages, "start"):
-        server.start()
+        server.start(fresh=True)  # the import just made the database, also where the home's data were gone
     with stage(stages, "schema"):
         reset_shared_store()
         shared_store().ensure_schema(vocab)

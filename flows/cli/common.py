@@ -33,6 +33,9 @@ class ReportFormat(str, Enum):
     json = "json"
 
 
+BUSY = 5  # exit code: a write waited too long for another transaction's locks
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print an error line (no traceback) and exit with ``code``."""
     err.print(f"[bold red]error:[/] {message}")
@@ -97,8 +100,12 @@ def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | Non
     if not bulk:
         store_or_fail()
         from flows.ingest_flow import ingest_flow
+        from graph.store import GraphBusy
 
-        summary = ingest_flow([str(p) for p in paths], **args)
+        try:
+            summary = ingest_flow([str(p) for p in paths], **args)
+        except GraphBusy as exc:
+            fail(str(exc), BUSY)
     else:
         from flows.bulk_flow import BulkRefused, bulk_ingest_flow
         from graph.ingest.bulk import BulkInputError

@@ -2,7 +2,8 @@
 
 Writes go through the driver's managed transactions (``execute_write``), which retry exactly the
 errors Neo4j marks as transient (deadlocks, leader switches, lost connections) with backoff and let
-every other error through. One batch is one transaction: it is stored whole or not at all.
+every other error through; a lock wait or transaction that timed out is :class:`GraphBusy` at once
+(:mod:`graph.store.busy`). One batch is one transaction: it is stored whole or not at all.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from neo4j import GraphDatabase, ManagedTransaction
 
 from graph.store import read_statements as rs
 from graph.store import statements as st
+from graph.store.busy import GraphBusy, check_lock_wait, run_write  # noqa: F401  (GraphBusy: re-exported)
 from graph.settings import Neo4jSettings, neo4j_settings
 from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, fresh_patient_rows
 from graph.events import MentionFact, StudyFact, derive_patient
@@ -106,8 +108,12 @@ class Batch:
 
 
 def _run(tx: ManagedTransaction, query: str, counts: WriteCounts, **params: Any) -> list[neo4j.Record]:
-    result = tx.run(query, **params)
-    records = list(result)
+    try:
+        result = tx.run(query, **params)
+        records = list(result)
+    except neo4j.exceptions.TransientError as exc:
+        check_lock_wait(exc)
+        raise
     counts.add(result.consume())
     return records
 
@@ -209,7 +215,7 @@ class GraphStore:
             _run(tx, st.MERGE_FINDING_PARENTS, counts, rows=finding_parents)
 
         with self._session() as session:
-            session.execute_write(work)
+            run_write(session, work)
 
     def holds_data(self) -> bool:
         """Whether the database holds any node besides the Anatomy and Finding vocabulary."""
@@ -278,9 +284,9 @@ class GraphStore:
 
         with self._session() as session:
             try:
-                counts, retracted_patients = session.execute_write(work, bool(batch.retract) or batch.merge)
+                counts, retracted_patients = run_write(session, work, bool(batch.retract) or batch.merge)
             except neo4j.exceptions.ConstraintError:
-                counts, retracted_patients = session.execute_write(work, True)
+                counts, retracted_patients = run_write(session, work, True)
         return counts, patients | retracted_patients, linked - retracted_patients
 
     def link_patients(self, patient_ids: Iterable[str]) -> WriteCounts:
@@ -301,7 +307,7 @@ class GraphStore:
                 _derive(tx, chunk, counts)
 
             with self._session() as session:
-                session.execute_write(work)
+                run_write(session, work)
         return counts
 
     def replace_gnn_progressions(self, patient_ids: list[str], rows: list[dict[str, Any]]) -> int:
@@ -313,7 +319,7 @@ class GraphStore:
             return tx.run(st.WRITE_GNN_PROGRESSIONS, rows=rows).single()["written"]
 
         with self._session() as session:
-            return session.execute_write(work)
+            return run_write(session, work)
 
     def clear(self) -> None:
         """Delete every node and relationship (tests and benchmarks), in batches.

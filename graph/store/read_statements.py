@@ -85,3 +85,15 @@ WITH a, r, b, labels(a)[0] AS start_label, labels(b)[0] AS end_label
 RETURN type(r) AS type, start_label, a[$keys[start_label]] AS start_key, end_label, b[$keys[end_label]] AS end_key,
        properties(r) AS props
 """
+
+
+# --- what a blocked write waits for ----------------------------------------------------------------
+# Every open transaction but this one, oldest first (graph.store.busy names them in its error).
+OPEN_TRANSACTIONS = """
+SHOW TRANSACTIONS
+YIELD transactionId, database, clientAddress, username, elapsedTime, status, currentQuery
+WHERE currentQuery IS NULL OR NOT currentQuery STARTS WITH 'SHOW TRANSACTIONS'
+RETURN transactionId AS id, database, clientAddress AS client, elapsedTime.milliseconds AS ms, status,
+       left(coalesce(currentQuery, ''), 80) AS query
+ORDER BY ms DESC
+"""

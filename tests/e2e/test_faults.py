@@ -92,3 +92,56 @@ def test_sigkill_of_the_ingest_command_leaves_no_process_and_the_rerun_loads_the
     for kind, got, want in (("nodes", resumed[0], one_shot[0]), ("relationships", resumed[1], one_shot[1])):
         extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
         assert not extra and not missing and len(got) == len(want), (kind, extra[:3], missing[:3])
+
+
+def test_a_load_blocked_by_another_transaction_fails_naming_it_and_stores_nothing(store, tmp_path):
+    """The test server ends lock waits after 5 s (tests/conftest.py): the load fails with GraphBusy naming
+    the open transaction instead of waiting for ever, and loads in full once the holder is gone."""
+    from graph.store import GraphBusy
+    from graph.store import statements as st
+    from tests.helpers import scene_graph, write_scene_graph
+
+    write_scene_graph(tmp_path, scene_graph("img-1", 777, 7001, "2150-01-01T08:00:00",
+                                            {"left lung": [["anatomicalfinding|yes|lung opacity"]]}))
+    with store.driver.session(database=store.database) as session:
+        holder = session.begin_transaction()
+        holder.run(st.LOCK_PATIENTS, patient_ids=["777"]).consume()
+        started = time.monotonic()
+        with pytest.raises(GraphBusy) as caught:
+            load_into(store, tmp_path)
+        waited = time.monotonic() - started
+        holder.rollback()
+    message = str(caught.value)
+    assert "neo4j-transaction-" in message and "TERMINATE TRANSACTION" in message, message
+    assert waited < 30, waited  # one lock timeout, not one per driver retry
+    assert store.read("MATCH (n) WHERE n:SourceFile OR n:Study OR n:Image RETURN count(n) AS n")[0]["n"] == 0
+    load_into(store, tmp_path)
+    assert store.read("MATCH (:Patient {patient_id: '777'})-[:HAS_STUDY]->(s) RETURN count(s) AS n")[0]["n"] == 1
+
+
+def test_load_csv_cannot_read_the_servers_files(store):
+    import neo4j
+
+    from graph.store.queries import parse_query_file, run_named
+
+    text = "LOAD CSV FROM 'file:///etc/hostname' AS row RETURN row"
+    with pytest.raises(neo4j.exceptions.ClientError, match="allow_csv_import_from_file_urls. is false"):
+        store.read(text)
+    query = parse_query_file(f"// name: leak\n// purpose: read a file\n// columns: row\n{text}\n", "leak.cypher")
+    with pytest.raises(neo4j.exceptions.ClientError, match="allow_csv_import_from_file_urls. is false"):
+        run_named(store, query, {})
+
+
+def test_db_start_refuses_a_used_home_whose_data_are_gone(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "password").write_text("secret\n")  # written by the first start of this home
+    monkeypatch.setenv("CXRKG_HOME", str(home))
+    result = CliRunner().invoke(app, ["db", "start"])
+    assert result.exit_code == 1, result.output
+    assert "data" in result.output and "cxrkg db start --fresh" in result.output
+    assert not (home / "data").exists() and not (home / "neo4j.pid").exists()
