@@ -94,6 +94,8 @@ class WriteCounts:
 class Batch:
     """The rows one write transaction stores: records of several parsed files, plus their SourceFile rows.
 
+    A path in ``retract`` loses the old mentions of all its records (or of those in ``retract_only[path]``)
+    but those of the records in ``retract_keep[path]``.
     ``merge`` writes with MERGE from the start (later chunks of a changed, streamed file, whose old
     reports are still in the graph); a batch with ``retract`` is always written with MERGE. The
     patients in ``link`` that the batch writes are relinked (see :meth:`GraphStore.link_patients`) in
@@ -103,6 +105,8 @@ class Batch:
     files: list[ParsedFile] = field(default_factory=list)
     source_files: list[dict[str, Any]] = field(default_factory=list)
     retract: list[str] = field(default_factory=list)
+    retract_only: dict[str, list[str]] = field(default_factory=dict)  # path -> the only records to retract
+    retract_keep: dict[str, list[str]] = field(default_factory=dict)  # path -> records whose mentions stay
     merge: bool = False
     link: frozenset[str] = frozenset()
 
@@ -261,7 +265,8 @@ class GraphStore:
             fresh = set() if merge else {r["patient_id"] for r in locked if r["fresh"]} & fresh_rows.keys()
             if batch.retract:
                 rows = _run(tx, st.RETRACT_FILES, counts,
-                            files=[{"path": p, "key": file_key(p)} for p in batch.retract])
+                            files=[{"path": p, "key": file_key(p), "records": batch.retract_only.get(p),
+                                    "keep": batch.retract_keep.get(p)} for p in batch.retract])
                 touched_studies.update(rows[0]["study_ids"] if rows else [])
             _run(tx, st.MERGE_STUDIES, counts, rows=list(studies.values()))
             _run(tx, st.images_statement(merge), counts, rows=images)

@@ -121,10 +121,13 @@ RETURN pid AS patient_id, NOT EXISTS { (p)-[:HAS_STUDY]->() } AS fresh
 
 # Mentions are found by their file through an index on ``file_key`` (see ``graph.records.file_key``):
 # an index on the path strings themselves cost a quarter of the server's load time.
+# Rows {path, key, records, keep}: the file's mentions of ``records`` (null: of every record) except those of
+# the records in ``keep`` (null: none).
 RETRACT_FILES = """
 UNWIND $files AS file
 MATCH (o:Observation)-[:HAS_MENTION]->(m:Mention {file_key: file.key})
-WHERE m.file = file.path
+WHERE m.file = file.path AND (file.records IS NULL OR m.record IN file.records)
+  AND NOT m.record IN coalesce(file.keep, [])
 WITH m, o.study_id AS study_id
 DETACH DELETE m
 RETURN collect(DISTINCT study_id) AS study_ids
