@@ -148,10 +148,12 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
         check_target(server)
     with stage(stages, "plan"):
         # fingerprints are taken where each file is read anyway (a first load compares them with nothing)
+        skipped: list = []
         files = discover([Path(p) for p in paths], exclude=[Path(rejected_report)] if rejected_report else [],
-                         fingerprints=False)
+                         fingerprints=False, skipped=skipped)
         the_plan = plan_ingest(files, {}, vocab.version)
-    summary = IngestSummary(files_seen=len(the_plan.load), rejections=list(the_plan.metadata_rejections))
+        the_plan.skipped = skipped
+    summary = IngestSummary(files_seen=len(the_plan.load), rejections=list(the_plan.rejections))
     server.settings.home.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
     try:

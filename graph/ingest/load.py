@@ -13,6 +13,7 @@ from graph.formats.metadata import StudyDates
 from graph.formats.radgraph import check_json_stream, parse_radgraph_chunks
 from graph.ingest.parse import StreamedFile, check_studies, parse_files, read_input
 from graph.ingest.plan import SCENE_GRAPH, InputFile, metadata_dates
+from graph.ingest.record_checks import check_comparisons, check_record_files, prior_image_ids, record_ids
 from graph.records import InputError, ParsedFile, Rejection
 from graph.store import Batch, GraphStore, WriteCounts
 from graph.vocabulary import Vocabulary
@@ -26,6 +27,10 @@ class BatchWriter(Protocol):
     :class:`graph.ingest.bulk.BulkSink` (import files)."""
 
     def study_owners(self, study_ids: Iterable[str]) -> dict[str, tuple[str, Any]]: ...
+
+    def record_files(self, image_ids: Iterable[str], report_ids: Iterable[str]) -> dict[tuple[str, str], str]: ...
+
+    def image_studies(self, image_ids: Iterable[str]) -> dict[str, tuple[str, str]]: ...
 
     def write_batch(self, batch: Batch) -> tuple[WriteCounts, set[str], set[str]]: ...
 
@@ -78,8 +83,7 @@ def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedF
     """
     result = BatchResult()
     dates, _ = metadata_dates(metadata_paths)  # their rejections are the plan's (IngestPlan.metadata_rejections)
-    owners = store.study_owners({s.study_id for pf in parsed for s in pf.studies})
-    parsed = check_studies(parsed, owners, dates)
+    parsed = _checked(store, parsed, dates)
 
     by_path = {f.path: f for f in files}
     link = frozenset(link)
@@ -114,6 +118,15 @@ def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedF
     result.files_rejected = sum(1 for pf in parsed if _whole_file_rejected(pf, by_path[pf.path]))
     result.files_loaded = len(parsed) - result.files_rejected
     return result
+
+
+def _checked(store: BatchWriter, parsed: list[ParsedFile], dates: StudyDates) -> list[ParsedFile]:
+    """The parsed files without the records rejected against the graph and each other: study owners and
+    dates (:func:`check_studies`), one file per image and report, comparisons within the patient
+    (:mod:`graph.ingest.record_checks`)."""
+    parsed = check_studies(parsed, store.study_owners({s.study_id for pf in parsed for s in pf.studies}), dates)
+    parsed = check_record_files(parsed, store.record_files(*record_ids(parsed)))
+    return check_comparisons(parsed, store.image_studies(prior_image_ids(parsed)))
 
 
 def _whole_file_rejected(pf: ParsedFile, f: InputFile) -> bool:
@@ -200,8 +213,7 @@ def _store_streamed(store: BatchWriter, f: InputFile, pf: StreamedFile, vocab: V
             chunk = next(chunks)
             while chunk is not None:
                 following = next(chunks, None)
-                owners = store.study_owners({s.study_id for s in chunk.studies})
-                [chunk] = check_studies([chunk], owners, dates)
+                [chunk] = _checked(store, [chunk], dates)
                 pf.rejections += chunk.rejections
                 result.rejections += chunk.rejections
                 result.unmapped_terms.update(chunk.unmapped_terms)

@@ -237,6 +237,17 @@ class GraphStore:
         rows = self.read(st.STUDY_OWNERS, study_ids=list(study_ids))
         return {r["study_id"]: (r["patient_id"], r["study_datetime"]) for r in rows}
 
+    def record_files(self, image_ids: Iterable[str], report_ids: Iterable[str]) -> dict[tuple[str, str], str]:
+        """For images and reports already in the graph: ``("image" | "report", id) -> file`` (those stored
+        without their file are left out)."""
+        rows = self.read(rs.RECORD_FILES, image_ids=list(image_ids), report_ids=list(report_ids))
+        return {(r["kind"], r["id"]): r["file"] for r in rows if r["file"] is not None}
+
+    def image_studies(self, image_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """For images already in the graph: image_id -> (study_id, patient_id)."""
+        rows = self.read(rs.IMAGE_STUDIES, image_ids=list(image_ids))
+        return {r["image_id"]: (r["study_id"], r["patient_id"]) for r in rows}
+
     # --- writes --------------------------------------------------------------------------------
 
     def write_batch(self, batch: Batch) -> tuple[WriteCounts, set[str], set[str]]:

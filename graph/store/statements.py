@@ -176,8 +176,8 @@ REMOVE n._created
 
 
 def images_statement(merge: bool) -> str:
-    """Rows {image_id, study_id, view, study_order}: the Image nodes and their HAS_IMAGE links."""
-    return _single_file_nodes("Image", "image_id", ("view", "study_order"), "HAS_IMAGE", merge)
+    """Rows {image_id, study_id, view, study_order, file}: the Image nodes and their HAS_IMAGE links."""
+    return _single_file_nodes("Image", "image_id", ("view", "study_order", "file"), "HAS_IMAGE", merge)
 
 
 # Bounding boxes come from their image's file only. A changed (or re-read) file's images lose all their
@@ -215,8 +215,9 @@ CREATE (i)-[:HAS_BBOX]->(b)-[:OF_ANATOMY]->(a)
 
 
 def reports_statement(merge: bool) -> str:
-    """Rows {report_id, study_id, text, source, unmapped_terms}: Report nodes and HAS_REPORT links."""
-    return _single_file_nodes("Report", "report_id", ("text", "source", "unmapped_terms"), "HAS_REPORT", merge)
+    """Rows {report_id, study_id, text, source, unmapped_terms, file}: Report nodes and HAS_REPORT links."""
+    return _single_file_nodes("Report", "report_id", ("text", "source", "unmapped_terms", "file"), "HAS_REPORT",
+                              merge)
 
 
 def observations_statement(merge: bool) -> str:

@@ -21,11 +21,18 @@ REPO = Path(__file__).resolve().parents[2]
 def _cli_env() -> dict[str, str]:
     """The environment of a user's shell pointed at the test server (its own Prefect temporary server)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    return {**env, "PYTHONPATH": str(REPO)}
+    return {**env, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
 
 
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "flows.cli", *args]
+
+
+def _command(p: psutil.Process) -> str:
+    try:
+        return " ".join(p.cmdline())
+    except psutil.Error:  # ended (or a zombie) meanwhile
+        return ""
 
 
 def _descendants(pid: int) -> list[psutil.Process]:
@@ -39,11 +46,48 @@ def _wait_gone(processes: list[psutil.Process], timeout_s: float) -> list[str]:
     """Waits for the processes to end; returns the command lines of those still running."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        left = [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        left = [p for p in processes if _running(p)]
         if not left:
             return []
         time.sleep(0.2)
-    return [" ".join(p.cmdline()[:6]) for p in left]
+    return [_command(p)[:200] for p in left]
+
+
+def _running(p: psutil.Process) -> bool:
+    try:
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _start_ingest(cohort: Path, tmp_path: Path) -> subprocess.Popen:
+    return subprocess.Popen(_cli("ingest", str(cohort), "--batch-files", "4", "--no-progress", "--rejected",
+                                 str(tmp_path / "r.json")), cwd=REPO, env=_cli_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _rerun(cohort: Path, tmp_path: Path) -> None:
+    done = subprocess.run(_cli("ingest", str(cohort), "--no-progress", "--rejected", str(tmp_path / "r.json")),
+                          cwd=REPO, env=_cli_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _committed(store) -> int:
+    return store.read("MATCH (f:SourceFile) WHERE f.sha256 IS NOT NULL RETURN count(f) AS n")[0]["n"]
+
+
+def _assert_one_shot_graph(store, cohort: Path) -> None:
+    """The graph equals a one-shot load of ``cohort`` into an empty database."""
+    from graph.vocabulary import vocabulary
+
+    resumed = graph_snapshot(store)
+    store.clear()
+    store.ensure_schema(vocabulary())
+    load_into(store, cohort)
+    one_shot = graph_snapshot(store)
+    for kind, got, want in (("nodes", resumed[0], one_shot[0]), ("relationships", resumed[1], one_shot[1])):
+        extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
+        assert not extra and not missing and len(got) == len(want), (kind, extra[:3], missing[:3])
 
 
 @pytest.mark.slow
@@ -52,18 +96,15 @@ def test_sigkill_of_the_ingest_command_leaves_no_process_and_the_rerun_loads_the
 
     cohort = tmp_path / "cohort"
     write_cohort(cohort, patients=40, seed=5)
-    env = _cli_env()
-    first = subprocess.Popen(_cli("ingest", str(cohort), "--batch-files", "4", "--no-progress", "--rejected",
-                                  str(tmp_path / "r.json")), cwd=REPO, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = _start_ingest(cohort, tmp_path)
     try:
         deadline = time.monotonic() + 240
         children: list[psutil.Process] = []
         # kill once a few batches are committed and the parse worker and Prefect's server are running
-        while store.read("MATCH (f:SourceFile) RETURN count(f) AS n")[0]["n"] < 12 or len(children) < 2:
+        while _committed(store) < 12 or len(children) < 2:
             assert first.poll() is None, "the load ended before it could be killed: make the cohort bigger"
             assert time.monotonic() < deadline, "the load did not get going"
-            children = [c for c in _descendants(first.pid) if "child_guard" not in " ".join(c.cmdline())]
+            children = [c for c in _descendants(first.pid) if "child_guard" not in _command(c)]
             time.sleep(0.05)
         children = _descendants(first.pid)
         first.send_signal(signal.SIGKILL)
@@ -71,27 +112,50 @@ def test_sigkill_of_the_ingest_command_leaves_no_process_and_the_rerun_loads_the
     finally:
         if first.poll() is None:
             first.kill()
-    assert any("uvicorn" in " ".join(c.cmdline()) for c in children)
+    assert any("uvicorn" in _command(c) for c in children)
     left = _wait_gone(children, 15)
     for p in children:  # whatever the assertion below reports, the test leaves nothing behind
-        if p.is_running():
+        if _running(p):
             p.kill()
     assert left == [], left
+    _rerun(cohort, tmp_path)
+    _assert_one_shot_graph(store, cohort)
 
-    done = subprocess.run(_cli("ingest", str(cohort), "--no-progress", "--rejected", str(tmp_path / "r.json")),
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    resumed = graph_snapshot(store)
 
-    store.clear()
-    from graph.vocabulary import vocabulary
+@pytest.mark.slow
+def test_sigkill_of_neo4j_mid_load_fails_in_one_line_and_the_rerun_loads_the_rest(store, tmp_path):
+    """Neo4j killed after three committed batches: the load stops with one error line, and once the
+    server is back the next run loads only the rest, giving a one-shot load's graph."""
+    import os
 
-    store.ensure_schema(vocabulary())
-    load_into(store, cohort)
-    one_shot = graph_snapshot(store)
-    for kind, got, want in (("nodes", resumed[0], one_shot[0]), ("relationships", resumed[1], one_shot[1])):
-        extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
-        assert not extra and not missing and len(got) == len(want), (kind, extra[:3], missing[:3])
+    from graph.server import LocalNeo4jServer
+    from graph.settings import local_server_settings
+    from graph.synth import write_cohort
+
+    if os.environ.get("NEO4J_URI"):
+        pytest.skip("kills the local test server")
+    cohort = tmp_path / "cohort"
+    write_cohort(cohort, patients=40, seed=6)
+    server = LocalNeo4jServer(local_server_settings())
+    first = _start_ingest(cohort, tmp_path)
+    try:
+        deadline = time.monotonic() + 240
+        while _committed(store) < 3:
+            assert first.poll() is None, "the load ended before Neo4j could be killed: " + first.communicate()[1]
+            assert time.monotonic() < deadline, "the load did not get going"
+            time.sleep(0.05)
+        os.kill(server.status().pid, signal.SIGKILL)
+        _, errors = first.communicate(timeout=180)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 1 and "Traceback" not in errors, errors[-3000:]
+    assert len(errors.strip().splitlines()) <= 3, errors
+    server.start()
+    partial = _committed(store)
+    _rerun(cohort, tmp_path)
+    assert partial >= 3
+    _assert_one_shot_graph(store, cohort)
 
 
 def test_a_load_blocked_by_another_transaction_fails_naming_it_and_stores_nothing(store, tmp_path):
