@@ -13,7 +13,9 @@ _NO_CHILDREN = {"db", "queries", "query", "stats", "synth", None}
 
 
 @app.callback()
-def _route_logs(ctx: typer.Context) -> None:
+def _route_logs(ctx: typer.Context,
+                _debug: bool = typer.Option(False, "--debug", help="show the traceback of a failure (also "
+                                                                   "CXRKG_DEBUG=1)")) -> None:
     # before any command imports Prefect: its logs go to CXRKG_HOME/logs/cxrkg.log (flows/logs.py)
     from flows.cli.common import fail
     from flows.logs import route_library_logs

@@ -26,7 +26,7 @@ def synth(patients: int = typer.Option(200, min=1, help="patients to generate"),
 
     summary = write_cohort(out, patients=patients, seed=seed, malformed=malformed, embeddings=embeddings,
                            sparse=sparse)
-    console.print(summary)
+    console.print(summary.line(), highlight=False)
 
 
 

@@ -82,7 +82,7 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int) 
     cohort = out or local_server_settings().home / "demo" / f"cohort-{patients}-seed{seed}"
     console.rule(f"synthetic cohort: {patients} patients, seed {seed}")
     if not (cohort / "ground_truth.parquet").exists():
-        console.print(write_cohort(cohort, patients=patients, seed=seed))
+        console.print(write_cohort(cohort, patients=patients, seed=seed).line(), highlight=False)
     else:
         console.print(f"reusing {cohort}")
 
