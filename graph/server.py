@@ -159,27 +159,20 @@ class LocalNeo4jServer:
         """Start the server in the background and return once Bolt accepts the password.
 
         Does nothing when this home's server already runs. On first start writes a random password
-        to ``settings.password_file`` (mode 0600). The server outlives this Python process. Transactions
-        open longer than ``CXRKG_NEO4J_TX_TIMEOUT`` and lock waits longer than ``CXRKG_NEO4J_LOCK_TIMEOUT``
-        are ended by the server.
-
-        Args:
-            timeout_s: how long to wait for Bolt to accept the password.
-            fresh: start with an empty database even though this home was used before and its data
-                folder is gone (otherwise refused: Neo4j would silently create an empty one).
+        to ``settings.password_file`` (mode 0600). The server outlives this Python process and ends
+        transactions and lock waits longer than ``CXRKG_NEO4J_TX_TIMEOUT`` / ``CXRKG_NEO4J_LOCK_TIMEOUT``.
+        ``fresh``: start on an empty database although this home was used before and its data are gone.
 
         Raises:
-            ServerError: Java or Maven missing, the build failed, a port is taken, the data folder of a
-                home used before is missing (and not ``fresh``), or the server exited or did not answer
-                within ``timeout_s``; names the log file and shows its end.
+            ServerError: Java or Maven missing, the build failed, a port is taken, a used home's data are
+                missing (and not ``fresh``), or the server exited or did not answer within ``timeout_s``;
+                names the log file and shows its end.
         """
         if self._running_pid() is not None:
             return
         s = self.settings
-        if not fresh and s.password_file.exists() and not (s.data_dir / "databases" / "system").is_dir():
-            raise ServerError(f"the data of {s.home} are missing ({s.data_dir / 'databases'} is gone) although this "
-                              "home was used before; restore the folder, or start with an empty database: "
-                              "`cxrkg db start --fresh`")
+        if not fresh:
+            self._refuse_missing_data()
         jar = self.build()
         java = _require("java", "a Java 17+ JDK")
         s.home.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -221,6 +214,15 @@ class LocalNeo4jServer:
                 raise ServerError(f"Neo4j did not accept a Bolt login at {s.bolt_uri} within {timeout_s:.0f} s "
                                   f"(last error: {last_error}); see {s.log_file}:\n{_tail(s.log_file)}")
             time.sleep(1.0 if isinstance(last_error, LoginRefused) else 0.5)
+
+    def _refuse_missing_data(self) -> None:
+        """A home used before (it has a password file) whose system database is gone lost its data: Neo4j
+        would start on an empty database and report success."""
+        s = self.settings
+        if s.password_file.exists() and not (s.data_dir / "databases" / "system").is_dir():
+            raise ServerError(f"the data of {s.home} are missing ({s.data_dir / 'databases'} is gone) although this "
+                              "home was used before; restore the folder, or start with an empty database: "
+                              "`cxrkg db start --fresh`")
 
     def stop(self, timeout_s: float = 60.0) -> None:
         """Stop the server: SIGTERM (Neo4j closes its stores), then SIGKILL after ``timeout_s``.
