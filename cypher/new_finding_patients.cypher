@@ -8,8 +8,8 @@
 //          has no onset. Uses the (finding, onset_datetime) indexes the ingest's link step maintains; the
 //          onset date is the study's date and the node names its patient, so no Study is read.
 // param: finding string                 finding name or synonym
-// param: start_date string              first day, ISO (2150-01-01)
-// param: end_date string                last day, ISO, inclusive
+// param: start_date date                first day, ISO (2150-01-01)
+// param: end_date date                  last day, ISO, inclusive
 // param: level {study|anatomy}=study    study: anywhere in the study; anatomy: per region
 // param: basis {any|stated|derived}=any  which onsets count
 // columns: patient_id, study_id, study_datetime, anatomy, finding, basis, prior_state, sources

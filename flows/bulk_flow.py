@@ -8,13 +8,11 @@ The files come from the same parsing, checks and derivation as the transactional
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import tempfile
 import time
 from collections import Counter, deque
-from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Iterator
@@ -27,6 +25,7 @@ from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ah
 from graph.ingest.bulk import BulkSink, write_part
 from graph.ingest.import_files import ImportFiles
 from graph.ingest.plan import with_fingerprint
+from graph.ingest.schedule import forked_pool
 from graph.server import LocalNeo4jServer
 from graph.settings import local_server_settings, neo4j_settings
 from graph.store import reset_shared_store, shared_store
@@ -60,11 +59,11 @@ def check_target(server: LocalNeo4jServer) -> None:
     try:
         holds_data = shared_store().holds_data()
     finally:
-        reset_shared_store()  # the parse worker is forked next: it must not inherit a Bolt connection
+        reset_shared_store()
     if holds_data:
         raise BulkRefused("the database already holds data; --bulk only makes a first load. Load without "
-                          "--bulk to add to it, or `cxrkg db stop` and delete "
-                          f"{server.settings.data_dir} to start over")
+                          "--bulk to add to it, or `cxrkg db stop`, delete "
+                          f"{server.settings.data_dir} and `cxrkg db start --fresh` to start over")
 
 
 def _write_files(the_plan: IngestPlan, sink: BulkSink, doc_mapping: str | None, batch_files: int,
@@ -111,10 +110,9 @@ def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping:
               sink: BulkSink) -> Iterator[tuple[list[InputFile], BatchResult]]:
     """Batches written by worker processes, absorbed in batch order; at most two per worker in flight.
     One worker more than cores: a worker waiting on its files leaves the core to another (NIH cohort on 2
-    cores: 29 s with 3 workers, 31 s with 2). Forked, as :func:`graph.ingest.parsed_ahead` (this process
-    holds no driver connection here)."""
+    cores: 29 s with 3 workers, 31 s with 2). Forked, as :func:`graph.ingest.parsed_ahead`."""
     workers = max(1, min((os.cpu_count() or 1) + 1, MAX_WORKERS, len(batches)))
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+    with forked_pool(workers) as pool:
         pending: deque = deque()
         for k, files in enumerate(batches):
             pending.append((files, pool.submit(write_part, files, doc_mapping, the_plan.metadata,
@@ -150,10 +148,12 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
         check_target(server)
     with stage(stages, "plan"):
         # fingerprints are taken where each file is read anyway (a first load compares them with nothing)
+        skipped: list = []
         files = discover([Path(p) for p in paths], exclude=[Path(rejected_report)] if rejected_report else [],
-                         fingerprints=False)
+                         fingerprints=False, skipped=skipped)
         the_plan = plan_ingest(files, {}, vocab.version)
-    summary = IngestSummary(files_seen=len(the_plan.load), rejections=list(the_plan.metadata_rejections))
+        the_plan.skipped = skipped
+    summary = IngestSummary(files_seen=len(the_plan.load), rejections=list(the_plan.rejections))
     server.settings.home.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
     try:
@@ -169,7 +169,7 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     with stage(stages, "start"):
-        server.start()
+        server.start(fresh=True)  # the import just made the database, also where the home's data were gone
     with stage(stages, "schema"):
         reset_shared_store()
         shared_store().ensure_schema(vocab)

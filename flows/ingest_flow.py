@@ -89,9 +89,11 @@ def prepare_schema() -> None:
 
 @task(cache_policy=NO_CACHE)
 def plan(paths: list[str], exclude: list[str]) -> IngestPlan:
-    files = discover((Path(p) for p in paths), exclude=(Path(p) for p in exclude))
+    skipped: list[Rejection] = []
+    files = discover((Path(p) for p in paths), exclude=(Path(p) for p in exclude), skipped=skipped)
     known = shared_store().source_file_hashes(f.path for f in files)
     result = plan_ingest(files, known, vocabulary().version)
+    result.skipped = skipped
     get_run_logger().info("plan: %d files, %d to load (%d changed), %d unchanged, %d metadata",
                           len(files), len(result.load), len(result.changed), len(result.unchanged),
                           len(result.metadata))
@@ -157,7 +159,7 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
     with stage(stages, "plan"):
         the_plan = plan(paths, ([rejected_report] if rejected_report else []) + list(exclude or []))
     summary = IngestSummary(files_seen=len(the_plan.load) + len(the_plan.unchanged),
-                            files_unchanged=len(the_plan.unchanged), rejections=list(the_plan.metadata_rejections))
+                            files_unchanged=len(the_plan.unchanged), rejections=list(the_plan.rejections))
     batches = the_plan.batches(batch_files)
     with progress_bar(progress) as bar, stage(stages, "load"):
         unlinked = _load(the_plan, batches, doc_mapping, summary, bar)

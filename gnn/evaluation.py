@@ -1,8 +1,8 @@
 """Evaluation of the GNN and every baseline on the same test patients, over several seeds.
 
 Metric definitions follow scikit-learn and the progression literature, so figures compare with
-published ones: per class precision, recall and F1; macro-F1 = unweighted mean of the per-class F1
-(classes absent from both truth and prediction are left out); accuracy; one-vs-rest AUROC per class
+published ones: per class precision, recall and F1; macro-F1 over every class of the task
+(:func:`gnn.metrics.macro_f1`, also what training stops on); accuracy; one-vs-rest AUROC per class
 and their unweighted mean. Figures are given for the five classes of the task and for Chest ImaGenome's
 three comparison classes (improved / worsened / no change; new counts as worsened and resolved as
 improved, summing their probabilities), the setting in which image-based models reach 0.35-0.47
@@ -22,22 +22,26 @@ import numpy as np
 from gnn.baselines import BASELINES
 from gnn.dataset import CLASSES, CLASSES_3, TO_3, ProgressionData
 from gnn.errors import GnnError
+from gnn.metrics import macro_f1, missing_classes
 from gnn.training import TrainConfig, predict_proba, train_model
 
 
-def classification_metrics(y: np.ndarray, proba: np.ndarray, classes: tuple[str, ...] = CLASSES) -> dict[str, Any]:
+def classification_metrics(y: np.ndarray, proba: np.ndarray, classes: tuple[str, ...] = CLASSES,
+                           split: str = "test") -> dict[str, Any]:
     """Metrics of probabilities ``proba`` ``[N, C]`` against labels ``y`` ``[N]`` (ints in ``range(C)``).
 
     Returns:
         ``{"per_class": {name: {precision, recall, f1, support, auroc}}, "macro_f1", "accuracy",
-        "macro_auroc", "confusion" (C x C list, rows = truth), "n"}``; AUROC is NaN for a class with no
-        positive or no negative test pair.
+        "macro_auroc", "confusion" (C x C list, rows = truth), "n", "missing_classes"}``; AUROC is NaN for a
+        class with no positive or no negative test pair.
+
+    Warns:
+        MissingClassWarning: ``y`` lacks a class (see :func:`gnn.metrics.macro_f1`).
     """
     from sklearn.metrics import confusion_matrix, precision_recall_fscore_support, roc_auc_score
 
     pred = proba.argmax(1)
     labels = list(range(len(classes)))
-    present = sorted(set(y.tolist()) | set(pred.tolist()))
     p, r, f, s = precision_recall_fscore_support(y, pred, labels=labels, zero_division=0)
     per_class = {}
     aucs = []
@@ -50,11 +54,12 @@ def classification_metrics(y: np.ndarray, proba: np.ndarray, classes: tuple[str,
                            "auroc": auc}
     return {
         "per_class": per_class,
-        "macro_f1": float(np.mean([f[c] for c in present])) if present else 0.0,
+        "macro_f1": macro_f1(y, pred, classes, split),
         "accuracy": float((pred == y).mean()) if len(y) else 0.0,
         "macro_auroc": float(np.mean(aucs)) if aucs else float("nan"),
         "confusion": confusion_matrix(y, pred, labels=labels).tolist(),
         "n": int(len(y)),
+        "missing_classes": missing_classes(y, classes),
     }
 
 

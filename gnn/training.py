@@ -23,6 +23,7 @@ from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 from gnn.dataset import CLASSES, LABEL_EDGE, ProgressionData
 from gnn.errors import GnnError
+from gnn.metrics import macro_f1
 from gnn.models import CONVS, ProgressionGNN
 
 CHECKPOINT_KIND = "cxrkg-progression-gnn"
@@ -200,15 +201,6 @@ def predict_proba(model: ProgressionGNN, data: ProgressionData, sample_indices: 
     return np.concatenate(ids), np.concatenate(probs)
 
 
-def _macro_f1(y: np.ndarray, pred: np.ndarray) -> float:
-    """Macro-F1 over the classes that occur in ``y`` or ``pred`` (a class absent from both is left out,
-    not counted as 0); 0 for empty input."""
-    from sklearn.metrics import f1_score
-
-    labels = np.union1d(y, pred)
-    return float(f1_score(y, pred, labels=labels, average="macro", zero_division=0)) if len(labels) else 0.0
-
-
 def train_model(data: ProgressionData, config: TrainConfig, device: str = "cpu",
                 log: Callable[[str], None] | None = None) -> TrainResult:
     """Train on the ``train`` patients, early-stop on the ``val`` patients' macro-F1 (5 classes).
@@ -322,7 +314,7 @@ def _val_macro_f1(model: nn.Module, data: ProgressionData, val_idx: list[int], d
     """Macro-F1 of ``model`` over the labelled pairs of the validation samples."""
     ids, proba = predict_proba(model, data, val_idx, dev)
     keep = np.isin(ids, data.labelled("val"))
-    return _macro_f1(data.pairs["label"].to_numpy()[ids[keep]], proba[keep].argmax(1))
+    return macro_f1(data.pairs["label"].to_numpy()[ids[keep]], proba[keep].argmax(1), CLASSES, "validation")
 
 
 @dataclass

@@ -238,11 +238,11 @@ def batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list
             row["study_datetime"] = row["study_datetime"] or (s.study_datetime and s.study_datetime.isoformat())
             for key in ("gender", "age_decile", "reason_for_exam"):
                 row[key] = row[key] or getattr(s, key)
-        images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view, "study_order": i.study_order}
-                   for i in pf.images]
+        images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view, "study_order": i.study_order,
+                    "file": pf.path} for i in pf.images]
         boxes += [{k: v for k, v in vars(b).items() if v is not None} for i in pf.images for b in i.objects]
         reports += [{"report_id": r.report_id, "study_id": r.study_id, "text": r.text, "source": r.source,
-                     "unmapped_terms": list(r.unmapped_terms) or None} for r in pf.reports]
+                     "unmapped_terms": list(r.unmapped_terms) or None, "file": pf.path} for r in pf.reports]
         for m in pf.mentions:
             oid = observation_id(m.study_id, m.anatomy, m.finding)
             observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,

@@ -155,19 +155,24 @@ class LocalNeo4jServer:
 
     # --- start / stop ------------------------------------------------------------------------
 
-    def start(self, timeout_s: float = 120.0) -> None:
+    def start(self, timeout_s: float = 120.0, fresh: bool = False) -> None:
         """Start the server in the background and return once Bolt accepts the password.
 
         Does nothing when this home's server already runs. On first start writes a random password
-        to ``settings.password_file`` (mode 0600). The server outlives this Python process.
+        to ``settings.password_file`` (mode 0600). The server outlives this Python process and ends
+        transactions and lock waits longer than ``CXRKG_NEO4J_TX_TIMEOUT`` / ``CXRKG_NEO4J_LOCK_TIMEOUT``.
+        ``fresh``: start on an empty database although this home was used before and its data are gone.
 
         Raises:
-            ServerError: Java or Maven missing, the build failed, a port is taken, or the server
-                exited or did not answer within ``timeout_s``; names the log file and shows its end.
+            ServerError: Java or Maven missing, the build failed, a port is taken, a used home's data are
+                missing (and not ``fresh``), or the server exited or did not answer within ``timeout_s``;
+                names the log file and shows its end.
         """
         if self._running_pid() is not None:
             return
         s = self.settings
+        if not fresh:
+            self._refuse_missing_data()
         jar = self.build()
         java = _require("java", "a Java 17+ JDK")
         s.home.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -181,7 +186,8 @@ class LocalNeo4jServer:
         cmd = [java, *self.jvm_options(), "-jar", str(jar),
                "--home", str(s.home), "--data", str(s.data_dir), "--log-file", str(s.log_file),
                "--password-file", str(s.password_file), "--bolt-port", str(s.bolt_port),
-               "--http-port", str(s.http_port), "--page-cache", self.page_cache]
+               "--http-port", str(s.http_port), "--page-cache", self.page_cache,
+               "--tx-timeout", cxrkg_settings().neo4j_tx_timeout, "--lock-timeout", cxrkg_settings().neo4j_lock_timeout]
         # JVM-level failures (bad flags, wrong Java) only reach stdout/stderr; the launcher appends
         # Neo4j's user log to the same file, so one file tells the whole story.
         with open(s.log_file, "ab") as log:
@@ -208,6 +214,15 @@ class LocalNeo4jServer:
                 raise ServerError(f"Neo4j did not accept a Bolt login at {s.bolt_uri} within {timeout_s:.0f} s "
                                   f"(last error: {last_error}); see {s.log_file}:\n{_tail(s.log_file)}")
             time.sleep(1.0 if isinstance(last_error, LoginRefused) else 0.5)
+
+    def _refuse_missing_data(self) -> None:
+        """A home used before (it has a password file) whose system database is gone lost its data: Neo4j
+        would start on an empty database and report success."""
+        s = self.settings
+        if s.password_file.exists() and not (s.data_dir / "databases" / "system").is_dir():
+            raise ServerError(f"the data of {s.home} are missing ({s.data_dir / 'databases'} is gone) although this "
+                              "home was used before; restore the folder, or start with an empty database: "
+                              "`cxrkg db start --fresh`")
 
     def stop(self, timeout_s: float = 60.0) -> None:
         """Stop the server: SIGTERM (Neo4j closes its stores), then SIGKILL after ``timeout_s``.

@@ -12,6 +12,10 @@ Environment variables (all optional):
     Bolt and HTTP (Neo4j Browser) ports of the local server on 127.0.0.1. Defaults 7687 and 7474.
 ``CXRKG_NEO4J_HEAP`` / ``CXRKG_NEO4J_PAGE_CACHE`` / ``CXRKG_NEO4J_JVM_OPTS``
     The local server's JVM heap (default ``2g``), page cache (``1g``) and extra JVM options.
+``CXRKG_NEO4J_TX_TIMEOUT`` / ``CXRKG_NEO4J_LOCK_TIMEOUT``
+    The local server ends a transaction open longer than this (default ``10m``), and a statement that
+    waited this long for another transaction's locks (default ``2m``): a client that hangs cannot hold
+    its locks for long, and a blocked load fails saying what holds them. Durations: ``90s``, ``5m``, ``1h``.
 ``CXRKG_IU_CACHE``
     Where the torchxrayvision wheel (IU reports, NIH tables) is kept. Default ``~/.cache/cxrkg/iu``.
 ``CXRKG_RADGRAPH_CACHE``
@@ -80,6 +84,9 @@ class LocalServerSettings(BaseModel):
         return f"bolt://127.0.0.1:{self.bolt_port}"
 
 
+_DURATION = r"^[1-9]\d*(ms|s|m|h)$"  # what the launcher's parseDuration reads; 0 (no timeout) is not offered
+
+
 def _env(name: str, default=None, **kw):
     return Field(default, validation_alias=AliasChoices(name), **kw)
 
@@ -103,6 +110,8 @@ class Settings(BaseSettings):
     neo4j_heap: str = _env("CXRKG_NEO4J_HEAP", "2g", pattern=r"^\d+[kKmMgG]?$")
     neo4j_page_cache: str = _env("CXRKG_NEO4J_PAGE_CACHE", "1g", pattern=r"^\d+[kKmMgG]?$")
     neo4j_jvm_opts: str = _env("CXRKG_NEO4J_JVM_OPTS", "")
+    neo4j_tx_timeout: str = _env("CXRKG_NEO4J_TX_TIMEOUT", "10m", pattern=_DURATION)
+    neo4j_lock_timeout: str = _env("CXRKG_NEO4J_LOCK_TIMEOUT", "2m", pattern=_DURATION)
     iu_cache: Path = Field(default_factory=lambda: Path.home() / ".cache" / "cxrkg" / "iu",
                            validation_alias=AliasChoices("CXRKG_IU_CACHE"))
     radgraph_cache: Path | None = _env("CXRKG_RADGRAPH_CACHE")
@@ -119,6 +128,7 @@ class Settings(BaseSettings):
 
 _ENV_NAMES = ("CXRKG_HOME", "CXRKG_BOLT_PORT", "CXRKG_HTTP_PORT", "NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD",
               "NEO4J_DATABASE", "CXRKG_NEO4J_HEAP", "CXRKG_NEO4J_PAGE_CACHE", "CXRKG_NEO4J_JVM_OPTS",
+              "CXRKG_NEO4J_TX_TIMEOUT", "CXRKG_NEO4J_LOCK_TIMEOUT",
               "CXRKG_IU_CACHE", "CXRKG_RADGRAPH_CACHE", "CXRKG_LOG_LEVEL")
 _read: dict[tuple, Settings] = {}
 

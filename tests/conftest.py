@@ -34,6 +34,7 @@ def neo4j_server():
     os.environ["CXRKG_HOME"] = os.environ.get("CXRKG_TEST_HOME", str(REPO / ".cxrkg" / "test"))
     os.environ["CXRKG_BOLT_PORT"] = os.environ.get("CXRKG_TEST_BOLT_PORT", "7697")
     os.environ["CXRKG_HTTP_PORT"] = os.environ.get("CXRKG_TEST_HTTP_PORT", "7484")
+    os.environ.setdefault("CXRKG_NEO4J_LOCK_TIMEOUT", "5s")  # a blocked write fails in seconds (tests/e2e/test_faults.py)
     server = LocalNeo4jServer(local_server_settings())
     started_here = not server.status().running
     server.start()

@@ -1,5 +1,5 @@
 """``python -m flows.cli``: the same as the ``cxrkg`` script."""
 
-from flows.cli import app
+from flows.cli.main import main
 
-app()
+main()

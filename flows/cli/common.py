@@ -33,6 +33,9 @@ class ReportFormat(str, Enum):
     json = "json"
 
 
+BUSY = 5  # exit code: a write waited too long for another transaction's locks
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print an error line (no traceback) and exit with ``code``."""
     err.print(f"[bold red]error:[/] {message}")
@@ -50,8 +53,9 @@ def store_or_fail():
 
 
 def print_rows(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None = None,
-               title: str | None = None) -> None:
-    """Rows as a table (with a row count), JSON or CSV on stdout."""
+               title: str | None = None, wrap: bool = True) -> None:
+    """Rows as a table (with a row count), JSON or CSV on stdout; a table as wide as the terminal, its cells
+    wrapped (``wrap``) or cut with an ellipsis, one line per row."""
     columns = columns or (list(rows[0]) if rows else [])
     if fmt == "json":
         sys.stdout.write(json.dumps(rows, indent=2, default=str) + "\n")
@@ -63,14 +67,34 @@ def print_rows(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None =
         sys.stdout.write(buf.getvalue())
     else:
         table = Table(title=title, show_lines=False)
-        for c in columns:
-            table.add_column(c, overflow="fold")
-        for r in rows:
-            table.add_row(*("" if r.get(c) is None else ", ".join(map(str, r[c])) if isinstance(r.get(c), list)
-                            else str(r.get(c)) for c in columns))
+        cells = [["" if r.get(c) is None else ", ".join(map(str, r[c])) if isinstance(r.get(c), list)
+                  else str(r.get(c)) for c in columns] for r in rows]
+        for c, width in zip(columns, [None] * len(columns) if wrap else _cut_widths(columns, cells)):
+            table.add_column(c, overflow="fold" if wrap else "ellipsis", no_wrap=not wrap, width=width)
+        for row in cells:
+            table.add_row(*row)
         console.print(table)
-        console.print(f"{len(rows)} row(s)")
+        if wrap:  # a table cut to one line per row is a glance, not a result to count
+            console.print(f"{len(rows)} row(s)")
 
+
+
+def _cut_widths(columns: list[str], cells: list[list[str]], short: int = 14) -> list[int | None]:
+    """Column widths that fit the console with one line per row: columns up to ``short`` characters keep
+    their width (None), the longer ones share the rest equally (cut with an ellipsis)."""
+    widest = [max([len(c)] + [len(row[k]) for row in cells]) for k, c in enumerate(columns)]
+    room = console.width - (3 * len(columns) + 1) - sum(w for w in widest if w <= short)
+    wide = [w for w in widest if w > short]
+    each = max(short, room // len(wide)) if wide else 0
+    return [None if w <= short or w <= each else each for w in widest]
+
+
+def print_summary_line(summary) -> None:
+    """The ingest summary in one line (the demo), then the rejections."""
+    console.print(f"{summary.files_loaded:,} files loaded, {summary.files_unchanged:,} unchanged, "
+                  f"{summary.files_rejected:,} rejected; {summary.elements_created:,} elements in "
+                  f"{summary.seconds:.1f} s", highlight=False)
+    print_rejections(summary.rejections, summary.rejected_report, "rejected-files report")
 
 
 def print_summary(summary) -> None:
@@ -89,15 +113,20 @@ def print_summary(summary) -> None:
 
 
 def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | None, progress: bool,
-               bulk: bool = False):
-    """Run the ingest flow (or the bulk flow) and print its summary; returns the summary."""
+               bulk: bool = False, batch_files: int = 500, brief: bool = False):
+    """Run the ingest flow (or the bulk flow) with ``batch_files`` files per batch and print its summary
+    (in one line when ``brief``); returns the summary."""
     args = dict(doc_mapping=str(doc_mapping) if doc_mapping else None,
-                rejected_report=str(rejected) if rejected else None, progress=progress)
+                rejected_report=str(rejected) if rejected else None, progress=progress, batch_files=batch_files)
     if not bulk:
         store_or_fail()
         from flows.ingest_flow import ingest_flow
+        from graph.store import GraphBusy
 
-        summary = ingest_flow([str(p) for p in paths], **args)
+        try:
+            summary = ingest_flow([str(p) for p in paths], **args)
+        except GraphBusy as exc:
+            fail(str(exc), BUSY)
     else:
         from flows.bulk_flow import BulkRefused, bulk_ingest_flow
         from graph.ingest.bulk import BulkInputError
@@ -108,7 +137,7 @@ def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | Non
             summary = bulk_ingest_flow([str(p) for p in paths], **args)
         except (BulkRefused, BulkInputError, ServerError, GraphUnavailable) as exc:
             fail(str(exc))
-    print_summary(summary)
+    (print_summary_line if brief else print_summary)(summary)
     return summary
 
 

@@ -26,7 +26,7 @@ def synth(patients: int = typer.Option(200, min=1, help="patients to generate"),
 
     summary = write_cohort(out, patients=patients, seed=seed, malformed=malformed, embeddings=embeddings,
                            sparse=sparse)
-    console.print(summary)
+    console.print(summary.line(), highlight=False)
 
 
 
@@ -36,10 +36,11 @@ def ingest(paths: list[Path] = typer.Argument(..., exists=True, help="files or f
                                                       help="CSV doc_key,patient_id,study_id[,study_datetime]"),
            rejected: Path = typer.Option(Path("cxrkg-rejected.json"), help="rejected-files report (JSON)"),
            progress: bool = typer.Option(True, help="progress bar"),
+           batch_files: int = typer.Option(500, min=1, help="files per load batch (one write transaction each)"),
            bulk: bool = typer.Option(False, help="first load into the empty local database through neo4j-admin "
                                                  "import (stops and restarts the local server)")) -> None:
     """Load scene graphs, RadGraph files and metadata CSVs; exit code 2 when anything was rejected."""
-    summary = run_ingest(paths, doc_mapping, rejected, progress and sys.stderr.isatty(), bulk)
+    summary = run_ingest(paths, doc_mapping, rejected, progress and sys.stderr.isatty(), bulk, batch_files)
     if not summary.ok:
         raise typer.Exit(2)
 

@@ -16,13 +16,14 @@ app.add_typer(db_app, name="db")
 
 
 @db_app.command("start")
-def db_start() -> None:
+def db_start(fresh: bool = typer.Option(False, help="start with an empty database when this home's data "
+                                                         "folder is gone (refused otherwise)")) -> None:
     """Start the local Neo4j (building it with Maven on first use)."""
     from graph.server import ServerError
 
     server = local_server()
     try:
-        server.start()
+        server.start(fresh=fresh)
     except ServerError as exc:
         fail(str(exc))
     s = server.status()

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from flows.cli.app import app
 from flows.cli.common import console, print_rows, run_ingest
@@ -74,7 +73,6 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
 
 def _run_sections(console: Console, out: Path | None, patients: int, seed: int) -> None:
     from graph.settings import local_server_settings
-    from graph.store.queries import get_query, run_named
     from graph.store.stats import graph_stats
     from graph.store import shared_store
     from graph.synth import write_cohort
@@ -82,22 +80,17 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int) 
     cohort = out or local_server_settings().home / "demo" / f"cohort-{patients}-seed{seed}"
     console.rule(f"synthetic cohort: {patients} patients, seed {seed}")
     if not (cohort / "ground_truth.parquet").exists():
-        console.print(write_cohort(cohort, patients=patients, seed=seed))
+        console.print(write_cohort(cohort, patients=patients, seed=seed).line(), highlight=False)
     else:
         console.print(f"reusing {cohort}")
 
     console.rule("ingest (Prefect flow)")
     sample, mapping = sample_paths()
-    run_ingest([cohort, sample], mapping, Path(cohort) / "rejected.json", progress=False)
+    run_ingest([cohort, sample], mapping, Path(cohort) / "rejected.json", progress=False, brief=True)
 
     truth = _truth(cohort)
     store = shared_store()
-    worsening = get_query("worsening_findings")
-    patients_worse = sorted(truth.loc[truth["change"] == "worsened", "patient_id"].unique())
-    # the ground truth is per (study, anatomy): compare at anatomy level
-    per_patient = {pid: run_named(store, worsening, worsening.bind({"patient_id": pid, "finding": FINDING,
-                                                                      "level": "anatomy"}))
-                   for pid in patients_worse}
+    per_patient = _worsenings(store, sorted(truth.loc[truth["change"] == "worsened", "patient_id"].unique()))
     got_all, worse_all, up_all, exact = set(), set(), set(), []
     for pid, rows in per_patient.items():
         got, worse, up = worsening_agreement(rows, truth[truth["patient_id"] == pid])
@@ -107,29 +100,46 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int) 
     patient = max(exact)[1] if exact else max(per_patient, key=lambda p: len(per_patient[p]))
 
     console.rule(f"worsening pleural effusions of patient {patient}")
-    print_rows(per_patient[patient], "table", ["study_id", "prior_study_id", "anatomy", "sources", "evidence"],
-                title="graph (cypher/worsening_findings.cypher)")
-    t = truth[(truth["patient_id"] == patient) & (truth["change"] == "worsened")]
-    print_rows(t[["study_id", "prior_study_id", "anatomy", "change"]].to_dict("records"), "table",
-                title="synthetic ground truth")
-    table = Table(title=f"cohort agreement on worsened {FINDING}, (study, anatomy) pairs", show_header=False)
-    table.add_row("in the graph", str(len(got_all)))
-    table.add_row("truly worsened", str(len(worse_all)))
-    table.add_row("precision (truth worsened or new)", f"{len(got_all & up_all) / len(got_all):.3f}" if got_all else "n/a")
-    table.add_row("recall (truth worsened)", f"{len(got_all & worse_all) / len(worse_all):.3f}" if worse_all else "n/a")
-    table.add_row("patients answered exactly", f"{len(exact)} of {len(per_patient)}")
-    console.print(table)
-    console.print("The synthetic reports state only some changes, with ~10% label noise, so neither figure is 1.")
+    t = truth[truth["patient_id"] == patient]
+    said = {(r.study_id, r.anatomy): r.change for r in t.itertuples()}
+    rows = [{**r, "truth": said.get((r["study_id"], r["anatomy"]), "-")} for r in per_patient[patient]]
+    print_rows(rows, "table", ["study_id", "prior_study_id", "anatomy", "sources", "truth", "evidence"],
+               title="graph (cypher/worsening_findings.cypher) beside the synthetic ground truth", wrap=False)
+    precision = f"{len(got_all & up_all) / len(got_all):.3f}" if got_all else "n/a"
+    recall = f"{len(got_all & worse_all) / len(worse_all):.3f}" if worse_all else "n/a"
+    console.print(f"cohort, worsened {FINDING} per (study, anatomy): {len(got_all)} in the graph, {len(worse_all)} "
+                  f"true; precision {precision}, recall {recall} (reports state only some changes, ~10% noise)",
+                  highlight=False)
 
     iu_section(console, Path(cohort).parent / "iu-extract")
     nih_section(console, Path(cohort).parent / "nih")
 
     console.rule("graph statistics")
     stats = graph_stats(store)
-    rows = [{"label or type": k, "count": v} for k, v in {**stats["nodes"], **stats["relationships"]}.items()]
-    print_rows(rows, "table", title=f"{stats['total_nodes']} nodes, {stats['total_relationships']} relationships")
+    nodes, rels = stats["nodes"], stats["relationships"]
+    console.print(f"{stats['total_nodes']:,} nodes, {stats['total_relationships']:,} relationships: "
+                  + ", ".join(f"{n:,} {what}" for what, n in (
+                      ("patients", nodes.get("Patient", 0)), ("studies", nodes.get("Study", 0)),
+                      ("observations", nodes.get("Observation", 0)), ("mentions", nodes.get("Mention", 0)),
+                      ("progression edges", rels.get("PROGRESSION", 0)))) + " (`cxrkg stats` for all)",
+                  highlight=False)
     if stats["orphans"]:
         console.print(f"orphans: {stats['orphans']}")
+
+
+def _worsenings(store, patients: list[str]) -> dict[str, list[dict]]:
+    """Each patient's worsenings of the finding at anatomy level (the ground truth is per study and anatomy)."""
+    from graph.store.queries import get_query, run_named
+
+    worsening = get_query("worsening_findings")
+    return {pid: run_named(store, worsening, worsening.bind({"patient_id": pid, "finding": FINDING,
+                                                            "level": "anatomy"}))
+            for pid in patients}
+
+
+def _counts_line(title: str, rows: list[dict], key, count: str) -> str:
+    """``title: a (3), b (2), ...`` from rows of a name and a count."""
+    return f"{title}: " + ", ".join(f"{key(r)} ({r[count]:,})" for r in rows)
 
 
 def iu_section(console: Console, out: Path) -> None:
@@ -150,14 +160,17 @@ def iu_section(console: Console, out: Path) -> None:
     from flows.extract_flow import extract_flow
 
     result = extract_flow("iu", str(out))
-    console.print(f"{result.extraction.documents} reports extracted, {len(result.extraction.rejections)} rejected "
-                  f"(see {result.extraction.rejected_report}); each report is its own patient, dates redacted")
+    console.print(f"{result.extraction.documents:,} reports extracted, {len(result.extraction.rejections)} rejected "
+                  f"({Path(result.extraction.rejected_report or '').name or 'none'}); each its own patient, "
+                  "dates redacted", highlight=False)
     store = shared_store()
-    print_rows(store.read(rs.IU_TOP_FINDINGS), "table", title="IU: ten most frequent present findings (reports)")
-    print_rows(store.read(rs.IU_TOP_CHANGES), "table", title="IU: ten most frequent stated changes (reports)")
+    console.print(_counts_line("most frequent present findings (reports)", store.read(rs.IU_TOP_FINDINGS)[:6],
+                               lambda r: r["finding"], "reports"), highlight=False)
+    console.print(_counts_line("most frequent stated changes (reports)", store.read(rs.IU_TOP_CHANGES)[:4],
+                               lambda r: f"{r['finding']} {r['change']}", "reports"), highlight=False)
 
 
-def _readable_patient(store, onsets_per_patient, max_studies: int = 12) -> str:
+def _readable_patient(store, onsets_per_patient, max_studies: int = 8) -> str:
     """The patient with the most onsets among the first 50 candidates whose timeline fits a screen."""
     from graph.store.queries import get_query, run_named
 
@@ -182,11 +195,13 @@ def nih_section(console: Console, out: Path) -> None:
     console.rule("real longitudinal labels: NIH ChestX-ray14 (NIH Clinical Center; Google adjudicated labels)")
     try:
         if not (out / "metadata.csv").exists():
-            console.print(convert_nih(out))
+            nih = convert_nih(out)
+            console.print(f"{nih.images:,} images (= studies) of {nih.patients:,} patients, "
+                          f"{nih.longitudinal_patients:,} with two or more -> {nih.out}", highlight=False)
     except (DatasetUnavailable, IUUnavailable) as exc:
         console.print(f"skipped: {exc}")
         return
-    run_ingest([out], None, out.parent / "nih-rejected.json", progress=False)
+    run_ingest([out], None, out.parent / "nih-rejected.json", progress=False, brief=True)
     store = shared_store()
     source = f"Source: {ATTRIBUTION.split(';')[0]}. {SYNTHETIC_DATES_NOTE}."
 
@@ -194,26 +209,26 @@ def nih_section(console: Console, out: Path) -> None:
     onsets = run_named(store, new, new.bind({"finding": FINDING, "start_date": "2000-01-01", "end_date": "2099-12-31"}))
     per_year = Counter(r["study_datetime"][:4] for r in onsets)
     strict = Counter(r["study_datetime"][:4] for r in onsets if r["prior_state"] == "absent")
-    print_rows([{"follow-up year": y, "patients with a new effusion": n, "of them after a stated absence": strict[y]}
-                 for y, n in sorted(per_year.items())[:8]], "table",
-                title="NIH: new pleural effusions per follow-up year (cypher/new_finding_patients.cypher)")
-    console.print(source)
+    console.print("patients with a new pleural effusion per follow-up year (after a stated absence): "
+                  + ", ".join(f"{y} {n} ({strict[y]})" for y, n in
+                                                                      sorted(per_year.items())[:6]), highlight=False)
 
     patient = _readable_patient(store, Counter(r["patient_id"] for r in onsets))
     timeline = get_query("finding_timeline")
-    rows = run_named(store, timeline, timeline.bind({"patient_id": patient, "finding": FINDING}))
-    print_rows(rows, "table", ["study_order", "study_id", "study_datetime", "state", "changes", "sources"],
-                title=f"NIH patient {patient}: pleural effusion at each study (cypher/finding_timeline.cypher)")
-    console.print(source)
+    rows = run_named(store, timeline, timeline.bind({"patient_id": patient, "finding": FINDING}))[:8]
+    rows = [{**r, "date": str(r["study_datetime"])[:10]} for r in rows]
+    print_rows(rows, "table", ["study_order", "date", "state", "changes", "sources"],
+               title=f"NIH patient {patient}: pleural effusion at each study (cypher/finding_timeline.cypher)",
+               wrap=False)
+    console.print(source, highlight=False)
 
     disagreements = get_query("source_disagreements")
     rows = run_named(store, disagreements, disagreements.bind({"patient_id": ""}))
     by_finding = Counter(r["finding"] for r in rows if r["kind"] == "polarity")
-    print_rows([{"finding": f, "images": n} for f, n in by_finding.most_common()], "table",
-                title="NIH: text-mined labels against radiologist-adjudicated ones, present vs absent "
-                      "(cypher/source_disagreements.cypher)")
-    console.print("Source: NIH ChestX-ray14 text-mined labels (Wang et al. 2017) against Google's adjudicated "
-                  "labels (Majkowska et al. 2020) on the same 4,376 images.")
+    console.print(_counts_line("text-mined labels (Wang et al. 2017) against adjudicated ones (Majkowska et al. "
+                               "2020), present vs absent, images (cypher/source_disagreements.cypher)",
+                               [{"finding": f, "images": n} for f, n in by_finding.most_common()],
+                               lambda r: r["finding"], "images"), highlight=False)
 
 
 @app.command()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -63,7 +62,8 @@ def train(config: Optional[Path] = typer.Option(None, exists=True, dir_okay=Fals
                                                   help="snapshot folder; default: export the graph now"),
           embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
                                                     help="embeddings parquet (when exporting now)"),
-          out: Optional[Path] = typer.Option(None, help="checkpoint file; default: the registry"),
+          out: Optional[Path] = typer.Option(None, help="checkpoint file; default: the registry "
+                                                        "(CXRKG_HOME/models/<version>/model.pt)"),
           device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto"),
           epochs: Optional[int] = typer.Option(None, min=1, help="override the config's epochs"),
           seed: Optional[int] = typer.Option(None, help="override the config's seed"),
@@ -72,7 +72,7 @@ def train(config: Optional[Path] = typer.Option(None, exists=True, dir_okay=Fals
     """Train the progression GNN (early stopping on validation macro-F1); writes a checkpoint that
     records the snapshot hash."""
     from gnn.dataset import load_dataset
-    from gnn.prediction import register
+    from gnn.prediction import models_dir, register
     from gnn.training import TrainConfig, model_version, save_checkpoint, train_model
 
     cfg = _guard(TrainConfig.from_file, config, epochs=epochs, seed=seed) if config else \
@@ -83,13 +83,13 @@ def train(config: Optional[Path] = typer.Option(None, exists=True, dir_okay=Fals
                   f"{data.num_features} observation features")
     result = _guard(train_model, data, cfg, device, lambda line: console.print(line, highlight=False))
     version = model_version(result, data.content_hash)
-    path = out or Path(tempfile.gettempdir()) / f"cxrkg-{version}.pt"
+    path = out or models_dir() / version / "model.pt"
+    path.parent.mkdir(parents=True, exist_ok=True)
     meta = save_checkpoint(path, result, data, version)
     console.print(f"best epoch {result.best_epoch}: validation macro-F1 {result.val_macro_f1:.4f}; "
                   f"{result.epoch_seconds:.2f} s per epoch on {result.device}")
     if register_model:
-        path = register(path, {"val_macro_f1": result.val_macro_f1}) if out is None else \
-            register(path, {"val_macro_f1": result.val_macro_f1})
+        path = register(path, {"val_macro_f1": result.val_macro_f1})
     console.print(f"model {meta['model_version']} -> {path}")
 
 

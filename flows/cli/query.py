@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import console, err, fail, print_rows, ReportFormat, RowFormat, store_or_fail
+from flows.cli.common import console, err, fail, print_rows, RowFormat, store_or_fail
 
 
 @app.command()
@@ -46,7 +46,7 @@ def query(name: str = typer.Argument(..., help="query name (see `cxrkg queries`)
           param: list[str] = typer.Option([], "--param", "-p", help="key=value, repeatable"),
           fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
     """Run a named query in a read transaction."""
-    from graph.store.queries import QueryError, get_query, run_named
+    from graph.store.queries import QueryError, get_query, run_named, unknown_ids
 
     try:
         q = get_query(name)
@@ -55,6 +55,8 @@ def query(name: str = typer.Argument(..., help="query name (see `cxrkg queries`)
         rows = run_named(store_or_fail(), q, bound)
     except QueryError as exc:
         fail(str(exc))
+    if not rows and (unknown := unknown_ids(store_or_fail(), bound)):
+        fail(f"no {' and no '.join(unknown)} in the graph; `cxrkg stats` shows what is loaded")
     print_rows(rows, fmt, list(q.columns), title=q.name)
 
 
@@ -69,7 +71,8 @@ def _check_finding(params: dict[str, Any]) -> None:
 
 
 @app.command()
-def stats(fmt: ReportFormat = typer.Option(ReportFormat.table, "--format"),
+def stats(fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table, json (with the checks' "
+                                                                       "examples) or csv (one row per count)"),
           check: bool = typer.Option(True, help="run the consistency checks (exit code 4 when any fails)")) -> None:
     """Counts per label and relationship type, orphan nodes, and the consistency checks."""
     from graph.store.consistency import run_checks
@@ -89,7 +92,7 @@ def stats(fmt: ReportFormat = typer.Option(ReportFormat.table, "--format"),
         rows += [{"kind": "relationship", "name": k, "count": v} for k, v in result["relationships"].items()]
         rows += [{"kind": "orphan", "name": k, "count": v} for k, v in result["orphans"].items()]
         rows += [{"kind": "check", "name": c.name, "count": c.count} for c in checks]
-        print_rows(rows, "table", title="graph statistics")
+        print_rows(rows, fmt.value, title="graph statistics")
     for c in checks:
         if not c.ok:
             err.print(f"[bold red]inconsistent:[/] {c.count} {c.description}; e.g. {', '.join(c.examples)}")

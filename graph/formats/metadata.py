@@ -43,10 +43,13 @@ def read_metadata(path: Path) -> tuple[StudyDates, list[InputError]]:
     """Read the metadata CSV; rows with unreadable dates are returned as errors, the rest still count.
 
     Raises:
-        InputError: the file lacks one of the columns used.
+        InputError: the file is not a CSV (empty, not UTF-8, malformed) or lacks one of the columns used.
     """
     file = str(path)
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InputError(file, None, None, f"not a readable UTF-8 CSV: {exc}") from exc
     missing = [c for c in METADATA_COLUMNS if c not in frame.columns]
     if missing:
         raise InputError(file, None, ", ".join(missing), "missing column(s)")

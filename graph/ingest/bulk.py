@@ -98,6 +98,16 @@ class BulkSink:
                 out[sid] = (row["patient_id"], datetime.fromisoformat(when) if when else None)
         return out
 
+    def record_files(self, image_ids: Iterable[str], report_ids: Iterable[str]) -> dict[tuple[str, str], str]:
+        """For images and reports of earlier batches of this sink: ``("image" | "report", id) -> file`` (one
+        also in another worker's part stops the load when the parts are absorbed)."""
+        keys = [("image", i) for i in image_ids] + [("report", r) for r in report_ids]
+        return {(kind, rid): path for kind, rid in keys if (path := self._record_file.get(f"{kind}:{rid}"))}
+
+    def image_studies(self, image_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """Nothing: comparisons are checked within each batch only (``cxrkg stats`` checks the whole graph)."""
+        return {}
+
     def write_batch(self, batch: Batch) -> tuple[WriteCounts, set[str], set[str]]:
         """Write one batch's rows; hold the facts of the patients of ``batch.link`` (all of whose files are
         in the batch, which store_files may write in several parts) for :meth:`end_batch` and park the

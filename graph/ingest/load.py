@@ -13,6 +13,7 @@ from graph.formats.metadata import StudyDates
 from graph.formats.radgraph import check_json_stream, parse_radgraph_chunks
 from graph.ingest.parse import StreamedFile, check_studies, parse_files, read_input
 from graph.ingest.plan import SCENE_GRAPH, InputFile, metadata_dates
+from graph.ingest.record_checks import check_comparisons, check_record_files, prior_image_ids, record_ids
 from graph.records import InputError, ParsedFile, Rejection
 from graph.store import Batch, GraphStore, WriteCounts
 from graph.vocabulary import Vocabulary
@@ -26,6 +27,10 @@ class BatchWriter(Protocol):
     :class:`graph.ingest.bulk.BulkSink` (import files)."""
 
     def study_owners(self, study_ids: Iterable[str]) -> dict[str, tuple[str, Any]]: ...
+
+    def record_files(self, image_ids: Iterable[str], report_ids: Iterable[str]) -> dict[tuple[str, str], str]: ...
+
+    def image_studies(self, image_ids: Iterable[str]) -> dict[str, tuple[str, str]]: ...
 
     def write_batch(self, batch: Batch) -> tuple[WriteCounts, set[str], set[str]]: ...
 
@@ -53,7 +58,9 @@ def load_files(store: GraphStore, files: list[InputFile], vocab: Vocabulary, cha
 
     A file rejected as a whole (unreadable, or a scene graph with any error) stores nothing and leaves
     what an earlier version of it stored untouched; it is read again on the next run. A file with some
-    rejected records stores the others and is recorded with its hash. Big RadGraph files are streamed in
+    rejected records stores the others and is recorded with its hash; when it changed, what an earlier
+    version stored for the rejected records stays (until they load), the rest of the earlier version is
+    replaced. A record rejected without a usable id (a JSONL line that is not JSON) keeps nothing. Big RadGraph files are streamed in
     chunks of their own transactions (see :func:`store_files`).
     """
     return store_files(store, files, parse_files(files, vocab, mapping_path), vocab, changed, metadata_paths)
@@ -76,8 +83,7 @@ def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedF
     """
     result = BatchResult()
     dates, _ = metadata_dates(metadata_paths)  # their rejections are the plan's (IngestPlan.metadata_rejections)
-    owners = store.study_owners({s.study_id for pf in parsed for s in pf.studies})
-    parsed = check_studies(parsed, owners, dates)
+    parsed = _checked(store, parsed, dates)
 
     by_path = {f.path: f for f in files}
     link = frozenset(link)
@@ -97,6 +103,7 @@ def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedF
         batch.files.append(pf)
         if f.path in changed:
             batch.retract.append(f.path)
+            batch.retract_keep[f.path] = _rejected_records(pf)
         batch.source_files.append({"path": f.path, "sha256": f.sha256, "format": f.format,
                                    "records": len(pf.studies), "rejected": len(pf.rejections),
                                    "vocabulary_version": vocab.version})
@@ -113,11 +120,29 @@ def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedF
     return result
 
 
+def _checked(store: BatchWriter, parsed: list[ParsedFile], dates: StudyDates) -> list[ParsedFile]:
+    """The parsed files without the records rejected against the graph and each other: study owners and
+    dates (:func:`check_studies`), one file per image and report, comparisons within the patient
+    (:mod:`graph.ingest.record_checks`)."""
+    parsed = check_studies(parsed, store.study_owners({s.study_id for pf in parsed for s in pf.studies}), dates)
+    parsed = check_record_files(parsed, store.record_files(*record_ids(parsed)))
+    return check_comparisons(parsed, store.image_studies(prior_image_ids(parsed)))
+
+
 def _whole_file_rejected(pf: ParsedFile, f: InputFile) -> bool:
     """A file-level error, or a scene graph whose one record was rejected (a bad box alone is dropped and
     leaves the study in place)."""
     return any(r.record is None for r in pf.rejections) or (
         f.format == SCENE_GRAPH and bool(pf.rejections) and not pf.studies)
+
+
+def _rejected_records(pf: ParsedFile) -> list[str]:
+    return sorted({r.record for r in pf.rejections if r.record is not None})
+
+
+def _records(pf: ParsedFile) -> set[str]:
+    """The records a parsed file (or chunk) stores."""
+    return {s.record for s in pf.studies} | {m.record for m in pf.mentions}
 
 
 def _flush(store: BatchWriter, batch: Batch, result: BatchResult) -> None:
@@ -127,6 +152,19 @@ def _flush(store: BatchWriter, batch: Batch, result: BatchResult) -> None:
     result.elements += counts
     result.patients |= patients
     result.linked = (result.linked - patients) | linked
+
+
+def _retract_chunk(batch: Batch, path: str, chunk: ParsedFile, earlier: set[str], last: bool) -> None:
+    """What a chunk of a changed streamed file retracts of the earlier version: its own records' mentions,
+    and with the last chunk every other record's but those stored or rejected by this load; the result is
+    a whole-file load's. ``earlier`` gains the chunk's records."""
+    batch.retract.append(path)
+    if last:
+        batch.retract_keep[path] = sorted(earlier | set(_rejected_records(chunk)))
+    else:
+        batch.retract_only[path] = sorted(_records(chunk))
+        batch.retract_keep[path] = _rejected_records(chunk)
+    earlier |= _records(chunk) | set(_rejected_records(chunk))
 
 
 _T = TypeVar("_T")
@@ -150,8 +188,9 @@ def _store_streamed(store: BatchWriter, f: InputFile, pf: StreamedFile, vocab: V
        memory). A file that fails (truncated, invalid) is rejected before anything is written, so what
        an earlier version stored stays untouched, as for any file rejected as a whole.
     2. Chunk by chunk: parse (the next chunk is parsed in a thread while this one is written), check
-       study owners and dates against the graph, write in one transaction. The first chunk's transaction
-       retracts a changed file's old mentions; the file's SourceFile row (sha256, vocabulary version,
+       study owners and dates against the graph, write in one transaction. Each chunk's transaction
+       retracts a changed file's old mentions of its records, the last one those of all other records
+       but the rejected ones (:func:`_retract_chunk`); the file's SourceFile row (sha256, vocabulary version,
        counts) is written only by the last chunk's transaction.
     3. Until then the first transaction leaves an *incomplete* SourceFile row (sha256 and vocabulary
        version null) for the path, so a load interrupted between chunks (crash, lost server) counts as
@@ -166,6 +205,7 @@ def _store_streamed(store: BatchWriter, f: InputFile, pf: StreamedFile, vocab: V
                   "vocabulary_version": vocab.version}
     incomplete = {**source_row, "sha256": None, "vocabulary_version": None}
     first = True  # nothing of this file written yet
+    earlier: set[str] = set()  # records stored by this file's earlier chunks (and rejected ones)
     try:
         read_input(check_json_stream, Path(f.path), f.path)
         chunks = _one_ahead(read_input(parse_radgraph_chunks, Path(f.path), vocab, pf.mapping, STREAM_CHUNK_DOCS))
@@ -173,8 +213,7 @@ def _store_streamed(store: BatchWriter, f: InputFile, pf: StreamedFile, vocab: V
             chunk = next(chunks)
             while chunk is not None:
                 following = next(chunks, None)
-                owners = store.study_owners({s.study_id for s in chunk.studies})
-                [chunk] = check_studies([chunk], owners, dates)
+                [chunk] = _checked(store, [chunk], dates)
                 pf.rejections += chunk.rejections
                 result.rejections += chunk.rejections
                 result.unmapped_terms.update(chunk.unmapped_terms)
@@ -183,8 +222,8 @@ def _store_streamed(store: BatchWriter, f: InputFile, pf: StreamedFile, vocab: V
                 source_row["records"] += len(chunk.studies)
                 source_row["rejected"] += len(chunk.rejections)
                 batch = Batch(files=[chunk], merge=changed)
-                if first and changed:
-                    batch.retract.append(f.path)
+                if changed:
+                    _retract_chunk(batch, f.path, chunk, earlier, last=following is None)
                 if following is None:
                     batch.source_files.append(source_row)
                 elif first:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -38,7 +40,8 @@ class IngestPlan:
     ``patient_hints`` maps a file's path to the patient its records are expected to belong to (see
     :func:`patient_hints`); it only decides the order and where batches end, never what is stored.
     ``metadata_rejections``: unreadable metadata CSVs and rows (a row whose date does not parse names
-    its line and dicom_id); a run reports them once.
+    its line and dicom_id); a run reports them once. ``skipped``: what the input folders hold but
+    :func:`discover` could not read (link loops, broken links, linked or unreadable folders).
     """
 
     load: list[InputFile]
@@ -47,6 +50,12 @@ class IngestPlan:
     metadata: list[str]
     patient_hints: dict[str, str] = field(default_factory=dict)
     metadata_rejections: list[Rejection] = field(default_factory=list)
+    skipped: list[Rejection] = field(default_factory=list)
+
+    @property
+    def rejections(self) -> list[Rejection]:
+        """What the plan itself rejects: unreadable folder entries, then metadata."""
+        return self.skipped + self.metadata_rejections
 
     def batches(self, batch_files: int) -> list[list[InputFile]]:
         """The files to load in batches of about ``batch_files``, a patient's files kept together.
@@ -95,12 +104,15 @@ def file_format(path: Path) -> str | None:
     return None
 
 
-def discover(paths: Iterable[Path], exclude: Iterable[Path] = (), fingerprints: bool = True) -> list[InputFile]:
+def discover(paths: Iterable[Path], exclude: Iterable[Path] = (), fingerprints: bool = True,
+             skipped: list[Rejection] | None = None) -> list[InputFile]:
     """All readable input files under the given files or folders (recursively), sorted by path.
 
     ``exclude`` names files to leave out, such as the rejected-files report of an earlier run. Without
     ``fingerprints`` the files' ``sha256`` is left empty (a first load, which compares with nothing,
-    fills it in where the file is read anyway: :func:`with_fingerprint`).
+    fills it in where the file is read anyway: :func:`with_fingerprint`). What a folder holds but cannot
+    be read is added to ``skipped``, one rejection per entry naming it: a symbolic link loop, a broken
+    link, a linked folder (never entered, so a loop cannot trap the walk) and an unreadable folder.
 
     Raises:
         FileNotFoundError: a given path does not exist.
@@ -118,7 +130,7 @@ def discover(paths: Iterable[Path], exclude: Iterable[Path] = (), fingerprints: 
             # resolving of its own (resolving every path was a quarter of planning time)
             base = root.resolve()
             candidates = [(Path(path), Path(path).resolve() if link else base / relative)
-                          for path, relative, link in _walk(str(root))]
+                          for path, relative, link in _walk(str(root), skipped if skipped is not None else [])]
         for p, real in candidates:
             fmt = file_format(p)
             if fmt and real not in skip:
@@ -126,22 +138,46 @@ def discover(paths: Iterable[Path], exclude: Iterable[Path] = (), fingerprints: 
     return sorted(found, key=lambda f: f.path)
 
 
-def _walk(root: str) -> Iterator[tuple[str, str, bool]]:
+def _walk(root: str, skipped: list[Rejection]) -> Iterator[tuple[str, str, bool]]:
     """(path, path relative to ``root``, is a link) of every file below ``root``, without entering linked
-    folders (``os.scandir``: a third of the time ``Path.rglob`` took on 112,000 files)."""
+    folders (``os.scandir``: a third of the time ``Path.rglob`` took on 112,000 files); what cannot be
+    read goes to ``skipped``."""
     folders = [("", root)]
     while folders:
         relative, folder = folders.pop()
         try:
             entries = list(os.scandir(folder))
-        except OSError:
-            continue  # an unreadable folder is skipped, as Path.rglob skips it
+        except OSError as exc:
+            skipped.append(Rejection(folder, None, None, f"folder not read: {exc.strerror or exc}"))
+            continue
         for e in entries:
             name = os.path.join(relative, e.name) if relative else e.name
             if e.is_dir(follow_symlinks=False):
                 folders.append((name, e.path))
-            elif e.is_file():
+            elif _is_file(e):
                 yield e.path, name, e.is_symlink()
+            elif e.is_symlink():
+                skipped.append(Rejection(e.path, None, None, _unfollowed_link(e.path)))
+
+
+def _is_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:  # a link loop raises where a broken link is merely not a file
+        return False
+
+
+def _unfollowed_link(path: str) -> str:
+    """Why a symbolic link that is not a file was not read."""
+    try:
+        target = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop: not read"
+        return f"broken symbolic link (to {os.readlink(path)}): not read"
+    if stat.S_ISDIR(target.st_mode):
+        return f"linked folder, not entered: give its target ({os.path.realpath(path)}) to load it"
+    return "symbolic link to something that is not a file: not read"
 
 
 def with_fingerprint(f: InputFile) -> InputFile:

@@ -5,6 +5,8 @@ to Prefect tasks."""
 from __future__ import annotations
 
 import multiprocessing
+import os
+import stat
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
@@ -66,19 +68,53 @@ def parsed_ahead(batches: list[list[InputFile]], doc_mapping: str | None) -> Ite
     Parsing is Python work and writing is Neo4j work, so on two cores they overlap. A process, not a
     thread: parsing in a thread of this process measured 3-4x slower (GIL contention with the driver and
     Prefect's own threads) and did not overlap. A run of a single batch parses inline (no worker start).
-    The worker is forked: ``spawn`` would re-run the caller's main module in the worker, which for a
-    script without an ``if __name__ == "__main__"`` guard means running the script twice. The forked
-    worker only parses files (no driver, no Prefect calls, no logging), which is what makes forking
-    a process that has threads safe enough here.
+    The worker comes from :func:`forked_pool`.
     """
     if len(batches) < 2:
         for files in batches:
             yield files, parse_files(files, vocabulary(), doc_mapping)
         return
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+    with forked_pool(1) as pool:
         ahead = pool.submit(parse_files_with_packaged_vocabulary, batches[0], doc_mapping)
         for k, files in enumerate(batches):
             parsed = ahead.result()
             if k + 1 < len(batches):
                 ahead = pool.submit(parse_files_with_packaged_vocabulary, batches[k + 1], doc_mapping)
             yield files, parsed
+
+
+def forked_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` forked processes that hold none of this process's network connections.
+
+    Forked: ``spawn`` would re-run the caller's main module in each worker, which for a script without an
+    ``if __name__ == "__main__"`` guard means running the script twice. The workers only parse files and
+    write local files (no driver, no Prefect calls, no logging), which is what makes forking a process
+    that has threads safe enough here. A fork copies every open socket, the driver's Bolt connection
+    included: a worker that outlived a killed parent would keep that connection, and with it the parent's
+    open write transaction and its locks, alive. Each worker therefore first points every socket it
+    inherited at ``/dev/null`` (:func:`drop_inherited_sockets`); the pool's own pipes are not sockets.
+    """
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                               initializer=drop_inherited_sockets)
+
+
+def drop_inherited_sockets() -> int:
+    """Replace every socket file descriptor of this process by ``/dev/null``; returns how many.
+
+    ``dup2`` rather than ``close``: the socket objects copied from the parent still name their descriptor
+    numbers, and closing one of them later must not close a file this process opened since.
+    """
+    null = os.open(os.devnull, os.O_RDWR)
+    dropped = 0
+    try:
+        for name in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else []:
+            fd = int(name)
+            try:
+                if fd != null and stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.dup2(null, fd)
+                    dropped += 1
+            except OSError:
+                continue  # the listing's own descriptor, closed by now
+    finally:
+        os.close(null)
+    return dropped

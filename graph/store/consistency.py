@@ -17,6 +17,10 @@ points at the data to look at. The checks:
   ``days`` differ from the two dates, that joins two patients, or that jumps over a study of the same
   patient dated in between; also studies with more than one PRIOR link, and studies without one
   although the patient has an earlier study.
+* ``duplicate_relationships``: two relationships of one type (PROGRESSION aside, checked above) between
+  the same two nodes, such as an image linked twice from its study.
+* ``cross_patient_links``: a study linked from a patient other than its own or from two patients, and a
+  stated comparison (a Mention's ``prior_image_id``) naming an image of another patient or of its own study.
 
 Everything runs in read transactions (``GraphStore.read``); nothing is repaired here. Rerunning the
 ingest on the affected patients (or ``GraphStore.link_patients``) recomputes the derived structure.
@@ -116,6 +120,44 @@ CHECKS: tuple[Check, ...] = (
           WHERE NOT EXISTS { (s)-[:PRIOR]->() }
             AND EXISTS { MATCH (p)-[:HAS_STUDY]->(x:Study) WHERE x.study_datetime < s.study_datetime }
           RETURN s.study_id + ' -> (no PRIOR link)' AS item
+        }
+        WITH item ORDER BY item
+        RETURN count(item) AS n, collect(item)[..$k] AS examples
+        """,
+    ),
+    Check(
+        "duplicate_relationships",
+        "relationships of one type (PROGRESSION aside) repeated between the same two nodes",
+        """
+        MATCH (a)
+        CALL (a) {
+          MATCH (a)-[r]->(b) WHERE NOT r:PROGRESSION
+          WITH b, type(r) AS t, count(*) AS copies WHERE copies > 1
+          RETURN b, t, copies
+        }
+        WITH a, b, t, copies
+        ORDER BY t
+        RETURN coalesce(sum(copies), 0) AS n,
+               collect(t + ' ' + coalesce(a.study_id, a.observation_id, a.image_id, a.patient_id, elementId(a)) + ' -> '
+                       + coalesce(b.image_id, b.report_id, b.mention_id, b.observation_id, b.study_id, elementId(b)))[..$k]
+                 AS examples
+        """,
+    ),
+    Check(
+        "cross_patient_links",
+        "studies linked from another patient or from two, and stated comparisons with an image of another "
+        "patient or of the same study",
+        """
+        CALL () {
+          MATCH (p:Patient)-[:HAS_STUDY]->(s:Study)
+          WHERE s.patient_id <> p.patient_id OR COUNT { (:Patient)-[:HAS_STUDY]->(s) } > 1
+          RETURN 'study ' + s.study_id + ' of patient ' + p.patient_id AS item
+          UNION ALL
+          MATCH (s:Study)-[:HAS_OBSERVATION]->(:Observation)-[:HAS_MENTION]->(m:Mention)
+          WHERE m.prior_image_id IS NOT NULL
+          MATCH (ps:Study)-[:HAS_IMAGE]->(:Image {image_id: m.prior_image_id})
+          WHERE ps = s OR ps.patient_id <> s.patient_id
+          RETURN 'mention ' + m.mention_id + ' compares study ' + s.study_id + ' with ' + ps.study_id AS item
         }
         WITH item ORDER BY item
         RETURN count(item) AS n, collect(item)[..$k] AS examples

@@ -2,7 +2,8 @@
 
 Writes go through the driver's managed transactions (``execute_write``), which retry exactly the
 errors Neo4j marks as transient (deadlocks, leader switches, lost connections) with backoff and let
-every other error through. One batch is one transaction: it is stored whole or not at all.
+every other error through; a lock wait or transaction that timed out is :class:`GraphBusy` at once
+(:mod:`graph.store.busy`). One batch is one transaction: it is stored whole or not at all.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from neo4j import GraphDatabase, ManagedTransaction
 
 from graph.store import read_statements as rs
 from graph.store import statements as st
+from graph.store.busy import GraphBusy, check_lock_wait, run_write  # noqa: F401  (GraphBusy: re-exported)
 from graph.settings import Neo4jSettings, neo4j_settings
 from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, fresh_patient_rows
 from graph.events import MentionFact, StudyFact, derive_patient
@@ -92,6 +94,8 @@ class WriteCounts:
 class Batch:
     """The rows one write transaction stores: records of several parsed files, plus their SourceFile rows.
 
+    A path in ``retract`` loses the old mentions of all its records (or of those in ``retract_only[path]``)
+    but those of the records in ``retract_keep[path]``.
     ``merge`` writes with MERGE from the start (later chunks of a changed, streamed file, whose old
     reports are still in the graph); a batch with ``retract`` is always written with MERGE. The
     patients in ``link`` that the batch writes are relinked (see :meth:`GraphStore.link_patients`) in
@@ -101,13 +105,19 @@ class Batch:
     files: list[ParsedFile] = field(default_factory=list)
     source_files: list[dict[str, Any]] = field(default_factory=list)
     retract: list[str] = field(default_factory=list)
+    retract_only: dict[str, list[str]] = field(default_factory=dict)  # path -> the only records to retract
+    retract_keep: dict[str, list[str]] = field(default_factory=dict)  # path -> records whose mentions stay
     merge: bool = False
     link: frozenset[str] = frozenset()
 
 
 def _run(tx: ManagedTransaction, query: str, counts: WriteCounts, **params: Any) -> list[neo4j.Record]:
-    result = tx.run(query, **params)
-    records = list(result)
+    try:
+        result = tx.run(query, **params)
+        records = list(result)
+    except neo4j.exceptions.TransientError as exc:
+        check_lock_wait(exc)
+        raise
     counts.add(result.consume())
     return records
 
@@ -209,7 +219,7 @@ class GraphStore:
             _run(tx, st.MERGE_FINDING_PARENTS, counts, rows=finding_parents)
 
         with self._session() as session:
-            session.execute_write(work)
+            run_write(session, work)
 
     def holds_data(self) -> bool:
         """Whether the database holds any node besides the Anatomy and Finding vocabulary."""
@@ -226,6 +236,17 @@ class GraphStore:
         """For studies already in the graph: study_id -> (patient_id, study_datetime or None)."""
         rows = self.read(st.STUDY_OWNERS, study_ids=list(study_ids))
         return {r["study_id"]: (r["patient_id"], r["study_datetime"]) for r in rows}
+
+    def record_files(self, image_ids: Iterable[str], report_ids: Iterable[str]) -> dict[tuple[str, str], str]:
+        """For images and reports already in the graph: ``("image" | "report", id) -> file`` (those stored
+        without their file are left out)."""
+        rows = self.read(rs.RECORD_FILES, image_ids=list(image_ids), report_ids=list(report_ids))
+        return {(r["kind"], r["id"]): r["file"] for r in rows if r["file"] is not None}
+
+    def image_studies(self, image_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """For images already in the graph: image_id -> (study_id, patient_id)."""
+        rows = self.read(rs.IMAGE_STUDIES, image_ids=list(image_ids))
+        return {r["image_id"]: (r["study_id"], r["patient_id"]) for r in rows}
 
     # --- writes --------------------------------------------------------------------------------
 
@@ -255,7 +276,8 @@ class GraphStore:
             fresh = set() if merge else {r["patient_id"] for r in locked if r["fresh"]} & fresh_rows.keys()
             if batch.retract:
                 rows = _run(tx, st.RETRACT_FILES, counts,
-                            files=[{"path": p, "key": file_key(p)} for p in batch.retract])
+                            files=[{"path": p, "key": file_key(p), "records": batch.retract_only.get(p),
+                                    "keep": batch.retract_keep.get(p)} for p in batch.retract])
                 touched_studies.update(rows[0]["study_ids"] if rows else [])
             _run(tx, st.MERGE_STUDIES, counts, rows=list(studies.values()))
             _run(tx, st.images_statement(merge), counts, rows=images)
@@ -278,9 +300,9 @@ class GraphStore:
 
         with self._session() as session:
             try:
-                counts, retracted_patients = session.execute_write(work, bool(batch.retract) or batch.merge)
+                counts, retracted_patients = run_write(session, work, bool(batch.retract) or batch.merge)
             except neo4j.exceptions.ConstraintError:
-                counts, retracted_patients = session.execute_write(work, True)
+                counts, retracted_patients = run_write(session, work, True)
         return counts, patients | retracted_patients, linked - retracted_patients
 
     def link_patients(self, patient_ids: Iterable[str]) -> WriteCounts:
@@ -301,7 +323,7 @@ class GraphStore:
                 _derive(tx, chunk, counts)
 
             with self._session() as session:
-                session.execute_write(work)
+                run_write(session, work)
         return counts
 
     def replace_gnn_progressions(self, patient_ids: list[str], rows: list[dict[str, Any]]) -> int:
@@ -313,7 +335,7 @@ class GraphStore:
             return tx.run(st.WRITE_GNN_PROGRESSIONS, rows=rows).single()["written"]
 
         with self._session() as session:
-            return session.execute_write(work)
+            return run_write(session, work)
 
     def clear(self) -> None:
         """Delete every node and relationship (tests and benchmarks), in batches.

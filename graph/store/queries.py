@@ -17,13 +17,19 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import date
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from graph.store.graph_store import GraphStore
 
-_PARAM_TYPES = {"string": str, "int": int, "float": float}
+def _iso_date(value: str) -> str:
+    """A calendar date as ISO text (what Cypher's ``date()`` reads); ValueError otherwise."""
+    return date.fromisoformat(value).isoformat()
+
+
+_PARAM_TYPES = {"string": str, "int": int, "float": float, "date": _iso_date}
 _HEADER = re.compile(r"^//\s*(name|purpose|param|columns):\s?(.*)$")
 
 
@@ -33,7 +39,7 @@ class QueryError(ValueError):
 
 @dataclass(frozen=True)
 class QueryParam:
-    """A declared parameter: ``type`` is string / int / float; ``choices`` restricts a string to a set
+    """A declared parameter: ``type`` is string / int / float / date (ISO text, checked); ``choices`` restricts a string to a set
     of values; a parameter with a ``default`` may be left out."""
 
     name: str
@@ -78,11 +84,12 @@ class NamedQuery:
             try:
                 out[name] = _PARAM_TYPES[p.type](value)
             except ValueError as exc:
-                raise QueryError(f"query {self.name}: parameter {name}={value!r} is not a {p.type}") from exc
+                kind = "date (ISO, e.g. 2150-01-31)" if p.type == "date" else p.type
+                raise QueryError(f"query {self.name}: parameter {name}={value!r} is not a {kind}") from exc
         return out
 
 
-_PARAM = re.compile(r"^(\w+)\s+(string|int|float|\{[\w|]+\})(?:=(\S+))?\s*(.*)$")
+_PARAM = re.compile(r"^(\w+)\s+(string|int|float|date|\{[\w|]+\})(?:=(\S+))?\s*(.*)$")
 
 
 def _parse_param(text: str, file: str) -> QueryParam:
@@ -91,7 +98,7 @@ def _parse_param(text: str, file: str) -> QueryParam:
     m = _PARAM.match(text.strip())
     if not m:
         raise QueryError(f"{file}: cannot read parameter declaration {text!r}; expected 'name type[=default] "
-                         "description' with type string, int, float or {a|b}")
+                         "description' with type string, int, float, date or {a|b}")
     name, ptype, default, desc = m.groups()
     choices: tuple[str, ...] = ()
     if ptype.startswith("{"):
@@ -179,6 +186,18 @@ def run_named(store: GraphStore, query: NamedQuery, params: dict[str, Any]) -> l
         with _collection_paused():
             rows = session.execute_read(lambda tx: tx.run(text, **params).single(strict=True)[0])
             return [dict(zip(query.columns, row)) for row in rows]
+
+
+def unknown_ids(store: GraphStore, params: dict[str, Any]) -> list[str]:
+    """The patients and studies that bound query parameters name (``patient_id``, ``*study_id``; an empty
+    value means "all") but the graph does not hold, as ``"patient <id>"`` / ``"study <id>"``."""
+    from graph.store import read_statements as rs
+
+    patients = [v for k, v in params.items() if k == "patient_id" and v]
+    studies = [v for k, v in params.items() if k.endswith("study_id") and v]
+    if not patients and not studies:
+        return []
+    return [r["item"] for r in store.read(rs.UNKNOWN_IDS, patients=patients, studies=studies)]
 
 
 def packed_cypher(query: NamedQuery) -> str:

@@ -1,5 +1,6 @@
-"""Read-only Cypher statements of statistics, independent checks, graph comparison, the demo and the drop
-folder; the loader's statements are in :mod:`graph.store.statements`."""
+"""Read-only Cypher statements of statistics, independent checks, graph comparison, the demo, the drop
+folder, the loader's checks against other files, and what a blocked write waits for; the loader's
+writes are in :mod:`graph.store.statements`."""
 
 
 # --- reads of the demo ----------------------------------------------------------------------------
@@ -84,4 +85,50 @@ MATCH (a)-[r]->(b)
 WITH a, r, b, labels(a)[0] AS start_label, labels(b)[0] AS end_label
 RETURN type(r) AS type, start_label, a[$keys[start_label]] AS start_key, end_label, b[$keys[end_label]] AS end_key,
        properties(r) AS props
+"""
+
+
+# --- what a blocked write waits for ----------------------------------------------------------------
+# Every open transaction but this one, oldest first (graph.store.busy names them in its error).
+OPEN_TRANSACTIONS = """
+SHOW TRANSACTIONS
+YIELD transactionId, database, clientAddress, username, elapsedTime, status, currentQuery
+WHERE currentQuery IS NULL OR NOT currentQuery STARTS WITH 'SHOW TRANSACTIONS'
+RETURN transactionId AS id, database, clientAddress AS client, elapsedTime.milliseconds AS ms, status,
+       left(coalesce(currentQuery, ''), 80) AS query
+ORDER BY ms DESC
+"""
+
+
+# --- ids a query names that the graph does not hold ------------------------------------------------
+UNKNOWN_IDS = """
+UNWIND $patients AS id
+OPTIONAL MATCH (p:Patient {patient_id: id})
+WITH id, p WHERE p IS NULL
+RETURN 'patient ' + id AS item
+UNION ALL
+UNWIND $studies AS id
+OPTIONAL MATCH (s:Study {study_id: id})
+WITH id, s WHERE s IS NULL
+RETURN 'study ' + id AS item
+"""
+
+
+# --- the loader's checks against other files (graph.ingest.record_checks) ---------------------------
+# The file each already stored image or report came from (null for one stored before nodes kept their file).
+RECORD_FILES = """
+UNWIND $image_ids AS id
+MATCH (i:Image {image_id: id})
+RETURN 'image' AS kind, id, i.file AS file
+UNION ALL
+UNWIND $report_ids AS id
+MATCH (r:Report {report_id: id})
+RETURN 'report' AS kind, id, r.file AS file
+"""
+
+# The study and patient of stored images (the prior images comparisons name).
+IMAGE_STUDIES = """
+UNWIND $image_ids AS id
+MATCH (s:Study)-[:HAS_IMAGE]->(i:Image {image_id: id})
+RETURN id AS image_id, s.study_id AS study_id, s.patient_id AS patient_id
 """

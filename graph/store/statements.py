@@ -121,10 +121,13 @@ RETURN pid AS patient_id, NOT EXISTS { (p)-[:HAS_STUDY]->() } AS fresh
 
 # Mentions are found by their file through an index on ``file_key`` (see ``graph.records.file_key``):
 # an index on the path strings themselves cost a quarter of the server's load time.
+# Rows {path, key, records, keep}: the file's mentions of ``records`` (null: of every record) except those of
+# the records in ``keep`` (null: none).
 RETRACT_FILES = """
 UNWIND $files AS file
 MATCH (o:Observation)-[:HAS_MENTION]->(m:Mention {file_key: file.key})
-WHERE m.file = file.path
+WHERE m.file = file.path AND (file.records IS NULL OR m.record IN file.records)
+  AND NOT m.record IN coalesce(file.keep, [])
 WITH m, o.study_id AS study_id
 DETACH DELETE m
 RETURN collect(DISTINCT study_id) AS study_ids
@@ -173,8 +176,8 @@ REMOVE n._created
 
 
 def images_statement(merge: bool) -> str:
-    """Rows {image_id, study_id, view, study_order}: the Image nodes and their HAS_IMAGE links."""
-    return _single_file_nodes("Image", "image_id", ("view", "study_order"), "HAS_IMAGE", merge)
+    """Rows {image_id, study_id, view, study_order, file}: the Image nodes and their HAS_IMAGE links."""
+    return _single_file_nodes("Image", "image_id", ("view", "study_order", "file"), "HAS_IMAGE", merge)
 
 
 # Bounding boxes come from their image's file only. A changed (or re-read) file's images lose all their
@@ -212,8 +215,9 @@ CREATE (i)-[:HAS_BBOX]->(b)-[:OF_ANATOMY]->(a)
 
 
 def reports_statement(merge: bool) -> str:
-    """Rows {report_id, study_id, text, source, unmapped_terms}: Report nodes and HAS_REPORT links."""
-    return _single_file_nodes("Report", "report_id", ("text", "source", "unmapped_terms"), "HAS_REPORT", merge)
+    """Rows {report_id, study_id, text, source, unmapped_terms, file}: Report nodes and HAS_REPORT links."""
+    return _single_file_nodes("Report", "report_id", ("text", "source", "unmapped_terms", "file"), "HAS_REPORT",
+                              merge)
 
 
 def observations_statement(merge: bool) -> str:

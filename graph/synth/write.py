@@ -80,6 +80,13 @@ class CohortSummary:
     embeddings: Path | None
     malformed_dir: Path | None
 
+    def line(self) -> str:
+        """One line for people: what was written where."""
+        extra = (f", {self.malformed} malformed" if self.malformed else "") + \
+                (f", {self.embedding_rows:,} embeddings" if self.embedding_rows else "")
+        return (f"{self.patients} patients, {self.studies} studies, {self.images} scene graphs, {self.reports} "
+                f"reports{extra}: {self.files} files ({self.bytes / 1e6:.1f} MB) in {self.out_dir}")
+
 
 _GT_SCHEMA = pa.schema([
     ("patient_id", pa.string()), ("study_id", pa.string()), ("prior_study_id", pa.string()),

@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from tests.e2e.test_ingest import LCA, PID, STUDY, effusion_study, report
+from tests.helpers import load_into
 
 runner = CliRunner()
 
@@ -97,3 +98,15 @@ def test_cli_extract_writes_radgraph_that_ingest_reads(tmp_path):
     assert ("r1", "pleural effusion", "present", "worsened") in got
     assert ("r1", "pneumothorax", "absent", None) in got
     assert ("r2", "enlarged cardiac silhouette", "present", None) in got
+
+
+def test_cli_query_says_when_a_patient_or_study_is_not_in_the_graph(store, tmp_path):
+    effusion_study(tmp_path, 1)
+    load_into(store, tmp_path)
+    result = runner.invoke(app, ["query", "patient_studies", "-p", "patient_id=99999999"])
+    assert result.exit_code == 1 and "no patient 99999999 in the graph" in result.output
+    result = runner.invoke(app, ["query", "changes_between_studies", "-p", f"current_study_id={STUDY[1]}",
+                                 "-p", "prior_study_id=404"])
+    assert result.exit_code == 1 and "no study 404 in the graph" in result.output
+    result = runner.invoke(app, ["query", "source_disagreements", "-p", "patient_id="])  # "" means all: no check
+    assert result.exit_code == 0, result.output

@@ -34,10 +34,11 @@ def test_values_are_written_as_the_importer_reads_them(tmp_path):
     files.close()
 
     header, first, second = _rows(report.path)
-    assert header == ["report_id:ID(Report)", "study_id:string", "text:string", "source:string", "unmapped_terms:string[]"]
+    assert header == ["report_id:ID(Report)", "study_id:string", "text:string", "source:string", "unmapped_terms:string[]",
+                      "file:string"]
     assert first[2] == 'FINDINGS: "small" effusion.\nIMPRESSION: none' and first[4] == "haze\x1fa;b"
     lines = report.path.read_text().splitlines()
-    assert lines[-1] == '"r2","s1","","radgraph",'  # empty text quoted (kept), missing list unquoted (unset)
+    assert lines[-1] == '"r2","s1","","radgraph",,'  # empty text quoted (kept), missing list unquoted (unset)
     assert report.multiline and not prior.multiline
     assert _rows(prior.path) == [[":START_ID(Study)", ":END_ID(Study)", "days:long"], ["s2", "s1", "91"]]
 
@@ -85,14 +86,16 @@ def test_import_command_names_every_written_file_once(tmp_path):
     assert cmd[-2:] == ["--multiline-fields-format=v2", f"--multiline-fields={tmp_path / 'nodes_Report.csv'}"]
 
 
-def _write(cohort: Path, out: Path, mode: str) -> dict[str, list[str]]:
+def _write(cohort: Path, out: Path, mode: str, batch_files: int = 40,
+           rejections: list | None = None) -> dict[str, list[str]]:
     """Import files of a cohort written batch by batch (``by_batch``), with every patient parked
-    (``parked``), or by write_part and absorb (``parts``); returns each group's sorted data lines."""
+    (``parked``), or by write_part and absorb (``parts``); returns each group's sorted data lines and adds
+    the rejections to ``rejections``."""
     v = vocabulary()
     plan = plan_ingest(discover([cohort], fingerprints=False), {}, v.version)
     sink = BulkSink(ImportFiles(out), v)
     unlinked: set[str] = set()
-    for k, batch in enumerate(plan.batches(40)):
+    for k, batch in enumerate(plan.batches(batch_files)):
         link = set() if mode == "parked" else plan.patients_within(batch)
         if mode == "parts":
             part = write_part(batch, None, plan.metadata, link, out / "parts", k)
@@ -103,6 +106,8 @@ def _write(cohort: Path, out: Path, mode: str) -> dict[str, list[str]]:
             result = store_files(sink, batch, parse_files(batch, v, None), v, set(), plan.metadata, link)
             sink.end_batch()
         unlinked = (unlinked - result.linked) | (result.patients - result.linked)
+        if rejections is not None:
+            rejections += result.rejections
     sink.link_patients(unlinked)
     sink.finish(v, datetime(2026, 1, 1))
     groups: dict[str, list[str]] = {}
@@ -122,11 +127,16 @@ def test_every_way_of_writing_gives_the_same_rows(tmp_path):
     assert not list(tmp_path.rglob("parked_*"))  # buckets are deleted once derived
 
 
-def test_the_same_image_in_two_files_stops_the_bulk_load(tmp_path):
+def test_the_same_image_in_two_files_is_rejected_in_one_writer_and_stops_the_bulk_load_across_parts(tmp_path):
     cohort = tmp_path / "cohort"
     write_cohort(cohort, patients=2, seed=3)
     graph = next((cohort / "scene_graphs").rglob("*_SceneGraph.json"))
     (tmp_path / "copy").mkdir()
     (tmp_path / "copy" / graph.name).write_text(graph.read_text())
-    with pytest.raises(BulkInputError, match=f"image {graph.name.removesuffix('_SceneGraph.json')} is in both"):
-        _write(tmp_path, tmp_path / "out", "parked")
+    image = graph.name.removesuffix('_SceneGraph.json')
+    rejections: list = []
+    _write(tmp_path, tmp_path / "out", "parked", rejections=rejections)
+    assert [(r.record, r.field) for r in rejections] == [(image, "image_id")]
+    assert "already stored from" in rejections[0].reason and graph.name in rejections[0].reason
+    with pytest.raises(BulkInputError, match=f"image {image} is in both"):
+        _write(tmp_path, tmp_path / "out2", "parts", batch_files=1)

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from flows.cli import app
 
 
-@pytest.mark.parametrize("args", [["query", "patient_studies", "--format", "xml"], ["stats", "--format", "csv"],
+@pytest.mark.parametrize("args", [["query", "patient_studies", "--format", "xml"], ["stats", "--format", "yaml"],
                                   ["eval-extract", "--format", "yaml"], ["eval-extract", "--gold", "test"],
                                   ["extract", "iu", "--out", "x", "--extractor", "regex"]])
 def test_a_value_outside_the_choices_is_a_usage_error(args):

@@ -53,3 +53,31 @@ def test_write_window_bounds_overlap_and_keeps_order():
     assert "b" not in overlaps["c"] and overlaps["d"] == {"d"}  # shared patient, unknown keys: alone
     with pytest.raises(ValueError):
         list(write_window([], lambda j: None, writers=0))
+
+
+def _socket_descriptors() -> int:
+    import os
+    import stat
+
+    count = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            count += stat.S_ISSOCK(os.fstat(int(name)).st_mode)
+        except OSError:
+            pass
+    return count
+
+
+def test_forked_workers_hold_none_of_the_parents_sockets():
+    """A worker that kept the parent's Bolt socket would keep a killed parent's transaction and locks alive."""
+    import socket
+
+    from graph.ingest.schedule import forked_pool
+
+    with socket.socket() as held, socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        held.connect(listener.getsockname())
+        assert _socket_descriptors() >= 2
+        with forked_pool(1) as pool:
+            assert pool.submit(_socket_descriptors).result(timeout=30) == 0

@@ -11,7 +11,7 @@ import pytest
 from graph.settings import ConfigError, local_server_settings, neo4j_settings, settings
 
 VARS = ("CXRKG_HOME", "CXRKG_BOLT_PORT", "CXRKG_HTTP_PORT", "NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD",
-        "NEO4J_DATABASE", "CXRKG_NEO4J_HEAP", "CXRKG_LOG_LEVEL")
+        "NEO4J_DATABASE", "CXRKG_NEO4J_HEAP", "CXRKG_LOG_LEVEL", "CXRKG_NEO4J_TX_TIMEOUT", "CXRKG_NEO4J_LOCK_TIMEOUT")
 
 
 @pytest.fixture()
@@ -24,6 +24,7 @@ def env(monkeypatch):
 def test_defaults_and_empty_values(env, tmp_path):
     env.setenv("CXRKG_BOLT_PORT", "")  # empty counts as unset
     assert settings().bolt_port == 7687 and settings().log_level == "INFO"
+    assert (settings().neo4j_tx_timeout, settings().neo4j_lock_timeout) == ("10m", "2m")
     env.setenv("CXRKG_HOME", str(tmp_path))
     env.setenv("CXRKG_HTTP_PORT", "7999")
     local = local_server_settings()
@@ -36,6 +37,8 @@ def test_defaults_and_empty_values(env, tmp_path):
     ("CXRKG_HTTP_PORT", "70000", "CXRKG_HTTP_PORT='70000'"),
     ("CXRKG_NEO4J_HEAP", "lots", "CXRKG_NEO4J_HEAP='lots'"),
     ("CXRKG_LOG_LEVEL", "LOUD", "CXRKG_LOG_LEVEL='LOUD'"),
+    ("CXRKG_NEO4J_LOCK_TIMEOUT", "0", "CXRKG_NEO4J_LOCK_TIMEOUT='0'"),  # no timeout is not offered
+    ("CXRKG_NEO4J_TX_TIMEOUT", "5 minutes", "CXRKG_NEO4J_TX_TIMEOUT='5 minutes'"),
     ("NEO4J_URI", "bolt://elsewhere:7687", "missing NEO4J_USER, NEO4J_PASSWORD"),
 ])
 def test_bad_values_name_the_variable(env, name, value, says):

@@ -41,13 +41,14 @@ import org.neo4j.string.UTF8;
  * <pre>
  * java -Xmx2g -jar graph/neo4j_server/target/cxrkg-neo4j-server.jar \
  *     --home DIR --data DIR --log-file FILE --password-file FILE \
- *     --bolt-port 7687 [--http-port 7474] [--page-cache 1g] [--tx-timeout 0s]
+ *     --bolt-port 7687 [--http-port 7474] [--page-cache 1g] [--tx-timeout 0s] [--lock-timeout 0s]
  * </pre>
  *
  * Bolt and HTTP listen on 127.0.0.1 only, authentication is on. Before the first start the
  * password file seeds user "neo4j" the way {@code neo4j-admin dbms set-initial-password} does, so
  * the default password "neo4j" is never accepted; on every later start ALTER USER re-applies it,
- * which keeps the password file the single source of truth.
+ * which keeps the password file the single source of truth. LOAD CSV may not read local files
+ * (file:/// URLs): the server would read whatever its process can read.
  * An optional HOME/conf/neo4j.conf is read first; the options above override it.
  * Exit status: 143 after SIGTERM (stores closed by the shutdown hook), 1 when the DBMS could not
  * start, 2 on bad arguments.
@@ -174,8 +175,12 @@ public final class LocalNeo4j {
         // take: a day of benchmark loads filled 50 GB. Logs beyond 1 GB are pruned at checkpoints;
         // recovery after a crash needs only the logs since the last checkpoint, which are always kept.
         c.put(GraphDatabaseSettings.keep_logical_logs, "1G size");
+        c.put(GraphDatabaseSettings.allow_file_urls, false);
         if (args.containsKey("tx-timeout")) {
             c.put(GraphDatabaseSettings.transaction_timeout, parseDuration(args.get("tx-timeout")));
+        }
+        if (args.containsKey("lock-timeout")) {
+            c.put(GraphDatabaseSettings.lock_acquisition_timeout, parseDuration(args.get("lock-timeout")));
         }
         return c;
     }
