@@ -9,8 +9,11 @@ before each load. On one synthetic cohort (`cxrkg synth`, seed 11):
 3. plain driver: the elements of that graph, dumped to disk first (not timed), written again by a plain
    script into an empty graph with the same constraints: one ``UNWIND $rows ... CREATE`` transaction per
    10,000 nodes or relationships, relationships matched on their ends' constrained keys, one session;
-4. transactional, incremental: the cohort without its last month of studies loaded first, then that month
-   (new patients and new studies of known patients, whose events are re-derived) timed on top;
+4. transactional, incremental: the cohort without its latest studies loaded first, then those (new patients
+   and new studies of known patients, whose events are re-derived) timed on top. The increment is a month of
+   MIMIC-CXR's volume relative to its size: 227,835 studies over 2011-2016 (Johnson et al., "MIMIC-CXR, a
+   de-identified publicly available database of chest radiographs with free-text reports", Scientific Data
+   2019) is 1/60 of the studies a month, so the latest 1/60 of the cohort's studies by date;
 5. the named queries on the whole cohort, as `make bench` times them.
 
 Each load runs in a child process. Printed per load: elements (nodes plus relationships the load leaves in
@@ -19,7 +22,7 @@ Python processes: the flow, its workers, Prefect's temporary API server), peak s
 Neo4j JVM, or of the importer's), and the rate as a ratio to the plain-driver ceiling. Kuzu is not run:
 it is not a dependency of cxrkg.
 
-Usage: python benchmarks/load_benchmark.py [--patients 2000] [--month-days 30]
+Usage: python benchmarks/load_benchmark.py [--patients 2000] [--increment-share 0.0167]
 """
 
 from __future__ import annotations
@@ -177,18 +180,18 @@ def plain_write(dump: Path) -> dict:
 
 # --- the parent: inputs, measured children, the table ----------------------------------------------------
 
-def split_last_month(cohort: Path, out: Path, days: int) -> tuple[Path, Path, int]:
-    """Hard-link the cohort's files into ``out/base`` and ``out/delta``: the studies of the last ``days`` days
-    (by the metadata CSV's StudyDate) go to delta with their scene graphs and reports; both get the CSV.
-    Returns (base, delta, studies in delta)."""
+def split_latest(cohort: Path, out: Path, share: float) -> tuple[Path, Path, int]:
+    """Hard-link the cohort's files into ``out/base`` and ``out/delta``: the latest ``share`` of its studies
+    (by the metadata CSV's StudyDate, then study id) go to delta with their scene graphs and reports; both
+    get the CSV. Returns (base, delta, studies in delta)."""
     import pandas as pd
 
     from graph.synth import METADATA_CSV, RADGRAPH_DIR, SCENE_GRAPH_DIR
 
     meta = pd.read_csv(cohort / METADATA_CSV, dtype=str)
-    dates = pd.to_datetime(meta["StudyDate"], format="%Y%m%d")
-    late = meta[dates > dates.max() - pd.Timedelta(days=days)]
-    studies, images = set(late["study_id"]), set(late["dicom_id"])
+    order = meta.drop_duplicates("study_id").sort_values(["StudyDate", "study_id"])
+    studies = set(order["study_id"].iloc[len(order) - max(1, round(share * len(order))):])
+    images = set(meta.loc[meta["study_id"].isin(studies), "dicom_id"])
     base, delta = out / "base", out / "delta"
     shutil.rmtree(out, ignore_errors=True)
     for path in (cohort / SCENE_GRAPH_DIR).rglob("*.json"):
@@ -304,11 +307,10 @@ def run_all(args: argparse.Namespace, server, settings) -> list[Load]:
     if plain.elements != fresh.elements:
         print(f"note: the plain script made {plain.elements:,} elements, the flow {fresh.elements:,} "
               f"({dumped:,} dumped)")
-    base, delta, studies = split_last_month(cohort, settings.home / "split", args.month_days)
+    base, delta, studies = split_latest(cohort, settings.home / "split", args.increment_share)
     empty()
-    measured("transactional, all but the last month", "fresh", base, pid)
-    increment, _ = measured(f"transactional, incremental ({studies} studies of the last {args.month_days} days)",
-                            "increment", delta, pid)
+    measured("transactional, all but the latest studies", "fresh", base, pid)
+    increment, _ = measured(f"transactional, incremental (latest {studies:,} studies)", "increment", delta, pid)
     print("named queries on the whole cohort, warm, 50 runs each:")
     for name, (p50, p95, rows) in query_latencies(cohort).items():
         print(f"  {name:<34} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms   {rows:>5} rows", flush=True)
@@ -329,7 +331,8 @@ def print_table(loads: list[Load], patients: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--patients", type=int, default=2000)
-    parser.add_argument("--month-days", type=int, default=30, help="the increment: studies of the last N days")
+    parser.add_argument("--increment-share", type=float, default=1 / 60,
+                        help="the increment: this share of the studies, the latest by date (default: a month)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
