@@ -47,7 +47,7 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
                                                    ".txt / .xml file"),
             out: Path = typer.Option(..., help="output folder: radgraph/part-*.json, doc_mapping.csv, rejected.json"),
             extractor: Extractor = typer.Option(Extractor.rules, help="rules (offline) or radgraph (pip install "
-                                                                      "'cxrkg[radgraph]')"),
+                                                                      "'cxrkg\\[radgraph]')"),
             id_column: str = typer.Option("report_id", help="CSV: report id column"),
             text_column: str = typer.Option("text", help="CSV: report text column"),
             patient_column: Optional[str] = typer.Option(None, help="CSV: patient id column (default: each "
@@ -72,12 +72,25 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
     from graph.extract.inputs import CsvColumns
 
     columns = CsvColumns(id_column, text_column, patient_column, date_column)
+    source, cache = _iu_folder_as_iu(source, cache)
     _check_source(source, cache)
     job = _Job(source, out, extractor.value, columns, cache, id_prefix, shard_size, rejected,
                _radgraph_options(extractor.value, radgraph_model, radgraph_cache), workers, dask_address)
     ok = _run_flow(job, ingest) if ingest or workers or dask_address else _extract_only(job)
     if not ok:
         raise typer.Exit(2)
+
+
+def _iu_folder_as_iu(source: str, cache: Optional[Path]) -> tuple[str, Optional[Path]]:
+    """A folder that `cxrkg datasets iu --out DIR` filled (the IU wheel and no reports of its own) is the IU
+    source with DIR as its cache, so `cxrkg extract DIR` after it does what a user means."""
+    from graph.extract.iu import WHEEL_NAME
+
+    folder = Path(source)
+    if source != "iu" and folder.is_dir() and (folder / WHEEL_NAME).is_file() and cache is None \
+            and not any(p.suffix.lower() in (".txt", ".xml", ".csv") for p in folder.rglob("*")):
+        return "iu", folder
+    return source, cache
 
 
 def _check_source(source: str, cache: Optional[Path]) -> None:

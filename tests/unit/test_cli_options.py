@@ -24,3 +24,19 @@ def test_cli_lists_queries():
     for name in ("worsening_findings", "finding_timeline", "new_finding_patients", "changes_between_studies",
                  "source_disagreements"):
         assert name in result.output
+
+
+def test_extract_help_keeps_the_radgraph_extra_in_brackets():
+    result = CliRunner().invoke(app, ["extract", "--help"], env={"COLUMNS": "160"})
+    assert result.exit_code == 0 and "cxrkg[radgraph]" in result.output
+
+
+def test_a_folder_filled_by_datasets_iu_is_the_iu_source(tmp_path):
+    from flows.cli.extract import _iu_folder_as_iu
+    from graph.extract.iu import WHEEL_NAME
+
+    (tmp_path / WHEEL_NAME).write_bytes(b"wheel")
+    assert _iu_folder_as_iu(str(tmp_path), None) == ("iu", tmp_path)
+    (tmp_path / "report.txt").write_text("FINDINGS: clear lungs.")
+    assert _iu_folder_as_iu(str(tmp_path), None) == (str(tmp_path), None)  # reports of its own: a folder source
+    assert _iu_folder_as_iu("iu", None) == ("iu", None)
