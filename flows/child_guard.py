@@ -28,11 +28,18 @@ POLL_SECONDS = 0.2
 GRACE_SECONDS = 5.0
 
 
+_guard: subprocess.Popen | None = None
+
+
 def start_guard() -> subprocess.Popen:
-    """Start the watcher for this process; returns it (it exits by itself after this process does)."""
-    return subprocess.Popen([sys.executable, "-m", "flows.child_guard", str(os.getpid())],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, close_fds=True)
+    """Start the watcher for this process, once per process (commands run in-process one after another,
+    as in tests, share it); returns it (it exits by itself after this process does)."""
+    global _guard
+    if _guard is None or _guard.poll() is not None:
+        _guard = subprocess.Popen([sys.executable, "-m", "flows.child_guard", str(os.getpid())],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True, close_fds=True)
+    return _guard
 
 
 def _alive(process: psutil.Process) -> bool:

@@ -72,7 +72,8 @@ def pytest_sessionfinish(session, exitstatus):
     """No process the suite started outlives it: after every fixture is torn down, neither a child of
     this process nor any process whose command line names the run's temporary folder (servers, workers
     and Prefect API servers that tests started in their own homes and that detach from their parent) may
-    still run. Any that do are listed, stopped, and fail the run."""
+    still run, save the helpers that end with this process. Any that do are listed, stopped, and fail
+    the run."""
     import psutil
 
     base = getattr(getattr(session.config, "_tmp_path_factory", None), "getbasetemp", lambda: None)()
@@ -83,10 +84,13 @@ def pytest_sessionfinish(session, exitstatus):
         for p in psutil.process_iter(["cmdline"]):
             if p.pid != me.pid and any(inside in part + os.sep for part in p.info["cmdline"] or ()):
                 left[p.pid] = p
+    # helpers that end by themselves right after this process: the watcher of in-process `cxrkg` commands
+    # (flows/child_guard.py) and multiprocessing's resource tracker
+    own_helpers = (f"flows.child_guard {me.pid}", "multiprocessing.resource_tracker")
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     for p in left.values():
         try:
-            if p.status() == psutil.STATUS_ZOMBIE:
+            if p.status() == psutil.STATUS_ZOMBIE or any(h in " ".join(p.cmdline()) for h in own_helpers):
                 continue
             line = f"process left running after the suite: pid {p.pid}: {' '.join(p.cmdline())[:200]}"
             p.kill()

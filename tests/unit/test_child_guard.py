@@ -39,3 +39,14 @@ def test_a_killed_parent_takes_its_children_but_not_a_separate_session():
         for p in (own, apart):
             if p.is_running():
                 p.kill()
+
+
+def test_commands_run_in_one_process_share_one_watcher():
+    from flows.child_guard import start_guard
+
+    first = start_guard()
+    assert start_guard() is first and first.poll() is None
+    first.kill()
+    first.wait()
+    second = start_guard()  # a watcher that ended is replaced
+    assert second is not first and second.poll() is None
