@@ -152,13 +152,29 @@ def test_metrics_match_hand_computation():
         score(rows, p[:5], bootstrap=0)
 
 
-def test_the_graph_forecaster_trains_on_training_patients_and_learns_the_history():
+def _one_leads_to_another(n_patients=300, seed=2):
+    """Atelectasis in a study makes an effusion likely in the next (0.7 against 0.05): a signal across
+    findings, the kind the graph forecaster's attention between findings is for."""
+    rng = np.random.default_rng(seed)
+    studies, states = [], []
+    for p in range(n_patients):
+        atelectasis = False
+        for k in range(int(rng.integers(2, 6))):
+            sid = f"{p}-{k}"
+            studies.append((str(p), sid, None, k + 1, None, None, "50-60", "FM"[p % 2]))
+            effusion = rng.random() < (0.7 if atelectasis else 0.05)
+            atelectasis = rng.random() < 0.3
+            states += [(sid, ATL, "present")] * atelectasis + [(sid, EFF, "present")] * effusion
+    return _studies(studies), pd.DataFrame(states, columns=["study_id", "finding", "state"])
+
+
+def test_the_graph_forecaster_learns_a_signal_across_findings():
     from gnn.forecast_gnn import ForecastGnnConfig, gnn_forecaster
 
-    table = build_forecast_table(*_synthetic(n_patients=300))
+    table = build_forecast_table(*_one_leads_to_another())
     lines = []
-    report = evaluate_forecasters(table, {"graph": gnn_forecaster(ForecastGnnConfig(hidden=16, epochs=3), lines.append)},
+    report = evaluate_forecasters(table, {"graph": gnn_forecaster(ForecastGnnConfig(hidden=16, epochs=8), lines.append)},
                                   bootstrap=0)
-    test = report.scores["graph"]["test"].point
+    per_finding = report.scores["graph"]["test"].per_finding.set_index("finding")
     assert len(lines) >= 2 and lines[0].startswith("epoch 1: validation onset AUROC")
-    assert test["onset_auroc"] > 0.6  # age carries the onset signal here (a resolution here is chance)
+    assert per_finding.loc[EFF, "onset_auroc"] > 0.75  # read from the other finding's node (seeds 0-3: 0.81-0.91)
