@@ -292,7 +292,7 @@ def run_all(args: argparse.Namespace, server, settings) -> list[Load]:
         server.stop()
         shutil.rmtree(settings.data_dir, ignore_errors=True)
         if start:
-            server.start()
+            server.start(fresh=True)  # the store was deleted on purpose
 
     empty(start=False)
     bulk, r = measured("bulk (cxrkg ingest --bulk)", "bulk", cohort, pid)

@@ -80,7 +80,7 @@ def _convert(cohort: Path, patients: int | None) -> float:
 
 def _transactional_load(server, cohort: Path) -> None:
     """Step 2: the ingest flow on an empty graph, in a child process (ingest_benchmark.py --child)."""
-    server.start()
+    server.start(fresh=True)  # main() deleted the store on purpose
     wall, rss, out = run_measured([sys.executable, str(REPO / "benchmarks" / "ingest_benchmark.py"),
                                    "--child", str(cohort)])
     _print_load("transactional ingest", json.loads(out.strip().splitlines()[-1]), wall, rss)
