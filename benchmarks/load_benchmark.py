@@ -112,20 +112,21 @@ def dump_elements(out: Path) -> int:
         for label in sorted(set(NODE_KEYS) - vocabulary_labels):
             result = session.run(f"MATCH (n:`{label}`) RETURN properties(n) AS p")
             count += _write_chunks(out, ("node", label), (r["p"] for r in result))
-        result = session.run("MATCH (a)-[r]->(b) WHERE NOT (a:Anatomy OR a:Finding) "
-                             "RETURN type(r) AS t, labels(a)[0] AS sl, labels(b)[0] AS el, "
-                             "a[$keys[labels(a)[0]]] AS s, b[$keys[labels(b)[0]]] AS e, properties(r) AS p "
-                             "ORDER BY t, sl, el", keys=dict(NODE_KEYS))
-        group, rows = None, []
-        for r in result:
-            key = ("rel", r["t"], r["sl"], r["el"])
-            if key != group and rows:
-                count += _write_chunks(out, group, iter(rows))
-                rows = []
-            group = key
-            rows.append({"s": r["s"], "e": r["e"], "p": r["p"]})
-        if rows:
-            count += _write_chunks(out, group, iter(rows))
+        # one relationship type at a time and no ORDER BY: a sort of every relationship outgrows the
+        # server's transaction memory at 10,000 patients
+        types = [r["t"] for r in session.run("CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t")]
+        for rel in types:
+            result = session.run(f"MATCH (a)-[r:`{rel}`]->(b) WHERE NOT (a:Anatomy OR a:Finding) "
+                                 "RETURN labels(a)[0] AS sl, labels(b)[0] AS el, a[$keys[labels(a)[0]]] AS s, "
+                                 "b[$keys[labels(b)[0]]] AS e, properties(r) AS p", keys=dict(NODE_KEYS))
+            buffers: dict[tuple, list] = {}
+            for r in result:
+                rows = buffers.setdefault(("rel", rel, r["sl"], r["el"]), [])
+                rows.append({"s": r["s"], "e": r["e"], "p": r["p"]})
+                if len(rows) == PLAIN_BATCH:
+                    count += _save(out, ("rel", rel, r["sl"], r["el"]), rows)
+                    buffers[("rel", rel, r["sl"], r["el"])] = []
+            count += sum(_save(out, group, rows) for group, rows in buffers.items() if rows)
     return count
 
 
