@@ -110,6 +110,14 @@ def print_summary(summary) -> None:
     if summary.top_unmapped:
         console.print("most frequent unmapped terms: " + ", ".join(f"{t} ({n})" for t, n in summary.top_unmapped))
     print_rejections(summary.rejections, summary.rejected_report, "rejected-files report")
+    console.print(f"library log (Prefect, warnings): {library_log()}", highlight=False)
+
+
+def library_log() -> Path:
+    """The file that Prefect's logs and other libraries' warnings go to (flows/logs.py)."""
+    from graph.settings import local_server_settings
+
+    return local_server_settings().home / "logs" / "cxrkg.log"
 
 
 def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | None, progress: bool,

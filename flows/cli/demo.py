@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 
 from flows.cli.app import app
-from flows.cli.common import console, print_rows, run_ingest
+from flows.cli.common import console, library_log, print_rows, run_ingest
 
 if TYPE_CHECKING:  # pandas and the driver load inside the commands: the quick commands never need them
     import pandas as pd
@@ -63,6 +63,7 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
         else:
             server.start()
         console.print(f"running at {local_server_settings().bolt_uri}, data in {local_server_settings().data_dir}")
+    console.print(f"library log (Prefect, warnings): {library_log()}", highlight=False)
     try:
         _run_sections(console, out, patients, seed)
     finally:

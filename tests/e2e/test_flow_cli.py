@@ -52,6 +52,10 @@ def test_cli_ingest_query_and_stats(store, prefect_harness, tmp_path):
     result = runner.invoke(app, ["ingest", str(tmp_path), "--rejected", str(tmp_path / "r.json"), "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "files loaded" in result.output
+    from flows.cli.common import library_log
+
+    assert f"library log (Prefect, warnings): {library_log()}" in result.output.replace("\n", "")
+    assert "prefect" in library_log().read_text().lower()  # Prefect's run logs went to the file, not the terminal
 
     result = runner.invoke(app, ["query", "worsening_findings", "-p", f"patient_id={PID}", "-p", "finding=pleural fluid",
                                  "-p", "level=anatomy", "--format", "json"])
