@@ -30,13 +30,16 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 
-from graph.ingest.import_files import Listing, import_command
 from graph.settings import LocalServerSettings
 from graph.settings import settings as cxrkg_settings
 from graph.store.graph_store import GraphUnavailable, LoginRefused, server_agent
+
+if TYPE_CHECKING:  # the import files' module pulls in pandas, which `cxrkg db status` has no use for
+    from graph.ingest.import_files import Listing
 
 SERVER_DIR = Path(__file__).resolve().parent / "neo4j_server"
 JAR_NAME = "cxrkg-neo4j-server.jar"
@@ -258,6 +261,8 @@ class LocalNeo4jServer:
                                          f"server.directories.logs={s.log_file.parent}\n")
         log = s.log_file.parent / "neo4j-admin-import.log"
         log.parent.mkdir(parents=True, exist_ok=True)
+        from graph.ingest.import_files import import_command
+
         cmd = import_command(java, f"{jar.parent / 'lib'}/*", database, files, folder / "import.report",
                              [f"-Xmx{self.heap}"], threads=2 * (os.cpu_count() or 2))
         env = {**os.environ, "NEO4J_HOME": str(s.home), "NEO4J_CONF": str(conf)}

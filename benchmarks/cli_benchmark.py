@@ -1,0 +1,137 @@
+"""Benchmark: how long the quick commands take from the shell, beside their floors (issue 18).
+
+``cxrkg queries`` and ``cxrkg query patient_studies -p patient_id=P`` are timed as a user runs them, a new
+process each time against a warm local server, next to two floors on the same machine in the same run:
+the Python interpreter alone (``python -c pass``) and a plain script that imports only the neo4j driver and
+runs the same Cypher (the ceiling a command could reach). Each is run once to warm the file cache, then
+``--runs`` times; printed: median wall ms, median CPU ms (user plus system of the process, less sensitive
+to other load on the machine than wall time) and the median wall as a ratio to the plain-driver script.
+
+The graph is whatever the benchmark's home holds (``.cxrkg/bench-load``, left by
+``benchmarks/load_benchmark.py``); with an empty graph, ``--patients N`` writes and loads a synthetic cohort
+first. The server is started if it is not running and stopped again at the end (also on Ctrl-C).
+
+Usage: python benchmarks/cli_benchmark.py [--runs 5] [--patients 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_env import use_dedicated_server  # noqa: E402
+
+use_dedicated_server("bench-load", 7700, 7490)
+
+BIN = Path(sys.executable).parent
+PLAIN = """
+import os, sys
+from neo4j import GraphDatabase
+auth = (os.environ["U"], os.environ["P"])
+with GraphDatabase.driver(os.environ["URI"], auth=auth) as driver:
+    records, _, _ = driver.execute_query(sys.argv[1], patient_id=sys.argv[2], database_=os.environ["DB"])
+print(len(records))
+"""
+
+
+def timed_run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Run ``cmd`` to the end; (wall ms, CPU ms of the process and its children). Exits if it fails."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        sys.exit(f"{' '.join(cmd[:4])} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu
+
+
+def medians(cmd: list[str], env: dict[str, str], runs: int) -> tuple[float, float]:
+    """One warm-up run, then ``runs`` timed ones: (median wall ms, median CPU ms)."""
+    timed_run(cmd, env)
+    samples = [timed_run(cmd, env) for _ in range(runs)]
+    return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples)
+
+
+def commands(patient: str) -> list[tuple[str, list[str]]]:
+    """The timed commands and their floors, in print order."""
+    from graph.store.queries import catalogue
+
+    cypher = catalogue()["patient_studies"].cypher
+    return [
+        ("python -c pass (interpreter floor)", [sys.executable, "-c", "pass"]),
+        ("plain driver script, patient_studies (ceiling)", [sys.executable, "-c", PLAIN, cypher, patient]),
+        ("cxrkg queries", [str(BIN / "cxrkg"), "queries"]),
+        ("cxrkg query patient_studies", [str(BIN / "cxrkg"), "query", "patient_studies", "-p",
+                                         f"patient_id={patient}"]),
+        ("cxrkg db status", [str(BIN / "cxrkg"), "db", "status"]),
+    ]
+
+
+def a_patient(patients: int) -> str:
+    """A patient of the benchmark's graph; when it is empty, first writes and loads a synthetic cohort of
+    ``patients`` with ``cxrkg synth`` and ``cxrkg ingest``."""
+    from graph.store import shared_store
+
+    query = "MATCH (p:Patient) RETURN p.patient_id AS id LIMIT 1"
+    found = shared_store().read(query)
+    if not found and patients:
+        cohort = Path(os.environ["CXRKG_HOME"]) / f"cli-cohort-{patients}"
+        for cmd in (["synth", "--patients", str(patients), "--out", str(cohort)], ["ingest", str(cohort)]):
+            subprocess.run([str(BIN / "cxrkg"), *cmd], check=True, capture_output=True)
+        found = shared_store().read(query)
+    if not found:
+        sys.exit("the benchmark's graph is empty: run benchmarks/load_benchmark.py first, or pass --patients N")
+    return found[0]["id"]
+
+
+def run(args: argparse.Namespace) -> None:
+    """Time every command and print the table."""
+    from graph.settings import neo4j_settings
+    from graph.store import shared_store
+
+    patient = a_patient(args.patients)
+    neo = neo4j_settings()
+    env = {**os.environ, "URI": neo.uri, "U": neo.user, "P": neo.password, "DB": neo.database or "neo4j"}
+    rows = [(name, *medians(cmd, env, args.runs)) for name, cmd in commands(patient)]
+    ceiling = rows[1][1]
+    nodes = shared_store().read("MATCH (n) RETURN count(n) AS n")[0]["n"]
+    print(f"quick commands, warm server, {nodes:,} nodes in the graph, median of {args.runs} runs "
+          f"(load average {os.getloadavg()[0]:.1f}):")
+    print(f"{'command':<50}{'wall ms':>9}{'CPU ms':>9}{'x plain':>9}")
+    for name, wall, cpu in rows:
+        print(f"{name:<50}{wall:>9.0f}{cpu:>9.0f}{wall / ceiling:>9.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--patients", type=int, default=0, help="cohort to load when the graph is empty")
+    args = parser.parse_args()
+
+    from graph.server import LocalNeo4jServer
+    from graph.settings import local_server_settings
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    server = LocalNeo4jServer(local_server_settings())
+    started = not server.status().running
+    if started:
+        server.start()
+    try:
+        run(args)
+    finally:
+        if started:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
