@@ -26,9 +26,18 @@ def db_start(fresh: bool = typer.Option(False, help="start with an empty databas
         server.start(fresh=fresh)
     except ServerError as exc:
         fail(str(exc))
+    _warm_plans()
     s = server.status()
     console.print(f"Neo4j running (pid {s.pid}) at {s.bolt_uri}; data in {server.settings.data_dir}; "
                   f"password in {server.settings.password_file}")
+
+
+def _warm_plans() -> None:
+    """Plan the catalogue's queries now, while the user waits for the server anyway (issue 18)."""
+    from graph.store import shared_store
+    from graph.store.queries import warm_plans
+
+    warm_plans(shared_store())
 
 
 @db_app.command("stop")

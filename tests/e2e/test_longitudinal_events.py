@@ -166,3 +166,12 @@ def test_every_catalogue_query_answers_as_its_file_does(cases):
             sizes[name, level] = len(plain)
     assert sizes["new_finding_patients", "anatomy"] > sizes["new_finding_patients", "study"] > 1
     assert sizes["finding_timeline", "study"] == 3
+
+
+def test_warm_plans_plans_every_catalogue_query_and_reads_nothing(cases):
+    """`cxrkg db start` plans the catalogue (graph.store.queries.warm_plans): every query, no data touched."""
+    from graph.store.queries import catalogue, warm_plans
+
+    before = graph_snapshot(cases)
+    assert warm_plans(cases) == len(catalogue()) >= 7
+    assert graph_snapshot(cases) == before
