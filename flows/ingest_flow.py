@@ -20,7 +20,7 @@ from prefect.utilities.annotations import quote
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from graph.ingest import (BatchResult, InputFile, IngestPlan, batch_keys, discover, parsed_ahead, plan_ingest,
-                          store_files, write_window)
+                          store_files, with_known_fingerprints, write_window)
 from graph.records import ParsedFile, Rejection, write_rejections
 from graph.store import LINK_CHUNK, WriteCounts, shared_store
 from graph.store.stats import label_counts
@@ -90,8 +90,10 @@ def prepare_schema() -> None:
 @task(cache_policy=NO_CACHE)
 def plan(paths: list[str], exclude: list[str]) -> IngestPlan:
     skipped: list[Rejection] = []
-    files = discover((Path(p) for p in paths), exclude=(Path(p) for p in exclude), skipped=skipped)
+    files = discover((Path(p) for p in paths), exclude=(Path(p) for p in exclude), fingerprints=False,
+                     skipped=skipped)
     known = shared_store().source_file_hashes(f.path for f in files)
+    files = with_known_fingerprints(files, known)  # reads only files whose size or mtime changed
     result = plan_ingest(files, known, vocabulary().version)
     result.skipped = skipped
     get_run_logger().info("plan: %d files, %d to load (%d changed), %d unchanged, %d metadata",

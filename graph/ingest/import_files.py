@@ -48,7 +48,7 @@ NODE_PROPERTIES: dict[str, dict[str, str]] = {
                 "temporal_cues": STRINGS, "texture_cues": STRINGS, "comparison_cues": STRINGS, "side": STRING},
     "StudyFinding": {"patient_id": STRING, "study_id": STRING, "finding": STRING, "state": STRING, **_ONSET},
     "SourceFile": {"sha256": STRING, "format": STRING, "records": LONG, "rejected": LONG,
-                   "vocabulary_version": STRING, "loaded_at": LOCALDATETIME},
+                   "vocabulary_version": STRING, "size": LONG, "mtime_ns": LONG, "loaded_at": LOCALDATETIME},
     "Anatomy": {}, "Finding": {},
 }
 PROGRESSION_PROPERTIES = {"progression_id": STRING, "change": STRING, "basis": STRING, "source": STRING,

@@ -106,7 +106,7 @@ def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedF
             batch.retract_keep[f.path] = _rejected_records(pf)
         batch.source_files.append({"path": f.path, "sha256": f.sha256, "format": f.format,
                                    "records": len(pf.studies), "rejected": len(pf.rejections),
-                                   "vocabulary_version": vocab.version})
+                                   "vocabulary_version": vocab.version, "size": f.size, "mtime_ns": f.mtime_ns})
         pending += len(pf.mentions)
         if pending >= MAX_MENTIONS_PER_WRITE:
             _flush(store, batch, result)
@@ -202,8 +202,8 @@ def _store_streamed(store: BatchWriter, f: InputFile, pf: StreamedFile, vocab: V
     receives the file's rejections (a whole-file rejection has ``record`` None).
     """
     source_row = {"path": f.path, "sha256": f.sha256, "format": f.format, "records": 0, "rejected": 0,
-                  "vocabulary_version": vocab.version}
-    incomplete = {**source_row, "sha256": None, "vocabulary_version": None}
+                  "vocabulary_version": vocab.version, "size": f.size, "mtime_ns": f.mtime_ns}
+    incomplete = {**source_row, "sha256": None, "vocabulary_version": None, "size": None, "mtime_ns": None}
     first = True  # nothing of this file written yet
     earlier: set[str] = set()  # records stored by this file's earlier chunks (and rejected ones)
     try:

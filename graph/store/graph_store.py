@@ -228,9 +228,10 @@ class GraphStore:
     # --- incremental bookkeeping ---------------------------------------------------------------
 
     def source_file_hashes(self, paths: Iterable[str]) -> dict[str, tuple[str, str]]:
-        """What already loaded files were loaded as: path -> (sha256, vocabulary version)."""
+        """What already loaded files were loaded as: path -> (sha256, vocabulary version, size in bytes,
+        modification time in ns); the last two are None for files loaded before cxrkg recorded them."""
         rows = self.read(st.SOURCE_FILE_HASHES, paths=list(paths))
-        return {r["path"]: (r["sha256"], r["vocabulary_version"]) for r in rows}
+        return {r["path"]: (r["sha256"], r["vocabulary_version"], r["size"], r["mtime_ns"]) for r in rows}
 
     def study_owners(self, study_ids: Iterable[str]) -> dict[str, tuple[str, Any]]:
         """For studies already in the graph: study_id -> (patient_id, study_datetime or None)."""

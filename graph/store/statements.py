@@ -97,7 +97,8 @@ MERGE (f)-[:IS_A]->(p)
 SOURCE_FILE_HASHES = """
 UNWIND $paths AS path
 MATCH (f:SourceFile {path: path})
-RETURN f.path AS path, f.sha256 AS sha256, f.vocabulary_version AS vocabulary_version
+RETURN f.path AS path, f.sha256 AS sha256, f.vocabulary_version AS vocabulary_version, f.size AS size,
+       f.mtime_ns AS mtime_ns
 """
 
 STUDY_OWNERS = """
@@ -257,7 +258,8 @@ MERGE_SOURCE_FILES = """
 UNWIND $rows AS r
 MERGE (f:SourceFile {path: r.path})
 SET f.sha256 = r.sha256, f.format = r.format, f.records = r.records, f.rejected = r.rejected,
-    f.vocabulary_version = r.vocabulary_version, f.loaded_at = localdatetime()
+    f.vocabulary_version = r.vocabulary_version, f.size = r.size, f.mtime_ns = r.mtime_ns,
+    f.loaded_at = localdatetime()
 """
 
 # --- derived structure, recomputed per touched patient -------------------------------------------

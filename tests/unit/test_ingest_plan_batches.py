@@ -71,3 +71,20 @@ def test_discovered_paths_are_resolved_once_per_root(cohort, tmp_path):
     assert str(elsewhere.resolve()) in paths and str(target.resolve()) in paths
     assert all(p == str(Path(p).resolve()) for p in paths)
     assert paths == {f.path for f in discover([real])}
+
+
+def test_unchanged_size_and_mtime_reuse_the_loaded_fingerprint_and_anything_else_is_hashed(cohort, tmp_path):
+    from graph.formats.files import sha256_of
+    from graph.ingest import with_known_fingerprints
+
+    shutil.copytree(cohort / "scene_graphs", tmp_path / "in")
+    a, b, c, d = discover([tmp_path / "in"], fingerprints=False)[:4]
+    assert a.sha256 == "" and a.size == Path(a.path).stat().st_size > 0
+    Path(b.path).touch()  # same bytes, new mtime: read again (and found equal by the plan)
+    version = vocabulary().version
+    known = {a.path: ("recorded", version, a.size, a.mtime_ns), b.path: ("recorded", version, b.size, b.mtime_ns),
+             c.path: ("recorded", version, None, None)}  # loaded before sizes were recorded
+    out = {f.path: f.sha256 for f in with_known_fingerprints(discover([tmp_path / "in"], fingerprints=False), known)}
+    assert out[a.path] == "recorded"  # not read: the graph's fingerprint stands
+    assert out[b.path] == sha256_of(Path(b.path)) and out[c.path] == sha256_of(Path(c.path))
+    assert out[d.path] == sha256_of(Path(d.path))  # new file
