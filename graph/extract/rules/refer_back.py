@@ -29,21 +29,21 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     same section (list numbers such as "2." skipped); none when that sentence states only absent findings
     ("No acute disease. Unchanged."). A section that opens with it: the present findings of the earlier
     findings / impression sections that carry no change yet."""
-    doc, sent_of, sections = d.doc, d.sent_of, d.sections
+    sent_of, sections = d.sent_of, d.sections
     n = sent_of[m.start]
-    sent = [t for t in doc if sent_of[t.i] == n]
+    sent = d.sentence(n)
     if not _alone(d, m, n, sent):
         return []
     section = sections[m.start]
     k = previous_content_sentence(d, n, section)
     if k >= 0:
         return [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"]
-    first = sent[0].i
+    first = sent.start
     return [(o, it) for o, it in d.obs_items if o.start < first and sections[o.start] in ("findings", "impression")
             and sections[o.start] != section and it["label"] == "OBS-DP" and id(it) not in d.changed]
 
 
-def _alone(d: Draft, m: Mention, n: int, sent: list) -> bool:
+def _alone(d: Draft, m: Mention, n: int, sent) -> bool:
     """Sentence ``n`` (tokens ``sent``) holds cue ``m`` and refer-back words only."""
     if any(d.sent_of[o.start] == n for o, _ in d.obs_items) or any(
             x.kind in ("ANAT", "SIDE") and d.sent_of[x.start] == n for x in d.mods):
@@ -58,11 +58,11 @@ def previous_content_sentence(d: Draft, n: int, section: str | None) -> int:
     headers = {s.upper() for s in SECTION_ORDER}
 
     def content(k: int) -> bool:
-        return any(t.is_alpha and t.text.rstrip(":").upper() not in headers for t in d.doc if d.sent_of[t.i] == k)
+        return any(t.is_alpha and t.text.rstrip(":").upper() not in headers for t in d.sentence(k))
 
     k = n - 1
     while k >= 0:
-        toks = [t for t in d.doc if d.sent_of[t.i] == k]
+        toks = d.sentence(k)
         if not toks or d.sections[toks[0].i] != section:
             return -1
         if content(k):
