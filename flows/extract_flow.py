@@ -25,6 +25,11 @@ from graph.extract.pipeline import (DEFAULT_SHARD_SIZE, ExtractionOutput, Extrac
                                    extract_shard, iter_shards, run_extraction, shared_extractor)
 
 INGEST_BATCH_FILES = 4  # shards per load task: bounds the memory of one task to a few thousand reports
+#: messages each Dask comm and worker keeps for debugging (distributed's ``admin.low-level-log-length``,
+#: default 1,000). A message under 1 MB is kept whole and a shard's task carries its report text (about
+#: 250 KB at MIMIC-CXR length), so with the default the flow process held the last 1,000 shards it sent
+#: (1.5 GB at 227,000 reports) and each worker those it received.
+DASK_MESSAGE_LOG = 8
 
 
 @dataclass
@@ -127,9 +132,12 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         the extraction summary and, when ingested, the ingest flow's summary.
     """
     if workers or dask_address:
+        import dask
+
         parallel = extract_shards_flow.with_options(task_runner=dask_runner(workers, dask_address))
-        summary = parallel(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
-                           radgraph_options, in_flight=2 * max(workers, 2))
+        with dask.config.set({"distributed.admin.low-level-log-length": DASK_MESSAGE_LOG}):
+            summary = parallel(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
+                               radgraph_options, in_flight=2 * max(workers, 2))
     else:
         summary = extract_reports(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
                                   radgraph_options)
