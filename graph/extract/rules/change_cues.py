@@ -111,8 +111,14 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
 
 
 def _opens_sentence(m: Mention, d: Draft) -> bool:
-    """The cue opens its sentence ("Stable ...", "There is again ...")."""
-    return all(w in _OPENERS for w in d.lower[d.sentence_of(m.start)[0]:m.start])
+    """The cue opens its sentence or a clause of it after a comma ("Stable ...", "There is again ...",
+    "Heart size is normal, stable mediastinal contours with aortic tortuosity")."""
+    start = d.sentence_of(m.start)[0]
+    for i in range(m.start - 1, start - 1, -1):
+        if d.lower[i] in (",", ";"):
+            start = i + 1
+            break
+    return all(w in _OPENERS for w in d.lower[start:m.start])
 
 
 def _list_after(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
