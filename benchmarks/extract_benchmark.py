@@ -11,11 +11,15 @@ on a 2-core machine, memory bounded (one shard of reports and one load batch at 
 MIMIC-CXR length (:mod:`graph.extract.scale_corpus`) to a CSV, then extracts them with the extraction flow
 on a local Dask cluster of 1 and of 2 worker processes (``--workers``), each run in a child process under
 Prefect's test harness. Prints per run the reports per second (documents / the flow's extraction seconds),
-the peak RSS of each Dask worker process over the whole run and over its first half (flat memory: the two
-agree), and the 2-worker / 1-worker rate ratio. ``--before SHA`` also extracts the first
-``--before-reports`` reports (default 20,000) on 1 worker with the rules of that commit (its tree exported
-with ``git archive``, imported first) and with the current rules, so the cost of the rules added since
-shows. Targets (issue 17): 227,000 reports under 4 minutes with 2 workers, under 1 GB per worker, 2-worker
+the peak RSS of each Dask worker process and of the flow process over the whole run and over its first half
+(flat memory: the two agree), the CPU seconds per report of the workers together and of the flow process
+(less sensitive to other load on the machine than the rate), and the 2-worker / 1-worker rate ratio.
+``--before SHA`` also extracts the first ``--before-reports`` reports (default 20,000) in one process,
+without Prefect or Dask, with the extractor of that commit (its tree exported with ``git archive``, imported
+first) and with the current one, and prints the CPU milliseconds per report of each, so the cost of rule
+changes and the gain of speed-ups show apart from the machine's load. (Until 2026-11-25 this ran on a Dask
+worker, which imported the current code either way: a spawned worker re-runs this script, which puts the
+checkout first on ``sys.path``.) Targets (issue 17): 227,000 reports under 4 minutes with 2 workers, under 1 GB per worker, 2-worker
 rate >= 1.7x the 1-worker rate.
 
 Needs the IU wheel (fetched with pip into CXRKG_IU_CACHE; the script says so and exits 3 when the
@@ -71,19 +75,22 @@ def scale_child(spec: dict) -> dict:
         seconds = time.perf_counter() - started
     sampler.stop = True
     summary = result.extraction
+    own = resource.getrusage(resource.RUSAGE_SELF)
     return {"documents": summary.documents, "rejected": len(summary.rejections), "extract_s": summary.seconds,
             "flow_s": seconds, "worker_peak_mb": sampler.peaks(), "worker_peak_first_half_mb": sampler.peaks(seconds / 2),
-            "main_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "worker_cpu_s": sampler.cpu_seconds(), "main_cpu_s": own.ru_utime + own.ru_stime,
+            "main_peak_mb": own.ru_maxrss / 1024, "main_first_half_mb": sampler.main_peak(seconds / 2)}
 
 
 class _WorkerSampler:
     """A thread that records (seconds since ``t0``, RSS in MB) per Dask worker process (spawned by
-    multiprocessing; Prefect's API server and multiprocessing's resource tracker are not workers)."""
+    multiprocessing; Prefect's API server and multiprocessing's resource tracker are not workers) and for
+    this process, and each worker's CPU seconds (user + system) at its last sample."""
 
     def __init__(self) -> None:
         import threading
 
-        self.t0, self.stop, self.samples = time.perf_counter(), False, {}
+        self.t0, self.stop, self.samples, self.cpu, self.main = time.perf_counter(), False, {}, {}, []
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self) -> None:
@@ -94,15 +101,26 @@ class _WorkerSampler:
 
         me = psutil.Process()
         while not self.stop:
+            now = time.perf_counter() - self.t0
+            self.main.append((now, me.memory_info().rss / 2**20))
             for p in me.children(recursive=True):
                 try:
                     cmd = " ".join(p.cmdline())
                     if "multiprocessing" in cmd and "resource_tracker" not in cmd:
-                        self.samples.setdefault(p.pid, []).append((time.perf_counter() - self.t0,
-                                                                   p.memory_info().rss / 2**20))
+                        self.samples.setdefault(p.pid, []).append((now, p.memory_info().rss / 2**20))
+                        times = p.cpu_times()
+                        self.cpu[p.pid] = times.user + times.system
                 except psutil.Error:
                     pass
             time.sleep(0.2)
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds of all workers together (each at its last sample, at most 0.2 s before it ended)."""
+        return sum(self.cpu.values())
+
+    def main_peak(self, until: float) -> float:
+        """This process's peak RSS in MB over the samples taken before ``until`` seconds."""
+        return round(max((mb for t, mb in self.main if t <= until), default=0.0))
 
     def peaks(self, until: float | None = None) -> list[float]:
         """Each worker's peak RSS in MB (over samples taken before ``until`` seconds, if given)."""
@@ -126,7 +144,9 @@ def run_scale(args) -> None:
             rates[n] = r["documents"] / r["extract_s"]
             print(f"  {n} worker(s): {r['documents']:,} reports in {r['extract_s']:.1f} s = {rates[n]:.0f} reports/s; "
                   f"peak RSS per worker {r['worker_peak_mb']} MB (first half of the run {r['worker_peak_first_half_mb']}); "
-                  f"main process {r['main_peak_mb']:.0f} MB")
+                  f"main process {r['main_peak_mb']:.0f} MB (first half {r['main_first_half_mb']:.0f})")
+            print(f"    CPU per report: workers {1000 * r['worker_cpu_s'] / r['documents']:.2f} ms, "
+                  f"main process {1000 * r['main_cpu_s'] / r['documents']:.2f} ms")
         if 1 in rates and 2 in rates:
             print(f"  2-worker rate / 1-worker rate: {rates[2] / rates[1]:.2f}")
         if args.before:
@@ -144,19 +164,39 @@ def _before_after(args, csv_path: Path, tmp: Path) -> None:
     tree = tmp / "before"
     tree.mkdir()
     subprocess.run(f"git -C {REPO} archive {args.before} | tar -x -C {tree}", shell=True, check=True)
-    for label, code in ((f"rules of {args.before[:7]}", tree), ("current rules", None)):
-        r = _scale_run(head, tmp / f"out-{label[:5]}", 1, code)
-        print(f"  {label}: {r['documents']:,} reports on 1 worker in {r['extract_s']:.1f} s = "
-              f"{r['documents'] / r['extract_s']:.0f} reports/s")
+    for label, code in ((f"extractor of {args.before[:7]}", tree), ("current extractor", None)):
+        r = _child("--rules-cpu-child", {"csv": str(head)}, code)
+        print(f"  {label}: {r['documents']:,} reports in one process, {1000 * r['cpu_s'] / r['documents']:.2f} ms "
+              f"CPU per report ({r['documents'] / r['wall_s']:.0f} reports/s)")
 
 
-def _scale_run(csv_path: Path, out: Path, workers: int, code: Path | None = None) -> dict:
+def rules_cpu_child(spec: dict) -> dict:
+    """Child process of ``--before``: the rules extractor over the CSV's reports in this process (pipeline
+    built and warmed first), CPU and wall seconds."""
+    import csv
+
+    from graph.extract.rules import build_pipeline, extract
+
+    with open(spec["csv"], newline="", encoding="utf-8") as fh:
+        items = [(row["report_id"], row["text"]) for row in csv.DictReader(fh)]
+    build_pipeline()
+    list(extract(items[:20]))
+    cpu, wall = time.process_time(), time.perf_counter()
+    documents = sum(1 for _, doc in extract(items) if json.dumps(doc))
+    return {"documents": documents, "cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall}
+
+
+def _scale_run(csv_path: Path, out: Path, workers: int) -> dict:
+    return _child("--scale-child", {"csv": str(csv_path), "out": str(out), "workers": workers})
+
+
+def _child(flag: str, spec: dict, code: Path | None = None) -> dict:
+    """Run this script with ``flag spec`` in a child process (importing the tree ``code`` first, if given)."""
     env = os.environ.copy()
     if code:
         env["PYTHONPATH"] = str(code)
         env["CXRKG_BENCH_CODE"] = str(code)
-    spec = json.dumps({"csv": str(csv_path), "out": str(out), "workers": workers})
-    proc = subprocess.run([sys.executable, __file__, "--scale-child", spec], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, __file__, flag, json.dumps(spec)], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         sys.exit(proc.returncode)
@@ -167,19 +207,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--scale-child", help=argparse.SUPPRESS)
+    parser.add_argument("--rules-cpu-child", help=argparse.SUPPRESS)
     parser.add_argument("--scale", action="store_true", help="extraction alone, MIMIC-CXR scale, on Dask")
     parser.add_argument("--reports", type=int, default=227_000, help="--scale: synthetic reports (default 227,000)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="--scale: Dask worker counts")
-    parser.add_argument("--before", help="--scale: also time the rules of this commit on 1 worker")
+    parser.add_argument("--before", help="--scale: also the CPU per report of this commit's extractor")
     parser.add_argument("--before-reports", type=int, default=20_000, help="--before: reports timed (default 20,000)")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(run_once(Path(args.child))))
         return
+    if os.environ.get("CXRKG_BENCH_CODE"):
+        sys.path.insert(0, os.environ["CXRKG_BENCH_CODE"])
     if args.scale_child:
-        if os.environ.get("CXRKG_BENCH_CODE"):
-            sys.path.insert(0, os.environ["CXRKG_BENCH_CODE"])
         print(json.dumps(scale_child(json.loads(args.scale_child))))
+        return
+    if args.rules_cpu_child:
+        print(json.dumps(rules_cpu_child(json.loads(args.rules_cpu_child))))
         return
     if args.scale:
         run_scale(args)

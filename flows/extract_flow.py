@@ -11,6 +11,7 @@ model.
 
 from __future__ import annotations
 
+import pickle
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -25,6 +26,11 @@ from graph.extract.pipeline import (DEFAULT_SHARD_SIZE, ExtractionOutput, Extrac
                                    extract_shard, iter_shards, run_extraction, shared_extractor)
 
 INGEST_BATCH_FILES = 4  # shards per load task: bounds the memory of one task to a few thousand reports
+#: messages each Dask comm and worker keeps for debugging (distributed's ``admin.low-level-log-length``,
+#: default 1,000). A message under 1 MB is kept whole and a shard's task carries its report text (about
+#: 250 KB at MIMIC-CXR length), so with the default the flow process held the last 1,000 shards it sent
+#: (1.5 GB at 227,000 reports) and each worker those it received.
+DASK_MESSAGE_LOG = 8
 
 
 @dataclass
@@ -57,12 +63,17 @@ def extract_reports(source: str, out: str, extractor: str, columns: CsvColumns, 
 
 
 @task(cache_policy=NO_CACHE)
-def extract_shard_task(shard: Shard, shard_dir: str, extractor: str, radgraph_options: dict | None) -> ShardResult:
-    """One shard on whichever worker the task runner picks (the extractor is built once per worker; a model
-    loaded by the caller is not shipped: each worker loads its own from the options)."""
+def extract_shard_task(shard: bytes, shard_dir: str, extractor: str, radgraph_options: dict | None) -> ShardResult:
+    """One shard (a pickled :class:`Shard`) on whichever worker the task runner picks (the extractor is built
+    once per worker; a model loaded by the caller is not shipped: each worker loads its own from the options).
+
+    The shard travels pickled because Prefect walks a task's arguments for futures, and prefect-dask once
+    more, and Dask hashes them for the task's key: over the 500 reports of a shard that took the flow
+    process about 50 ms per shard, for nothing; bytes are neither walked nor costly to hash. (Prefect's
+    ``opaque`` does not survive prefect-dask's argument packing.)"""
     options = {k: v for k, v in (radgraph_options or {}).items() if k != "model"}
     run = shared_extractor(extractor, tuple(sorted(options.items())))
-    return extract_shard(shard, Path(shard_dir), run)
+    return extract_shard(pickle.loads(shard), Path(shard_dir), run)
 
 
 def dask_runner(workers: int, address: str | None):
@@ -89,7 +100,8 @@ def extract_shards_flow(source: str, out: str, extractor: str, columns: CsvColum
     with ExtractionOutput(Path(out), summary, Path(rejected_report) if rejected_report else None) as output:
         pending: deque = deque()
         for shard in iter_shards(inputs, shard_size):
-            pending.append(extract_shard_task.submit(shard, str(output.shard_dir), extractor, radgraph_options))
+            pending.append(extract_shard_task.submit(pickle.dumps(shard), str(output.shard_dir), extractor,
+                                                     radgraph_options))
             if len(pending) >= in_flight:
                 output.add(pending.popleft().result())
         while pending:
@@ -127,9 +139,12 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         the extraction summary and, when ingested, the ingest flow's summary.
     """
     if workers or dask_address:
+        import dask
+
         parallel = extract_shards_flow.with_options(task_runner=dask_runner(workers, dask_address))
-        summary = parallel(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
-                           radgraph_options, in_flight=2 * max(workers, 2))
+        with dask.config.set({"distributed.admin.low-level-log-length": DASK_MESSAGE_LOG}):
+            summary = parallel(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
+                               radgraph_options, in_flight=2 * max(workers, 2))
     else:
         summary = extract_reports(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
                                   radgraph_options)

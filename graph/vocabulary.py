@@ -60,6 +60,7 @@ _SPACE = re.compile(r"\s+")
 _EDGE_PUNCT = re.compile(r"^[^\w/]+|[^\w/]+$")
 
 
+@lru_cache(maxsize=1 << 16)  # the extractor asks for the same few thousand phrases all the time
 def normalise_phrase(text: str) -> str:
     """Lower-case, collapse whitespace, drop punctuation at the ends: ``" Pleural  Effusions."`` -> ``"pleural effusions"``."""
     return _EDGE_PUNCT.sub("", _SPACE.sub(" ", text.strip().lower()))

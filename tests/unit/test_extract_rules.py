@@ -132,7 +132,12 @@ def _mentions(tmp_path, report):
     # a section that opens with it: the report's earlier present findings without a change
     ({"findings": "Moderate hiatal hernia.", "impression": "No change."},
      {("mediastinum", "hernia", "present", "no change")}),
-], ids=["previous-sentence", "numbered-list", "absent-only", "section-opening"])
+    # "findings" after a sentence of absences: the section's earlier present findings; "prior chest CT" is
+    # a study, not a place
+    ({"impression": "Moderate hiatal hernia. No pneumothorax. Findings are unchanged compared with prior chest CT."},
+     {("mediastinum", "hernia", "present", "no change")}
+     | {(s + " apical zone", "pneumothorax", "absent", None) for s in ("left", "right")}),
+], ids=["previous-sentence", "numbered-list", "absent-only", "section-opening", "findings-after-absences"])
 def test_refer_back(tmp_path, report, expected):
     assert _mentions(tmp_path, report) == expected
 
@@ -241,7 +246,10 @@ def test_lingula_is_left(tmp_path):
      {("mass/nodule (not otherwise specified)", "right", "present", "new")}),
     ("Scarring in the left apex as before.", {("pleural/parenchymal scarring", "left", "present", "no change")}),
     ("Near-complete resolution of the right effusion.", {("pleural effusion", "right", "present", "improved")}),
-], ids=["list", "named-inside-normal", "next-cue", "not-on-prior", "as-before", "near-complete"])
+    # ... and so does a cue that opens a clause after a comma
+    ("Heart size is normal, stable mediastinal contours with aortic tortuosity.",
+     {("enlarged cardiac silhouette", None, "absent", None), ("tortuous aorta", None, "present", "no change")}),
+], ids=["list", "named-inside-normal", "next-cue", "not-on-prior", "as-before", "near-complete", "clause"])
 def test_change_cues_over_lists_and_priors(tmp_path, text, expected):
     assert _sided(tmp_path, text) == expected
 

@@ -111,17 +111,23 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
 
 
 def _opens_sentence(m: Mention, d: Draft) -> bool:
-    """The cue opens its sentence ("Stable ...", "There is again ...")."""
-    return all(t.lower_ in _OPENERS for t in d.doc[d.doc[m.start].sent.start:m.start])
+    """The cue opens its sentence or a clause of it after a comma ("Stable ...", "There is again ...",
+    "Heart size is normal, stable mediastinal contours with aortic tortuosity")."""
+    start = d.sentence_of(m.start)[0]
+    for i in range(m.start - 1, start - 1, -1):
+        if d.lower[i] in (",", ";"):
+            start = i + 1
+            break
+    return all(w in _OPENERS for w in d.lower[start:m.start])
 
 
 def _list_after(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     """The present findings after a cue that opens its sentence, up to the next cue or clause break: a cue
     that opens a list applies to the list ("Stable appearance of the enteric tube and left PICC", "stable
     mediastinal contours with aortic tortuosity"; the annotation guide's §6)."""
-    sent = d.doc[m.start].sent
-    stop = min([x.start for x in d.mods if x.kind == "CHANGE" and m.end <= x.start < sent.end]
-               + [t.i for t in d.doc[m.end:sent.end] if t.lower_ in _LIST_BREAKS] + [sent.end])
+    sent_end = d.sentence_of(m.start)[1]
+    stop = min([x.start for x in d.mods if x.kind == "CHANGE" and m.end <= x.start < sent_end]
+               + [i for i in range(m.end, sent_end) if d.lower[i] in _LIST_BREAKS] + [sent_end])
     return [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < stop and it["label"] == "OBS-DP"]
 
 
@@ -149,7 +155,7 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
     """The class cue ``m`` gives observation ``o``: the device class for a device, the condition class
     otherwise, read inversely for a change subject; None when it states no change of ``o``."""
     subject = normalise_phrase(o.text) in _CHANGE_SUBJECTS
-    if subject and m.value in _STATE_FORMS and not _comparison_in(d.sent_of[m.start], d.doc, d.sent_of):
+    if subject and m.value in _STATE_FORMS and not _comparison_in(d, m.start):
         return None  # "decreased lung volumes" is a state
     is_device = d.v.findings[o.value].category in _DEVICE_CATEGORIES
     label = dev_label if is_device else cond_label
@@ -179,8 +185,9 @@ def _side_comparison(m: Mention, doc) -> bool:
     return m.start > 0 and doc[m.start - 1].lower_ in _SIDE_WORDS_ONLY and m.value in ("worse", "larger", "smaller")
 
 
-def _comparison_in(n: int, doc, sent_of: list[int]) -> bool:
-    return any(t.lower_ in _COMPARISON_WORDS for t in doc if sent_of[t.i] == n)
+def _comparison_in(d: Draft, i: int) -> bool:
+    start, end = d.sentence_of(i)
+    return any(w in _COMPARISON_WORDS for w in d.lower[start:end])
 
 
 def _attributive(m: Mention, doc, sent_of: list[int], obs_tokens: set[int]) -> bool:

@@ -44,7 +44,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     v = v or vocabulary()
     d = Draft.start(doc, v)
     obs_spans, d.mods = mention_spans(doc, v)
-    obs_spans = [o for o in obs_spans if has_subject(o, doc, d.sent_of)]
+    obs_spans = [o for o in obs_spans if has_subject(o, d.lower, d.sentence_of(o.start))]
     d.obs_tokens = {i for o in obs_spans for i in range(o.start, o.end)}
     add_observations(d, obs_spans)
     drop_named_generics(d)
@@ -56,7 +56,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     drop_unchanged_subjects(d)
     curve_sides(d)
     place_unanchored(d)
-    return radgraph_document(d.entities, doc, data_source)
+    return radgraph_document(d.entities, d.texts, data_source)
 
 
 def _link_modifiers(d: Draft) -> list[Mention]:
@@ -79,7 +79,7 @@ def _link_modifiers(d: Draft) -> list[Mention]:
     return unlinked
 
 
-def radgraph_document(entities: list[dict], doc, data_source: str) -> dict:
+def radgraph_document(entities: list[dict], texts: list[str], data_source: str) -> dict:
     """The RadGraph document: entities that share a span merged (one cue modifying several findings),
     numbered in text order, spaCy token indexes turned into whitespace-token indexes."""
     merged: dict[tuple[int, int, str], dict] = {}
@@ -95,20 +95,19 @@ def radgraph_document(entities: list[dict], doc, data_source: str) -> dict:
     for e in entities:
         if "_alias" in e:
             ids[id(e)] = ids[id(e["_alias"])]
-    kept = [t for t in doc if not t.is_space]  # whitespace-only tokens are dropped
-    index = {t.i: n for n, t in enumerate(kept)}
+    kept = [(i, text) for i, text in enumerate(texts) if not text.isspace()]  # whitespace-only tokens are dropped
+    index = {i: n for n, (i, _) in enumerate(kept)}
+    words = [_written(text) for _, text in kept]
     out = {}
     for e in ordered:
         s, last = index[e["_start"]], index[e["_end"] - 1]
         rels = list(dict.fromkeys((r, ids[id(t)]) for r, t in e["rel"]))
-        out[ids[id(e)]] = {"tokens": " ".join(_written(t) for t in kept[s:last + 1]), "label": e["label"],
+        out[ids[id(e)]] = {"tokens": " ".join(words[s:last + 1]), "label": e["label"],
                            "start_ix": s, "end_ix": last, "relations": [list(r) for r in rels]}
-    return {"text": " ".join(_written(t) for t in kept), "entities": out, "data_source": data_source,
-            "data_split": "inference"}
+    return {"text": " ".join(words), "entities": out, "data_source": data_source, "data_split": "inference"}
 
 
-def _written(token) -> str:
-    """A token as the RadGraph text writes it: a run of periods ("opacities..") is one ".", which ends the
-    sentence for a RadGraph reader as it does for the sentencizer."""
-    text = token.text
+def _written(text: str) -> str:
+    """A token's text as the RadGraph text writes it: a run of periods ("opacities..") is one ".", which ends
+    the sentence for a RadGraph reader as it does for the sentencizer."""
     return "." if len(text) > 1 and set(text) == {"."} else text

@@ -17,14 +17,19 @@ from graph.vocabulary import Vocabulary
 
 @dataclass
 class Draft:
-    """Per-Doc state: ``sections[i]`` / ``sent_of[i]`` give token i's section and sentence number;
-    ``obs_items`` pairs each kept observation mention with its entity; ``changed`` holds the ``id()`` of the
-    observation entities that a change cue already modifies."""
+    """Per-Doc state: ``sections[i]`` / ``sent_of[i]`` / ``lower[i]`` / ``texts[i]`` give token i's section,
+    sentence number, lower-case text and text; ``sent_bounds[n]`` is sentence n's (start, end) token
+    range; ``obs_items`` pairs each kept observation mention with its entity; ``changed`` holds the
+    ``id()`` of the observation entities that a change cue already modifies. The rules read the per-token
+    lists rather than the Doc: each ``doc[i]`` builds a new Token object, millions per shard."""
 
     doc: object
     v: Vocabulary
     sections: list[str | None]
     sent_of: list[int]
+    lower: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    sent_bounds: list[tuple[int, int]] = field(default_factory=list)
     mods: list[Mention] = field(default_factory=list)
     obs_tokens: set[int] = field(default_factory=set)
     entities: list[dict] = field(default_factory=list)
@@ -34,12 +39,22 @@ class Draft:
     @classmethod
     def start(cls, doc, v: Vocabulary) -> "Draft":
         """An empty draft with the Doc's section and sentence of every token."""
-        sections = token_sections([t.text for t in doc], SECTION_ORDER)
+        tokens = list(doc)
+        texts = [t.text for t in tokens]
+        bounds = [(sent.start, sent.end) for sent in doc.sents]
         sent_of = [0] * len(doc)
-        for n, sent in enumerate(doc.sents):
-            for i in range(sent.start, sent.end):
-                sent_of[i] = n
-        return cls(doc, v, sections, sent_of)
+        for n, (start, end) in enumerate(bounds):
+            sent_of[start:end] = [n] * (end - start)
+        return cls(doc, v, token_sections(texts, SECTION_ORDER), sent_of,
+                   [t.lower_ for t in tokens], texts, bounds)
+
+    def sentence(self, n: int):
+        """Sentence ``n`` as a Span of the Doc (the sentencizer's sentences are contiguous)."""
+        return self.doc[self.sent_bounds[n][0]:self.sent_bounds[n][1]]
+
+    def sentence_of(self, i: int) -> tuple[int, int]:
+        """The (start, end) token range of token ``i``'s sentence."""
+        return self.sent_bounds[self.sent_of[i]]
 
     def drop(self, dropped: set[int]) -> None:
         """Remove the observations whose entity ``id()`` is in ``dropped``, the relations to them and the

@@ -66,8 +66,7 @@ def _antecedents(d: Draft, o: Mention) -> list[dict]:
     """Rule 3 of :func:`place_unanchored`: in a sentence that opens with a word that points back ("This
     likely represents a calcified granuloma."), the present findings of the previous sentence of its
     section, whose place the reading shares (the annotation guide's §5 and §8)."""
-    sent = d.doc[o.start].sent
-    first = next((t for t in sent if t.is_alpha), None)
+    first = next((t for t in d.sentence(d.sent_of[o.start]) if t.is_alpha), None)
     if first is None or first.lower_ not in _POINTING_BACK:
         return []
     k = previous_content_sentence(d, d.sent_of[o.start], d.sections[o.start])

@@ -82,13 +82,13 @@ def _not_a_finding(ent, doc) -> bool:
     return bool(before) and ent.start > 0 and doc[ent.start - 1].lower_ in before
 
 
-def has_subject(o: Mention, doc, sent_of: list[int]) -> bool:
-    """False for a bare form of :data:`_NEEDS_SUBJECT` whose subject word is not in its sentence."""
+def has_subject(o: Mention, lower: list[str], sentence: tuple[int, int]) -> bool:
+    """False for a bare form of :data:`_NEEDS_SUBJECT` whose subject word is not in its sentence
+    (``lower``: the Doc's lower-case tokens; ``sentence``: the (start, end) tokens of ``o``'s sentence)."""
     words = _NEEDS_SUBJECT.get(normalise_phrase(o.text))
     if not words:
         return True
-    n = sent_of[o.start]
-    return any(t.lower_ in words for t in doc if sent_of[t.i] == n)
+    return any(w in words for w in lower[sentence[0]:sentence[1]])
 
 
 def gap(a: Mention, b: Mention) -> int:

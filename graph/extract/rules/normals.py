@@ -66,7 +66,8 @@ def _qualified(d: Draft, p) -> bool:
         i -= 1
     if i >= 0 and d.doc[i].lower_ in _SKIP_AFTER:
         return True
-    words = " ".join(t.lower_ for t in d.doc[p.start].sent)
+    start, end = d.sentence_of(p.start)
+    words = " ".join(d.lower[start:end])
     return any(f" {e} " in f" {words} " for e in _EXCEPTIONS)
 
 

@@ -78,7 +78,7 @@ def drop_named_generics(d: Draft) -> None:
     for o, it in d.obs_items:
         if o.value not in _GENERIC_FINDINGS or o.end >= len(doc) or doc[o.end].lower_ not in ("of", "from"):
             continue
-        sent_end = doc[o.start].sent.end
+        sent_end = d.sentence_of(o.start)[1]
         if any(o.end < o2.start < sent_end and d.v.findings[o2.value].category in _NAMED_CATEGORIES
                for o2, _ in d.obs_items):
             dropped.add(id(it))

@@ -17,7 +17,8 @@ _REFER_WORDS = {"this", "it", "these", "they", "that", "there", "which", "findin
                 "radiograph", "radiographs", "film", "films", "image", "images", "xxxx", "slightly", "mildly",
                 "minimally", "somewhat", "considerably", "significantly", "markedly", "substantially", "further",
                 "overall", "also", "however", "in", "size", "interval", "last", "earlier", "essentially",
-                "grossly", "relatively", "again", "and", "on", "date", "dated", "recent", "one", "all", "both"}
+                "grossly", "relatively", "again", "and", "on", "date", "dated", "recent", "one", "all", "both",
+                "imaging", "chest", "ct", "radiographically", "well", "overall"}
 
 
 def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
@@ -27,26 +28,34 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     the cue): "Unchanged.", "Decreased from prior radiograph.", "However, it has decreased considerably
     since the previous examination." Then: the present (OBS-DP) findings of the previous sentence of the
     same section (list numbers such as "2." skipped); none when that sentence states only absent findings
-    ("No acute disease. Unchanged."). A section that opens with it: the present findings of the earlier
-    findings / impression sections that carry no change yet."""
-    doc, sent_of, sections = d.doc, d.sent_of, d.sections
+    ("No acute disease. Unchanged."), unless the sentence says "findings" ("No effusion. Findings are
+    unchanged."): then the present findings of its section before it that carry no change yet. A section
+    that opens with it: the present findings of the earlier findings / impression sections that carry no
+    change yet."""
+    sent_of, sections = d.sent_of, d.sections
     n = sent_of[m.start]
-    sent = [t for t in doc if sent_of[t.i] == n]
+    sent = d.sentence(n)
     if not _alone(d, m, n, sent):
         return []
     section = sections[m.start]
     k = previous_content_sentence(d, n, section)
     if k >= 0:
-        return [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"]
-    first = sent[0].i
-    return [(o, it) for o, it in d.obs_items if o.start < first and sections[o.start] in ("findings", "impression")
+        previous = [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"]
+        if previous or "findings" not in d.lower[sent.start:sent.end]:
+            return previous
+        # "Findings are unchanged." after absences: the findings named earlier in the section
+        return [(o, it) for o, it in d.obs_items if o.start < sent.start and sections[o.start] == section
+                and it["label"] == "OBS-DP" and id(it) not in d.changed]
+    return [(o, it) for o, it in d.obs_items if o.start < sent.start and sections[o.start] in ("findings", "impression")
             and sections[o.start] != section and it["label"] == "OBS-DP" and id(it) not in d.changed]
 
 
-def _alone(d: Draft, m: Mention, n: int, sent: list) -> bool:
-    """Sentence ``n`` (tokens ``sent``) holds cue ``m`` and refer-back words only."""
+def _alone(d: Draft, m: Mention, n: int, sent) -> bool:
+    """Sentence ``n`` (tokens ``sent``) holds cue ``m`` and refer-back words only (an anatomy phrase of
+    refer-back words, the "chest" of "compared with prior chest CT", is no place of a finding)."""
     if any(d.sent_of[o.start] == n for o, _ in d.obs_items) or any(
-            x.kind in ("ANAT", "SIDE") and d.sent_of[x.start] == n for x in d.mods):
+            x.kind in ("ANAT", "SIDE") and d.sent_of[x.start] == n
+            and not set(d.lower[x.start:x.end]) <= _REFER_WORDS for x in d.mods):
         return False
     cue_tokens = set(range(m.start, m.end))
     return not any(t.is_alpha and t.i not in cue_tokens and t.lower_ not in _REFER_WORDS for t in sent)
@@ -58,11 +67,11 @@ def previous_content_sentence(d: Draft, n: int, section: str | None) -> int:
     headers = {s.upper() for s in SECTION_ORDER}
 
     def content(k: int) -> bool:
-        return any(t.is_alpha and t.text.rstrip(":").upper() not in headers for t in d.doc if d.sent_of[t.i] == k)
+        return any(t.is_alpha and t.text.rstrip(":").upper() not in headers for t in d.sentence(k))
 
     k = n - 1
     while k >= 0:
-        toks = [t for t in d.doc if d.sent_of[t.i] == k]
+        toks = d.sentence(k)
         if not toks or d.sections[toks[0].i] != section:
             return -1
         if content(k):

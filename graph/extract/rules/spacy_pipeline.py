@@ -13,6 +13,7 @@ import sys
 from graph.extract.rules.change_cues import CHANGE_CUES
 from graph.extract.rules.mentions import SIDE_COORDINATIONS, SIDE_WORDS
 from graph.extract.rules.normals import normal_rules
+from graph.extract.rules.phrase_patterns import patterns_to_phrases
 from graph.extract.rules.polarity import add_context
 from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
 
@@ -77,6 +78,8 @@ def _build(v: Vocabulary):
                            config={"result_type": "group", "span_group_name": "cxr_normals", "prune": False})
     normals.add(normal_rules(v))
     add_context(nlp)
+    for name in ("cxr_findings", "cxr_modifiers", "cxr_normals", "medspacy_context"):
+        patterns_to_phrases(nlp.get_pipe(name), nlp)
     return nlp
 
 
