@@ -23,7 +23,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, progress_bar, stage, write_report
 from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ahead, plan_ingest, store_files
 from graph.ingest.bulk import BulkSink, write_part
-from graph.ingest.import_files import ImportFiles
+from graph.ingest.import_files import ImportFiles, keep_files
 from graph.ingest.plan import with_fingerprint
 from graph.ingest.schedule import forked_pool
 from graph.server import LocalNeo4jServer
@@ -126,10 +126,14 @@ def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping:
 
 @flow(name="cxrkg-bulk-ingest", log_prints=False)
 def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: int = DEFAULT_BATCH_FILES,
-                     rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False) -> IngestSummary:
+                     rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False,
+                     keep_import_files: str | None = None) -> IngestSummary:
     """Load a first cohort into the empty local database through ``neo4j-admin database import full``.
 
-    Args: as :func:`flows.ingest_flow.ingest_flow`.
+    Args: as :func:`flows.ingest_flow.ingest_flow`, and ``keep_import_files``: a folder (not existing) to
+        move the import files to after the import, with their listing
+        (:func:`graph.ingest.import_files.keep_files`; the load benchmark copies them into Kuzu); by
+        default they are deleted.
 
     Returns:
         the run summary (``elements_created``: nodes plus relationships imported, as are its studies,
@@ -166,6 +170,8 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
         with stage(stages, "import"):
             server.stop()
             server.import_database(sink.listing(), folder, neo4j_settings().database or "neo4j")
+        if keep_import_files:
+            keep_files(sink.listing(), folder, Path(keep_import_files))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     with stage(stages, "start"):
