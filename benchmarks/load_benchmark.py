@@ -122,11 +122,12 @@ def kuzu_copy(files: Path) -> dict:
     from graph.ingest.import_files import read_listing
     from kuzu_peer import load_kuzu
 
-    database = files.parent / "kuzu-db"
-    shutil.rmtree(database, ignore_errors=True)
+    folder = files.parent / "kuzu"  # Kuzu 0.11 keeps a database in one file, beside its write-ahead log
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
     started = time.perf_counter()
-    done = load_kuzu(database, read_listing(files))
-    shutil.rmtree(database, ignore_errors=True)
+    done = load_kuzu(folder / "db", read_listing(files))
+    shutil.rmtree(folder, ignore_errors=True)
     nodes, rels = done.nodes, done.relationships
     return {"seconds": done.seconds, "elements": sum(nodes.values()) + sum(rels.values()), "nodes": nodes, "rels": rels,
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rejections": 0,

@@ -124,16 +124,23 @@ def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping:
                 yield done, part.result
 
 
+def _count_rows(summary: IngestSummary, sink: BulkSink) -> None:
+    """The summary's studies, observations and progression edges: rows of their import files."""
+    rows = Counter()
+    for f in sink.listing():
+        rows[f.group] += f.rows
+    summary.studies, summary.observations = rows["nodes=Study"], rows["nodes=Observation"]
+    summary.progression_edges = rows["relationships=PROGRESSION"]
+
+
 @flow(name="cxrkg-bulk-ingest", log_prints=False)
 def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: int = DEFAULT_BATCH_FILES,
                      rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False,
                      keep_import_files: str | None = None) -> IngestSummary:
     """Load a first cohort into the empty local database through ``neo4j-admin database import full``.
 
-    Args: as :func:`flows.ingest_flow.ingest_flow`, and ``keep_import_files``: a folder (not existing) to
-        move the import files to after the import, with their listing
-        (:func:`graph.ingest.import_files.keep_files`; the load benchmark copies them into Kuzu); by
-        default they are deleted.
+    Args: as :func:`flows.ingest_flow.ingest_flow`; ``keep_import_files``: a new folder to move the import
+        files to, with their listing (:func:`graph.ingest.import_files.keep_files`), instead of deleting them.
 
     Returns:
         the run summary (``elements_created``: nodes plus relationships imported, as are its studies,
@@ -161,8 +168,7 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
     server.settings.home.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
     try:
-        import_files = ImportFiles(folder)
-        sink = BulkSink(import_files, vocab)
+        sink = BulkSink(ImportFiles(folder), vocab)
         with stage(stages, "files"):
             _write_files(the_plan, sink, doc_mapping, batch_files, summary, progress)
             sink.finish(vocab, datetime.now())
@@ -179,11 +185,7 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
     with stage(stages, "schema"):
         reset_shared_store()
         shared_store().ensure_schema(vocab)
-    rows = Counter()
-    for f in sink.listing():
-        rows[f.group] += f.rows
-    summary.studies, summary.observations = rows["nodes=Study"], rows["nodes=Observation"]
-    summary.progression_edges = rows["relationships=PROGRESSION"]
+    _count_rows(summary, sink)
     write_report(summary, rejected_report)
     summary.seconds = time.perf_counter() - started
     summary.stage_seconds = {k: round(v, 3) for k, v in stages.items()}

@@ -55,28 +55,27 @@ def loaded(tmp_path_factory):
     extra.node_file("Report").write({"report_id": MULTILINE, "text": 'FINDINGS: "small" effusion.\nIMPRESSION: none'})
     extra.close()
     listing += extra.listing()
-    load_kuzu(tmp / "db", listing, threads=2)
-    return listing, kuzu.Database(str(tmp / "db"), read_only=True)
+    done = load_kuzu(tmp / "db", listing, threads=2)
+    return listing, kuzu.Database(str(tmp / "db"), read_only=True), done
 
 
-def test_every_label_and_type_has_the_files_rows(loaded, tmp_path):
-    listing, _ = loaded
+def test_every_label_and_type_has_the_files_rows(loaded):
+    listing, db, done = loaded
     rows = Counter()
     for f in listing:
         rows[f.group] += f.rows
     assert sum(1 for f in listing if f.group == "nodes=Observation") > 1  # several files of one label
     assert any(f.multiline for f in listing)  # report texts span lines: the serial reader is exercised
-    done = load_kuzu(tmp_path / "again", listing, threads=1)
     nodes, rels = done.nodes, done.relationships
     assert {f"nodes={k}": v for k, v in nodes.items()} | {f"relationships={k}": v for k, v in rels.items()} == rows
     assert rels["PROGRESSION"] > 10 and nodes["Anatomy"] > 10  # a vocabulary label without properties
-    text = kuzu.Connection(loaded[1]).execute("MATCH (r:Report) WHERE r.report_id = $k RETURN r.text",
+    text = kuzu.Connection(db).execute("MATCH (r:Report) WHERE r.report_id = $k RETURN r.text",
                                               {"k": MULTILINE}).get_next()[0]
     assert text == 'FINDINGS: "small" effusion.\nIMPRESSION: none'
 
 
 def test_every_node_property_reads_back_as_written(loaded):
-    listing, db = loaded
+    listing, db, _ = loaded
     conn = kuzu.Connection(db)
     checked = Counter()
     for table in kuzu_tables(listing):
@@ -92,7 +91,7 @@ def test_every_node_property_reads_back_as_written(loaded):
 
 
 def test_relationship_properties_and_ends(loaded):
-    listing, db = loaded
+    listing, db, _ = loaded
     conn = kuzu.Connection(db)
     for group in ("PRIOR", "PROGRESSION"):
         values = _first_values(listing, f"relationships={group}")
