@@ -85,6 +85,7 @@ def _child(mode: str, cohort: Path) -> dict:
         from flows.bulk_flow import bulk_ingest_flow
 
         keep = str(_kept_files())
+        shutil.rmtree(keep, ignore_errors=True)  # left by a run that stopped before its Kuzu step
         seconds, summary, nodes, rels = timed_flow(
             lambda: bulk_ingest_flow([str(cohort)], rejected_report=None, keep_import_files=keep), clear=False)
         return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()), "nodes": nodes,
@@ -149,7 +150,8 @@ def kuzu_peer(bulk: dict, pid_file: Path) -> Load | None:
         shutil.rmtree(files, ignore_errors=True)
     wrong = {k: (v, bulk["nodes"].get(k)) for k, v in r["nodes"].items() if bulk["nodes"].get(k) != v}
     wrong |= {k: (v, bulk["rels"].get(k)) for k, v in r["rels"].items() if bulk["rels"].get(k) != v}
-    schema_only = {k: v for k, v in bulk["rels"].items() if k not in r["rels"]}
+    schema_only = {k: v for counts, got in ((bulk["nodes"], r["nodes"]), (bulk["rels"], r["rels"]))
+                   for k, v in counts.items() if k not in got}
     if wrong:
         print(f"CHECK FAILED: Kuzu's counts differ from the bulk load's (kuzu, neo4j): {wrong}")
     else:
