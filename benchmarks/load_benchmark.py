@@ -19,8 +19,14 @@ before each load. On one synthetic cohort (`cxrkg synth`, seed 11):
 Each load runs in a child process. Printed per load: elements (nodes plus relationships the load leaves in
 the graph; for the increment, those it adds), seconds, elements/s, peak client memory (summed PSS of the
 Python processes: the flow, its workers, Prefect's temporary API server), peak server memory (RSS of the
-Neo4j JVM, or of the importer's), and the rate as a ratio to the plain-driver ceiling. Kuzu is not run:
-it is not a dependency of cxrkg.
+Neo4j JVM, or of the importer's), and the rate as a ratio to the plain-driver ceiling.
+
+Kuzu as a peer, where it is installed (the optional ``bench`` extra: ``pip install -e '.[bench]'``): the
+bulk load's import files, kept, are copied into an embedded Kuzu database under the benchmark's home by
+``COPY FROM`` (benchmarks/kuzu_peer.py: tables from the files' headers, arrays split inside the COPY), in a
+child process while Neo4j is stopped; its counts per label and type are checked against the bulk load's.
+Its elements are the files' rows (the bulk load's count less the vocabulary links its schema step adds);
+its memory, in-process, is the child's peak RSS, in the server column.
 
 Usage: python benchmarks/load_benchmark.py [--patients 2000] [--increment-share 0.0167]
 """
@@ -68,30 +74,90 @@ class Load:
 
 def _child(mode: str, cohort: Path) -> dict:
     """Run one load in this (child) process: ``fresh`` / ``increment`` (the ingest flow on an empty graph /
-    on top of what is there), ``bulk`` (the bulk flow on the emptied store), ``plain`` (the dumped
-    elements in ``cohort``, written by :func:`plain_write`)."""
+    on top of what is there), ``bulk`` (the bulk flow on the emptied store, its import files kept),
+    ``plain`` (the dumped elements in ``cohort``, written by :func:`plain_write`), ``kuzu`` (the kept
+    import files in ``cohort``, by :func:`kuzu_copy`)."""
     if mode == "plain":
         return plain_write(cohort)
+    if mode == "kuzu":
+        return kuzu_copy(cohort)
     if mode == "bulk":
         from flows.bulk_flow import bulk_ingest_flow
 
-        seconds, summary, nodes, rels = timed_flow(lambda: bulk_ingest_flow([str(cohort)], rejected_report=None),
-                                                   clear=False)
-    else:
-        from flows.ingest_flow import ingest_flow
-        from graph.store import shared_store
-        from graph.store.stats import label_counts
+        keep = str(_kept_files())
+        shutil.rmtree(keep, ignore_errors=True)  # left by a run that stopped before its Kuzu step
+        seconds, summary, nodes, rels = timed_flow(
+            lambda: bulk_ingest_flow([str(cohort)], rejected_report=None, keep_import_files=keep), clear=False)
+        return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()), "nodes": nodes,
+                "rels": rels, "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds}
+    from flows.ingest_flow import ingest_flow
+    from graph.store import shared_store
+    from graph.store.stats import label_counts
 
-        before = 0
-        if mode == "increment":
-            nodes, rels = label_counts(shared_store())
-            before = sum(nodes.values()) + sum(rels.values())
-        seconds, summary, nodes, rels = timed_flow(lambda: ingest_flow([str(cohort)], rejected_report=None),
-                                                   clear=mode == "fresh")
-        return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()) - before,
-                "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds}
-    return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()),
+    before = 0
+    if mode == "increment":
+        nodes, rels = label_counts(shared_store())
+        before = sum(nodes.values()) + sum(rels.values())
+    seconds, summary, nodes, rels = timed_flow(lambda: ingest_flow([str(cohort)], rejected_report=None),
+                                               clear=mode == "fresh")
+    return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()) - before,
             "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds}
+
+
+# --- Kuzu as a peer ------------------------------------------------------------------------------------
+
+def _kept_files() -> Path:
+    """Where the bulk child keeps its import files for the Kuzu step (under the benchmark's home)."""
+    from graph.settings import local_server_settings
+
+    return local_server_settings().home / "bulk-files"
+
+
+def kuzu_copy(files: Path) -> dict:
+    """The Kuzu step (child process): the import files kept in ``files`` COPY-ed into a new Kuzu database
+    under the benchmark's home (benchmarks/kuzu_peer.py). Returns the seconds (tables and COPY, the
+    arrays' conversion included; the counts afterwards not), the rows loaded, Kuzu's counts per label and
+    type, and this process's peak RSS in MB (Linux ``ru_maxrss``, KiB)."""
+    import resource
+
+    from graph.ingest.import_files import read_listing
+    from kuzu_peer import load_kuzu
+
+    folder = files.parent / "kuzu"  # Kuzu 0.11 keeps a database in one file, beside its write-ahead log
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    started = time.perf_counter()
+    done = load_kuzu(folder / "db", read_listing(files))
+    shutil.rmtree(folder, ignore_errors=True)
+    nodes, rels = done.nodes, done.relationships
+    return {"seconds": done.seconds, "elements": sum(nodes.values()) + sum(rels.values()), "nodes": nodes, "rels": rels,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rejections": 0,
+            "stage_seconds": {"total with counts": round(time.perf_counter() - started, 3)}}
+
+
+def kuzu_peer(bulk: dict, pid_file: Path) -> Load | None:
+    """Run the Kuzu step on the bulk load's kept files, print how its counts compare with the bulk load's,
+    and return its row; None (saying why) when kuzu is not installed."""
+    import importlib.util
+
+    files = _kept_files()
+    try:
+        if importlib.util.find_spec("kuzu") is None:
+            print("Kuzu COPY FROM (peer): not run: kuzu is not installed (pip install -e '.[bench]')")
+            return None
+        load, r = measured("Kuzu COPY FROM (peer)", "kuzu", files, pid_file)
+    finally:
+        shutil.rmtree(files, ignore_errors=True)
+    wrong = {k: (v, bulk["nodes"].get(k)) for k, v in r["nodes"].items() if bulk["nodes"].get(k) != v}
+    wrong |= {k: (v, bulk["rels"].get(k)) for k, v in r["rels"].items() if bulk["rels"].get(k) != v}
+    schema_only = {k: v for counts, got in ((bulk["nodes"], r["nodes"]), (bulk["rels"], r["rels"]))
+                   for k, v in counts.items() if k not in got}
+    if wrong:
+        print(f"CHECK FAILED: Kuzu's counts differ from the bulk load's (kuzu, neo4j): {wrong}")
+    else:
+        print(f"check: Kuzu's counts equal the bulk load's for its {len(r['nodes'])} labels and {len(r['rels'])} "
+              f"relationship types (not in the files, made by the bulk load's schema step: {schema_only})")
+    return Load(load.name, load.elements, load.seconds, 0.0, r["peak_mb"])
 
 
 # --- the plain-driver ceiling ----------------------------------------------------------------------------
@@ -298,6 +364,8 @@ def run_all(args: argparse.Namespace, server, settings) -> list[Load]:
     empty(start=False)
     bulk, r = measured("bulk (cxrkg ingest --bulk)", "bulk", cohort, pid)
     importer = Load("neo4j-admin import (ceiling)", bulk.elements, r["stage_seconds"]["import"], 0.0, bulk.server_mb)
+    server.stop()  # as for the importer: Kuzu runs while Neo4j does not
+    kuzu = kuzu_peer(r, pid)
     empty()
     fresh, _ = measured("transactional, fresh (cxrkg ingest)", "fresh", cohort, pid)
     dump = settings.home / "plain-dump"
@@ -315,7 +383,7 @@ def run_all(args: argparse.Namespace, server, settings) -> list[Load]:
     print("named queries on the whole cohort, warm, 50 runs each:")
     for name, (p50, p95, rows) in query_latencies(cohort).items():
         print(f"  {name:<34} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms   {rows:>5} rows", flush=True)
-    return [bulk, importer, fresh, plain, increment]
+    return [bulk, importer, *([kuzu] if kuzu else []), fresh, plain, increment]
 
 
 def print_table(loads: list[Load], patients: int) -> None:

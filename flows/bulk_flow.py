@@ -23,7 +23,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, progress_bar, stage, write_report
 from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ahead, plan_ingest, store_files
 from graph.ingest.bulk import BulkSink, write_part
-from graph.ingest.import_files import ImportFiles
+from graph.ingest.import_files import ImportFiles, keep_files
 from graph.ingest.plan import with_fingerprint
 from graph.ingest.schedule import forked_pool
 from graph.server import LocalNeo4jServer
@@ -124,12 +124,23 @@ def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping:
                 yield done, part.result
 
 
+def _count_rows(summary: IngestSummary, sink: BulkSink) -> None:
+    """The summary's studies, observations and progression edges: rows of their import files."""
+    rows = Counter()
+    for f in sink.listing():
+        rows[f.group] += f.rows
+    summary.studies, summary.observations = rows["nodes=Study"], rows["nodes=Observation"]
+    summary.progression_edges = rows["relationships=PROGRESSION"]
+
+
 @flow(name="cxrkg-bulk-ingest", log_prints=False)
 def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: int = DEFAULT_BATCH_FILES,
-                     rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False) -> IngestSummary:
+                     rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False,
+                     keep_import_files: str | None = None) -> IngestSummary:
     """Load a first cohort into the empty local database through ``neo4j-admin database import full``.
 
-    Args: as :func:`flows.ingest_flow.ingest_flow`.
+    Args: as :func:`flows.ingest_flow.ingest_flow`; ``keep_import_files``: a new folder to move the import
+        files to, with their listing (:func:`graph.ingest.import_files.keep_files`), instead of deleting them.
 
     Returns:
         the run summary (``elements_created``: nodes plus relationships imported, as are its studies,
@@ -157,8 +168,7 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
     server.settings.home.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
     try:
-        import_files = ImportFiles(folder)
-        sink = BulkSink(import_files, vocab)
+        sink = BulkSink(ImportFiles(folder), vocab)
         with stage(stages, "files"):
             _write_files(the_plan, sink, doc_mapping, batch_files, summary, progress)
             sink.finish(vocab, datetime.now())
@@ -166,6 +176,8 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
         with stage(stages, "import"):
             server.stop()
             server.import_database(sink.listing(), folder, neo4j_settings().database or "neo4j")
+        if keep_import_files:
+            keep_files(sink.listing(), folder, Path(keep_import_files))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     with stage(stages, "start"):
@@ -173,11 +185,7 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
     with stage(stages, "schema"):
         reset_shared_store()
         shared_store().ensure_schema(vocab)
-    rows = Counter()
-    for f in sink.listing():
-        rows[f.group] += f.rows
-    summary.studies, summary.observations = rows["nodes=Study"], rows["nodes=Observation"]
-    summary.progression_edges = rows["relationships=PROGRESSION"]
+    _count_rows(summary, sink)
     write_report(summary, rejected_report)
     summary.seconds = time.perf_counter() - started
     summary.stage_seconds = {k: round(v, 3) for k, v in stages.items()}

@@ -13,6 +13,8 @@ the rows never hold one (see graph.derived_rows). Files with a line break inside
 
 from __future__ import annotations
 
+import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
@@ -228,6 +230,23 @@ class ImportFiles:
     def elements(self) -> int:
         """Rows written: nodes plus relationships."""
         return sum(f.rows for f in [*self.nodes.values(), *self.relationships.values()])
+
+
+def keep_files(files: Iterable[Listing], folder: Path, to: Path) -> None:
+    """Move the import files' ``folder`` to ``to`` (which must not exist) and write ``to/listing.json``:
+    each file of ``files`` (all under ``folder``) with its group, rows and line-break flag, paths relative
+    to ``to``; :func:`read_listing` reads it back. For tools that load the same files elsewhere (the load
+    benchmark's Kuzu peer)."""
+    rows = [{"group": f.group, "path": str(f.path.relative_to(folder)), "rows": f.rows, "multiline": f.multiline}
+            for f in files]
+    shutil.move(folder, to)
+    (to / "listing.json").write_text(json.dumps(rows, indent=0), encoding="utf-8")
+
+
+def read_listing(folder: Path) -> list[Listing]:
+    """The files a :func:`keep_files` folder holds, as the load listed them (paths under ``folder``)."""
+    rows = json.loads((folder / "listing.json").read_text(encoding="utf-8"))
+    return [Listing(r["group"], folder / r["path"], r["rows"], r["multiline"]) for r in rows]
 
 
 def import_command(java: str, classpath: str, database: str, files: Iterable[Listing], report_file: Path,

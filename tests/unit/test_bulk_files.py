@@ -13,7 +13,7 @@ import pytest
 from graph.ingest import discover, parse_files, plan_ingest, store_files
 from graph.ingest.bulk import BulkInputError, BulkSink, write_part
 from graph.ingest.plan import with_fingerprint
-from graph.ingest.import_files import ImportFileError, ImportFiles, import_command
+from graph.ingest.import_files import ImportFileError, ImportFiles, Listing, import_command
 from graph.synth import write_cohort
 from graph.vocabulary import vocabulary
 
@@ -91,6 +91,15 @@ def _write(cohort: Path, out: Path, mode: str, batch_files: int = 40,
     """Import files of a cohort written batch by batch (``by_batch``), with every patient parked
     (``parked``), or by write_part and absorb (``parts``); returns each group's sorted data lines and adds
     the rejections to ``rejections``."""
+    groups: dict[str, list[str]] = {}
+    for f in write_import_files(cohort, out, mode, batch_files, rejections):
+        groups.setdefault(f.path.stem, []).extend(f.path.read_text(encoding="utf-8").splitlines()[1:])
+    return {group: sorted(lines) for group, lines in groups.items()}
+
+
+def write_import_files(cohort: Path, out: Path, mode: str, batch_files: int = 40,
+                       rejections: list | None = None) -> list[Listing]:
+    """The import files of a cohort, written as :func:`_write` says, as the bulk load lists them."""
     v = vocabulary()
     plan = plan_ingest(discover([cohort], fingerprints=False), {}, v.version)
     sink = BulkSink(ImportFiles(out), v)
@@ -110,10 +119,7 @@ def _write(cohort: Path, out: Path, mode: str, batch_files: int = 40,
             rejections += result.rejections
     sink.link_patients(unlinked)
     sink.finish(v, datetime(2026, 1, 1))
-    groups: dict[str, list[str]] = {}
-    for f in sink.listing():
-        groups.setdefault(f.path.stem, []).extend(f.path.read_text(encoding="utf-8").splitlines()[1:])
-    return {group: sorted(lines) for group, lines in groups.items()}
+    return sink.listing()
 
 
 def test_every_way_of_writing_gives_the_same_rows(tmp_path):
