@@ -16,47 +16,81 @@ validation patients' mean of onset and resolution AUROC.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 import torch
+from pydantic import ConfigDict, Field, field_validator, model_validator
 from torch import Tensor, nn
 
+from gnn.config_file import ConfigFile
 from gnn.forecast import ForecastTable
 from gnn.forecast_eval import Subsets
 
 
 GRAPH_FORECASTER = "graph (attention over findings)"
+# The shipped configuration (its defaults), inside the package so an installed cxrkg finds it.
+DEFAULT_FORECAST_CONFIG = Path(__file__).resolve().parent / "configs" / "forecast.yaml"
 
 
-@dataclass(frozen=True)
-class ForecastGnnConfig:
-    """Hyperparameters (defaults chosen on the validation patients, never on the test ones)."""
+class ForecastGnnConfig(ConfigFile):
+    """Hyperparameters (defaults chosen on the validation patients, never on the test ones); a YAML file
+    such as ``gnn/configs/forecast.yaml`` (``cxrkg forecast --config``), unknown keys refused.
 
-    hidden: int = 64
-    heads: int = 2
-    epochs: int = 12
-    patience: int = 3
-    batch_pairs: int = 512
-    lr: float = 2e-3
+    Attributes:
+        hidden: node width. heads: attention heads (must divide ``hidden``). layers: attention layers.
+        dropout: of the attention layers. epochs: at most; patience: epochs without a better validation
+        mean of onset and resolution AUROC before stopping. batch_pairs: study pairs per step. lr: Adam's.
+        seed: torch and shuffling seed. attend_across: attention across findings; off, each finding
+        attends to itself only (a per-finding network; the ablation's "without other findings").
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    hidden: int = Field(64, ge=1)
+    heads: int = Field(2, ge=1)
+    layers: int = Field(2, ge=1)
+    dropout: float = Field(0.1, ge=0, lt=1)
+    epochs: int = Field(12, ge=1)
+    patience: int = Field(3, ge=1)
+    batch_pairs: int = Field(512, ge=1)
+    lr: float = Field(2e-3, gt=0)
     seed: int = 0
+    attend_across: bool = True
+
+    @field_validator("lr", "dropout", mode="before")
+    @classmethod
+    def _int_is_a_number(cls, value: Any) -> Any:
+        # YAML reads "lr: 1" as an int; strict mode would refuse it for a float field
+        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @model_validator(mode="after")
+    def _heads_divide_hidden(self) -> "ForecastGnnConfig":
+        if self.hidden % self.heads:
+            raise ValueError(f"hidden {self.hidden} must be divisible by heads {self.heads}")
+        return self
 
 
 class FindingGraphNet(nn.Module):
-    """``forward(x)``: x float (pairs, findings, features) -> logits (pairs, findings)."""
+    """``forward(x)``: x float (pairs, findings, features) -> logits (pairs, findings). With
+    ``attend_across`` off, an attention mask lets each finding attend to itself only."""
 
-    def __init__(self, n_findings: int, n_features: int, hidden: int, heads: int, layers: int = 2):
+    def __init__(self, n_findings: int, n_features: int, hidden: int, heads: int, layers: int = 2,
+                 dropout: float = 0.1, attend_across: bool = True):
         super().__init__()
         self.embed = nn.Embedding(n_findings, hidden)
         self.lift = nn.Linear(n_features, hidden)
-        layer = nn.TransformerEncoderLayer(hidden, heads, dim_feedforward=2 * hidden, dropout=0.1, batch_first=True)
+        layer = nn.TransformerEncoderLayer(hidden, heads, dim_feedforward=2 * hidden, dropout=dropout,
+                                           batch_first=True)
         self.attend = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.out = nn.Linear(hidden, 1)
+        # True = may not attend; None keeps the complete graph
+        self.register_buffer("mask", None if attend_across else ~torch.eye(n_findings, dtype=torch.bool))
 
     def forward(self, x: Tensor) -> Tensor:
         h = torch.relu(self.lift(x) + self.embed.weight)
-        return self.out(self.attend(h)).squeeze(-1)
+        return self.out(self.attend(h, mask=self.mask)).squeeze(-1)
 
 
 class _Inputs:
@@ -93,7 +127,7 @@ def _train(table: ForecastTable, cfg: ForecastGnnConfig, log: Callable[[str], No
     inputs = _Inputs(x_tr, n_f)
     xt, yt = inputs(x_tr), torch.from_numpy(rows_tr["next_present"].to_numpy().reshape(-1, n_f).astype(np.float32))
     xv, val = inputs(x_va), Subsets(rows_va)
-    model = FindingGraphNet(n_f, xt.shape[2], cfg.hidden, cfg.heads)
+    model = FindingGraphNet(n_f, xt.shape[2], cfg.hidden, cfg.heads, cfg.layers, cfg.dropout, cfg.attend_across)
     optimiser = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     loss_fn = nn.BCEWithLogitsLoss()
     best, best_state, waited = -1.0, None, 0
