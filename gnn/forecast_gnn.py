@@ -16,6 +16,8 @@ validation patients' mean of onset and resolution AUROC.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -25,6 +27,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from torch import Tensor, nn
 
 from gnn.config_file import ConfigFile
+from gnn.errors import GnnError
 from gnn.forecast import ForecastTable
 from gnn.forecast_eval import Subsets
 
@@ -96,11 +99,13 @@ class FindingGraphNet(nn.Module):
 class _Inputs:
     """Standardisation fitted on the training rows; reshapes (pair, finding) rows to (pairs, findings, f)."""
 
-    def __init__(self, x_train: np.ndarray, n_findings: int):
+    def __init__(self, mean: np.ndarray, std: np.ndarray, n_findings: int):
+        self.mean, self.std, self.n_findings = mean, std, n_findings
+
+    @classmethod
+    def fit(cls, x_train: np.ndarray, n_findings: int) -> "_Inputs":
         values = x_train[:, :-1]
-        self.n_findings = n_findings
-        self.mean = np.nanmean(values, axis=0)
-        self.std = np.nanstd(values, axis=0) + 1e-6
+        return cls(np.nanmean(values, axis=0), np.nanstd(values, axis=0) + 1e-6, n_findings)
 
     def __call__(self, x: np.ndarray) -> Tensor:
         values = (x[:, :-1] - self.mean) / self.std
@@ -110,35 +115,101 @@ class _Inputs:
         return torch.from_numpy(out.reshape(-1, self.n_findings, out.shape[1]))
 
 
+FORECASTER_KIND = "cxrkg-next-study-forecaster"
+
+
+@dataclass
+class TrainedGraphForecaster:
+    """A fitted graph forecaster: ``forecaster(x)`` -> probability that the next study states the finding
+    present, one per row of ``x`` (rows in (pair, finding) order over exactly :attr:`findings`).
+
+    Attributes:
+        history: per epoch: epoch, train_loss (mean binary cross-entropy), val_onset_auroc,
+            val_resolution_auroc (the learning curve). model_version: set when saved or loaded.
+        snapshot_hash: the content hash of the snapshot it was fitted on (when saved with one).
+    """
+
+    model: FindingGraphNet
+    inputs: _Inputs
+    findings: list[str]
+    config: ForecastGnnConfig
+    history: list[dict[str, float]] = field(default_factory=list)
+    model_version: str | None = None
+    snapshot_hash: str = ""
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return _predict(self.model, self.inputs(x))
+
+    def save(self, path: Path, snapshot_hash: str = "") -> Path:
+        """Write the weights, config, findings and standardisation (``torch.save`` of a dict)."""
+        self.model_version = self.model_version or "forecast-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        self.snapshot_hash = snapshot_hash or self.snapshot_hash
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"kind": FORECASTER_KIND, "state_dict": self.model.state_dict(), "config": self.config.model_dump(),
+                    "findings": self.findings, "mean": [float(v) for v in self.inputs.mean],
+                    "std": [float(v) for v in self.inputs.std], "n_features": self.model.lift.in_features,
+                    "history": [{k: float(v) for k, v in h.items()} for h in self.history],
+                    "model_version": self.model_version, "snapshot_hash": self.snapshot_hash}, path)
+        return path
+
+
+def load_forecaster(path: Path) -> TrainedGraphForecaster:
+    """Read a file written by :meth:`TrainedGraphForecaster.save`.
+
+    Raises:
+        GnnError: unreadable, or not a forecaster file.
+    """
+    try:
+        saved = torch.load(Path(path), map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many types for a missing, corrupt or foreign file
+        raise GnnError(f"{path}: not a readable next-study forecaster ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(saved, dict) or saved.get("kind") != FORECASTER_KIND:
+        raise GnnError(f"{path}: not a next-study forecaster (save one with `cxrkg forecast --save-model`)")
+    cfg = ForecastGnnConfig.from_dict(saved["config"])
+    n_f = len(saved["findings"])
+    model = FindingGraphNet(n_f, saved["n_features"], cfg.hidden, cfg.heads, cfg.layers, cfg.dropout,
+                            cfg.attend_across)
+    model.load_state_dict(saved["state_dict"])
+    inputs = _Inputs(np.asarray(saved["mean"]), np.asarray(saved["std"]), n_f)
+    return TrainedGraphForecaster(model.eval(), inputs, list(saved["findings"]),
+                                  cfg, saved["history"], saved["model_version"], saved["snapshot_hash"])
+
+
 def gnn_forecaster(config: ForecastGnnConfig = ForecastGnnConfig(),
-                   log: Callable[[str], None] = lambda _: None) -> Callable[[ForecastTable], Callable]:
+                   log: Callable[[str], None] = lambda _: None) -> Callable[[ForecastTable], TrainedGraphForecaster]:
     """A forecaster for :func:`gnn.forecast_report.evaluate_forecasters`: trains on the table's training
-    patients (early-stopped on its validation patients), returns the predict function."""
-    def make(table: ForecastTable) -> Callable[[np.ndarray], np.ndarray]:
+    patients (early-stopped on its validation patients), returns the fitted forecaster."""
+    def make(table: ForecastTable) -> TrainedGraphForecaster:
         return _train(table, config, log)
     return make
 
 
-def _train(table: ForecastTable, cfg: ForecastGnnConfig, log: Callable[[str], None]):
+def _train(table: ForecastTable, cfg: ForecastGnnConfig, log: Callable[[str], None]) -> TrainedGraphForecaster:
     torch.manual_seed(cfg.seed)
     n_f = len(table.findings)
     rows_tr, x_tr = table.part("train")
     rows_va, x_va = table.part("val")
-    inputs = _Inputs(x_tr, n_f)
+    inputs = _Inputs.fit(x_tr, n_f)
     xt, yt = inputs(x_tr), torch.from_numpy(rows_tr["next_present"].to_numpy().reshape(-1, n_f).astype(np.float32))
     xv, val = inputs(x_va), Subsets(rows_va)
     model = FindingGraphNet(n_f, xt.shape[2], cfg.hidden, cfg.heads, cfg.layers, cfg.dropout, cfg.attend_across)
     optimiser = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     loss_fn = nn.BCEWithLogitsLoss()
-    best, best_state, waited = -1.0, None, 0
+    best, best_state, waited, history = -1.0, None, 0, []
     generator = torch.Generator().manual_seed(cfg.seed)
     for epoch in range(cfg.epochs):
         model.train()
+        losses = []
         for idx in torch.randperm(len(xt), generator=generator).split(cfg.batch_pairs):
             optimiser.zero_grad()
-            loss_fn(model(xt[idx]), yt[idx]).backward()
+            loss = loss_fn(model(xt[idx]), yt[idx])
+            loss.backward()
             optimiser.step()
+            losses.append(loss.item() * len(idx))
         point, _ = val.macro(_predict(model, xv))
+        history.append({"epoch": epoch + 1, "train_loss": sum(losses) / max(len(xt), 1),
+                        "val_onset_auroc": point["onset_auroc"], "val_resolution_auroc": point["resolution_auroc"]})
         score = np.nanmean([point["onset_auroc"], point["resolution_auroc"]])
         log(f"epoch {epoch + 1}: validation onset AUROC {point['onset_auroc']:.3f}, "
             f"resolution AUROC {point['resolution_auroc']:.3f}")
@@ -149,7 +220,7 @@ def _train(table: ForecastTable, cfg: ForecastGnnConfig, log: Callable[[str], No
             if waited >= cfg.patience:
                 break
     model.load_state_dict(best_state)
-    return lambda x: _predict(model, inputs(x))
+    return TrainedGraphForecaster(model, inputs, list(table.findings), cfg, history)
 
 
 @torch.no_grad()

@@ -32,6 +32,8 @@ def forecast(snapshot: Path = typer.Option(..., exists=True, file_okay=False,
              train_fraction: float = typer.Option(1.0, min=0.01, max=1.0, help="ablation: share of the "
                                                   "training patients to fit on"),
              max_epochs: Optional[int] = typer.Option(None, min=1, help="ablation: cap the graph's epochs"),
+             save_model: Optional[Path] = typer.Option(None, "--save-model", help="save the fitted graph "
+                                                       "forecaster here (for `cxrkg compare/predict --forecaster`)"),
              out: Path = typer.Option(None, help="also write the full report (per finding) as JSON here"),
              fmt: ReportFormat = typer.Option(ReportFormat.table, "--format", help="table or json")) -> None:
     """Forecast each finding of a patient's next study from the studies before it: onset and resolution
@@ -47,7 +49,7 @@ def forecast(snapshot: Path = typer.Option(..., exists=True, file_okay=False,
         if ablation:
             _ablation(table, cfg, train_fraction, max_epochs, bootstrap, split_seed, out, fmt)
             return
-        report = _evaluate(table, cfg if graph else None, bootstrap, split_seed)
+        report = _evaluate(table, cfg if graph else None, bootstrap, split_seed, snapshot, save_model)
     except GnnError as exc:
         fail(str(exc))
     full = report.as_dict()
@@ -68,17 +70,25 @@ def _log(line: str) -> None:
     err.print(line, highlight=False)
 
 
-def _evaluate(table, cfg, bootstrap: int, seed: int):
-    """The baselines and (with a config) the graph forecaster, fitted and scored on val and test."""
+def _evaluate(table, cfg, bootstrap: int, seed: int, snapshot: Path, save_model: Optional[Path]):
+    """The baselines and (with a config) the graph forecaster, fitted and scored on val and test; the
+    graph forecaster saved to ``save_model`` when given."""
+    from gnn.export import Manifest
     from gnn.forecast_baselines import BASELINES
+    from gnn.forecast_gnn import GRAPH_FORECASTER, gnn_forecaster
     from gnn.forecast_report import evaluate_forecasters
 
+    if save_model and cfg is None:
+        fail("--save-model needs the graph forecaster (drop --no-gnn)")
     forecasters = dict(BASELINES)
     if cfg is not None:
-        from gnn.forecast_gnn import GRAPH_FORECASTER, gnn_forecaster
-
         forecasters[GRAPH_FORECASTER] = gnn_forecaster(cfg, _log)
-    return evaluate_forecasters(table, forecasters, bootstrap=bootstrap, seed=seed)
+    fitted: dict = {}
+    report = evaluate_forecasters(table, forecasters, bootstrap=bootstrap, seed=seed, fitted=fitted)
+    if save_model:
+        fitted[GRAPH_FORECASTER].save(save_model, Manifest.read(snapshot).content_hash)
+        console.print(f"graph forecaster {fitted[GRAPH_FORECASTER].model_version} -> {save_model}")
+    return report
 
 
 def _ablation(table, cfg, train_fraction: float, max_epochs: Optional[int], bootstrap: int, seed: int,

@@ -94,3 +94,20 @@ def test_forecast_config_reads_yaml_and_names_bad_keys(tmp_path):
     path.write_text("hidden: 30\nheads: 4\n")
     with pytest.raises(GnnError, match="divisible by heads 4"):
         ForecastGnnConfig.from_file(path)
+
+
+def test_a_saved_forecaster_predicts_as_before_and_a_foreign_file_is_refused(tmp_path):
+    from gnn.forecast_gnn import gnn_forecaster, load_forecaster
+
+    table = build_forecast_table(*_one_leads_to_another(n_patients=60))
+    fitted = gnn_forecaster(ForecastGnnConfig(hidden=8, epochs=2, attend_across=False))(table)
+    assert [h["epoch"] for h in fitted.history] == [1, 2] and fitted.history[0]["train_loss"] > 0
+    fitted.save(tmp_path / "f.pt", "abc")
+    loaded = load_forecaster(tmp_path / "f.pt")
+    assert (loaded.findings, loaded.snapshot_hash, loaded.config) == (table.findings, "abc", fitted.config)
+    assert loaded.model_version == fitted.model_version and loaded.history == fitted.history
+    assert np.allclose(loaded(table.x), fitted(table.x))
+    (tmp_path / "x.yaml").write_text("hidden: 8\n")
+    for bad in (tmp_path / "x.yaml", tmp_path / "missing.pt"):
+        with pytest.raises(GnnError, match="not a readable next-study forecaster"):
+            load_forecaster(bad)
