@@ -219,7 +219,8 @@ def _train(table: ForecastTable, cfg: ForecastGnnConfig, log: Callable[[str], No
             waited += 1
             if waited >= cfg.patience:
                 break
-    model.load_state_dict(best_state)
+    if best_state is not None:  # None: no epoch had a finite validation AUROC (too few patients)
+        model.load_state_dict(best_state)
     return TrainedGraphForecaster(model, inputs, list(table.findings), cfg, history)
 
 

@@ -50,7 +50,7 @@ def test_subsample_keeps_validation_and_test_whole_and_is_fixed_per_patient(tabl
 
 
 def test_a_signal_across_findings_is_lost_only_without_the_other_findings(table):
-    trees = run_ablation(table, {TREES: lambda _: partial(gbt, max_iter=60)}, bootstrap=20)
+    trees = run_ablation(table, {TREES: lambda _: partial(gbt, max_iter=40)}, bootstrap=10)
     assert set(trees.point) == {(TREES, v) for v in variants()}
     assert trees.delta[(TREES, ALL_INPUTS)]["onset_auroc"] == 0
     lost = {v: d["onset_auroc"] for (_, v), d in trees.delta.items()}
