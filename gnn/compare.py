@@ -108,7 +108,12 @@ def answer_line(rows: list[ComparisonRow]) -> str:
     return ". ".join(parts) + "." if parts else "nothing has changed."
 
 
-def _finding_names(finding: str | None) -> set[str] | None:
+def finding_names(finding: str | None) -> set[str] | None:
+    """The finding (name or synonym) and every finding that IS_A it; None for no finding.
+
+    Raises:
+        GnnError: not in the vocabulary.
+    """
     if finding is None:
         return None
     v = vocabulary()
@@ -145,9 +150,9 @@ def compare(store: GraphStore, patient_id: str, current: str | None = None, prio
     """
     from gnn.prediction import with_embeddings
 
-    names = _finding_names(finding)
+    names = finding_names(finding)
     graph = read_graph_tables(store, [str(patient_id)])
-    order, current, prior = _study_pair(graph.tables["studies"], str(patient_id), current, prior)
+    order, current, prior = study_pair(graph.tables["studies"], str(patient_id), current, prior)
     model, meta = _model(checkpoint)
     tables = with_embeddings(graph.tables, embeddings)
     if not any(r["study_id"] in (current, prior) for r in tables["observations"]):
@@ -175,7 +180,7 @@ def compare(store: GraphStore, patient_id: str, current: str | None = None, prio
                       rows, answer_line(rows), meta["model_version"] if meta else None)
 
 
-def _study_pair(studies: list[dict[str, Any]], patient_id: str, current: str | None,
+def study_pair(studies: list[dict[str, Any]], patient_id: str, current: str | None,
                 prior: str | None) -> tuple[dict[str, int], str, str]:
     """(study -> position in time, current, prior): the defaults filled and both checked."""
     studies = sorted(studies, key=lambda r: (r["study_order"] or 0, r["study_id"]))

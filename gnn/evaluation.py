@@ -184,10 +184,9 @@ def format_table(report: dict[str, Any]) -> str:
 def write_report(report: dict[str, Any], out_dir: Path) -> dict[str, Path]:
     """Write ``evaluation.json``, ``evaluation.txt`` and ``confusion_matrix.png`` (GNN and best baseline,
     five classes, summed over seeds) into ``out_dir``; returns their paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # a Figure without pyplot draws off screen without switching the process's backend (a notebook's
+    # inline plots keep working after this)
+    from matplotlib.figure import Figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -195,7 +194,8 @@ def write_report(report: dict[str, Any], out_dir: Path) -> dict[str, Path]:
     paths["json"].write_text(json.dumps(report, indent=1, default=lambda v: None))
     paths["text"].write_text(format_table(report) + "\n")
     names = ["gnn", report["best_baseline"]]
-    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 5))
+    fig = Figure(figsize=(6 * len(names), 5))
+    axes = fig.subplots(1, len(names))
     for ax, name in zip(axes, names):
         cm = np.array(report["models"][name]["summary"]["five_class"]["confusion"], dtype=float)
         norm = cm / np.maximum(cm.sum(1, keepdims=True), 1)
@@ -212,5 +212,4 @@ def write_report(report: dict[str, Any], out_dir: Path) -> dict[str, Path]:
                         color="white" if norm[i, j] > 0.5 else "black", fontsize=8)
     fig.tight_layout()
     fig.savefig(paths["plot"], dpi=110)
-    plt.close(fig)
     return paths

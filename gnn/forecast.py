@@ -92,13 +92,16 @@ def forecast_table(snapshot: Path, split_seed: int = 0) -> ForecastTable:
     return build_forecast_table(studies, states, split_seed)
 
 
-def build_forecast_table(studies: pd.DataFrame, states: pd.DataFrame, split_seed: int = 0) -> ForecastTable:
+def build_forecast_table(studies: pd.DataFrame, states: pd.DataFrame, split_seed: int = 0,
+                         findings: list[str] | None = None) -> ForecastTable:
     """:func:`forecast_table` from the two snapshot tables as DataFrames (``studies``, ``study_findings``).
+    ``findings``: forecast exactly these (a fitted forecaster's), default every finding present somewhere.
 
     Raises:
         GnnError: no patient with two studies, or no finding ever present.
     """
-    findings = sorted(states.loc[states["state"] == PRESENT, "finding"].unique())
+    findings = list(findings) if findings is not None else sorted(states.loc[states["state"] == PRESENT,
+                                                                             "finding"].unique())
     studies = studies.sort_values(["patient_id", "study_order", "study_id"]).reset_index(drop=True)
     if not findings or studies["patient_id"].duplicated().sum() == 0:
         raise GnnError("no patient has two studies and a present finding: nothing to forecast")

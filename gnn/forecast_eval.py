@@ -129,3 +129,33 @@ def score(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = 200, seed: int = 0
         interval[m] = (float(np.nanpercentile(v, 2.5)), float(np.nanpercentile(v, 97.5))) if np.isfinite(v).any() \
             else (np.nan, np.nan)
     return Scores(point, interval, table, scored)
+
+
+def per_finding_intervals(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = 200, seed: int = 0) -> pd.DataFrame:
+    """:func:`per_finding` with a 95 % percentile interval over ``bootstrap`` patient resamples for each
+    finding's onset and resolution AUROC (columns ``onset_auroc_low`` / ``_high``, ``resolution_auroc_low`` /
+    ``_high``; NaN where no draw had both outcomes).
+
+    Raises:
+        ValueError: as :func:`score`.
+    """
+    p = np.asarray(p, dtype=float)
+    if len(p) != len(rows):
+        raise ValueError(f"{len(p)} probabilities for {len(rows)} rows")
+    subsets = Subsets(rows)
+    table = subsets.per_finding(p)
+    patient, n_patients = pd.factorize(rows["patient_id"])[0], rows["patient_id"].nunique()
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(bootstrap):
+        counts = np.bincount(rng.integers(0, n_patients, n_patients), minlength=n_patients)
+        draws.append(subsets.per_finding(p, counts[patient].astype(float)))
+    for m in ("onset_auroc", "resolution_auroc"):
+        values = np.array([d[m].to_numpy(dtype=float) for d in draws]).reshape(len(draws), len(table))
+        finite = np.isfinite(values).any(axis=0)
+        low, high = np.full(len(table), np.nan), np.full(len(table), np.nan)
+        if finite.any():
+            low[finite] = np.nanpercentile(values[:, finite], 2.5, axis=0)
+            high[finite] = np.nanpercentile(values[:, finite], 97.5, axis=0)
+        table[f"{m}_low"], table[f"{m}_high"] = low, high
+    return table

@@ -39,9 +39,9 @@ class ForecastReport:
 
 
 def evaluate_forecasters(table: ForecastTable, forecasters: dict[str, Forecaster] | None = None,
-                         bootstrap: int = 200, seed: int = 0) -> ForecastReport:
+                         bootstrap: int = 200, seed: int = 0, fitted: dict | None = None) -> ForecastReport:
     """Fit each forecaster (default: :data:`gnn.forecast_baselines.BASELINES`) on the training split and
-    score it on validation and test.
+    score it on validation and test; ``fitted``, when given, receives each name's fitted predict function.
 
     Raises:
         GnnError (from the table): no rows; ValueError: a forecaster returned invalid probabilities.
@@ -56,6 +56,8 @@ def evaluate_forecasters(table: ForecastTable, forecasters: dict[str, Forecaster
     for name, make in (forecasters or BASELINES).items():
         started = time.perf_counter()
         predict = make(table)
+        if fitted is not None:
+            fitted[name] = predict
         report.scores[name] = {}
         for split in SPLITS:
             rows, x = table.part(split)

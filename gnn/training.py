@@ -8,7 +8,6 @@ refuses data whose layout differs and, unless told otherwise, data whose snapsho
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -17,10 +16,11 @@ from typing import Any, Callable, Iterable, Literal
 
 import numpy as np
 import torch
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 from torch import nn
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
+from gnn.config_file import ConfigFile
 from gnn.dataset import CLASSES, LABEL_EDGE, ProgressionData
 from gnn.errors import GnnError
 from gnn.metrics import macro_f1
@@ -33,7 +33,7 @@ LR_SCHEDULES = ("constant", "cosine")
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "gnn.yaml"
 
 
-class TrainConfig(BaseModel):
+class TrainConfig(ConfigFile):
     """Hyper-parameters of one training run (a YAML or JSON file; unknown keys are refused; validated
     by pydantic: integers stay integers, ranges and choices are checked).
 
@@ -86,41 +86,6 @@ class TrainConfig(BaseModel):
         if self.model == "hgt" and self.hidden % self.heads:
             raise ValueError(f"hidden {self.hidden} must be divisible by heads {self.heads} for hgt")
         return self
-
-    @classmethod
-    def from_file(cls, path: Path, **overrides: Any) -> "TrainConfig":
-        """Read a YAML (``.yaml``/``.yml``) or JSON config; ``overrides`` that are not None win.
-
-        Raises:
-            GnnError: unreadable file, not a mapping, unknown keys or invalid values.
-        """
-        import yaml
-
-        path = Path(path)
-        try:
-            text = path.read_text()
-            raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-        except (OSError, ValueError, yaml.YAMLError) as exc:
-            raise GnnError(f"{path}: cannot read config: {exc}") from exc
-        if not isinstance(raw, dict):
-            raise GnnError(f"{path}: config must be a mapping of option: value")
-        return cls.from_dict(raw, **overrides)
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any], **overrides: Any) -> "TrainConfig":
-        """Validate a mapping; ``overrides`` that are not None win.
-
-        Raises:
-            GnnError: unknown keys or invalid values, each named with what is allowed.
-        """
-        values = {**raw, **{k: v for k, v in overrides.items() if v is not None}}
-        try:
-            return cls(**values)
-        except ValidationError as exc:
-            known = ", ".join(cls.model_fields)
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']} (got {e.get('input')!r})"
-                                 for e in exc.errors())
-            raise GnnError(f"config: {problems}; options: {known}") from None
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """``cxrkg forecast``: forecasters of the next study (the baselines and the graph forecaster) scored on a
-snapshot's patients.
+snapshot's patients; ``--ablation``: which inputs carry the forecast, on the validation patients.
 
 Importing this module is cheap (typer only); pandas and scikit-learn load inside the command.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -22,6 +23,17 @@ def forecast(snapshot: Path = typer.Option(..., exists=True, file_okay=False,
              split_seed: int = typer.Option(0, help="seed of the patient split (train 70 %, val 15 %, test 15 %)"),
              bootstrap: int = typer.Option(200, min=0, help="bootstrap resamples of patients for the intervals"),
              graph: bool = typer.Option(True, "--gnn/--no-gnn", help="also train and score the graph forecaster"),
+             config: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                   help="graph forecaster config (YAML, e.g. "
+                                                        "gnn/configs/forecast.yaml); default: its defaults "
+                                                        "with seed = --split-seed"),
+             ablation: bool = typer.Option(False, "--ablation", help="refit the trees and the graph forecaster "
+                                           "with input groups removed; validation patients only"),
+             train_fraction: float = typer.Option(1.0, min=0.01, max=1.0, help="ablation: share of the "
+                                                  "training patients to fit on"),
+             max_epochs: Optional[int] = typer.Option(None, min=1, help="ablation: cap the graph's epochs"),
+             save_model: Optional[Path] = typer.Option(None, "--save-model", help="save the fitted graph "
+                                                       "forecaster here (for `cxrkg compare/predict --forecaster`)"),
              out: Path = typer.Option(None, help="also write the full report (per finding) as JSON here"),
              fmt: ReportFormat = typer.Option(ReportFormat.table, "--format", help="table or json")) -> None:
     """Forecast each finding of a patient's next study from the studies before it: onset and resolution
@@ -29,18 +41,15 @@ def forecast(snapshot: Path = typer.Option(..., exists=True, file_okay=False,
     on the development (val) and held-out (test) patients, with 95 % bootstrap intervals."""
     from gnn.errors import GnnError
     from gnn.forecast import forecast_table
-    from gnn.forecast_baselines import BASELINES
-    from gnn.forecast_report import evaluate_forecasters, table_rows
+    from gnn.forecast_gnn import ForecastGnnConfig
 
-    forecasters = dict(BASELINES)
-    if graph:
-        from gnn.forecast_gnn import GRAPH_FORECASTER, ForecastGnnConfig, gnn_forecaster
-
-        forecasters[GRAPH_FORECASTER] = gnn_forecaster(ForecastGnnConfig(seed=split_seed),
-                                                       lambda line: err.print(line, highlight=False))
     try:
+        cfg = ForecastGnnConfig.from_file(config) if config else ForecastGnnConfig(seed=split_seed)
         table = forecast_table(snapshot, split_seed)
-        report = evaluate_forecasters(table, forecasters, bootstrap=bootstrap, seed=split_seed)
+        if ablation:
+            _ablation(table, cfg, train_fraction, max_epochs, bootstrap, split_seed, out, fmt)
+            return
+        report = _evaluate(table, cfg if graph else None, bootstrap, split_seed, snapshot, save_model)
     except GnnError as exc:
         fail(str(exc))
     full = report.as_dict()
@@ -49,7 +58,54 @@ def forecast(snapshot: Path = typer.Option(..., exists=True, file_okay=False,
     if fmt == ReportFormat.json:
         sys.stdout.write(json.dumps(full, indent=2, default=float) + "\n")
         return
+    from gnn.forecast_report import table_rows
+
     console.print(f"{len(table.findings)} findings; (pair, finding) rows: " +
                   ", ".join(f"{k} {v:,} of {report.patients[k]:,} patients" for k, v in report.rows.items()))
     print_rows(table_rows(report), "table", title="next-study forecasts: val = development, test = held out; "
                "95 % bootstrap intervals over patients")
+
+
+def _log(line: str) -> None:
+    err.print(line, highlight=False)
+
+
+def _evaluate(table, cfg, bootstrap: int, seed: int, snapshot: Path, save_model: Optional[Path]):
+    """The baselines and (with a config) the graph forecaster, fitted and scored on val and test; the
+    graph forecaster saved to ``save_model`` when given."""
+    from gnn.export import Manifest
+    from gnn.forecast_baselines import BASELINES
+    from gnn.forecast_gnn import GRAPH_FORECASTER, gnn_forecaster
+    from gnn.forecast_report import evaluate_forecasters
+
+    if save_model and cfg is None:
+        fail("--save-model needs the graph forecaster (drop --no-gnn)")
+    forecasters = dict(BASELINES)
+    if cfg is not None:
+        forecasters[GRAPH_FORECASTER] = gnn_forecaster(cfg, _log)
+    fitted: dict = {}
+    report = evaluate_forecasters(table, forecasters, bootstrap=bootstrap, seed=seed, fitted=fitted)
+    if save_model:
+        fitted[GRAPH_FORECASTER].save(save_model, Manifest.read(snapshot).content_hash)
+        console.print(f"graph forecaster {fitted[GRAPH_FORECASTER].model_version} -> {save_model}")
+    return report
+
+
+def _ablation(table, cfg, train_fraction: float, max_epochs: Optional[int], bootstrap: int, seed: int,
+              out: Optional[Path], fmt: ReportFormat) -> None:
+    """Run and print the ablation (:mod:`gnn.forecast_ablation`)."""
+    from gnn.forecast_ablation import ablation_models, ablation_rows, run_ablation
+
+    result = run_ablation(table, ablation_models(cfg, max_epochs, _log), train_fraction, bootstrap, seed, _log)
+    rows = ablation_rows(result)
+    for row in rows:
+        row["fit s"] = f"{result.seconds[(row['model'], row['inputs'])]:.0f}"
+    if out:
+        out.write_text(json.dumps(rows, indent=2))
+    if fmt == ReportFormat.json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    console.print(f"fitted on {result.train_rows:,} training rows ({train_fraction:.0%} of the training patients); "
+                  f"scored on {result.val_rows:,} validation rows of {result.val_patients:,} patients")
+    print_rows(rows, "table", title="which inputs carry the forecast (validation patients; change: paired "
+               "difference to all inputs; 95 % bootstrap intervals over patients)")

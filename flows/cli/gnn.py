@@ -129,8 +129,15 @@ def predict(checkpoint: Optional[Path] = typer.Option(None, help="model file; de
                                                       help="embeddings parquet, if the model uses them"),
             allow_new_data: bool = typer.Option(False, "--allow-new-data",
                                                 help="accept a graph that changed since the model's snapshot"),
-            device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto")) -> None:
-    """Predict the change of every unstated (current, prior) pair of consecutive studies."""
+            device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto"),
+            forecaster: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="a next-study "
+                                                      "forecaster (`cxrkg forecast --save-model`): write its "
+                                                      "forecasts back instead")) -> None:
+    """Predict the change of every unstated (current, prior) pair of consecutive studies; with
+    ``--forecaster``, write every consecutive pair's next-study forecasts back."""
+    if forecaster:
+        _write_forecasts(forecaster)
+        return
     from gnn.prediction import predict as run_predict, write_predictions
 
     frame, summary = _guard(run_predict, store_or_fail(), checkpoint, write_back, allow_new_data, embeddings, device)
@@ -142,6 +149,16 @@ def predict(checkpoint: Optional[Path] = typer.Option(None, help="model file; de
                   + (f"; table {out}" if out else "") + f" in {summary.seconds:.1f} s")
 
 
+def _write_forecasts(path: Path) -> None:
+    from gnn.forecast_compare import write_forecasts
+    from gnn.forecast_gnn import load_forecaster
+
+    summary = _guard(write_forecasts, store_or_fail(), _guard(load_forecaster, path),
+                     lambda line: err.print(line, highlight=False))
+    console.print(f"forecaster {summary.model_version}: {summary.pairs:,} study pairs of {summary.patients:,} "
+                  f"patients; {summary.edges_written:,} gnn edges written in {summary.seconds:.1f} s")
+
+
 @app.command()
 def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
             current: Optional[str] = typer.Option(None, help="current study (default: the last)"),
@@ -150,9 +167,16 @@ def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
             checkpoint: Optional[Path] = typer.Option(None, help="model file; default the latest registered"),
             embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
                                                       help="embeddings parquet, if the model uses them"),
+            forecaster: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="a next-study "
+                                                      "forecaster (`cxrkg forecast --save-model`): derived events "
+                                                      "beside its forecast for the later study"),
             fmt: ReportFormat = typer.Option(ReportFormat.table, "--format")) -> None:
     """What changed between two studies of a patient: stated changes, else the model's, per anatomy and
-    finding, and a one-line answer."""
+    finding, and a one-line answer; with ``--forecaster``, per finding the derived event beside the
+    forecast for the later study."""
+    if forecaster:
+        _compare_forecast(patient, current, prior, finding, forecaster, fmt)
+        return
     from gnn.compare import compare as run_compare
 
     result = _guard(run_compare, store_or_fail(), patient, current, prior, checkpoint, finding, embeddings)
@@ -170,5 +194,27 @@ def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
         table.add_row(r.anatomy, r.finding, r.prior_state + (f" ({r.prior_severity})" if r.prior_severity else ""),
                       r.current_state + (f" ({r.current_severity})" if r.current_severity else ""), r.change,
                       r.source, "" if r.probability is None else f"{r.probability:.2f}")
+    console.print(table)
+    console.print(result.answer, highlight=False)
+
+
+def _compare_forecast(patient: str, current: Optional[str], prior: Optional[str], finding: Optional[str],
+                      path: Path, fmt: ReportFormat) -> None:
+    from dataclasses import asdict
+
+    from gnn.forecast_compare import compare_forecast
+    from gnn.forecast_gnn import load_forecaster
+
+    result = _guard(compare_forecast, store_or_fail(), patient, _guard(load_forecaster, path), current, prior,
+                    finding)
+    if fmt == "json":
+        sys.stdout.write(json.dumps(asdict(result), indent=2) + "\n")
+        return
+    table = Table(title=f"patient {result.patient_id}: study {result.current_study_id} vs {result.prior_study_id}"
+                        f"{'' if result.consecutive else ' (not consecutive)'}; forecast {result.model_version}")
+    for c in ("finding", "prior", "current", "derived event", "forecast", "p(present)"):
+        table.add_column(c, overflow="fold")
+    for r in result.rows:
+        table.add_row(r.finding, r.prior_state, r.current_state, r.event or "", r.forecast, f"{r.probability:.2f}")
     console.print(table)
     console.print(result.answer, highlight=False)

@@ -26,7 +26,7 @@ def test_gnn_notebook_runs_end_to_end(store, neo4j_server, tmp_path):
     store.link_patients(result.patients)
     s = neo4j_server
     env = {**os.environ, "NEO4J_URI": s.uri, "NEO4J_USER": s.user, "NEO4J_PASSWORD": s.password,
-           "CXRKG_NOTEBOOK_COHORT": str(cohort),
+           "CXRKG_NOTEBOOK_COHORT": str(cohort), "CXRKG_NOTEBOOK_FORECAST_EPOCHS": "2", "CXRKG_NOTEBOOK_BOOTSTRAP": "5",
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     nb = nbformat.read(REPO / "notebooks" / "progression.ipynb", as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=False,

@@ -101,3 +101,70 @@ def test_forecast_targets_on_real_patients_equal_the_reference_events(store, nih
     assert saved["models"]["carry-forward"]["test"]["point"]["onset_auroc"] == pytest.approx(0.5)
     result = CliRunner().invoke(app, ["forecast", "--snapshot", str(tmp_path)])
     assert result.exit_code == 1 and "not a cxrkg snapshot" in " ".join(result.output.split())  # lines wrap
+
+
+def test_forecaster_beside_the_derived_events_in_compare_and_stated_vs_predicted(store, nih_slice, tmp_path):
+    """A graph forecaster saved by `cxrkg forecast --save-model`: `cxrkg compare --forecaster` shows a real
+    onset beside the forecast for that study (the same probability as the snapshot's forecasting row, and
+    unchanged when a later study stands in for it), and `cxrkg predict --forecaster` writes the forecasts
+    back so that stated_vs_predicted shows them beside the derived event, without changing the snapshot."""
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from gnn.export import export_snapshot, read_graph_tables
+    from gnn.forecast import CLASSES, ONSET, forecast_table
+    from gnn.forecast_compare import compare_forecast
+    from gnn.forecast_gnn import load_forecaster
+
+    out, _, _ = nih_slice
+    load_into(store, out)
+    manifest = export_snapshot(store, tmp_path / "snapshot")
+    config, model = tmp_path / "forecast.yaml", tmp_path / "forecaster.pt"
+    config.write_text("hidden: 16\nepochs: 2\n")
+    runner = CliRunner()
+    result = runner.invoke(app, ["forecast", "--snapshot", str(tmp_path / "snapshot"), "--bootstrap", "0",
+                                 "--config", str(config), "--save-model", str(model)])
+    assert result.exit_code == 0, result.output
+    forecaster = load_forecaster(model)
+    assert forecaster.config.hidden == 16 and 1 <= len(forecaster.history) <= 2
+    assert forecaster.snapshot_hash == manifest.content_hash
+
+    table = forecast_table(tmp_path / "snapshot")
+    assert table.findings == forecaster.findings
+    counts = table.rows.groupby("patient_id")["study_id"].nunique()
+    onsets = table.rows[(table.rows["target"] == ONSET) & table.rows["patient_id"].map(counts >= 2)]
+    onset = onsets.iloc[0]
+    pid, cur, pri = onset["patient_id"], onset["study_id"], onset["prior_study_id"]
+    pair = (table.rows["study_id"] == cur).to_numpy()
+    expected = dict(zip(table.rows.loc[pair, "finding"], forecaster(table.x[pair])))
+
+    answer = compare_forecast(store, pid, forecaster, current=cur, prior=pri)
+    row = {r.finding: r for r in answer.rows}[onset["finding"]]
+    assert (row.event, row.current_state) == ("new", "present") and row.prior_state != "present"
+    assert row.probability == pytest.approx(expected[onset["finding"]], abs=1e-6)
+    assert row.forecast in (CLASSES[ONSET], "stays absent") and answer.consecutive
+    later = [s for s in table.rows.loc[table.rows["patient_id"] == pid, "study_id"].unique() if s > cur]
+    if later:  # history up to the prior only: another later study gets the same forecast
+        far = compare_forecast(store, pid, forecaster, current=later[-1], prior=pri)
+        assert not far.consecutive
+        assert all(r.probability == pytest.approx(expected[r.finding], abs=1e-6) for r in far.rows)
+
+    shown = runner.invoke(app, ["compare", "--patient", pid, "--current", cur, "--prior", pri,
+                                "--forecaster", str(model)])
+    assert shown.exit_code == 0, shown.output
+    assert onset["finding"] in shown.output and "derived new:" in " ".join(shown.output.split())
+
+    written = runner.invoke(app, ["predict", "--forecaster", str(model)])
+    assert written.exit_code == 0 and "gnn edges written" in " ".join(written.output.split()), written.output
+    edges = store.read("MATCH ()-[r:PROGRESSION {source: 'gnn'}]->() RETURN count(r) AS n")[0]["n"]
+    assert edges > 0 and runner.invoke(app, ["predict", "--forecaster", str(model)]).exit_code == 0
+    assert store.read("MATCH ()-[r:PROGRESSION {source: 'gnn'}]->() RETURN count(r) AS n")[0]["n"] == edges
+    rows = run_named(store, get_query("stated_vs_predicted"), {"patient_id": pid})
+    side = [r for r in rows if r["study_id"] == cur and r["finding"] == onset["finding"]]
+    assert len(side) == 1 and side[0]["derived"] == ["new"] and side[0]["stated"] == []
+    assert side[0]["predicted"] == row.forecast and side[0]["model_version"] == forecaster.model_version
+    assert side[0]["probability"] == pytest.approx(max(row.probability, 1 - row.probability), abs=1e-4)
+    assert read_graph_tables(store).content_hash == manifest.content_hash  # forecasts are not inputs
+
+    bad = runner.invoke(app, ["compare", "--patient", pid, "--forecaster", str(config)])
+    assert bad.exit_code == 1 and "not a readable next-study forecaster" in " ".join(bad.output.split())

@@ -178,3 +178,18 @@ def test_the_graph_forecaster_learns_a_signal_across_findings():
     per_finding = report.scores["graph"]["test"].per_finding.set_index("finding")
     assert len(lines) >= 2 and lines[0].startswith("epoch 1: validation onset AUROC")
     assert per_finding.loc[EFF, "onset_auroc"] > 0.75  # read from the other finding's node (seeds 0-3: 0.81-0.91)
+
+
+def test_per_finding_intervals_bracket_each_findings_auroc():
+    from gnn.forecast_eval import per_finding_intervals
+
+    table = build_forecast_table(*_one_leads_to_another(n_patients=120))
+    rows = table.rows
+    p = np.where(rows["next_present"] == 1, 0.6, 0.4) + np.random.default_rng(0).normal(0, 0.2, len(rows))
+    p = np.clip(p, 0, 1)
+    out = per_finding_intervals(rows, p, bootstrap=30)
+    assert list(out["finding"]) == [ATL, EFF]
+    for m in ("onset_auroc", "resolution_auroc"):
+        assert (out[f"{m}_low"] <= out[m] + 1e-9).all() and (out[m] <= out[f"{m}_high"] + 1e-9).all()
+        assert (out[f"{m}_high"] - out[f"{m}_low"] > 0).all()
+    assert out[["onset_auroc", "resolution_auroc"]].equals(per_finding(rows, p)[["onset_auroc", "resolution_auroc"]])
