@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from graph.store import GraphStore
+from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.store.queries import get_query, run_named
 from gnn.compare import finding_names, study_pair
@@ -149,7 +150,7 @@ def write_forecasts(store: GraphStore, forecaster: TrainedGraphForecaster, log: 
         GnnError: the graph has no patient with two studies.
     """
     started = time.perf_counter()
-    region = {r["finding"]: r["anatomy"] for r in store.read(st.GNN_FINDING_REGIONS)}
+    region = {r["finding"]: r["anatomy"] for r in store.read(rs.GNN_FINDING_REGIONS)}
     patients = [r["patient_id"] for r in store.read(st.GNN_PATIENT_IDS)]
     pairs = written = 0
     for start in range(0, len(patients), WRITE_BATCH_PATIENTS):

@@ -132,3 +132,12 @@ UNWIND $image_ids AS id
 MATCH (s:Study)-[:HAS_IMAGE]->(i:Image {image_id: id})
 RETURN id AS image_id, s.study_id AS study_id, s.patient_id AS patient_id
 """
+
+# The region each finding is most often observed at (ties: the first by name), where a study-level forecast
+# is written back (NIH ChestX-ray14 observes each finding at one region).
+GNN_FINDING_REGIONS = """
+MATCH (o:Observation) WHERE o.polarity IS NOT NULL
+WITH o.finding AS finding, o.anatomy AS anatomy, count(*) AS n
+ORDER BY finding, n DESC, anatomy
+RETURN finding, collect(anatomy)[0] AS anatomy
+"""

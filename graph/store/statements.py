@@ -495,12 +495,3 @@ RETURN o.anatomy AS anatomy, o.finding AS finding, r.source AS source, r.change 
        r.probability AS probability, r.model_version AS model_version
 ORDER BY anatomy, finding, source, change
 """
-
-# The region each finding is most often observed at (ties: the first by name), where a study-level forecast
-# is written back (NIH ChestX-ray14 observes each finding at one region).
-GNN_FINDING_REGIONS = """
-MATCH (o:Observation) WHERE o.polarity IS NOT NULL
-WITH o.finding AS finding, o.anatomy AS anatomy, count(*) AS n
-ORDER BY finding, n DESC, anatomy
-RETURN finding, collect(anatomy)[0] AS anatomy
-"""

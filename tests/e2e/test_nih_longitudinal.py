@@ -149,10 +149,22 @@ def test_forecaster_beside_the_derived_events_in_compare_and_stated_vs_predicted
         assert not far.consecutive
         assert all(r.probability == pytest.approx(expected[r.finding], abs=1e-6) for r in far.rows)
 
+    _shown_and_written_back(store, runner, model, (pid, cur, pri), onset["finding"], row, forecaster)
+    assert read_graph_tables(store).content_hash == manifest.content_hash  # forecasts are not inputs
+
+    bad = runner.invoke(app, ["compare", "--patient", pid, "--forecaster", str(config)])
+    assert bad.exit_code == 1 and "not a readable next-study forecaster" in " ".join(bad.output.split())
+
+def _shown_and_written_back(store, runner, model, studies, finding, row, forecaster):
+    """`cxrkg compare --forecaster` prints the forecast beside the derived event; `cxrkg predict --forecaster`
+    writes it back (idempotently) where stated_vs_predicted shows it beside that event."""
+    from flows.cli import app
+
+    pid, cur, pri = studies
     shown = runner.invoke(app, ["compare", "--patient", pid, "--current", cur, "--prior", pri,
                                 "--forecaster", str(model)])
     assert shown.exit_code == 0, shown.output
-    assert onset["finding"] in shown.output and "derived new:" in " ".join(shown.output.split())
+    assert finding in shown.output and "derived new:" in " ".join(shown.output.split())
 
     written = runner.invoke(app, ["predict", "--forecaster", str(model)])
     assert written.exit_code == 0 and "gnn edges written" in " ".join(written.output.split()), written.output
@@ -160,11 +172,7 @@ def test_forecaster_beside_the_derived_events_in_compare_and_stated_vs_predicted
     assert edges > 0 and runner.invoke(app, ["predict", "--forecaster", str(model)]).exit_code == 0
     assert store.read("MATCH ()-[r:PROGRESSION {source: 'gnn'}]->() RETURN count(r) AS n")[0]["n"] == edges
     rows = run_named(store, get_query("stated_vs_predicted"), {"patient_id": pid})
-    side = [r for r in rows if r["study_id"] == cur and r["finding"] == onset["finding"]]
+    side = [r for r in rows if r["study_id"] == cur and r["finding"] == finding]
     assert len(side) == 1 and side[0]["derived"] == ["new"] and side[0]["stated"] == []
     assert side[0]["predicted"] == row.forecast and side[0]["model_version"] == forecaster.model_version
     assert side[0]["probability"] == pytest.approx(max(row.probability, 1 - row.probability), abs=1e-4)
-    assert read_graph_tables(store).content_hash == manifest.content_hash  # forecasts are not inputs
-
-    bad = runner.invoke(app, ["compare", "--patient", pid, "--forecaster", str(config)])
-    assert bad.exit_code == 1 and "not a readable next-study forecaster" in " ".join(bad.output.split())
