@@ -212,14 +212,14 @@ def with_known_fingerprints(files: list[InputFile], known: dict[str, tuple]) -> 
     out = []
     for f in files:
         previous = known.get(f.path)
-        if not f.sha256 and previous and previous[0] and f.size >= 0 and tuple(previous[2:4]) == (f.size, f.mtime_ns):
+        if not f.sha256 and previous and previous[0] and f.size >= 0 and previous[2:4] == (f.size, f.mtime_ns):
             out.append(replace(f, sha256=previous[0]))
         else:
             out.append(with_fingerprint(f))
     return out
 
 
-def plan_ingest(files: list[InputFile], known: dict[str, tuple[str, str]], vocabulary_version: str) -> IngestPlan:
+def plan_ingest(files: list[InputFile], known: dict[str, tuple], vocabulary_version: str) -> IngestPlan:
     """Split files into what to load and what is unchanged since its last load.
 
     ``known`` maps loaded paths to (sha256, vocabulary version, ...). A file counts as changed when its
@@ -237,7 +237,7 @@ def plan_ingest(files: list[InputFile], known: dict[str, tuple[str, str]], vocab
         if f.format == METADATA:
             continue
         previous = known.get(f.path)
-        if previous is not None and tuple(previous[:2]) == (f.sha256, vocabulary_version):
+        if previous is not None and previous[:2] == (f.sha256, vocabulary_version):
             unchanged.append(f.path)
             continue
         if previous is not None:
