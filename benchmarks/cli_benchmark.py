@@ -1,11 +1,13 @@
 """Benchmark: how long the quick commands take from the shell, beside their floors (issue 18).
 
 ``cxrkg queries`` and ``cxrkg query patient_studies -p patient_id=P`` are timed as a user runs them, a new
-process each time against a warm local server, next to two floors on the same machine in the same run:
-the Python interpreter alone (``python -c pass``) and a plain script that imports only the neo4j driver and
-runs the same Cypher (the ceiling a command could reach). Each is run once to warm the file cache, then
-``--runs`` times; printed: median wall ms, median CPU ms (user plus system of the process, less sensitive
-to other load on the machine than wall time) and the median wall as a ratio to the plain-driver script.
+process each time against a warm local server, next to floors on the same machine in the same run: the
+Python interpreter alone (``python -c pass``), a plain script that sends the same Cypher to the server's
+HTTP Query API with Python's standard library (the way the quick commands read the local server, so the
+ceiling a command could reach) and a plain script that imports only the neo4j driver and runs it. Each is
+run once to warm the file cache, then ``--runs`` times; printed: median wall ms, median CPU ms (user plus
+system of the process, less sensitive to other load on the machine than wall time) and the median wall as
+a ratio to the plain HTTP script.
 
 The graph is whatever the benchmark's home holds (``.cxrkg/bench-load``, left by
 ``benchmarks/load_benchmark.py``); with an empty graph, ``--patients N`` writes and loads a synthetic cohort
@@ -40,6 +42,16 @@ with GraphDatabase.driver(os.environ["URI"], auth=auth) as driver:
     records, _, _ = driver.execute_query(sys.argv[1], patient_id=sys.argv[2], database_=os.environ["DB"])
 print(len(records))
 """
+# the same read as one POST to the server's HTTP Query API, Python's standard library only
+PLAIN_HTTP = """
+import base64, json, os, sys, urllib.request
+body = json.dumps({"statement": sys.argv[1], "parameters": {"patient_id": sys.argv[2]}, "accessMode": "Read"})
+token = base64.b64encode((os.environ["U"] + ":" + os.environ["P"]).encode()).decode()
+request = urllib.request.Request(os.environ["HTTP"] + "/db/" + os.environ["DB"] + "/query/v2", data=body.encode(),
+                                 headers={"Authorization": "Basic " + token, "Content-Type": "application/json"})
+with urllib.request.urlopen(request) as response:
+    print(len(json.load(response)["data"]["values"]))
+"""
 
 
 def timed_run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -69,7 +81,8 @@ def commands(patient: str) -> list[tuple[str, list[str]]]:
     cypher = catalogue()["patient_studies"].cypher
     return [
         ("python -c pass (interpreter floor)", [sys.executable, "-c", "pass"]),
-        ("plain driver script, patient_studies (ceiling)", [sys.executable, "-c", PLAIN, cypher, patient]),
+        ("plain HTTP script, patient_studies (ceiling)", [sys.executable, "-c", PLAIN_HTTP, cypher, patient]),
+        ("plain driver script, patient_studies", [sys.executable, "-c", PLAIN, cypher, patient]),
         ("cxrkg queries", [str(BIN / "cxrkg"), "queries"]),
         ("cxrkg query patient_studies", [str(BIN / "cxrkg"), "query", "patient_studies", "-p",
                                          f"patient_id={patient}"]),
@@ -96,12 +109,13 @@ def a_patient(patients: int) -> str:
 
 def run(args: argparse.Namespace) -> None:
     """Time every command and print the table."""
-    from graph.settings import neo4j_settings
+    from graph.settings import local_server_settings, neo4j_settings
     from graph.store import shared_store
 
     patient = a_patient(args.patients)
     neo = neo4j_settings()
-    env = {**os.environ, "URI": neo.uri, "U": neo.user, "P": neo.password, "DB": neo.database or "neo4j"}
+    env = {**os.environ, "URI": neo.uri, "U": neo.user, "P": neo.password, "DB": neo.database or "neo4j",
+           "HTTP": f"http://127.0.0.1:{local_server_settings().http_port}"}
     rows = [(name, *medians(cmd, env, args.runs)) for name, cmd in commands(patient)]
     ceiling = rows[1][1]
     nodes = shared_store().read("MATCH (n) RETURN count(n) AS n")[0]["n"]

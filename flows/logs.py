@@ -11,10 +11,9 @@ reach a Prefect server's UI through Prefect's own API handler. A user's own
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-
-import yaml
 
 _PREFECT_LOGGERS = ("prefect", "prefect.extra", "prefect.server", "prefect.client", "prefect.infrastructure",
                     "prefect._internal", "prefect.workers", "uvicorn", "fastapi", "httpx")
@@ -52,7 +51,8 @@ def route_library_logs(home: Path, level: str = "INFO") -> Path:
     log_file = logs / "cxrkg.log"
     if "PREFECT_LOGGING_SETTINGS_PATH" not in os.environ:
         settings = logs / "prefect-logging.yml"
-        text = yaml.safe_dump(logging_config(log_file, level), sort_keys=False)
+        # JSON is YAML (1.2, and PyYAML reads it): json is imported anyway, yaml would cost every command 11 ms
+        text = json.dumps(logging_config(log_file, level), indent=2) + "\n"
         if not settings.is_file() or settings.read_text() != text:  # every command starts here: write once
             settings.write_text(text)
         os.environ["PREFECT_LOGGING_SETTINGS_PATH"] = str(settings)

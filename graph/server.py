@@ -36,7 +36,7 @@ import psutil
 
 from graph.settings import LocalServerSettings
 from graph.settings import settings as cxrkg_settings
-from graph.store.graph_store import GraphUnavailable, LoginRefused, server_agent
+from graph.store.errors import GraphUnavailable, LoginRefused
 
 if TYPE_CHECKING:  # the import files' module pulls in pandas, which `cxrkg db status` has no use for
     from graph.ingest.import_files import Listing
@@ -66,7 +66,7 @@ class ServerError(RuntimeError):
 class ServerStatus:
     """What :meth:`LocalNeo4jServer.status` found.
 
-    ``pid`` is set while ``running``; ``version`` (e.g. ``"5.26.30"``) only when a driver could log in.
+    ``pid`` is set while ``running``; ``version`` (e.g. ``"5.26.30"``) only when a login succeeded.
     """
 
     running: bool
@@ -159,7 +159,7 @@ class LocalNeo4jServer:
     # --- start / stop ------------------------------------------------------------------------
 
     def start(self, timeout_s: float = 120.0, fresh: bool = False) -> None:
-        """Start the server in the background and return once Bolt accepts the password.
+        """Start the server in the background and return once Bolt and HTTP accept the password.
 
         Does nothing when this home's server already runs. On first start writes a random password
         to ``settings.password_file`` (mode 0600). The server outlives this Python process and ends
@@ -206,7 +206,7 @@ class LocalNeo4jServer:
                 raise ServerError(f"Neo4j exited with status {proc.returncode} while starting; "
                                   f"see {s.log_file}:\n{_tail(s.log_file)}")
             try:
-                server_agent(s.bolt_uri, USER, password, timeout_s=5)
+                self._answer_logins(password)
                 return
             # LoginRefused too: after the password file was replaced, Bolt opens a moment before the
             # launcher has applied the new password.
@@ -214,9 +214,25 @@ class LocalNeo4jServer:
                 last_error = exc
             if time.monotonic() > deadline:
                 self.stop()
-                raise ServerError(f"Neo4j did not accept a Bolt login at {s.bolt_uri} within {timeout_s:.0f} s "
+                raise ServerError(f"Neo4j did not accept a login at {s.bolt_uri} and on HTTP port {s.http_port} "
+                                  f"within {timeout_s:.0f} s "
                                   f"(last error: {last_error}); see {s.log_file}:\n{_tail(s.log_file)}")
             time.sleep(1.0 if isinstance(last_error, LoginRefused) else 0.5)
+
+    def _answer_logins(self, password: str) -> None:
+        """Log in over Bolt, then over HTTP (the quick commands' Query API), which opens a moment later.
+
+        Raises:
+            GraphUnavailable: either does not answer yet (LoginRefused: not with this password yet).
+        """
+        from graph.store.graph_store import server_agent
+        from graph.store.query_api import QueryApiError, QueryApiReader
+
+        server_agent(self.settings.bolt_uri, USER, password, timeout_s=5)
+        try:
+            QueryApiReader(f"http://127.0.0.1:{self.settings.http_port}", USER, password, timeout_s=5).read("RETURN 1")
+        except QueryApiError as exc:  # e.g. the database still starting
+            raise GraphUnavailable(str(exc)) from None
 
     def _refuse_missing_data(self) -> None:
         """A home used before (it has a password file) whose system database is gone lost its data: Neo4j
@@ -285,15 +301,19 @@ class LocalNeo4jServer:
     # --- status ------------------------------------------------------------------------------
 
     def status(self) -> ServerStatus:
-        """Whether this home's server runs, its pid, and its Neo4j version when it answers a login."""
+        """Whether this home's server runs, its pid, and its Neo4j version when it answers a login (asked over
+        its HTTP Query API: ``cxrkg db status`` is a quick command and does not import the driver)."""
+        from graph.store.query_api import QueryApiError, QueryApiReader
+
         s = self.settings
         pid = self._running_pid()
         version = None
         if pid is not None and s.password_file.exists():
+            reader = QueryApiReader(f"http://127.0.0.1:{s.http_port}", USER, s.password_file.read_text().strip(),
+                                    timeout_s=3)
             try:
-                agent = server_agent(s.bolt_uri, USER, s.password_file.read_text().strip(), timeout_s=3)
-                version = agent.split("/", 1)[-1]
-            except (GraphUnavailable, OSError):
+                version = reader.read("CALL dbms.components() YIELD versions RETURN versions[0] AS v")[0]["v"]
+            except (GraphUnavailable, QueryApiError, OSError):
                 pass
         return ServerStatus(running=pid is not None, pid=pid, bolt_uri=s.bolt_uri, home=s.home, version=version)
 

@@ -10,8 +10,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 
 # commands that start no child process (the local server of `db start` runs in a session of its own)
 _NO_CHILDREN = {"db", "queries", "query", "stats", "synth", None}
-# quick commands that talk to Neo4j (issue 18 wants them done in 0.3 s); `queries` needs no driver at all
-_QUICK = {"db", "query", "stats"}
 
 
 @app.callback()
@@ -29,10 +27,6 @@ def _route_logs(ctx: typer.Context,
         fail(str(exc))
     except OSError:
         pass  # CXRKG_HOME not writable: library logs stay on the terminal; commands that need the folder say so
-    if ctx.invoked_subcommand in _QUICK:
-        from graph.store.lean_driver import import_driver_without_dataframes
-
-        import_driver_without_dataframes()
     if ctx.invoked_subcommand not in _NO_CHILDREN:
         from flows.child_guard import start_guard
 

@@ -52,6 +52,27 @@ def store_or_fail():
         fail(str(exc))
 
 
+def reader_or_fail():
+    """What a read-only quick command reads through: for the local server its HTTP Query API, without
+    importing the driver (:mod:`graph.store.query_api`, issue 18's 0.3 s); for ``NEO4J_URI`` the driver's
+    store (a remote server's HTTP address is not known). A one-line error when neither can be used."""
+    from graph.settings import ConfigError, local_server_settings, neo4j_settings
+
+    try:
+        server = neo4j_settings()
+    except ConfigError as exc:
+        fail(str(exc))
+    if server.external:
+        from graph.store.lean_driver import import_driver_without_dataframes
+
+        import_driver_without_dataframes()
+        return store_or_fail()
+    from graph.store.query_api import QueryApiReader
+
+    return QueryApiReader(f"http://127.0.0.1:{local_server_settings().http_port}", server.user, server.password,
+                          server.database)
+
+
 def print_rows(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None = None,
                title: str | None = None, wrap: bool = True) -> None:
     """Rows as a table (with a row count), JSON or CSV on stdout; a table as wide as the terminal, its cells

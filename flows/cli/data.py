@@ -20,12 +20,14 @@ def synth(patients: int = typer.Option(200, min=1, help="patients to generate"),
           malformed: int = typer.Option(0, min=0, help="extra malformed files to write (malformed/)"),
           embeddings: bool = typer.Option(False, help="also write per (image, region) embeddings"),
           sparse: bool = typer.Option(False, help="state every present finding and nothing else, as real "
-                                                  "reports do (no absences, hedges or omissions)")) -> None:
+                                                  "reports do (no absences, hedges or omissions)"),
+          mean_studies: Optional[float] = typer.Option(None, min=1.01, max=7.99, help="studies per patient on "
+                                                       "average (default ~4.8; MIMIC-CXR: 3.48)")) -> None:
     """Write a synthetic cohort in Chest ImaGenome and RadGraph formats, with its ground truth."""
     from graph.synth import write_cohort
 
     summary = write_cohort(out, patients=patients, seed=seed, malformed=malformed, embeddings=embeddings,
-                           sparse=sparse)
+                           sparse=sparse, mean_studies=mean_studies)
     console.print(summary.line(), highlight=False)
 
 

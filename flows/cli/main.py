@@ -24,6 +24,9 @@ import sys
 from flows.cli.common import BUSY, err
 
 DEBUG_FLAG = "--debug"
+# quick commands (issue 18: 0.3 s each) validate only cxrkg's own settings, which no pydantic plugin observes;
+# looking plugins up scans every installed package's entry points, 20 ms of such a command
+_NO_PYDANTIC_PLUGINS = {"db", "queries", "query", "stats"}
 
 
 def explain(exc: BaseException) -> tuple[str, int]:
@@ -31,8 +34,8 @@ def explain(exc: BaseException) -> tuple[str, int]:
     name = type(exc).__name__
     if name == "GraphBusy":
         return str(exc), BUSY
-    if name in ("ConfigError", "GraphUnavailable", "LoginRefused", "ServerError", "QueryError", "BulkRefused",
-                "BulkInputError", "IUUnavailable", "DatasetUnavailable"):
+    if name in ("ConfigError", "GraphUnavailable", "LoginRefused", "ServerError", "QueryError", "QueryApiError",
+                "BulkRefused", "BulkInputError", "IUUnavailable", "DatasetUnavailable"):
         return str(exc), 1
     if isinstance(exc, OSError) and exc.filename is not None:
         return (f"{exc.strerror or exc}: {exc.filename} (check the path, its permissions and CXRKG_HOME)", 1)
@@ -51,6 +54,8 @@ def main(argv: list[str] | None = None) -> None:
     args = [a for a in args if a != DEBUG_FLAG]
     if debug:
         os.environ["CXRKG_DEBUG"] = "1"
+    if args[:1] and args[0] in _NO_PYDANTIC_PLUGINS:
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")  # documented by pydantic (plugins)
     try:
         app(args=args, prog_name="cxrkg")
     except KeyboardInterrupt:

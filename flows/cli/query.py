@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import console, err, fail, print_rows, RowFormat, store_or_fail
+from flows.cli.common import console, err, fail, print_rows, reader_or_fail, RowFormat
 
 
 @app.command()
@@ -52,20 +52,23 @@ def query(name: str = typer.Argument(..., help="query name (see `cxrkg queries`)
         q = get_query(name)
         bound = q.bind(_params(param))
         _check_finding(bound)
-        rows = run_named(store_or_fail(), q, bound)
+        reader = reader_or_fail()
+        rows = run_named(reader, q, bound)
     except QueryError as exc:
         fail(str(exc))
-    if not rows and (unknown := unknown_ids(store_or_fail(), bound)):
+    if not rows and (unknown := unknown_ids(reader, bound)):
         fail(f"no {' and no '.join(unknown)} in the graph; `cxrkg stats` shows what is loaded")
     print_rows(rows, fmt, list(q.columns), title=q.name)
 
 
 def _check_finding(params: dict[str, Any]) -> None:
+    finding = params.get("finding")
+    if finding is None:
+        return  # without reading the vocabulary (YAML): issue 18's 0.3 s
     from graph.store.queries import QueryError
     from graph.vocabulary import vocabulary
 
-    finding = params.get("finding")
-    if finding is not None and vocabulary().finding_for(finding) is None:
+    if vocabulary().finding_for(finding) is None:
         raise QueryError(f"finding {finding!r} is not in the vocabulary (v{vocabulary().version}); "
                          "use a Chest ImaGenome attribute name or one of its synonyms")
 
@@ -78,7 +81,7 @@ def stats(fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table
     from graph.store.consistency import run_checks
     from graph.store.stats import graph_stats
 
-    store = store_or_fail()
+    store = reader_or_fail()
     result = graph_stats(store)
     checks = run_checks(store) if check else []
     if check:

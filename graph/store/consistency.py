@@ -30,7 +30,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graph.store.graph_store import GraphStore
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # not imported at run time: `cxrkg stats` reads through the driver-free Query API too
+    from graph.store.graph_store import GraphStore
+    from graph.store.query_api import QueryApiReader
 
 EXAMPLES = 5
 
@@ -166,13 +170,14 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def run_checks(store: GraphStore, checks: tuple[Check, ...] = CHECKS) -> list[CheckResult]:
+def run_checks(store: GraphStore | QueryApiReader, checks: tuple[Check, ...] = CHECKS) -> list[CheckResult]:
     """Run every check in its own read transaction, in order.
 
     Returns:
         one :class:`CheckResult` per check; ``all(r.ok for r in results)`` means the graph is consistent.
     Raises:
-        neo4j.exceptions.Neo4jError: a query failed (for example on a server without the schema).
+        neo4j.exceptions.Neo4jError or graph.store.query_api.QueryApiError: a query failed (for example on a
+            server without the schema).
     """
     out = []
     for check in checks:

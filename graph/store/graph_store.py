@@ -19,6 +19,7 @@ from neo4j import GraphDatabase, ManagedTransaction
 from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.store.busy import GraphBusy, check_lock_wait, run_write  # noqa: F401  (GraphBusy: re-exported)
+from graph.store.errors import GraphUnavailable, LoginRefused  # noqa: F401  (re-exported)
 from graph.settings import Neo4jSettings, neo4j_settings
 from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, fresh_patient_rows
 from graph.events import MentionFact, StudyFact, derive_patient
@@ -26,10 +27,6 @@ from graph.records import ParsedFile, file_key
 from graph.vocabulary import Vocabulary
 
 LINK_CHUNK = 500  # patients per link transaction
-
-
-class GraphUnavailable(RuntimeError):
-    """Raised when the configured Neo4j cannot be reached or refuses the credentials."""
 
 
 def open_driver(settings: Neo4jSettings | None = None) -> neo4j.Driver:
@@ -49,10 +46,6 @@ def open_driver(settings: Neo4jSettings | None = None) -> neo4j.Driver:
         hint = "" if settings.external else " (start the local server with `cxrkg db start`)"
         raise GraphUnavailable(f"cannot use Neo4j at {settings.uri}: {exc}{hint}") from exc
     return driver
-
-
-class LoginRefused(GraphUnavailable):
-    """The server answered but refused the credentials."""
 
 
 def server_agent(uri: str, user: str, password: str, timeout_s: float) -> str:

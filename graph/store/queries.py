@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from graph.store.graph_store import GraphStore
+    from graph.store.query_api import QueryApiReader
 
 def _iso_date(value: str) -> str:
     """A calendar date as ISO text (what Cypher's ``date()`` reads); ValueError otherwise."""
@@ -163,25 +164,37 @@ def get_query(name: str) -> NamedQuery:
     return queries[name]
 
 
-def run_named(store: GraphStore, query: NamedQuery, params: dict[str, Any]) -> list[dict[str, Any]]:
+def run_named(store: GraphStore | QueryApiReader, query: NamedQuery, params: dict[str, Any]) -> list[dict[str, Any]]:
     """Run a catalogue query in a read transaction; one dict per result row, keyed by ``query.columns``,
     in the query's order.
 
-    The query plan is checked first (``EXPLAIN``): anything but a read-only query is refused. The query
-    runs wrapped by :func:`packed_cypher`, so its whole result travels as one Bolt record.
+    Through the driver the query plan is checked first (``EXPLAIN``); through the Query API
+    (:class:`graph.store.query_api.QueryApiReader`, the quick commands) the server's read access mode refuses
+    a write. The query runs wrapped by :func:`packed_cypher`, so its whole result travels as one record.
 
     Raises:
         QueryError: the query would write.
     """
+    text = packed_cypher(query)
+    refused = (f"query {query.name} ({query.file}) would write; only read queries may run from the "
+               "catalogue")
+    from graph.store.query_api import QueryApiError, QueryApiReader
+
+    if isinstance(store, QueryApiReader):
+        try:
+            rows = store.read(text, **params)[0]["rows"]
+        except QueryApiError as exc:
+            if exc.write_refused:
+                raise QueryError(refused) from None
+            raise
+        return [dict(zip(query.columns, row)) for row in rows]
     import neo4j
 
-    text = packed_cypher(query)
     with store.driver.session(database=store.database, default_access_mode=neo4j.READ_ACCESS) as session:
         if text not in _READ_ONLY:
             plan = session.run("EXPLAIN " + text, **params).consume()
             if plan.query_type != "r":
-                raise QueryError(f"query {query.name} ({query.file}) is of type {plan.query_type!r}; only read "
-                                 "queries may run from the catalogue")
+                raise QueryError(f"{refused} (its plan is of type {plan.query_type!r})")
             _READ_ONLY.add(text)
         with _collection_paused():
             rows = session.execute_read(lambda tx: tx.run(text, **params).single(strict=True)[0])

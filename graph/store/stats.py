@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graph.store import read_statements as rs
-from graph.store.graph_store import GraphStore
+
+if TYPE_CHECKING:  # not imported at run time: `cxrkg stats` reads through the driver-free Query API too
+    from graph.store.graph_store import GraphStore
+    from graph.store.query_api import QueryApiReader
 
 # Vocabulary nodes with nothing pointing at them yet and SourceFile bookkeeping nodes are not orphans.
 _EXPECTED_LONE = ("SourceFile", "Anatomy", "Finding")
 
 
-def label_counts(store: GraphStore) -> tuple[dict[str, int], dict[str, int]]:
+def label_counts(store: GraphStore | QueryApiReader) -> tuple[dict[str, int], dict[str, int]]:
     """Node count per label and relationship count per type, from Neo4j's count store."""
     labels = [r["label"] for r in store.read(rs.LABELS)]
     types = [r["t"] for r in store.read(rs.RELATIONSHIP_TYPES)]
@@ -20,7 +23,7 @@ def label_counts(store: GraphStore) -> tuple[dict[str, int], dict[str, int]]:
     return nodes, rels
 
 
-def graph_stats(store: GraphStore) -> dict[str, Any]:
+def graph_stats(store: GraphStore | QueryApiReader) -> dict[str, Any]:
     """``{"nodes": {label: n}, "relationships": {type: n}, "orphans": {label: n}, "total_nodes", "total_relationships"}``.
 
     Counts come from Neo4j's count store (cheap); orphans are nodes without any relationship, except

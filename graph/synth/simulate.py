@@ -21,6 +21,35 @@ class _Study:
     sizes: dict[str, tuple[int, int]] = field(default_factory=dict)  # dicom -> (Rows, Columns)
 
 
+STUDY_WEIGHTS = (0.06, 0.1, 0.13, 0.15, 0.16, 0.15, 0.13, 0.12)  # of 1..8 studies per patient: mean 4.79
+MIMIC_STUDIES_PER_PATIENT = 227_835 / 65_379  # 3.48: MIMIC-CXR's studies and patients (Johnson et al., Sci Data 2019)
+
+
+def study_count_weights(mean: float | None = None) -> tuple[float, ...]:
+    """Weights of 1..8 studies per patient: :data:`STUDY_WEIGHTS`, or, for a ``mean``, those weights tilted
+    exponentially (``w_k * exp(t * k)``, ``t`` found by bisection) so that the expected count is ``mean``
+    (e.g. :data:`MIMIC_STUDIES_PER_PATIENT` for a cohort of MIMIC-CXR's size per patient).
+
+    Raises:
+        ValueError: ``mean`` outside (1, 8).
+    """
+    if mean is None:
+        return STUDY_WEIGHTS
+    if not 1 < mean < 8:
+        raise ValueError(f"mean studies per patient must be between 1 and 8, got {mean}")
+
+    def tilted(t: float) -> tuple[float, ...]:
+        raw = [w * math.exp(t * k) for k, w in enumerate(STUDY_WEIGHTS, start=1)]
+        return tuple(r / sum(raw) for r in raw)
+
+    lo, hi = -20.0, 20.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        expected = sum(k * w for k, w in enumerate(tilted(mid), start=1))
+        lo, hi = (mid, hi) if expected < mean else (lo, mid)
+    return tilted((lo + hi) / 2)
+
+
 def _quantise(value: float, rng: random.Random, noise: float = 0.22) -> int:
     x = value + rng.gauss(0.0, noise)
     return 0 if x < 0.5 else min(3, int(x + 0.5))

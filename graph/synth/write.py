@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from graph.synth.plan import _plan
 from graph.synth.render import _render_report
 from graph.synth.scene_graph import _cui, _objects, _RelCounter, _scene_graph
-from graph.synth.simulate import _simulate, _Study, true_change
+from graph.synth.simulate import _simulate, _Study, STUDY_WEIGHTS, study_count_weights, true_change
 from graph.synth.tables import (_COMPLAINTS, _IMAGE_SIZES, _IX, _OUTPUTS, _tables, EMBEDDING_DIM,
                                 EMBEDDING_IMAGE_NOISE, EMBEDDING_NOISE, EMBEDDINGS, GROUND_TRUTH, MALFORMED_DIR,
                                 MALFORMED_KINDS, METADATA_COLUMNS, METADATA_CSV, RADGRAPH_DIR, SCENE_GRAPH_DIR,
@@ -103,10 +103,12 @@ _EMB_SCHEMA = pa.schema([
 class _Writer:
     """Streams one cohort to disk: JSON files as they are made, CSV rows, parquet row groups."""
 
-    def __init__(self, out: Path, seed: int, embeddings: bool, sparse: bool = False) -> None:
+    def __init__(self, out: Path, seed: int, embeddings: bool, sparse: bool = False,
+                 study_weights: tuple[float, ...] = STUDY_WEIGHTS) -> None:
         self.out = out
         self.seed = seed
         self.sparse = sparse
+        self.study_weights = study_weights
         self.files = 0
         self.bytes = 0
         self.studies = self.images = self.laterals = self.reports = self.relationships = 0
@@ -196,7 +198,7 @@ class _Writer:
     def patient(self, index: int) -> None:
         rng = random.Random(f"cxrkg-synth:{self.seed}:{index}")
         np_rng = np.random.default_rng([self.seed, index]) if self.emb_writer is not None else None
-        n = rng.choices(range(1, 9), (0.06, 0.1, 0.13, 0.15, 0.16, 0.15, 0.13, 0.12))[0]
+        n = rng.choices(range(1, 9), self.study_weights)[0]
         subject = self.new_id(rng, "subject")
         gender = rng.choice("FM")
         age_lo = rng.choice(range(20, 100, 10))
@@ -390,7 +392,7 @@ def _clear_outputs(out: Path) -> None:
 
 
 def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, embeddings: bool = False,
-                 sparse: bool = False) -> CohortSummary:
+                 sparse: bool = False, mean_studies: float | None = None) -> CohortSummary:
     """Write a synthetic cohort of ``patients`` patients under ``out_dir``; the same seed writes the same bytes.
 
     Layout, ground-truth columns and embeddings: see this module's docstring.
@@ -401,17 +403,19 @@ def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, em
     Args:
         out_dir: the cohort folder (created if missing).
         patients: number of patients (>= 1); each has 1-8 studies (mean ~4.8).
-        seed: random seed; output is a function of (patients, seed, malformed, embeddings, sparse) only, and the
-            regular files do not depend on ``malformed`` or ``embeddings``.
+        seed: random seed; output is a function of (patients, seed, malformed, embeddings, sparse,
+            mean_studies) only, and the regular files do not depend on ``malformed`` or ``embeddings``.
         malformed: number of bad files under ``malformed/``, kinds cycling through :data:`MALFORMED_KINDS`,
             listed with their defects in ``malformed/README.json``.
         embeddings: also write ``region_embeddings.parquet``.
         sparse: reports state every present finding and nothing else (no absences, hedges or omissions),
             as real reports list what they see; the default cohort also states some absences. A sparse
             cohort's study-level events are exactly its ground truth's (``graph.synth_check``).
+        mean_studies: studies per patient on average instead of ~4.8 (``graph.synth.simulate.
+            study_count_weights``); MIMIC-CXR has 3.48, so 65,000 patients at 3.48 make about 227,000 studies.
 
     Raises:
-        ValueError: ``patients`` < 1 or ``malformed`` < 0.
+        ValueError: ``patients`` < 1, ``malformed`` < 0 or ``mean_studies`` outside (1, 8).
         RuntimeError: the vocabulary no longer knows a name this generator uses.
         OSError: the folder cannot be written.
     """
@@ -419,10 +423,11 @@ def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, em
         raise ValueError(f"patients must be >= 1, got {patients}")
     if malformed < 0:
         raise ValueError(f"malformed must be >= 0, got {malformed}")
+    weights = study_count_weights(mean_studies)
     _tables()
     out = Path(out_dir)
     _clear_outputs(out)
-    w = _Writer(out, seed, embeddings, sparse)
+    w = _Writer(out, seed, embeddings, sparse, weights)
     try:
         for i in range(patients):
             w.patient(i)

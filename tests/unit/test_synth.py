@@ -385,3 +385,16 @@ def test_sparse_cohort_states_no_absence(tmp_path):
     dense = write_cohort(tmp_path / "dense", patients=20, seed=3)
     assert sparse.studies == dense.studies  # the same simulated patients, other statements
     assert _negated_words(dense.radgraph_dir) and not _negated_words(sparse.radgraph_dir)
+
+
+def test_mean_studies_sets_the_cohort_size_per_patient(tmp_path):
+    from graph.synth.simulate import MIMIC_STUDIES_PER_PATIENT, STUDY_WEIGHTS, study_count_weights
+
+    weights = study_count_weights(MIMIC_STUDIES_PER_PATIENT)
+    assert sum(k * w for k, w in enumerate(weights, start=1)) == pytest.approx(3.485, abs=1e-3)
+    assert study_count_weights() == STUDY_WEIGHTS
+    s = write_cohort(tmp_path / "mimic", patients=300, seed=3, mean_studies=MIMIC_STUDIES_PER_PATIENT)
+    assert 3.2 <= s.studies / 300 <= 3.8  # 65,000 patients -> about 227,000 studies, as in MIMIC-CXR
+    assert 1.04 <= s.images / s.studies <= 1.10  # and about 242,000 scene graphs
+    with pytest.raises(ValueError, match="between 1 and 8"):
+        study_count_weights(8.5)

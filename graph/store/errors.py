@@ -1,0 +1,12 @@
+"""The store's connection errors, in a module without the driver: the Query API reader of the quick
+commands (:mod:`graph.store.query_api`) raises them too, and must not import the driver to do so."""
+
+from __future__ import annotations
+
+
+class GraphUnavailable(RuntimeError):
+    """Raised when the configured Neo4j cannot be reached or refuses the credentials."""
+
+
+class LoginRefused(GraphUnavailable):
+    """The server answered but refused the credentials."""
