@@ -4,11 +4,13 @@ to Prefect tasks."""
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import stat
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 from graph.ingest.parse import StreamedFile, parse_files, parse_files_with_packaged_vocabulary
@@ -83,8 +85,10 @@ def parsed_ahead(batches: list[list[InputFile]], doc_mapping: str | None) -> Ite
             yield files, parsed
 
 
-def forked_pool(workers: int) -> ProcessPoolExecutor:
-    """A pool of ``workers`` forked processes that hold none of this process's network connections.
+@contextmanager
+def forked_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A pool of ``workers`` forked processes that hold none of this process's network connections, as a
+    context (the pool is shut down at its end).
 
     Forked: ``spawn`` would re-run the caller's main module in each worker, which for a script without an
     ``if __name__ == "__main__"`` guard means running the script twice. The workers only parse files and
@@ -93,9 +97,19 @@ def forked_pool(workers: int) -> ProcessPoolExecutor:
     included: a worker that outlived a killed parent would keep that connection, and with it the parent's
     open write transaction and its locks, alive. Each worker therefore first points every socket it
     inherited at ``/dev/null`` (:func:`drop_inherited_sockets`); the pool's own pipes are not sockets.
+
+    The objects this process holds are frozen out of the garbage collector while the pool lives
+    (``gc.freeze``, which the Python documentation recommends before a fork without exec): a worker's
+    collections would otherwise touch every object it inherited and so copy the pages of the plan and
+    the rest into each worker. On the 10,000-patient cohort's bulk load the three workers held 234 MB each.
     """
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                               initializer=drop_inherited_sockets)
+    gc.freeze()
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=drop_inherited_sockets) as pool:
+            yield pool
+    finally:
+        gc.unfreeze()
 
 
 def drop_inherited_sockets() -> int:

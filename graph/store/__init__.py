@@ -3,7 +3,8 @@
 * :mod:`graph.store.graph_store`: the driver, schema, batched writes and the per-patient link step;
 * :mod:`graph.store.statements`: every write and internal read, named;
 * :mod:`graph.store.queries`: the named query catalogue (``cypher/*.cypher``), run read-only;
-* :mod:`graph.store.consistency` and :mod:`graph.store.stats`: checks and counts over the stored graph.
+* :mod:`graph.store.consistency` and :mod:`graph.store.stats`: checks and counts over the stored graph;
+* :mod:`graph.store.query_api`: reads over the server's HTTP Query API without the driver (quick commands).
 """
 
 from __future__ import annotations
