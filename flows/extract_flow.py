@@ -1,8 +1,9 @@
 """The extract flow: report text -> RadGraph JSON shards -> the ingest flow (as a subflow).
 
 Serial (the default): one task calls :func:`graph.extract.pipeline.run_extraction` in this process.
-Parallel (``workers`` or ``dask_address``): the subflow ``cxrkg-extract-shards`` runs one task per shard on
-Prefect's Dask task runner (prefect-dask), a local cluster of worker processes or an existing cluster,
+Parallel (``workers`` or ``dask_address``): the subflow ``cxrkg-extract-shards`` runs one task per run of
+consecutive shards (:func:`shard_batches`) on Prefect's Dask task runner (prefect-dask), a local cluster of
+worker processes or an existing cluster,
 and folds the results in shard order, so the output is byte-identical to the serial run's. Ingestion
 reuses ``flows.ingest_flow.ingest_flow`` unchanged, so extracted files go through the same parser, checks
 and batched writes as real RadGraph files. Tasks get paths, names and report text, never a driver or a
@@ -32,9 +33,8 @@ INGEST_BATCH_FILES = 4  # shards per load task: bounds the memory of one task to
 #: 250 KB at MIMIC-CXR length), so with the default the flow process held the last 1,000 shards it sent
 #: (1.5 GB at 227,000 reports) and each worker those it received.
 DASK_MESSAGE_LOG = 8
-#: shards per Dask task once a run is under way (:func:`shard_batches`): each task run costs the flow
-#: process, the worker and Prefect's API server a fixed amount of CPU (state changes, events), about a
-#: fifth of a second at 500 reports per shard and one shard per task on the 2-core machine of the README
+#: shards per Dask task once a run is under way (:func:`shard_batches`): a task run costs the flow process,
+#: the worker and Prefect's API server the same CPU whatever its size (submission, state changes, events)
 SHARDS_PER_TASK = 8
 
 
@@ -167,6 +167,7 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         import dask
 
         parallel = extract_shards_flow.with_options(task_runner=dask_runner(workers, dask_address))
+        # the worker profiler samples the task thread's stack every 10 ms for a dashboard no one opens here
         with dask.config.set({"distributed.admin.low-level-log-length": DASK_MESSAGE_LOG,
                               "distributed.worker.profile.enabled": False}):
             summary = parallel(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
