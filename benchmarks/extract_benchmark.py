@@ -12,8 +12,10 @@ MIMIC-CXR length (:mod:`graph.extract.scale_corpus`) to a CSV, then extracts the
 on a local Dask cluster of 1 and of 2 worker processes (``--workers``), each run in a child process under
 Prefect's test harness. Prints per run the reports per second (documents / the flow's extraction seconds),
 the peak RSS of each Dask worker process and of the flow process over the whole run and over its first half
-(flat memory: the two agree), the CPU seconds per report of the workers together and of the flow process
-(less sensitive to other load on the machine than the rate), and the 2-worker / 1-worker rate ratio.
+(flat memory: the two agree), the CPU seconds per report of the workers together, of the flow process and
+of Prefect's API server (less sensitive to other load on the machine than the rate), the same for the
+workers and the flow process in the steady state (from the appearance of the second shard file to the
+end: without the starts, which 227,000 reports amortise), and the 2-worker / 1-worker rate ratio.
 ``--before SHA`` also extracts the first ``--before-reports`` reports (default 20,000) in one process,
 without Prefect or Dask, with the extractor of that commit (its tree exported with ``git archive``, imported
 first) and with the current one, and prints the CPU milliseconds per report of each, so the cost of rule
