@@ -12,8 +12,10 @@ MIMIC-CXR length (:mod:`graph.extract.scale_corpus`) to a CSV, then extracts the
 on a local Dask cluster of 1 and of 2 worker processes (``--workers``), each run in a child process under
 Prefect's test harness. Prints per run the reports per second (documents / the flow's extraction seconds),
 the peak RSS of each Dask worker process and of the flow process over the whole run and over its first half
-(flat memory: the two agree), the CPU seconds per report of the workers together and of the flow process
-(less sensitive to other load on the machine than the rate), and the 2-worker / 1-worker rate ratio.
+(flat memory: the two agree), the CPU seconds per report of the workers together, of the flow process and
+of Prefect's API server (less sensitive to other load on the machine than the rate), the same for the
+workers and the flow process in the steady state (from the appearance of the second shard file to the
+end: without the starts, which 227,000 reports amortise), and the 2-worker / 1-worker rate ratio.
 ``--before SHA`` also extracts the first ``--before-reports`` reports (default 20,000) in one process,
 without Prefect or Dask, with the extractor of that commit (its tree exported with ``git archive``, imported
 first) and with the current one, and prints the CPU milliseconds per report of each, so the cost of rule
@@ -65,7 +67,7 @@ def scale_child(spec: dict) -> dict:
     from flows.extract_flow import extract_flow
     from graph.extract.inputs import CsvColumns
 
-    sampler = _WorkerSampler()
+    sampler = _WorkerSampler(Path(spec["out"]) / "radgraph")
     sampler.start()
     with prefect_test_harness(server_startup_timeout=120):
         started = time.perf_counter()
@@ -79,18 +81,22 @@ def scale_child(spec: dict) -> dict:
     return {"documents": summary.documents, "rejected": len(summary.rejections), "extract_s": summary.seconds,
             "flow_s": seconds, "worker_peak_mb": sampler.peaks(), "worker_peak_first_half_mb": sampler.peaks(seconds / 2),
             "worker_cpu_s": sampler.cpu_seconds(), "main_cpu_s": own.ru_utime + own.ru_stime,
+            "steady": sampler.steady(), "server_cpu_s": sampler.server_cpu(),
             "main_peak_mb": own.ru_maxrss / 1024, "main_first_half_mb": sampler.main_peak(seconds / 2)}
 
 
 class _WorkerSampler:
     """A thread that records (seconds since ``t0``, RSS in MB) per Dask worker process (spawned by
     multiprocessing; Prefect's API server and multiprocessing's resource tracker are not workers) and for
-    this process, and each worker's CPU seconds (user + system) at its last sample."""
+    this process, each worker's CPU seconds (user + system) at its last sample, the CPU seconds of the other
+    child processes (Prefect's API server), and per sample the CPU seconds of the workers and of this process
+    with the number of shard files under ``shard_dir`` (the steady-state rate: :meth:`steady`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, shard_dir: Path) -> None:
         import threading
 
         self.t0, self.stop, self.samples, self.cpu, self.main = time.perf_counter(), False, {}, {}, []
+        self.shard_dir, self.other, self.progress = shard_dir, {}, []
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self) -> None:
@@ -105,18 +111,36 @@ class _WorkerSampler:
             self.main.append((now, me.memory_info().rss / 2**20))
             for p in me.children(recursive=True):
                 try:
-                    cmd = " ".join(p.cmdline())
+                    cmd, times = " ".join(p.cmdline()), p.cpu_times()
                     if "multiprocessing" in cmd and "resource_tracker" not in cmd:
                         self.samples.setdefault(p.pid, []).append((now, p.memory_info().rss / 2**20))
-                        times = p.cpu_times()
                         self.cpu[p.pid] = times.user + times.system
+                    else:
+                        self.other[p.pid] = times.user + times.system
                 except psutil.Error:
                     pass
+            own = me.cpu_times()
+            files = len(list(self.shard_dir.glob("part-*.json"))) if self.shard_dir.is_dir() else 0
+            self.progress.append((files, self.cpu_seconds(), own.user + own.system))
             time.sleep(0.2)
 
     def cpu_seconds(self) -> float:
         """CPU seconds of all workers together (each at its last sample, at most 0.2 s before it ended)."""
         return sum(self.cpu.values())
+
+    def server_cpu(self) -> float:
+        """CPU seconds of the child processes that are not Dask workers (Prefect's API server)."""
+        return sum(self.other.values())
+
+    def steady(self) -> dict:
+        """Shard files written and CPU seconds of the workers and of this process between the sample at which
+        the second shard file appeared and the last sample: the cost per report once the workers have
+        started and built their pipelines (what 227,000 reports cost beyond a fixed start)."""
+        started = next((p for p in self.progress if p[0] >= 2), None)
+        if started is None or self.progress[-1][0] <= started[0]:
+            return {"files": 0, "worker_cpu_s": 0.0, "main_cpu_s": 0.0}
+        end = self.progress[-1]
+        return {"files": end[0] - started[0], "worker_cpu_s": end[1] - started[1], "main_cpu_s": end[2] - started[2]}
 
     def main_peak(self, until: float) -> float:
         """This process's peak RSS in MB over the samples taken before ``until`` seconds."""
@@ -131,6 +155,7 @@ class _WorkerSampler:
 def run_scale(args) -> None:
     """``--scale``: the corpus, the runs, one line per run and the ratio (module docstring)."""
     from graph.extract.iu import load_reports
+    from graph.extract.pipeline import DEFAULT_SHARD_SIZE
     from graph.extract.scale_corpus import sentence_pools, write_corpus
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -146,7 +171,12 @@ def run_scale(args) -> None:
                   f"peak RSS per worker {r['worker_peak_mb']} MB (first half of the run {r['worker_peak_first_half_mb']}); "
                   f"main process {r['main_peak_mb']:.0f} MB (first half {r['main_first_half_mb']:.0f})")
             print(f"    CPU per report: workers {1000 * r['worker_cpu_s'] / r['documents']:.2f} ms, "
-                  f"main process {1000 * r['main_cpu_s'] / r['documents']:.2f} ms")
+                  f"main process {1000 * r['main_cpu_s'] / r['documents']:.2f} ms, Prefect API server "
+                  f"{1000 * r['server_cpu_s'] / r['documents']:.2f} ms (whole run, starts included)")
+            st, reports = r["steady"], r["steady"]["files"] * DEFAULT_SHARD_SIZE
+            if reports:
+                print(f"    steady state ({reports:,} reports after the second shard file): workers "
+                      f"{1000 * st['worker_cpu_s'] / reports:.2f} ms, main process {1000 * st['main_cpu_s'] / reports:.2f} ms")
         if 1 in rates and 2 in rates:
             print(f"  2-worker rate / 1-worker rate: {rates[2] / rates[1]:.2f}")
         if args.before:

@@ -1,8 +1,9 @@
 """The extract flow: report text -> RadGraph JSON shards -> the ingest flow (as a subflow).
 
 Serial (the default): one task calls :func:`graph.extract.pipeline.run_extraction` in this process.
-Parallel (``workers`` or ``dask_address``): the subflow ``cxrkg-extract-shards`` runs one task per shard on
-Prefect's Dask task runner (prefect-dask), a local cluster of worker processes or an existing cluster,
+Parallel (``workers`` or ``dask_address``): the subflow ``cxrkg-extract-shards`` runs one task per run of
+consecutive shards (:func:`shard_batches`) on Prefect's Dask task runner (prefect-dask), a local cluster of
+worker processes or an existing cluster,
 and folds the results in shard order, so the output is byte-identical to the serial run's. Ingestion
 reuses ``flows.ingest_flow.ingest_flow`` unchanged, so extracted files go through the same parser, checks
 and batched writes as real RadGraph files. Tasks get paths, names and report text, never a driver or a
@@ -16,6 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
@@ -31,6 +33,9 @@ INGEST_BATCH_FILES = 4  # shards per load task: bounds the memory of one task to
 #: 250 KB at MIMIC-CXR length), so with the default the flow process held the last 1,000 shards it sent
 #: (1.5 GB at 227,000 reports) and each worker those it received.
 DASK_MESSAGE_LOG = 8
+#: shards per Dask task once a run is under way (:func:`shard_batches`): a task run costs the flow process,
+#: the worker and Prefect's API server the same CPU whatever its size (submission, state changes, events)
+SHARDS_PER_TASK = 8
 
 
 @dataclass
@@ -63,17 +68,35 @@ def extract_reports(source: str, out: str, extractor: str, columns: CsvColumns, 
 
 
 @task(cache_policy=NO_CACHE)
-def extract_shard_task(shard: bytes, shard_dir: str, extractor: str, radgraph_options: dict | None) -> ShardResult:
-    """One shard (a pickled :class:`Shard`) on whichever worker the task runner picks (the extractor is built
-    once per worker; a model loaded by the caller is not shipped: each worker loads its own from the options).
+def extract_shards_task(shards: bytes, shard_dir: str, extractor: str,
+                        radgraph_options: dict | None) -> list[ShardResult]:
+    """A run of consecutive shards (a pickled list of :class:`Shard`), one output file each, on whichever
+    worker the task runner picks (the extractor is built once per worker; a model loaded by the caller is
+    not shipped: each worker loads its own from the options).
 
-    The shard travels pickled because Prefect walks a task's arguments for futures, and prefect-dask once
+    The shards travel pickled because Prefect walks a task's arguments for futures, and prefect-dask once
     more, and Dask hashes them for the task's key: over the 500 reports of a shard that took the flow
     process about 50 ms per shard, for nothing; bytes are neither walked nor costly to hash. (Prefect's
     ``opaque`` does not survive prefect-dask's argument packing.)"""
     options = {k: v for k, v in (radgraph_options or {}).items() if k != "model"}
     run = shared_extractor(extractor, tuple(sorted(options.items())))
-    return extract_shard(pickle.loads(shard), Path(shard_dir), run)
+    return [extract_shard(shard, Path(shard_dir), run) for shard in pickle.loads(shards)]
+
+
+def shard_batches(shards: Iterable[Shard], workers: int, most: int = SHARDS_PER_TASK) -> Iterator[list[Shard]]:
+    """Consecutive shards grouped into one task's batch: the first ``workers`` batches hold one shard each,
+    the next ``workers`` two, then four, up to ``most`` (so a small run still spreads over the workers and
+    a large one pays Prefect's per-task cost once per ``most`` shards)."""
+    size, batch, sent = 1, [], 0
+    for shard in shards:
+        batch.append(shard)
+        if len(batch) >= size:
+            yield batch
+            batch, sent = [], sent + 1
+            if sent % max(workers, 1) == 0:
+                size = min(most, size * 2)
+    if batch:
+        yield batch
 
 
 def dask_runner(workers: int, address: str | None):
@@ -91,21 +114,23 @@ def dask_runner(workers: int, address: str | None):
 @flow(name="cxrkg-extract-shards", log_prints=False)
 def extract_shards_flow(source: str, out: str, extractor: str, columns: CsvColumns, cache: str | None,
                         id_prefix: str | None, shard_size: int, rejected_report: str | None,
-                        radgraph_options: dict | None, in_flight: int) -> ExtractionSummary:
-    """Submit one :func:`extract_shard_task` per shard to the flow's task runner, at most ``in_flight``
-    shards at a time (memory holds those shards' report text), and fold the results in shard order."""
+                        radgraph_options: dict | None, workers: int) -> ExtractionSummary:
+    """Submit one :func:`extract_shards_task` per batch of shards (:func:`shard_batches`) to the flow's task
+    runner, at most two per worker at a time (memory holds those shards' report text; ``workers``: the local
+    cluster's size, 0 for an existing cluster, counted as 2), and fold the results in shard order."""
+    workers = max(workers, 2)
     started = time.perf_counter()
     summary = ExtractionSummary(extractor=extractor, out=out)
     inputs = iter_inputs(source, columns, Path(cache) if cache else None, id_prefix)
     with ExtractionOutput(Path(out), summary, Path(rejected_report) if rejected_report else None) as output:
         pending: deque = deque()
-        for shard in iter_shards(inputs, shard_size):
-            pending.append(extract_shard_task.submit(pickle.dumps(shard), str(output.shard_dir), extractor,
-                                                     radgraph_options))
-            if len(pending) >= in_flight:
-                output.add(pending.popleft().result())
+        for batch in shard_batches(iter_shards(inputs, shard_size), workers):
+            pending.append(extract_shards_task.submit(pickle.dumps(batch), str(output.shard_dir), extractor,
+                                                      radgraph_options))
+            if len(pending) >= 2 * workers:
+                output.add_all(pending.popleft().result())
         while pending:
-            output.add(pending.popleft().result())
+            output.add_all(pending.popleft().result())
     summary.seconds = time.perf_counter() - started
     get_run_logger().info("extract: %d reports seen, %d documents, %d rejected in %.1fs on the %s",
                           summary.reports_seen, summary.documents, len(summary.rejections), summary.seconds,
@@ -142,9 +167,11 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         import dask
 
         parallel = extract_shards_flow.with_options(task_runner=dask_runner(workers, dask_address))
-        with dask.config.set({"distributed.admin.low-level-log-length": DASK_MESSAGE_LOG}):
+        # the worker profiler samples the task thread's stack every 10 ms for a dashboard no one opens here
+        with dask.config.set({"distributed.admin.low-level-log-length": DASK_MESSAGE_LOG,
+                              "distributed.worker.profile.enabled": False}):
             summary = parallel(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
-                               radgraph_options, in_flight=2 * max(workers, 2))
+                               radgraph_options, workers=workers)
     else:
         summary = extract_reports(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
                                   radgraph_options)

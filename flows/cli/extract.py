@@ -177,7 +177,8 @@ def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache
     """Score the rules extractor and a keyword baseline on the IU reports against their MeSH major tags
     (per finding P/R/F1, micro/macro F1, laterality), and the change cues on the hand-labelled IU sentences;
     with `--gold`, on one split of the annotated IU sentences (findings, assertion, laterality, change);
-    with `--unmapped`, list the unread phrases of a corpus by frequency (vocabulary gaps)."""
+    with `--unmapped`, list the unread phrases of a corpus by frequency and the vocabulary entries without a
+    UMLS CUI (vocabulary gaps)."""
     from graph.extract.iu import IUUnavailable, load_reports
 
     if unmapped:
@@ -215,7 +216,7 @@ def _eval_gold(reports: list, split: str, fmt: ReportFormat) -> None:
 def _unmapped(source: str, cache: Optional[Path], top: int, fmt: ReportFormat) -> None:
     from graph.extract.inputs import iter_inputs
     from graph.extract.iu import IUUnavailable
-    from graph.extract.unmapped import format_unmapped, unmapped_phrases
+    from graph.extract.unmapped import format_unmapped, unmapped_phrases, without_cui
     from graph.records import Rejection
 
     texts: list = []
@@ -224,7 +225,9 @@ def _unmapped(source: str, cache: Optional[Path], top: int, fmt: ReportFormat) -
         counts = unmapped_phrases(texts)
     except (IUUnavailable, ValueError, FileNotFoundError, ImportError) as exc:
         fail(str(exc))
+    missing = without_cui()
     if fmt == "json":
-        sys.stdout.write(json.dumps({"reports": len(texts), "phrases": counts.most_common(top)}, indent=2) + "\n")
+        sys.stdout.write(json.dumps({"reports": len(texts), "phrases": counts.most_common(top),
+                                     "without_cui": missing}, indent=2) + "\n")
     else:
-        console.print(format_unmapped(counts, len(texts), top), markup=False, highlight=False)
+        console.print(format_unmapped(counts, len(texts), top, missing), markup=False, highlight=False)

@@ -21,7 +21,6 @@ order); ids are strings; ``study_datetime`` is ``"YYYY-MM-DD HH:MM:SS"``.
 from __future__ import annotations
 
 import csv
-import io
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,34 +149,36 @@ def iter_csv(path: Path, columns: CsvColumns = CsvColumns(), id_prefix: str = ""
     or duplicate id, an empty, oversized or non-UTF-8 text, or an unreadable date rejects that row only.
     """
     file = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        yield Rejection(file, None, None, f"cannot read: {exc}")
-        return
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    # surrogateescape keeps bad bytes as lone surrogates, so that one bad row is rejected, not the file
-    text = raw.decode("utf-8", errors="surrogateescape")
     old = csv.field_size_limit()
     csv.field_size_limit(max(old, 64 * MAX_REPORT_BYTES))
     try:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        header = reader.fieldnames or []
-        wanted = [c for c in (columns.id, columns.text, columns.patient, columns.date) if c]
-        missing = [c for c in wanted if c not in header]
-        if missing:
-            yield Rejection(file, None, ", ".join(missing),
-                            f"missing column(s) {', '.join(missing)}; the header has {', '.join(header) or 'nothing'}")
-            return
-        seen: set[str] = set()
-        for row in reader:
-            line = reader.line_num
-            yield _csv_row(row, columns, file, line, seen, id_prefix)
+        # streamed, not read whole (227,000 MIMIC-length reports held as bytes, text and a StringIO took the
+        # flow process about 700 MB); surrogateescape keeps bad bytes as lone surrogates, so that one bad
+        # row is rejected, not the file; utf-8-sig drops a byte-order mark
+        with Path(path).open(encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
+            yield from _csv_rows(csv.DictReader(fh), columns, file, id_prefix)
+    except OSError as exc:
+        yield Rejection(file, None, None, f"cannot read: {exc}")
     except csv.Error as exc:
         yield Rejection(file, None, None, f"unreadable CSV: {exc}")
     finally:
         csv.field_size_limit(old)
+
+
+def _csv_rows(reader: csv.DictReader, columns: CsvColumns, file: str,
+              id_prefix: str) -> Iterator[ReportInput | Rejection]:
+    """The rows of an open CSV reader, or one Rejection for a missing column."""
+    header = reader.fieldnames or []
+    wanted = [c for c in (columns.id, columns.text, columns.patient, columns.date) if c]
+    missing = [c for c in wanted if c not in header]
+    if missing:
+        yield Rejection(file, None, ", ".join(missing),
+                        f"missing column(s) {', '.join(missing)}; the header has {', '.join(header) or 'nothing'}")
+        return
+    seen: set[str] = set()
+    for row in reader:
+        line = reader.line_num
+        yield _csv_row(row, columns, file, line, seen, id_prefix)
 
 
 def _csv_row(row: dict, columns: CsvColumns, file: str, line: int, seen: set[str], id_prefix: str):

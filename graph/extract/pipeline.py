@@ -208,6 +208,11 @@ class ExtractionOutput:
         if result.path:
             s.shards.append(result.path)
 
+    def add_all(self, results: Iterable[ShardResult]) -> None:
+        """:meth:`add` each result, in order."""
+        for result in results:
+            self.add(result)
+
     def __exit__(self, exc_type, *exc) -> None:
         self._mapping_fh.close()
         if exc_type is not None:

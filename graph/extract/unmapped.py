@@ -83,9 +83,21 @@ def _count_run(run: list[str], counts: Counter) -> None:
             counts[" ".join(piece)] += 1
 
 
-def format_unmapped(counts: Counter, reports: int, top: int = 40) -> str:
-    """The ``top`` phrases by frequency, one per row (fits 80 columns)."""
+def without_cui(v: Vocabulary | None = None) -> dict[str, list[str]]:
+    """The vocabulary entries that carry no UMLS CUI: ``{"findings": [...], "regions": [...]}``, names in
+    vocabulary order, findings as ``category: name``. cxrkg writes a CUI only from a source it can cite
+    (graph/vocab/chest_xray.yaml's header), so this list is the gap left for a UMLS-licensed source."""
+    v = v or vocabulary()
+    return {"findings": [f"{f.category}: {f.name}" for f in v.findings.values() if not f.cuis],
+            "regions": [r.name for r in v.regions.values() if not r.cuis]}
+
+
+def format_unmapped(counts: Counter, reports: int, top: int = 40, missing_cui: dict[str, list[str]] | None = None) -> str:
+    """The ``top`` phrases by frequency, one per row (fits 80 columns), then the vocabulary entries without a
+    CUI (:func:`without_cui`), when given."""
     rows = [f"unmapped phrases in {reports:,} reports ({len(counts):,} distinct); the {min(top, len(counts))} "
             f"most frequent:", f"{'count':>7}  phrase"]
     rows += [f"{n:>7}  {phrase[:70]}" for phrase, n in counts.most_common(top)]
+    for kind, names in (missing_cui or {}).items():
+        rows += ["", f"{kind} of the vocabulary without a UMLS CUI ({len(names)}):"] + [f"  {n}" for n in names]
     return "\n".join(rows)

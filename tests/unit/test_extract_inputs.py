@@ -74,6 +74,17 @@ def test_csv_rows_and_missing_columns(tmp_path):
     assert len(missing) == 1 and missing[0].field == "findings_text" and "missing column" in missing[0].reason
 
 
+def test_csv_with_byte_order_mark_and_crlf_is_read_streamed(tmp_path):
+    """A spreadsheet's export: a UTF-8 byte-order mark before the header, CRLF line ends, a quoted line
+    break inside a report; line numbers count physical lines as before (the file is streamed)."""
+    path = tmp_path / "export.csv"
+    path.write_bytes(b'\xef\xbb\xbfreport_id,text\r\nr1,"No effusion.\r\nStable."\r\nr2,\r\nr3,"Clear \xc3\xa9."\r\n')
+    items = list(iter_inputs(path))
+    assert [(x.doc_key, x.report) for x in items if not isinstance(x, Rejection)] == [
+        ("r1", "No effusion.\r\nStable."), ("r3", "Clear \u00e9.")]
+    assert [(r.record, r.field) for r in items if isinstance(r, Rejection)] == [("line 4 (r2)", "text")]
+
+
 def test_open_i_xml_folder(tmp_path):
     src = tmp_path / "ecgen-radiology"
     src.mkdir()

@@ -40,3 +40,20 @@ def test_cli_lists_by_frequency(tmp_path):
     assert got["reports"] == 1 and got["phrases"][0] == ["azygos fissure", 2]
     missing = CliRunner().invoke(app, ["eval-extract", "--unmapped", "--source", str(tmp_path / "none")])
     assert missing.exit_code == 1 and "no such" in missing.output and "Traceback" not in missing.output
+
+
+def test_vocabulary_entries_without_a_cui_are_listed(tmp_path):
+    from graph.extract.unmapped import without_cui
+    from graph.vocabulary import vocabulary
+
+    v = vocabulary()
+    missing = without_cui(v)
+    assert "anatomicalfinding: pleural effusion" not in missing["findings"]  # the YAML gives it a CUI
+    assert len(missing["findings"]) == sum(not f.cuis for f in v.findings.values()) > 0
+    assert "right upper lung zone" in missing["regions"] and "lungs" not in missing["regions"]
+    (tmp_path / "a.txt").write_text("Azygos fissure.")
+    table = CliRunner().invoke(app, ["eval-extract", "--unmapped", "--source", str(tmp_path)])
+    assert table.exit_code == 0 and f"findings of the vocabulary without a UMLS CUI ({len(missing['findings'])})" in table.output
+    got = json.loads(CliRunner().invoke(app, ["eval-extract", "--unmapped", "--source", str(tmp_path),
+                                              "--format", "json"]).output)
+    assert got["without_cui"] == missing

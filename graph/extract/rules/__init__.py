@@ -1,7 +1,8 @@
 """The ``rules`` extractor: report text -> RadGraph v1 / RadGraph2 JSON, offline, no model weights.
 
-Built on spaCy's blank English pipeline and medspaCy: two ``medspacy_target_matcher`` components (findings
-as ``doc.ents``; anatomy, side, severity, change and "suggestive of" cues as a span group) and
+Built on spaCy's blank English pipeline and medspaCy: three medspaCy target matchers (findings as
+``doc.ents``; anatomy, side, severity, change and "suggestive of" cues, and the parts of normal statements,
+as span groups) and
 ``medspacy_context`` for negation / uncertainty / history. Findings, anatomy phrases and severity words come
 from :func:`graph.vocabulary.vocabulary` (one source of truth); only the change cues, side words and the few
 ConText rule additions are defined in this package.
@@ -25,7 +26,8 @@ ANAT-DP ``modify`` (:func:`curve_side`). Sections stay in the text as ``FINDINGS
 
 Modules, in the order a report meets them:
     sections: report text and its section headers (:func:`compose_text`).
-    spacy_pipeline: the spaCy / medspaCy ``Language`` and its target rules (:func:`build_pipeline`).
+    spacy_pipeline: the spaCy / medspaCy ``Language`` and its target rules (:func:`build_pipeline`);
+        ents_matcher: the findings matcher, which sets ``doc.ents`` once per Doc.
     polarity: the ConText rules and the label they give a finding.
     mentions: the matched spans of a Doc, overlaps resolved.
     draft: the entities of one Doc while the rules below add to them.

@@ -18,7 +18,8 @@ from graph.vocabulary import Vocabulary
 @dataclass
 class Draft:
     """Per-Doc state: ``sections[i]`` / ``sent_of[i]`` / ``lower[i]`` / ``texts[i]`` give token i's section,
-    sentence number, lower-case text and text; ``sent_bounds[n]`` is sentence n's (start, end) token
+    sentence number, lower-case text (``str.lower`` of the text, as spaCy's ``LOWER`` attribute:
+    spacy/lang/lex_attrs.py) and text; ``sent_bounds[n]`` is sentence n's (start, end) token
     range; ``obs_items`` pairs each kept observation mention with its entity; ``changed`` holds the
     ``id()`` of the observation entities that a change cue already modifies. The rules read the per-token
     lists rather than the Doc: each ``doc[i]`` builds a new Token object, millions per shard."""
@@ -39,14 +40,13 @@ class Draft:
     @classmethod
     def start(cls, doc, v: Vocabulary) -> "Draft":
         """An empty draft with the Doc's section and sentence of every token."""
-        tokens = list(doc)
-        texts = [t.text for t in tokens]
+        texts = [t.text for t in doc]
         bounds = [(sent.start, sent.end) for sent in doc.sents]
         sent_of = [0] * len(doc)
         for n, (start, end) in enumerate(bounds):
             sent_of[start:end] = [n] * (end - start)
         return cls(doc, v, token_sections(texts, SECTION_ORDER), sent_of,
-                   [t.lower_ for t in tokens], texts, bounds)
+                   [t.lower() for t in texts], texts, bounds)
 
     def sentence(self, n: int):
         """Sentence ``n`` as a Span of the Doc (the sentencizer's sentences are contiguous)."""

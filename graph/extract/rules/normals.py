@@ -62,9 +62,9 @@ def _qualified(d: Draft, p) -> bool:
     """The predicate is negated or an "otherwise": after "not" / "otherwise" (adverbs between allowed), or
     in a sentence that names an exception."""
     i = p.start - 1
-    while i >= 0 and d.doc[i].lower_ in _ADVERBS:
+    while i >= 0 and d.lower[i] in _ADVERBS:
         i -= 1
-    if i >= 0 and d.doc[i].lower_ in _SKIP_AFTER:
+    if i >= 0 and d.lower[i] in _SKIP_AFTER:
         return True
     start, end = d.sentence_of(p.start)
     words = " ".join(d.lower[start:end])
@@ -75,12 +75,12 @@ def _subjects_before(d: Draft, p, subjects: list) -> list:
     """The subjects of ``p``'s sentence before it, back to a clause break or a finding."""
     out = []
     for i in range(p.start - 1, -1, -1):
-        if d.sent_of[i] != d.sent_of[p.start] or d.doc[i].lower_ in _CLAUSE_BREAKS or i in d.obs_tokens:
+        if d.sent_of[i] != d.sent_of[p.start] or d.lower[i] in _CLAUSE_BREAKS or i in d.obs_tokens:
             break
         out += [s for s in subjects if s.end == i + 1]
     return out
 
 
 def _label(d: Draft, p) -> str:
-    window = {d.doc[i].lower_ for i in range(max(p.start - 3, 0), p.start) if d.sent_of[i] == d.sent_of[p.start]}
+    window = {d.lower[i] for i in range(max(p.start - 3, 0), p.start) if d.sent_of[i] == d.sent_of[p.start]}
     return "OBS-U" if window & _HEDGES else "OBS-DP"

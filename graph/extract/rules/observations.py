@@ -48,13 +48,13 @@ def _compose(d: Draft) -> list[tuple[Mention, dict]]:
     changes its finding, as ingestion composes modifier + span ("calcified right hilar lymph nodes" ->
     granulomatous disease, not enlarged hilum). Looks back at most six tokens in the sentence, not across another
     finding."""
-    doc, sent_of = d.doc, d.sent_of
+    sent_of, lower = d.sent_of, d.lower
     out = []
     for o, it in d.obs_items:
         for i in range(o.start - 1, max(o.start - 7, -1), -1):
-            if sent_of[i] != sent_of[o.start] or i in d.obs_tokens or doc[i].lower_ in (".", ";", ":"):
+            if sent_of[i] != sent_of[o.start] or i in d.obs_tokens or lower[i] in (".", ";", ":"):
                 break
-            f = d.v.finding_for(f"{doc[i].text} {o.text}")
+            f = d.v.finding_for(f"{d.texts[i]} {o.text}")
             if f and f != o.value:
                 d.entities.append({"_start": i, "_end": i + 1, "label": "OBS-DP", "rel": [("modify", it)],
                                    "_mod": True})
@@ -73,10 +73,9 @@ _NAMED_CATEGORIES = {"device", "tubesandlines"}
 def drop_named_generics(d: Draft) -> None:
     """"Postsurgical changes of prior CABG", "postoperative changes from spinal rods": the named procedure or
     device is the finding, the generic one goes (the annotation guide's §7 labels these by what they name)."""
-    doc = d.doc
     dropped = set()
     for o, it in d.obs_items:
-        if o.value not in _GENERIC_FINDINGS or o.end >= len(doc) or doc[o.end].lower_ not in ("of", "from"):
+        if o.value not in _GENERIC_FINDINGS or o.end >= len(d.lower) or d.lower[o.end] not in ("of", "from"):
             continue
         sent_end = d.sentence_of(o.start)[1]
         if any(o.end < o2.start < sent_end and d.v.findings[o2.value].category in _NAMED_CATEGORIES

@@ -1,5 +1,6 @@
 """The spaCy ``Language`` of the rules extractor: spaCy's blank English tokenizer (hyphen / slash words kept
-whole), a sentencizer, three ``medspacy_target_matcher`` components (findings as ``doc.ents``; anatomy, side,
+whole), a sentencizer, three medspaCy target matchers (findings as ``doc.ents``, set at once by
+:mod:`graph.extract.rules.ents_matcher`; anatomy, side,
 severity, change and "suggestive of" cues as the ``cxr_modifiers`` span group; the subjects and predicates
 of normal statements as the ``cxr_normals`` span group) and ConText
 (:mod:`graph.extract.rules.polarity`). Findings, anatomy phrases and severity words come from
@@ -11,6 +12,7 @@ import importlib.abc
 import sys
 
 from graph.extract.rules.change_cues import CHANGE_CUES
+from graph.extract.rules.ents_matcher import FACTORY, register_factory
 from graph.extract.rules.mentions import SIDE_COORDINATIONS, SIDE_WORDS
 from graph.extract.rules.normals import normal_rules
 from graph.extract.rules.phrase_patterns import patterns_to_phrases
@@ -69,7 +71,8 @@ def _build(v: Vocabulary):
     nlp = spacy.blank("en")
     _keep_words_whole(nlp)
     nlp.add_pipe("sentencizer", config={"punct_chars": [".", "?", "!", ":", ";", "..", "..."]})
-    findings = nlp.add_pipe("medspacy_target_matcher", name="cxr_findings")
+    register_factory()
+    findings = nlp.add_pipe(FACTORY, name="cxr_findings")
     findings.add(_finding_rules(v) + _predicate_rules(v))
     mods = nlp.add_pipe("medspacy_target_matcher", name="cxr_modifiers",
                         config={"result_type": "group", "span_group_name": "cxr_modifiers", "prune": False})
@@ -78,8 +81,8 @@ def _build(v: Vocabulary):
                            config={"result_type": "group", "span_group_name": "cxr_normals", "prune": False})
     normals.add(normal_rules(v))
     add_context(nlp)
-    for name in ("cxr_findings", "cxr_modifiers", "cxr_normals", "medspacy_context"):
-        patterns_to_phrases(nlp.get_pipe(name), nlp)
+    for component in (findings.target_matcher, mods, normals, nlp.get_pipe("medspacy_context")):
+        patterns_to_phrases(component, nlp)
     return nlp
 
 
