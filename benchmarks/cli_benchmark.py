@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> None:
     patient = a_patient(args.patients)
     neo = neo4j_settings()
     env = {**os.environ, "URI": neo.uri, "U": neo.user, "P": neo.password, "DB": neo.database or "neo4j",
-           "HTTP": f"http://127.0.0.1:{local_server_settings().http_port}"}
+           "HTTP": local_server_settings().http_uri}
     rows = [(name, *medians(cmd, env, args.runs)) for name, cmd in commands(patient)]
     ceiling = rows[1][1]
     nodes = shared_store().read("MATCH (n) RETURN count(n) AS n")[0]["n"]

@@ -230,7 +230,7 @@ class LocalNeo4jServer:
 
         server_agent(self.settings.bolt_uri, USER, password, timeout_s=5)
         try:
-            QueryApiReader(f"http://127.0.0.1:{self.settings.http_port}", USER, password, timeout_s=5).read("RETURN 1")
+            QueryApiReader(self.settings.http_uri, USER, password, timeout_s=5).read("RETURN 1")
         except QueryApiError as exc:  # e.g. the database still starting
             raise GraphUnavailable(str(exc)) from None
 
@@ -309,8 +309,7 @@ class LocalNeo4jServer:
         pid = self._running_pid()
         version = None
         if pid is not None and s.password_file.exists():
-            reader = QueryApiReader(f"http://127.0.0.1:{s.http_port}", USER, s.password_file.read_text().strip(),
-                                    timeout_s=3)
+            reader = QueryApiReader(s.http_uri, USER, s.password_file.read_text().strip(), timeout_s=3)
             try:
                 version = reader.read("CALL dbms.components() YIELD versions RETURN versions[0] AS v")[0]["v"]
             except (GraphUnavailable, QueryApiError, OSError):

@@ -82,6 +82,11 @@ class LocalServerSettings:
     def bolt_uri(self) -> str:
         return f"bolt://127.0.0.1:{self.bolt_port}"
 
+    @property
+    def http_uri(self) -> str:
+        """Where Neo4j Browser and the HTTP Query API answer (:mod:`graph.store.query_api`)."""
+        return f"http://127.0.0.1:{self.http_port}"
+
 
 _DURATION = r"^[1-9]\d*(ms|s|m|h)$"  # what the launcher's parseDuration reads; 0 (no timeout) is not offered
 

@@ -69,8 +69,7 @@ def reader_or_fail():
         return store_or_fail()
     from graph.store.query_api import QueryApiReader
 
-    return QueryApiReader(f"http://127.0.0.1:{local_server_settings().http_port}", server.user, server.password,
-                          server.database)
+    return QueryApiReader(local_server_settings().http_uri, server.user, server.password, server.database)
 
 
 def print_rows(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None = None,

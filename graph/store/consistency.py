@@ -29,7 +29,6 @@ ingest on the affected patients (or ``GraphStore.link_patients``) recomputes the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # not imported at run time: `cxrkg stats` reads through the driver-free Query API too

@@ -1,9 +1,10 @@
-"""Import the neo4j driver without pandas, NumPy and pyarrow, for the quick commands.
+"""Import the neo4j driver without pandas, NumPy and pyarrow, for the quick commands against ``NEO4J_URI``
+(on the local server they read over HTTP without the driver, :mod:`graph.store.query_api`).
 
 The driver imports those three eagerly whenever they are installed (``neo4j/_optional_deps.py``, driver 6.4)
 so that ``Result.to_df``, ``Result.to_arrow`` and NumPy query parameters work; cxrkg installs them for the
 GNN and the tables, so every command that imported the driver paid about 0.4 s for libraries the quick
-commands (``queries``, ``query``, ``stats``, ``db``) never use, against issue 18's 0.3 s for a whole command.
+commands (``query``, ``stats``) never use, against issue 18's 0.3 s for a whole command.
 """
 
 from __future__ import annotations

@@ -218,7 +218,7 @@ def warm_plans(store: GraphStore) -> int:
     return len(queries)
 
 
-def unknown_ids(store: GraphStore, params: dict[str, Any]) -> list[str]:
+def unknown_ids(store: GraphStore | QueryApiReader, params: dict[str, Any]) -> list[str]:
     """The patients and studies that bound query parameters name (``patient_id``, ``*study_id``; an empty
     value means "all") but the graph does not hold, as ``"patient <id>"`` / ``"study <id>"``."""
     from graph.store import read_statements as rs

@@ -16,7 +16,7 @@ from tests.helpers import load_into
 
 
 def _reader(settings, password=None) -> QueryApiReader:
-    return QueryApiReader(f"http://127.0.0.1:{local_server_settings().http_port}", settings.user,
+    return QueryApiReader(local_server_settings().http_uri, settings.user,
                           settings.password if password is None else password, settings.database)
 
 
