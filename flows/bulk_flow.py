@@ -116,7 +116,8 @@ def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping:
         pending: deque = deque()
         for k, files in enumerate(batches):
             pending.append((files, pool.submit(write_part, files, doc_mapping, the_plan.metadata,
-                                               the_plan.patients_within(files), sink.files.folder / "parts", k)))
+                                               the_plan.patients_within(files), sink.files.folder / "parts", k,
+                                               sink.loaded_at)))
             while len(pending) >= 2 * workers or (pending and k == len(batches) - 1):
                 done, future = pending.popleft()
                 part = future.result()
@@ -168,10 +169,10 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
     server.settings.home.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
     try:
-        sink = BulkSink(ImportFiles(folder), vocab)
+        sink = BulkSink(ImportFiles(folder), vocab, datetime.now())
         with stage(stages, "files"):
             _write_files(the_plan, sink, doc_mapping, batch_files, summary, progress)
-            sink.finish(vocab, datetime.now())
+            sink.finish(vocab)
         summary.elements_created = sum(f.rows for f in sink.listing())
         with stage(stages, "import"):
             server.stop()

@@ -52,7 +52,7 @@ class Part:
     files: list[Listing]
     studies: dict[str, dict[str, Any]]
     patients: dict[str, str | None]
-    source_files: dict[str, dict[str, Any]]
+    incomplete_sources: dict[str, dict[str, Any]]
     record_file: dict[str, str]
     study_order: dict[str, int]
     derived: set[str]
@@ -66,18 +66,24 @@ class BulkSink:
     Args:
         files: the import files to write (see :class:`graph.ingest.import_files.ImportFiles`).
         vocab: the vocabulary (Anatomy and Finding nodes, the findings' IS_A parents).
+        loaded_at: the SourceFile nodes' ``loaded_at`` (the load's start; a transactional load stamps each
+            batch as it commits).
         park_in: the folder of the parked patients' bucket files (default: the files' folder).
     """
 
-    def __init__(self, files: ImportFiles, vocab: Vocabulary, park_in: Path | None = None):
+    def __init__(self, files: ImportFiles, vocab: Vocabulary, loaded_at: datetime, park_in: Path | None = None):
         self.files = files
+        self.loaded_at = loaded_at
+        self._stamp = loaded_at.isoformat()
         self._park_in = park_in or files.folder
         self._regions = set(vocab.regions)
         self._findings = set(vocab.findings)
         self._studies: dict[str, dict[str, Any]] = {}
         self._patients: dict[str, str | None] = {}  # patient -> gender
         self._study_order: dict[str, int] = {}
-        self._source_files: dict[str, dict[str, Any]] = {}
+        # a streamed file's first chunk marks it incomplete until its last chunk's row replaces it (see
+        # graph.ingest.load); every other SourceFile row is written at once, as the plan lists a file once
+        self._incomplete_sources: dict[str, dict[str, Any]] = {}
         self._record_file: dict[str, str] = {}  # "image:<id>" / "report:<id>" -> file
         self._derived: set[str] = set()
         self._parked: set[str] = set()
@@ -128,7 +134,7 @@ class BulkSink:
                                  "were loaded and derived; load without --bulk")
         self._write_records(images, boxes, reports, observations)
         for row in batch.source_files:
-            self._source_files[row["path"]] = dict(row)
+            self._write_source_file(row)
         held = {p for p in batch.link & patients if p not in self._parked}
         for into, facts in zip(self._held, _facts(held, studies, images, batch.files)):
             for pid, values in facts.items():
@@ -151,7 +157,7 @@ class BulkSink:
         for handle in self._buckets.values():
             handle.close()
         self.files.flush()
-        return Part(result, self.files.listing(), self._studies, self._patients, self._source_files,
+        return Part(result, self.files.listing(), self._studies, self._patients, self._incomplete_sources,
                     self._record_file, self._study_order, self._derived, self._parked,
                     [Path(h.name) for h in self._buckets.values()])
 
@@ -177,7 +183,7 @@ class BulkSink:
                                  "in; load without --bulk")
         for sid, row in part.studies.items():
             self._merge_study({"study_id": sid, **row, "gender": part.patients.get(row["patient_id"])})
-        self._source_files.update(part.source_files)
+        self._incomplete_sources.update(part.incomplete_sources)
         self._study_order.update(part.study_order)
         self._derived |= part.derived
         self._parked |= part.parked
@@ -211,8 +217,8 @@ class BulkSink:
 
     # --- the end -------------------------------------------------------------------------------
 
-    def finish(self, vocab: Vocabulary, loaded_at: datetime) -> ImportFiles:
-        """Write what was merged over batches (patients, studies, source files) and the vocabulary's
+    def finish(self, vocab: Vocabulary) -> ImportFiles:
+        """Write what was merged over batches (patients, studies, incomplete source files) and the vocabulary's
         Anatomy and Finding nodes (their properties and PART_OF / IS_A come from ``ensure_schema``, as in
         a transactional load), close the files and return them."""
         if self._parked:
@@ -226,9 +232,8 @@ class BulkSink:
                                         "reason_for_exam": row["reason_for_exam"],
                                         "study_order": self._study_order.get(sid)})
             f.relationship_file("HAS_STUDY", "Patient", "Study").write_pair(row["patient_id"], sid)
-        stamp = loaded_at.isoformat()
-        for row in self._source_files.values():
-            f.node_file("SourceFile").write({**row, "loaded_at": stamp})
+        for row in self._incomplete_sources.values():
+            f.node_file("SourceFile").write({**row, "loaded_at": self._stamp})
         for name in vocab.regions:
             f.node_file("Anatomy").write({"name": name})
         for name in vocab.findings:
@@ -250,6 +255,14 @@ class BulkSink:
                     if first != pf.path:
                         raise BulkInputError(f"{kind} {record_id} is in both {first} and {pf.path}; remove one "
                                              "copy, or load without --bulk")
+
+    def _write_source_file(self, row: dict[str, Any]) -> None:
+        """A SourceFile row (graph.ingest.load): an incomplete one is held until its complete one comes."""
+        if row["sha256"] is None:
+            self._incomplete_sources[row["path"]] = dict(row)
+            return
+        self._incomplete_sources.pop(row["path"], None)
+        self.files.node_file("SourceFile").write({**row, "loaded_at": self._stamp})
 
     def _merge_study(self, row: dict[str, Any]) -> None:
         """A study's attributes and its patient's gender over batches: a later non-null value replaces an
@@ -396,7 +409,7 @@ _worker_files: ImportFiles | None = None  # a worker process's import files, kep
 
 
 def write_part(files: list[InputFile], doc_mapping: str | None, metadata: list[str], link: set[str],
-               folder: Path, batch: int) -> Part:
+               folder: Path, batch: int, loaded_at: datetime) -> Part:
     """Parse, check and write one batch: what a worker process of a bulk load runs (arguments and result are
     pickled). Each worker process writes all its batches into files of its own under ``folder`` (the
     importer reads a few large files faster than thousands of small ones: 3,733 files took 3 to 4 s longer
@@ -408,6 +421,6 @@ def write_part(files: list[InputFile], doc_mapping: str | None, metadata: list[s
         _worker_files = ImportFiles(folder / f"worker{os.getpid()}")
     vocab = vocabulary()
     files = [with_fingerprint(f) for f in files]
-    sink = BulkSink(_worker_files, vocab, park_in=folder / f"parked{batch:05d}")
+    sink = BulkSink(_worker_files, vocab, loaded_at, park_in=folder / f"parked{batch:05d}")
     result = store_files(sink, files, parse_files(files, vocab, doc_mapping), vocab, set(), metadata, link)
     return sink.part(result)

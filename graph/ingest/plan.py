@@ -24,7 +24,7 @@ SCENE_GRAPH, RADGRAPH, METADATA = "chest_imagenome_scene_graph", "radgraph", "mi
 STREAM_THRESHOLD_BYTES = 64 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a MIMIC-sized plan holds 469,000 of them
 class InputFile:
     """One input file: where it is, what format it holds, its content hash (sha256, hex; empty until
     computed) and, when discovered, its size in bytes and modification time in ns (-1 when unknown)."""
@@ -127,13 +127,14 @@ def discover(paths: Iterable[Path], exclude: Iterable[Path] = (), fingerprints: 
         if not root.exists():
             raise FileNotFoundError(f"{root}: no such file or folder")
         if root.is_file():
-            candidates = [(root, root.resolve())]
+            candidates: Iterable[tuple[Path, Path]] = [(root, root.resolve())]
         else:
             # linked folders are not entered, so below the resolved root only a linked file needs
             # resolving of its own (resolving every path was a quarter of planning time)
             base = root.resolve()
-            candidates = [(Path(path), Path(path).resolve() if link else base / relative)
-                          for path, relative, link in _walk(str(root), skipped if skipped is not None else [])]
+            # a generator: the 469,000 path pairs of a MIMIC-sized cohort held at once were 260 MB
+            candidates = ((Path(path), Path(path).resolve() if link else base / relative)
+                          for path, relative, link in _walk(str(root), skipped if skipped is not None else []))
         for p, real in candidates:
             fmt = file_format(p)
             if fmt and real not in skip:

@@ -5,6 +5,8 @@ or parked and derived at the end."""
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -102,12 +104,12 @@ def write_import_files(cohort: Path, out: Path, mode: str, batch_files: int = 40
     """The import files of a cohort, written as :func:`_write` says, as the bulk load lists them."""
     v = vocabulary()
     plan = plan_ingest(discover([cohort], fingerprints=False), {}, v.version)
-    sink = BulkSink(ImportFiles(out), v)
+    sink = BulkSink(ImportFiles(out), v, datetime(2026, 1, 1))
     unlinked: set[str] = set()
     for k, batch in enumerate(plan.batches(batch_files)):
         link = set() if mode == "parked" else plan.patients_within(batch)
         if mode == "parts":
-            part = write_part(batch, None, plan.metadata, link, out / "parts", k)
+            part = write_part(batch, None, plan.metadata, link, out / "parts", k, sink.loaded_at)
             sink.absorb(part)
             result = part.result
         else:
@@ -118,7 +120,7 @@ def write_import_files(cohort: Path, out: Path, mode: str, batch_files: int = 40
         if rejections is not None:
             rejections += result.rejections
     sink.link_patients(unlinked)
-    sink.finish(v, datetime(2026, 1, 1))
+    sink.finish(v)
     return sink.listing()
 
 
@@ -146,3 +148,28 @@ def test_the_same_image_in_two_files_is_rejected_in_one_writer_and_stops_the_bul
     assert "already stored from" in rejections[0].reason and graph.name in rejections[0].reason
     with pytest.raises(BulkInputError, match=f"image {image} is in both"):
         _write(tmp_path, tmp_path / "out2", "parts", batch_files=1)
+
+
+@pytest.mark.parametrize("mode", ["by_batch", "parts"])
+def test_a_streamed_file_has_one_complete_source_file_row(tmp_path, monkeypatch, mode):
+    from graph.ingest import load as ingest_load, plan as ingest_plan
+
+    cohort = tmp_path / "cohort"
+    write_cohort(cohort, patients=3, seed=5)
+    docs: dict = {}
+    for path in sorted((cohort / "radgraph").rglob("*.json")):
+        docs.update(json.loads(path.read_text()))
+        path.unlink()
+    merged = cohort / "radgraph" / "all_reports.json"
+    merged.write_text(json.dumps(docs))
+    monkeypatch.setattr(ingest_plan, "STREAM_THRESHOLD_BYTES", 0)
+    monkeypatch.setattr(ingest_load, "STREAM_CHUNK_DOCS", 2)  # the first chunk's row is marked incomplete
+    assert len(docs) > 4
+
+    rows = _write(cohort, tmp_path / "out", mode)["nodes_SourceFile"]
+
+    paths = [line.split(",")[0] for line in rows]
+    assert len(paths) == len(set(paths))
+    [merged_row] = [line for line in rows if line.startswith(f'"{merged}"')]
+    assert merged_row.split(",")[1] == f'"{hashlib.sha256(merged.read_bytes()).hexdigest()}"'
+    assert f",{len(docs)},0," in merged_row  # records, rejected
