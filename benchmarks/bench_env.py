@@ -23,11 +23,12 @@ def use_dedicated_server(home: str, bolt_port: int, http_port: int) -> None:
         os.environ.pop(var, None)
 
 
-def run_measured(cmd: list[str]) -> tuple[float, float, str]:
+def run_measured(cmd: list[str], at_peak: dict[str, list[float]] | None = None) -> tuple[float, float, str]:
     """Run ``cmd``; return its wall seconds, the peak summed proportional set size (PSS: pages shared by
     forked workers counted once) in MB of it and its Python child processes (parse and write workers,
     Prefect's temporary API server; Java processes, the Neo4j server and its importer, are left out),
-    sampled every 0.2 s, and its stdout. Exits with the command's stderr tail when it fails."""
+    sampled every 0.2 s, and its stdout. ``at_peak``, when given, receives each process's PSS (MB) at that
+    peak by role (:func:`_role`). Exits with the command's stderr tail when it fails."""
     import subprocess
     import time
 
@@ -38,15 +39,30 @@ def run_measured(cmd: list[str]) -> tuple[float, float, str]:
     peak = 0.0
     while proc.poll() is None:
         try:
-            tree = [proc, *proc.children(recursive=True)]
-            peak = max(peak, sum(p.memory_full_info().pss for p in tree if "java" not in p.name()) / 2**20)
+            sizes = [(_role(p, proc.pid), p.memory_full_info().pss / 2**20)
+                     for p in [proc, *proc.children(recursive=True)] if "java" not in p.name()]
         except psutil.Error:
-            pass
+            sizes = []
+        if sum(size for _, size in sizes) > peak:
+            peak = sum(size for _, size in sizes)
+            if at_peak is not None:
+                at_peak.clear()
+                for role, size in sizes:
+                    at_peak.setdefault(role, []).append(round(size))
         time.sleep(0.2)
     out, err = proc.communicate()
     if proc.returncode:
         sys.exit(f"{' '.join(cmd[:3])} ... failed:\n{err[-3000:]}")
     return time.perf_counter() - started, peak, out
+
+
+def _role(process, root: int) -> str:
+    """What a measured process is: the command itself, Prefect's temporary API server (uvicorn), the
+    child watcher (flows.child_guard) or a worker the command forked."""
+    if process.pid == root:
+        return "command"
+    cmd = " ".join(process.cmdline())  # psutil.Error when it is gone: the caller skips the sample
+    return "api server" if "uvicorn" in cmd else "child watcher" if "child_guard" in cmd else "worker"
 
 
 def timed_flow(run: Callable[[], Any], clear: bool = True) -> tuple[float, Any, dict[str, int], dict[str, int]]:

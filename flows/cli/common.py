@@ -126,6 +126,8 @@ def print_summary(summary) -> None:
         table.add_row(name.replace("_", " "), str(getattr(summary, name)))
     table.add_row("rejected records", str(len(summary.rejections)))
     table.add_row("seconds", f"{summary.seconds:.1f}")
+    if summary.stage_seconds:
+        table.add_row("stages (s)", ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_seconds.items()))
     console.print(table)
     if summary.top_unmapped:
         console.print("most frequent unmapped terms: " + ", ".join(f"{t} ({n})" for t, n in summary.top_unmapped))
