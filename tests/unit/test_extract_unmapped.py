@@ -57,3 +57,21 @@ def test_vocabulary_entries_without_a_cui_are_listed(tmp_path):
     got = json.loads(CliRunner().invoke(app, ["eval-extract", "--unmapped", "--source", str(tmp_path),
                                               "--format", "json"]).output)
     assert got["without_cui"] == missing
+
+
+def test_reports_of_a_gold_split_can_be_left_out(tmp_path, monkeypatch):
+    import graph.extract.gold_eval as gold_eval
+
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps({"sentences": [{"report_id": "2", "split": "held-out"}]}))
+    monkeypatch.setattr(gold_eval, "DEFAULT_GOLD", gold)
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "1.txt").write_text("Azygos fissure.")
+    (tmp_path / "r" / "2.txt").write_text("Bronchovascular crowding.")
+    args = ["eval-extract", "--unmapped", "--source", str(tmp_path / "r"), "--format", "json"]
+    both = json.loads(CliRunner().invoke(app, args).output)
+    assert both["reports"] == 2
+    result = CliRunner().invoke(app, args + ["--exclude-gold", "held-out"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.output)
+    assert got["reports"] == 1 and [p for p, _ in got["phrases"]] == ["azygos fissure"]
