@@ -1,0 +1,59 @@
+"""The rules extractor on wordings frequent in IU reports (issue 17, third round): vocabulary 2026.11.10's
+findings outside Chest ImaGenome's list and its synonyms, normal statements, predicates and hedges.
+
+All report sentences here are synthetic, written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from tests.unit.test_extract_rules import _roundtrip, _sided  # noqa: E402
+
+
+def _found(tmp_path, text):
+    return {(m.finding, m.polarity) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("There are atherosclerotic changes of the thoracic aorta.", {("vascular calcification", "present")}),
+    ("The aorta is atherosclerotic.", {("vascular calcification", "present")}),
+    ("Mild ectasia of the aorta.", {("tortuous aorta", "present")}),
+    ("Arthritic changes of the spine with endplate spurring.", {("spinal degenerative changes", "present")}),
+    ("Hyperexpanded lungs with flattened diaphragms.", {("hyperaeration", "present")}),
+    ("The lungs are hypoventilated.", {("low lung volumes", "present")}),
+    ("Interstitial prominence throughout the lungs.", {("increased reticular markings/ild pattern", "present")}),
+    ("Pleural parenchymal scar at the apex.", {("pleural/parenchymal scarring", "present")}),
+    ("A sclerotic focus in a thoracic vertebral body.", {("bone lesion", "present")}),
+    ("Stable chronic compression fractures of two vertebral bodies.", {("spinal fracture", "present")}),
+], ids=["atherosclerotic-changes", "atherosclerotic", "ectasia", "arthritic", "flattened", "hypoventilated",
+        "interstitial-prominence", "pleural-scar", "sclerotic-focus", "compression-fractures"])
+def test_synonyms_of_listed_findings(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Mild bronchovascular crowding at the bases.", {("bronchovascular crowding", "present")}),
+    ("No evidence of active tuberculosis.", {("tuberculosis", "absent")}),
+    ("Hilar adenopathy in keeping with known sarcoidosis.",
+     {("enlarged hilum", "present"), ("sarcoidosis", "present")}),
+    ("Metastatic disease cannot be excluded.", {("metastatic disease", "uncertain")}),
+    ("Exaggerated thoracic kyphosis and diffuse osteopenia.", {("kyphosis", "present"), ("osteopenia", "present")}),
+    ("Mild pectus excavatum.", {("pectus deformity", "present")}),
+    ("No fracture or dislocation.", {("rib fracture", "absent"), ("dislocation", "absent")}),
+    ("Two bullet fragments overlie the soft tissues.", {("foreign body", "present")}),
+    ("Ascending aortic aneurysm.", {("aortic aneurysm", "present")}),
+], ids=["crowding", "tuberculosis", "sarcoidosis", "metastatic", "kyphosis-osteopenia", "pectus", "dislocation",
+        "bullet", "aneurysm"])
+def test_findings_outside_the_chest_imagenome_list(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected
+
+
+def test_volume_loss_stays_unknown(tmp_path):
+    # the synthetic cohort's unknown word for atelectasis (graph/synth/tables.py)
+    from graph.vocabulary import vocabulary
+
+    assert vocabulary().finding_for("volume loss") is None
+    assert not _roundtrip(tmp_path, {"findings": "Left basilar volume loss."}).mentions
