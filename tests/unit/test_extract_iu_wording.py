@@ -57,3 +57,22 @@ def test_volume_loss_stays_unknown(tmp_path):
 
     assert vocabulary().finding_for("volume loss") is None
     assert not _roundtrip(tmp_path, {"findings": "Left basilar volume loss."}).mentions
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Cardio mediastinal silhouette is unremarkable.",
+     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
+    ("Cardiomediastinal size is within normal limits.",
+     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
+    ("The views show normal size and configuration of the cardiac silhouette.",
+     {("enlarged cardiac silhouette", "absent")}),
+    ("Costophrenic XXXX are sharp.", {("costophrenic angle blunting", "absent")}),
+    ("The thoracic spine appears intact.", {("spinal fracture", "absent")}),
+    ("Borderline heart size.", {("enlarged cardiac silhouette", "uncertain")}),
+    ("The heart is borderline in size.", {("enlarged cardiac silhouette", "uncertain")}),
+    ("The lung volumes are low.", {("low lung volumes", "present")}),
+    ("Low volume study.", {("low lung volumes", "present")}),
+], ids=["cardio-mediastinal", "cardiomediastinal-size", "normal-size-and-configuration", "costophrenic-xxxx",
+        "spine-intact", "borderline-heart-size", "borderline-in-size", "volumes-are-low", "low-volume-study"])
+def test_normal_statements_and_predicates(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected

@@ -10,7 +10,7 @@ the subjects before it in its sentence, back to a clause break ("but", "with", "
 those the table pairs it with; with none before it, for a subject right after it ("normal heart size").
 Not a normal statement: a predicate after "otherwise" ("the lungs are otherwise clear" denies only what the
 report did not name) or after a negation ("not clear"). A hedge before the predicate ("probably normal")
-makes it OBS-U.
+makes it OBS-U, as does a predicate that hedges by itself ("borderline heart size").
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ _ADVERBS = {"grossly", "essentially", "entirely", "completely", "largely", "rela
 #: an exception in the sentence makes its predicate an "otherwise" ("clear, aside from mild scarring")
 _EXCEPTIONS = ("aside from", "apart from", "except for", "other than", "with the exception of")
 _HEDGES = {"probably", "likely", "possibly", "questionably", "presumably", "may", "might", "could"}
+#: a predicate that hedges by itself ("borderline heart size": the annotation guide's §3, uncertain)
+_HEDGED_PREDICATES = {"borderline"}
 _FORWARD_GAP = 2
 
 
@@ -83,4 +85,4 @@ def _subjects_before(d: Draft, p, subjects: list) -> list:
 
 def _label(d: Draft, p) -> str:
     window = {d.lower[i] for i in range(max(p.start - 3, 0), p.start) if d.sent_of[i] == d.sent_of[p.start]}
-    return "OBS-U" if window & _HEDGES else "OBS-DP"
+    return "OBS-U" if window & _HEDGES or d.lower[p.start] in _HEDGED_PREDICATES else "OBS-DP"
