@@ -76,3 +76,19 @@ def test_volume_loss_stays_unknown(tmp_path):
         "spine-intact", "borderline-heart-size", "borderline-in-size", "volumes-are-low", "low-volume-study"])
 def test_normal_statements_and_predicates(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # "versus" offers two readings of one feature: both uncertain, the sign before them still present
+    ("Right basilar opacity, scarring versus atelectasis.",
+     {("lung opacity", "present"), ("pleural/parenchymal scarring", "uncertain"), ("atelectasis", "uncertain")}),
+    ("Small left effusion vs pleural thickening.",
+     {("pleural effusion", "uncertain"), ("pleural/parenchymal scarring", "uncertain")}),
+    ("Atelectasis and a small effusion versus consolidation.",
+     {("atelectasis", "present"), ("pleural effusion", "uncertain"), ("consolidation", "uncertain")}),
+    ("Nodular opacity concerning for malignancy.",
+     {("mass/nodule (not otherwise specified)", "present"), ("lung cancer", "uncertain")}),
+    ("Presumed granulomatous disease.", {("granulomatous disease", "uncertain")}),
+], ids=["versus", "vs", "versus-nearest-only", "concerning-for", "presumed"])
+def test_hedges(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected

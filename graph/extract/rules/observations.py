@@ -1,5 +1,5 @@
 """Observation entities: one per finding mention that ConText does not skip, labelled by
-:func:`graph.extract.rules.polarity.polarity`; a word before a finding that names another finding with it;
+:func:`graph.extract.rules.polarity.polarity` (and uncertain right before "versus"); a word before a finding that names another finding with it;
 severity words (OBS-DP ``modify``) and ``suggestive_of`` between the observations around a
 "suggestive of" / "consistent with" cue."""
 
@@ -20,10 +20,30 @@ def add_observations(d: Draft, obs_spans: list[Mention]) -> None:
         label = polarity(ent_at[o.start], d.sections[o.start])
         if label is None:
             continue
+        if label == "OBS-DP" and _before_alternative(d, o):
+            label = "OBS-U"
         item = {"_start": o.start, "_end": o.end, "label": label, "rel": [], "_finding": o.value}
         d.entities.append(item)
         d.obs_items.append((o, item))
     d.obs_items = _compose(d)
+
+
+#: words that offer another reading of the same image feature ("atelectasis versus scarring"); ConText makes the
+#: reading after them uncertain, :func:`_before_alternative` the one before (the annotation guide's §3)
+_ALTERNATIVES = {"versus", "vs", "vs."}
+_ALTERNATIVE_GAP = 2
+
+
+def _before_alternative(d: Draft, o: Mention) -> bool:
+    """The finding is followed, within :data:`_ALTERNATIVE_GAP` tokens of its sentence and before any other
+    finding, by "versus" ("atelectasis versus scarring", "scarring, versus effusion")."""
+    end = min(o.end + _ALTERNATIVE_GAP, d.sentence_of(o.start)[1])
+    for i in range(o.end, end):
+        if d.lower[i] in _ALTERNATIVES:
+            return True
+        if i in d.obs_tokens:
+            return False
+    return False
 
 
 def link_severity(d: Draft, m: Mention) -> None:
