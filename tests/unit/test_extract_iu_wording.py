@@ -92,3 +92,24 @@ def test_normal_statements_and_predicates(tmp_path, text, expected):
 ], ids=["versus", "vs", "versus-nearest-only", "concerning-for", "presumed"])
 def test_hedges(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
+
+
+def _changes(tmp_path, text):
+    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a cue that names two readings of one feature applies to both ...
+    ("Unchanged right apical pleural thickening versus scarring.",
+     {("pleural/parenchymal scarring", "uncertain", "no change")}),
+    ("Stable left basilar atelectasis vs consolidation.",
+     {("atelectasis", "uncertain", "no change"), ("consolidation", "uncertain", "no change")}),
+    # ... not to readings offered after a comma, nor to a possible diagnosis
+    ("Stable blunting of the left costophrenic angle, scarring versus effusion.",
+     {("costophrenic angle blunting", "present", "no change"), ("pleural/parenchymal scarring", "uncertain", None),
+      ("pleural effusion", "uncertain", None)}),
+    ("Stable right hilar nodule, possibly a granuloma.",
+     {("mass/nodule (not otherwise specified)", "present", "no change"), ("calcified nodule", "uncertain", None)}),
+], ids=["same-finding", "two-readings", "after-comma", "possible-diagnosis"])
+def test_change_cues_and_readings(tmp_path, text, expected):
+    assert _changes(tmp_path, text) == expected

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from graph.extract.rules.draft import Draft
+from graph.extract.rules.draft import Draft, before_alternative
 from graph.extract.rules.mentions import Mention
 from graph.extract.rules.polarity import polarity
 
@@ -20,30 +20,12 @@ def add_observations(d: Draft, obs_spans: list[Mention]) -> None:
         label = polarity(ent_at[o.start], d.sections[o.start])
         if label is None:
             continue
-        if label == "OBS-DP" and _before_alternative(d, o):
+        if label == "OBS-DP" and before_alternative(d, o):
             label = "OBS-U"
         item = {"_start": o.start, "_end": o.end, "label": label, "rel": [], "_finding": o.value}
         d.entities.append(item)
         d.obs_items.append((o, item))
     d.obs_items = _compose(d)
-
-
-#: words that offer another reading of the same image feature ("atelectasis versus scarring"); ConText makes the
-#: reading after them uncertain, :func:`_before_alternative` the one before (the annotation guide's §3)
-_ALTERNATIVES = {"versus", "vs", "vs."}
-_ALTERNATIVE_GAP = 2
-
-
-def _before_alternative(d: Draft, o: Mention) -> bool:
-    """The finding is followed, within :data:`_ALTERNATIVE_GAP` tokens of its sentence and before any other
-    finding, by "versus" ("atelectasis versus scarring", "scarring, versus effusion")."""
-    end = min(o.end + _ALTERNATIVE_GAP, d.sentence_of(o.start)[1])
-    for i in range(o.end, end):
-        if d.lower[i] in _ALTERNATIVES:
-            return True
-        if i in d.obs_tokens:
-            return False
-    return False
 
 
 def link_severity(d: Draft, m: Mention) -> None:
