@@ -28,8 +28,10 @@ def _found(tmp_path, text):
     ("Pleural parenchymal scar at the apex.", {("pleural/parenchymal scarring", "present")}),
     ("A sclerotic focus in a thoracic vertebral body.", {("bone lesion", "present")}),
     ("Stable chronic compression fractures of two vertebral bodies.", {("spinal fracture", "present")}),
+    ("Status post coronary artery bypass grafting.", {("cabg grafts", "present")}),
+    ("Prosthetic aortic valve.", {("prosthetic valve", "present")}),
 ], ids=["atherosclerotic-changes", "atherosclerotic", "ectasia", "arthritic", "flattened", "hypoventilated",
-        "interstitial-prominence", "pleural-scar", "sclerotic-focus", "compression-fractures"])
+        "interstitial-prominence", "pleural-scar", "sclerotic-focus", "compression-fractures", "cabg", "valve"])
 def test_synonyms_of_listed_findings(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 
@@ -45,8 +47,17 @@ def test_synonyms_of_listed_findings(tmp_path, text, expected):
     ("No fracture or dislocation.", {("rib fracture", "absent"), ("dislocation", "absent")}),
     ("Two bullet fragments overlie the soft tissues.", {("foreign body", "present")}),
     ("Ascending aortic aneurysm.", {("aortic aneurysm", "present")}),
+    ("No radiographic evidence of tuberculous disease.", {("tuberculosis", "absent")}),
+    ("Enlarged pulmonary arteries suggesting pulmonary hypertension.", {("pulmonary arterial hypertension", "present"),
+                                                                       ("pulmonary arterial hypertension", "uncertain")}),
+    ("Coronary artery stents and sutures in the left upper lobe.",
+     {("coronary stent", "present"), ("surgical sutures", "present")}),
+    ("Prior vertebroplasty and right shoulder prosthesis.",
+     {("vertebroplasty", "present"), ("shoulder arthroplasty", "present")}),
+    ("The generator overlies the left chest.", {("cardiac pacer and wires", "present")}),
 ], ids=["crowding", "tuberculosis", "sarcoidosis", "metastatic", "kyphosis-osteopenia", "pectus", "dislocation",
-        "bullet", "aneurysm"])
+        "bullet", "aneurysm", "tuberculous", "pulmonary-hypertension", "stents-sutures", "vertebroplasty-shoulder",
+        "generator"])
 def test_findings_outside_the_chest_imagenome_list(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 
