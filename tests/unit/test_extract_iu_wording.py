@@ -27,11 +27,13 @@ def _found(tmp_path, text):
     ("Interstitial prominence throughout the lungs.", {("increased reticular markings/ild pattern", "present")}),
     ("Pleural parenchymal scar at the apex.", {("pleural/parenchymal scarring", "present")}),
     ("A sclerotic focus in a thoracic vertebral body.", {("bone lesion", "present")}),
+    ("Sclerotic density over the glenoid.", {("bone lesion", "present")}),
+    ("Findings of diffuse idiopathic skeletal hyperostosis.", {("spinal degenerative changes", "present")}),
     ("Stable chronic compression fractures of two vertebral bodies.", {("spinal fracture", "present")}),
     ("Status post coronary artery bypass grafting.", {("cabg grafts", "present")}),
     ("Prosthetic aortic valve.", {("prosthetic valve", "present")}),
 ], ids=["atherosclerotic-changes", "atherosclerotic", "ectasia", "arthritic", "flattened", "hypoventilated",
-        "interstitial-prominence", "pleural-scar", "sclerotic-focus", "compression-fractures", "cabg", "valve"])
+        "interstitial-prominence", "pleural-scar", "sclerotic-focus", "sclerotic-density", "dish", "compression-fractures", "cabg", "valve"])
 def test_synonyms_of_listed_findings(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 
@@ -55,9 +57,11 @@ def test_synonyms_of_listed_findings(tmp_path, text, expected):
     ("Prior vertebroplasty and right shoulder prosthesis.",
      {("vertebroplasty", "present"), ("shoulder arthroplasty", "present")}),
     ("The generator overlies the left chest.", {("cardiac pacer and wires", "present")}),
+    ("Cardiomegaly with an enlarged left atrium.",
+     {("enlarged cardiac silhouette", "present"), ("left atrial enlargement", "present")}),
 ], ids=["crowding", "tuberculosis", "sarcoidosis", "metastatic", "kyphosis-osteopenia", "pectus", "dislocation",
         "bullet", "aneurysm", "tuberculous", "pulmonary-hypertension", "stents-sutures", "vertebroplasty-shoulder",
-        "generator"])
+        "generator", "left-atrium"])
 def test_findings_outside_the_chest_imagenome_list(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 
@@ -124,3 +128,7 @@ def _changes(tmp_path, text):
 ], ids=["same-finding", "two-readings", "after-comma", "possible-diagnosis"])
 def test_change_cues_and_readings(tmp_path, text, expected):
     assert _changes(tmp_path, text) == expected
+
+
+def test_a_heart_chamber_gives_no_side(tmp_path):
+    assert _sided(tmp_path, "Enlarged right atrium.") == {("right atrial enlargement", None, "present", None)}
