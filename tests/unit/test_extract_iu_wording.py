@@ -132,3 +132,13 @@ def test_change_cues_and_readings(tmp_path, text, expected):
 
 def test_a_heart_chamber_gives_no_side(tmp_path):
     assert _sided(tmp_path, "Enlarged right atrium.") == {("right atrial enlargement", None, "present", None)}
+
+
+@pytest.mark.parametrize("text,change", [
+    ("Small left pleural effusion. Stable appearance of the chest.", None),  # the whole study: no refer-back
+    ("Small left pleural effusion. The appearance is similar to the prior radiograph.", None),
+    ("Small left pleural effusion. This appearance is unchanged.", "no change"),  # an anaphor refers back
+    ("Small left pleural effusion. Unchanged.", "no change"),
+], ids=["stable-chest", "appearance-similar", "this-appearance", "bare-cue"])
+def test_whole_study_statements_do_not_refer_back(tmp_path, text, change):
+    assert _changes(tmp_path, text) == {("pleural effusion", "present", change)}
