@@ -87,8 +87,10 @@ def test_volume_loss_stays_unknown(tmp_path):
     ("The heart is borderline in size.", {("enlarged cardiac silhouette", "uncertain")}),
     ("The lung volumes are low.", {("low lung volumes", "present")}),
     ("Low volume study.", {("low lung volumes", "present")}),
+    ("Both lungs are clear and expanded.", {("lung opacity", "absent"), ("low lung volumes", "absent")}),
 ], ids=["cardio-mediastinal", "cardiomediastinal-size", "normal-size-and-configuration", "costophrenic-xxxx",
-        "spine-intact", "borderline-heart-size", "borderline-in-size", "volumes-are-low", "low-volume-study"])
+        "spine-intact", "borderline-heart-size", "borderline-in-size", "volumes-are-low", "low-volume-study",
+        "clear-and-expanded"])
 def test_normal_statements_and_predicates(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 
