@@ -32,8 +32,14 @@ def _found(tmp_path, text):
     ("Stable chronic compression fractures of two vertebral bodies.", {("spinal fracture", "present")}),
     ("Status post coronary artery bypass grafting.", {("cabg grafts", "present")}),
     ("Prosthetic aortic valve.", {("prosthetic valve", "present")}),
+    ("Cavitation in the left upper lobe.", {("lung lesion", "present")}),
+    ("Widening of the mediastinum.", {("mediastinal widening", "present")}),
+    ("External monitoring leads overlie the chest.", {("support devices", "present")}),
+    ("Gastrostomy tube in the left upper quadrant.", {("enteric tube", "present")}),
+    ("Tunneled dialysis catheter.", {("ij line", "present")}),
 ], ids=["atherosclerotic-changes", "atherosclerotic", "ectasia", "arthritic", "flattened", "hypoventilated",
-        "interstitial-prominence", "pleural-scar", "sclerotic-focus", "sclerotic-density", "dish", "compression-fractures", "cabg", "valve"])
+        "interstitial-prominence", "pleural-scar", "sclerotic-focus", "sclerotic-density", "dish", "compression-fractures", "cabg", "valve",
+        "cavitation", "widening", "monitoring-leads", "gastrostomy", "tunneled"])
 def test_synonyms_of_listed_findings(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 
