@@ -150,3 +150,12 @@ def test_a_heart_chamber_gives_no_side(tmp_path):
 ], ids=["stable-chest", "appearance-similar", "this-appearance", "bare-cue"])
 def test_whole_study_statements_do_not_refer_back(tmp_path, text, change):
     assert _changes(tmp_path, text) == {("pleural effusion", "present", change)}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Degenerative changes of the right shoulder.", {("shoulder osteoarthritis", "right", "present", None)}),
+    ("Arthritic changes in both shoulders.", {("shoulder osteoarthritis", "bilateral", "present", None)}),
+    ("Degenerative changes of the thoracic spine.", {("spinal degenerative changes", None, "present", None)}),
+], ids=["right-shoulder", "both-shoulders", "spine"])
+def test_degenerative_changes_are_named_by_their_place(tmp_path, text, expected):
+    assert _sided(tmp_path, text) == expected
