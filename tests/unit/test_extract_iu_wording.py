@@ -20,6 +20,8 @@ def _found(tmp_path, text):
 @pytest.mark.parametrize("text,expected", [
     ("There are atherosclerotic changes of the thoracic aorta.", {("vascular calcification", "present")}),
     ("The aorta is atherosclerotic.", {("vascular calcification", "present")}),
+    ("The thoracic aorta is calcified and tortuous.", {("vascular calcification", "present"),
+                                                       ("tortuous aorta", "present")}),
     ("Mild ectasia of the aorta.", {("tortuous aorta", "present")}),
     ("Arthritic changes of the spine with endplate spurring.", {("spinal degenerative changes", "present")}),
     ("Hyperexpanded lungs with flattened diaphragms.", {("hyperaeration", "present")}),
@@ -37,7 +39,7 @@ def _found(tmp_path, text):
     ("External monitoring leads overlie the chest.", {("support devices", "present")}),
     ("Gastrostomy tube in the left upper quadrant.", {("enteric tube", "present")}),
     ("Tunneled dialysis catheter.", {("ij line", "present")}),
-], ids=["atherosclerotic-changes", "atherosclerotic", "ectasia", "arthritic", "flattened", "hypoventilated",
+], ids=["atherosclerotic-changes", "atherosclerotic", "aorta-is-calcified", "ectasia", "arthritic", "flattened", "hypoventilated",
         "interstitial-prominence", "pleural-scar", "sclerotic-focus", "sclerotic-density", "dish", "compression-fractures", "cabg", "valve",
         "cavitation", "widening", "monitoring-leads", "gastrostomy", "tunneled"])
 def test_synonyms_of_listed_findings(tmp_path, text, expected):
