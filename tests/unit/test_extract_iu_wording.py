@@ -114,7 +114,8 @@ def test_normal_statements_and_predicates(tmp_path, text, expected):
     ("Nodular opacity concerning for malignancy.",
      {("mass/nodule (not otherwise specified)", "present"), ("lung cancer", "uncertain")}),
     ("Presumed granulomatous disease.", {("granulomatous disease", "uncertain")}),
-], ids=["versus", "vs", "versus-nearest-only", "concerning-for", "presumed"])
+    ("There is suggestion of a small right effusion.", {("pleural effusion", "uncertain")}),
+], ids=["versus", "vs", "versus-nearest-only", "concerning-for", "presumed", "suggestion-of"])
 def test_hedges(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 

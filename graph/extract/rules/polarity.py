@@ -20,7 +20,7 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     "if there is", "if", "consider", "rule out", "r/o", "might", "might be", "potentially",
                     "suggest", "suggests", "suggesting", "suggestive of",
                     # hedges of the annotation guide's §3
-                    "concerning for", "presumed", "presumably", "favor", "favored", "favoring",
+                    "concerning for", "presumed", "presumably", "favor", "favored", "favoring", "suggestion of",
                     # IU's de-identification took "likely" out of every report ("most XXXX", "XXXX represents";
                     # graph/extract/gold/ANNOTATION_GUIDE.md §9)
                     "most xxxx", "xxxx represents", "xxxx representing", "xxxx represent")
