@@ -115,7 +115,14 @@ def test_normal_statements_and_predicates(tmp_path, text, expected):
      {("mass/nodule (not otherwise specified)", "present"), ("lung cancer", "uncertain")}),
     ("Presumed granulomatous disease.", {("granulomatous disease", "uncertain")}),
     ("There is suggestion of a small right effusion.", {("pleural effusion", "uncertain")}),
-], ids=["versus", "vs", "versus-nearest-only", "concerning-for", "presumed", "suggestion-of"])
+    ("Equivocal right basilar opacity.", {("lung opacity", "uncertain")}),
+    # a finding denied after it is absent; "not seen on the prior study" stays new
+    ("A pneumothorax is not seen.", {("pneumothorax", "absent")}),
+    ("Pleural effusions are not identified.", {("pleural effusion", "absent")}),
+    ("The left lower lobe nodule was not seen on the prior study.",
+     {("mass/nodule (not otherwise specified)", "present")}),
+], ids=["versus", "vs", "versus-nearest-only", "concerning-for", "presumed", "suggestion-of", "equivocal",
+        "is-not-seen", "are-not-identified", "not-seen-on-prior"])
 def test_hedges(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 

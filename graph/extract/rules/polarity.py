@@ -20,12 +20,16 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     "if there is", "if", "consider", "rule out", "r/o", "might", "might be", "potentially",
                     "suggest", "suggests", "suggesting", "suggestive of",
                     # hedges of the annotation guide's §3
-                    "concerning for", "presumed", "presumably", "favor", "favored", "favoring", "suggestion of",
+                    "concerning for", "presumed", "presumably", "favor", "favored", "favoring", "suggestion of", "equivocal",
                     # IU's de-identification took "likely" out of every report ("most XXXX", "XXXX represents";
                     # graph/extract/gold/ANNOTATION_GUIDE.md §9)
                     "most xxxx", "xxxx represents", "xxxx representing", "xxxx represent")
 _NORMAL_AFTER = ("within normal limits", "within limits of normal", "appear normal", "appears normal",
                  "are normal", "is normal", "are within normal limits", "is within normal limits")
+#: a finding denied after it ("Pneumothorax is not seen."; the annotation guide's §3, NegBio's "not seen"
+#: pattern); "not seen on the prior study" is new, not absent (a longer cue, which wins)
+_ABSENT_AFTER = tuple(f"{verb} not {seen}" for verb in ("is", "are", "was", "were")
+                      for seen in ("seen", "identified", "visualized", "appreciated", "demonstrated", "evident"))
 _DROPPED_CONTEXT_RULES = {": no", ": none"}
 _TERMINATE = ("there is", "there are", "which", "however", "although", "but", "otherwise", "with the exception",
               "except", "while", "though")
@@ -44,7 +48,7 @@ def add_context(nlp) -> None:
                 + [ConTextRule(w, "TERMINATE", direction="TERMINATE") for w in _TERMINATE]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="BACKWARD") for w in _POSSIBLE_AFTER]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="FORWARD") for w in _POSSIBLE_BEFORE]
-                + [ConTextRule(w, "NEGATED_EXISTENCE", direction="BACKWARD") for w in _NORMAL_AFTER])
+                + [ConTextRule(w, "NEGATED_EXISTENCE", direction="BACKWARD") for w in _NORMAL_AFTER + _ABSENT_AFTER])
 
 
 def polarity(ent, section: str | None) -> str | None:
