@@ -121,8 +121,16 @@ def test_normal_statements_and_predicates(tmp_path, text, expected):
     ("Pleural effusions are not identified.", {("pleural effusion", "absent")}),
     ("The left lower lobe nodule was not seen on the prior study.",
      {("mass/nodule (not otherwise specified)", "present")}),
+    # "suspected" before its finding hedges it as after it does
+    ("Suspected right lower lobe pneumonia.", {("pneumonia", "uncertain")}),
+    ("Pneumonia is suspected.", {("pneumonia", "uncertain")}),
+    # "secondary to" no longer ends the hedge's scope
+    ("Patchy opacity which may be secondary to atelectasis.", {("lung opacity", "present"), ("atelectasis", "uncertain")}),
+    ("Effusion secondary to heart failure.",
+     {("pleural effusion", "present"), ("fluid overload/heart failure", "present")}),
 ], ids=["versus", "vs", "versus-nearest-only", "concerning-for", "presumed", "suggestion-of", "equivocal",
-        "is-not-seen", "are-not-identified", "not-seen-on-prior"])
+        "is-not-seen", "are-not-identified", "not-seen-on-prior", "suspected-before", "suspected-after",
+        "may-be-secondary-to", "secondary-to"])
 def test_hedges(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 

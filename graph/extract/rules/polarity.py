@@ -8,7 +8,7 @@ from graph.extract.rules.change_cues import NOT_SEEN_BEFORE
 
 _NO_NEGATION = ("no change", "no significant change", "no interval change", "without change",
                 "not significantly changed", "no longer")
-_POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are suspected", "suspected", "not excluded",
+_POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are suspected", "not excluded",
                    "cannot be excluded", "can not be excluded", "is possible", "are possible", "is questioned",
                    "difficult to exclude", "difficult to entirely exclude", "not entirely excluded",
                    "not completely excluded", "may not be demonstrated", "may not be visualized", "may not be seen",
@@ -21,6 +21,9 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     "suggest", "suggests", "suggesting", "suggestive of",
                     # hedges of the annotation guide's §3
                     "concerning for", "presumed", "presumably", "favor", "favored", "favoring", "suggestion of", "equivocal",
+                    # a reading "secondary to" a hedge: ConText's default rules end a scope at "secondary"
+                    "may be secondary to", "could be secondary to", "possibly secondary to", "may be related to",
+                    "could be related to", "possibly related to",
                     # IU's de-identification took "likely" out of every report ("most XXXX", "XXXX represents";
                     # graph/extract/gold/ANNOTATION_GUIDE.md §9)
                     "most xxxx", "xxxx represents", "xxxx representing", "xxxx represent")
