@@ -128,9 +128,11 @@ def test_normal_statements_and_predicates(tmp_path, text, expected):
     ("Patchy opacity which may be secondary to atelectasis.", {("lung opacity", "present"), ("atelectasis", "uncertain")}),
     ("Effusion secondary to heart failure.",
      {("pleural effusion", "present"), ("fluid overload/heart failure", "present")}),
+    ("Basilar airspace disease, either atelectasis or infiltrate.",
+     {("airspace opacity", "present"), ("atelectasis", "uncertain"), ("infiltration", "uncertain")}),
 ], ids=["versus", "vs", "versus-nearest-only", "concerning-for", "presumed", "suggestion-of", "equivocal",
         "is-not-seen", "are-not-identified", "not-seen-on-prior", "suspected-before", "suspected-after",
-        "may-be-secondary-to", "secondary-to"])
+        "may-be-secondary-to", "secondary-to", "either-or"])
 def test_hedges(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 

@@ -51,7 +51,10 @@ def add_context(nlp) -> None:
                 + [ConTextRule(w, "TERMINATE", direction="TERMINATE") for w in _TERMINATE]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="BACKWARD") for w in _POSSIBLE_AFTER]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="FORWARD") for w in _POSSIBLE_BEFORE]
-                + [ConTextRule(w, "NEGATED_EXISTENCE", direction="BACKWARD") for w in _NORMAL_AFTER + _ABSENT_AFTER])
+                + [ConTextRule(w, "NEGATED_EXISTENCE", direction="BACKWARD") for w in _NORMAL_AFTER + _ABSENT_AFTER]
+                # "either atelectasis or infiltrate": two readings offered (the guide's §3); "on either side" names
+                # no finding after it
+                + [ConTextRule("either", "POSSIBLE_EXISTENCE", direction="FORWARD", max_scope=4)])
 
 
 def polarity(ent, section: str | None) -> str | None:
