@@ -39,9 +39,10 @@ def _found(tmp_path, text):
     ("External monitoring leads overlie the chest.", {("support devices", "present")}),
     ("Gastrostomy tube in the left upper quadrant.", {("enteric tube", "present")}),
     ("Tunneled dialysis catheter.", {("ij line", "present")}),
+    ("Stable postop changes of the mediastinum.", {("postsurgical changes", "present")}),
 ], ids=["atherosclerotic-changes", "atherosclerotic", "aorta-is-calcified", "ectasia", "arthritic", "flattened", "hypoventilated",
         "interstitial-prominence", "pleural-scar", "sclerotic-focus", "sclerotic-density", "dish", "compression-fractures", "cabg", "valve",
-        "cavitation", "widening", "monitoring-leads", "gastrostomy", "tunneled"])
+        "cavitation", "widening", "monitoring-leads", "gastrostomy", "tunneled", "postop"])
 def test_synonyms_of_listed_findings(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 
