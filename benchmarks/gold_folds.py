@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from graph.extract.gold_eval import _FIGURES, dev_fold, load_gold, rules_predictions, score
+from graph.extract.gold_eval import GOLD_FIGURES, dev_fold, load_gold, rules_predictions, score
 from graph.extract.iu import load_reports
 from graph.vocabulary import vocabulary
 
@@ -34,7 +34,7 @@ def main() -> None:
     print(f"vocabulary {v.version}; " + ", ".join(f"{n}: {s.sentences} sentences, {s.tp + s.fn} findings"
                                                    for n, s in scores.items()))
     print(f"{'':28}" + "".join(f"{n:>10}" for n in scores))
-    for label, attr in _FIGURES:
+    for label, attr in GOLD_FIGURES:
         print(f"{label:28}" + "".join(f"{getattr(s, attr):>10.3f}" for s in scores.values()))
     if args.misses:
         text = {g.key: getattr(by_id[g.report_id], g.section)[g.start:g.end] for g in gold}

@@ -406,9 +406,11 @@ def evaluate_gold(reports: Iterable[IUReport], split: str, path: Path = DEFAULT_
             "baseline": score(gold, baseline_predictions(by_id, gold, v), v)}
 
 
-_FIGURES = (("finding precision", "precision"), ("finding recall", "recall"),
-            ("assertion accuracy", "assertion_accuracy"), ("laterality accuracy", "laterality_accuracy"),
-            ("change micro-F1, findings", "change_f1_findings"), ("change micro-F1, sentences", "change_f1_sentences"))
+#: (row label, :class:`GoldScores` property) of every printed figure, in order
+GOLD_FIGURES = (("finding precision", "precision"), ("finding recall", "recall"),
+                ("assertion accuracy", "assertion_accuracy"), ("laterality accuracy", "laterality_accuracy"),
+                ("change micro-F1, findings", "change_f1_findings"),
+                ("change micro-F1, sentences", "change_f1_sentences"))
 
 
 def format_gold_table(split: str, scores: Mapping[str, GoldScores]) -> str:
@@ -416,6 +418,6 @@ def format_gold_table(split: str, scores: Mapping[str, GoldScores]) -> str:
     first = next(iter(scores.values()))
     rows = [f"annotated IU sentences ({split}): {first.sentences} sentences, {first.tp + first.fn} findings",
             f"{'':28}" + "".join(f"{name:>10}" for name in scores)]
-    for label, attr in _FIGURES:
+    for label, attr in GOLD_FIGURES:
         rows.append(f"{label:28}" + "".join(f"{getattr(s, attr):>10.3f}" for s in scores.values()))
     return "\n".join(rows)
