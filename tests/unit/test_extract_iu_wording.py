@@ -129,11 +129,15 @@ def test_normal_statements_and_predicates(tmp_path, text, expected):
     ("Patchy opacity which may be secondary to atelectasis.", {("lung opacity", "present"), ("atelectasis", "uncertain")}),
     ("Effusion secondary to heart failure.",
      {("pleural effusion", "present"), ("fluid overload/heart failure", "present")}),
+    # IU's redacted "likely" (the guide's §9)
+    ("Blunting of the left costophrenic angle XXXX secondary to a small effusion.",
+     {("costophrenic angle blunting", "present"), ("pleural effusion", "uncertain")}),
+    ("Right upper lobe opacity XXXX reflecting pneumonia.", {("lung opacity", "present"), ("pneumonia", "uncertain")}),
     ("Basilar airspace disease, either atelectasis or infiltrate.",
      {("airspace opacity", "present"), ("atelectasis", "uncertain"), ("infiltration", "uncertain")}),
 ], ids=["versus", "vs", "versus-nearest-only", "concerning-for", "presumed", "suggestion-of", "equivocal",
         "is-not-seen", "are-not-identified", "not-seen-on-prior", "suspected-before", "suspected-after",
-        "may-be-secondary-to", "secondary-to", "either-or"])
+        "may-be-secondary-to", "secondary-to", "xxxx-secondary-to", "xxxx-reflecting", "either-or"])
 def test_hedges(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 

@@ -26,7 +26,8 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     "could be related to", "possibly related to",
                     # IU's de-identification took "likely" out of every report ("most XXXX", "XXXX represents";
                     # graph/extract/gold/ANNOTATION_GUIDE.md §9)
-                    "most xxxx", "xxxx represents", "xxxx representing", "xxxx represent")
+                    "most xxxx", "xxxx represents", "xxxx representing", "xxxx represent", "xxxx reflecting",
+                    "xxxx reflects", "xxxx reflect", "xxxx due to", "xxxx secondary to")
 _NORMAL_AFTER = ("within normal limits", "within limits of normal", "appear normal", "appears normal",
                  "are normal", "is normal", "are within normal limits", "is within normal limits")
 #: a finding denied after it ("Pneumothorax is not seen."; the annotation guide's §3, NegBio's "not seen"
