@@ -40,9 +40,10 @@ def _found(tmp_path, text):
     ("Gastrostomy tube in the left upper quadrant.", {("enteric tube", "present")}),
     ("Tunneled dialysis catheter.", {("ij line", "present")}),
     ("Stable postop changes of the mediastinum.", {("postsurgical changes", "present")}),
+    ("Scattered calcified granulomata.", {("calcified nodule", "present")}),
 ], ids=["atherosclerotic-changes", "atherosclerotic", "aorta-is-calcified", "ectasia", "arthritic", "flattened", "hypoventilated",
         "interstitial-prominence", "pleural-scar", "sclerotic-focus", "sclerotic-density", "dish", "compression-fractures", "cabg", "valve",
-        "cavitation", "widening", "monitoring-leads", "gastrostomy", "tunneled", "postop"])
+        "cavitation", "widening", "monitoring-leads", "gastrostomy", "tunneled", "postop", "granulomata"])
 def test_synonyms_of_listed_findings(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 
