@@ -41,9 +41,12 @@ def _found(tmp_path, text):
     ("Tunneled dialysis catheter.", {("ij line", "present")}),
     ("Stable postop changes of the mediastinum.", {("postsurgical changes", "present")}),
     ("Scattered calcified granulomata.", {("calcified nodule", "present")}),
+    ("There is no focal air space opacity to suggest a pneumonia.",
+     {("airspace opacity", "absent"), ("pneumonia", "absent")}),
 ], ids=["atherosclerotic-changes", "atherosclerotic", "aorta-is-calcified", "ectasia", "arthritic", "flattened", "hypoventilated",
         "interstitial-prominence", "pleural-scar", "sclerotic-focus", "sclerotic-density", "dish", "compression-fractures", "cabg", "valve",
-        "cavitation", "widening", "monitoring-leads", "gastrostomy", "tunneled", "postop", "granulomata"])
+        "cavitation", "widening", "monitoring-leads", "gastrostomy", "tunneled", "postop", "granulomata",
+        "air-space-opacity"])
 def test_synonyms_of_listed_findings(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 
