@@ -101,9 +101,19 @@ def test_volume_loss_stays_unknown(tmp_path):
     ("The lung volumes are low.", {("low lung volumes", "present")}),
     ("Low volume study.", {("low lung volumes", "present")}),
     ("Both lungs are clear and expanded.", {("lung opacity", "absent"), ("low lung volumes", "absent")}),
+    # a comma after a subject lists subjects ...
+    ("Heart size, mediastinal contour, and pulmonary vascularity are within normal limits.",
+     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent"), ("vascular congestion", "absent")}),
+    ("The heart, pulmonary XXXX and mediastinum are within normal limits.",
+     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
+    # ... other commas end the clause: "is normal" denies nothing before them
+    ("Heart size is enlarged, the mediastinum is normal.",
+     {("enlarged cardiac silhouette", "present"), ("mediastinal widening", "absent")}),
+    ("Small left effusion, heart size is normal.",
+     {("pleural effusion", "present"), ("enlarged cardiac silhouette", "absent")}),
 ], ids=["cardio-mediastinal", "cardiomediastinal-size", "normal-size-and-configuration", "costophrenic-xxxx",
         "spine-intact", "borderline-heart-size", "borderline-in-size", "volumes-are-low", "low-volume-study",
-        "clear-and-expanded"])
+        "clear-and-expanded", "comma-list", "comma-list-xxxx", "comma-clause", "comma-clause-finding"])
 def test_normal_statements_and_predicates(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 

@@ -5,7 +5,8 @@ normal-statement table as the absences it asserts (``graph.formats.radgraph_reco
 written by another extractor is read the same way.
 
 Subjects and predicates are the phrases of that table (``cxr_normals`` span group). A predicate speaks for
-the subjects before it in its sentence, back to a clause break ("but", "with", ";", ",") or a finding
+the subjects before it in its sentence, back to a clause break ("but", "with", ";", a comma that does not
+follow a subject) or a finding
 ("Heart size is enlarged but the mediastinum is normal" says nothing of the heart's size), and only for
 those the table pairs it with; with none before it, for a subject right after it ("normal heart size").
 Not a normal statement: a predicate after "otherwise" ("the lungs are otherwise clear" denies only what the
@@ -74,10 +75,14 @@ def _qualified(d: Draft, p) -> bool:
 
 
 def _subjects_before(d: Draft, p, subjects: list) -> list:
-    """The subjects of ``p``'s sentence before it, back to a clause break or a finding."""
+    """The subjects of ``p``'s sentence before it, back to a clause break or a finding; a comma right after a
+    subject lists subjects rather than breaking the clause ("Heart size, mediastinal contour, and pulmonary
+    vascularity are within normal limits")."""
     out = []
     for i in range(p.start - 1, -1, -1):
-        if d.sent_of[i] != d.sent_of[p.start] or d.lower[i] in _CLAUSE_BREAKS or i in d.obs_tokens:
+        if d.sent_of[i] != d.sent_of[p.start] or i in d.obs_tokens:
+            break
+        if d.lower[i] in _CLAUSE_BREAKS and not (d.lower[i] == "," and any(s.end == i for s in subjects)):
             break
         out += [s for s in subjects if s.end == i + 1]
     return out

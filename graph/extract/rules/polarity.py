@@ -34,6 +34,9 @@ _NORMAL_AFTER = ("within normal limits", "within limits of normal", "appear norm
 #: pattern); "not seen on the prior study" is new, not absent (a longer cue, which wins)
 _ABSENT_AFTER = tuple(f"{verb} not {seen}" for verb in ("is", "are", "was", "were")
                       for seen in ("seen", "identified", "visualized", "appreciated", "demonstrated", "evident"))
+#: how far back "... is normal" / "... is not seen" reaches: its own subject, not a finding of an earlier
+#: clause ("Left effusion, heart size is normal.")
+_AFTER_SCOPE = 3
 _DROPPED_CONTEXT_RULES = {": no", ": none"}
 _TERMINATE = ("there is", "there are", "which", "however", "although", "but", "otherwise", "with the exception",
               "except", "while", "though")
@@ -52,7 +55,8 @@ def add_context(nlp) -> None:
                 + [ConTextRule(w, "TERMINATE", direction="TERMINATE") for w in _TERMINATE]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="BACKWARD") for w in _POSSIBLE_AFTER]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="FORWARD") for w in _POSSIBLE_BEFORE]
-                + [ConTextRule(w, "NEGATED_EXISTENCE", direction="BACKWARD") for w in _NORMAL_AFTER + _ABSENT_AFTER]
+                + [ConTextRule(w, "NEGATED_EXISTENCE", direction="BACKWARD", max_scope=_AFTER_SCOPE)
+                   for w in _NORMAL_AFTER + _ABSENT_AFTER]
                 # "either atelectasis or infiltrate": two readings offered (the guide's §3); "on either side" names
                 # no finding after it
                 + [ConTextRule("either", "POSSIBLE_EXISTENCE", direction="FORWARD", max_scope=4)])
