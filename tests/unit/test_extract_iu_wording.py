@@ -198,3 +198,12 @@ def test_whole_study_statements_do_not_refer_back(tmp_path, text, change):
 ], ids=["right-shoulder", "both-shoulders", "spine"])
 def test_degenerative_changes_are_named_by_their_place(tmp_path, text, expected):
     assert _sided(tmp_path, text) == expected
+
+
+def test_a_heart_chamber_gives_a_device_no_side(tmp_path):
+    # the leads' chamber is no side of the body (the guide's §5) ...
+    sides = {side for _, side, _, _ in _sided(tmp_path, "Left subclavian AICD with its lead in the right ventricle.")}
+    assert "left" in sides and "right" not in sides and "bilateral" not in sides
+    # ... while a lung finding by a chamber takes its side
+    assert _sided(tmp_path, "Subsegmental atelectasis overlying the left ventricle.") == {
+        ("linear/patchy atelectasis", "left", "present", None)}
