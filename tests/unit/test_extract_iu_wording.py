@@ -207,3 +207,12 @@ def test_a_heart_chamber_gives_a_device_no_side(tmp_path):
     # ... while a lung finding by a chamber takes its side
     assert _sided(tmp_path, "Subsegmental atelectasis overlying the left ventricle.") == {
         ("linear/patchy atelectasis", "left", "present", None)}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Right chest port with catheter tip in the right atrium.", {("chest port", "present")}),
+    ("Left chest wall mediport with its catheter tip in the SVC.", {("chest port", "present")}),
+    ("Right PICC and a left-sided catheter.", {("picc", "present"), ("support devices", "present")}),
+], ids=["port-with-catheter", "mediport", "two-devices"])
+def test_a_devices_own_catheter_is_no_other_device(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected
