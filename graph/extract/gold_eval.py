@@ -115,9 +115,9 @@ def load_gold(path: Path = DEFAULT_GOLD, split: str | None = None) -> list[GoldS
 
 
 def gold_report_ids(split: str, path: Path | None = None) -> frozenset[str]:
-    """The IU report ids of one split of the gold file (default :data:`DEFAULT_GOLD`), reading nothing else of its sentences, so that a
-    corpus analysis (``cxrkg eval-extract --unmapped --exclude-gold held-out``) can leave the held-out reports
-    out without looking at their labels.
+    """The IU report ids of one split of the gold file (default :data:`DEFAULT_GOLD`), reading nothing else of
+    its sentences, so that a corpus analysis (``cxrkg eval-extract --unmapped --exclude-gold held-out``) can
+    leave the held-out reports out without looking at their labels.
 
     Raises:
         GoldError: ``split`` is not a split of the file, or a sentence lacks its report id or split.
@@ -127,8 +127,8 @@ def gold_report_ids(split: str, path: Path | None = None) -> frozenset[str]:
     if split not in SPLITS:
         raise GoldError(f"{path}: no split {split!r} (splits: {', '.join(SPLITS)})")
     try:
-        return frozenset(str(row["report_id"]) for row in json.loads(Path(path).read_text(encoding="utf-8"))["sentences"]
-                         if row["split"] == split)
+        rows = json.loads(Path(path).read_text(encoding="utf-8"))["sentences"]
+        return frozenset(str(row["report_id"]) for row in rows if row["split"] == split)
     except KeyError as exc:
         raise GoldError(f"{path}: a sentence lacks the field {exc.args[0]!r}") from exc
 

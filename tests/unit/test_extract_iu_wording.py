@@ -43,10 +43,10 @@ def _found(tmp_path, text):
     ("Scattered calcified granulomata.", {("calcified nodule", "present")}),
     ("There is no focal air space opacity to suggest a pneumonia.",
      {("airspace opacity", "absent"), ("pneumonia", "absent")}),
-], ids=["atherosclerotic-changes", "atherosclerotic", "aorta-is-calcified", "ectasia", "arthritic", "flattened", "hypoventilated",
-        "interstitial-prominence", "pleural-scar", "sclerotic-focus", "sclerotic-density", "dish", "compression-fractures", "cabg", "valve",
-        "cavitation", "widening", "monitoring-leads", "gastrostomy", "tunneled", "postop", "granulomata",
-        "air-space-opacity"])
+], ids=["atherosclerotic-changes", "atherosclerotic", "aorta-is-calcified", "ectasia", "arthritic", "flattened",
+        "hypoventilated", "interstitial-prominence", "pleural-scar", "sclerotic-focus", "sclerotic-density", "dish",
+        "compression-fractures", "cabg", "valve", "cavitation", "widening", "monitoring-leads", "gastrostomy",
+        "tunneled", "postop", "granulomata", "air-space-opacity"])
 def test_synonyms_of_listed_findings(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 
@@ -63,8 +63,8 @@ def test_synonyms_of_listed_findings(tmp_path, text, expected):
     ("Two bullet fragments overlie the soft tissues.", {("foreign body", "present")}),
     ("Ascending aortic aneurysm.", {("aortic aneurysm", "present")}),
     ("No radiographic evidence of tuberculous disease.", {("tuberculosis", "absent")}),
-    ("Enlarged pulmonary arteries suggesting pulmonary hypertension.", {("pulmonary arterial hypertension", "present"),
-                                                                       ("pulmonary arterial hypertension", "uncertain")}),
+    ("Enlarged pulmonary arteries suggesting pulmonary hypertension.",
+     {("pulmonary arterial hypertension", "present"), ("pulmonary arterial hypertension", "uncertain")}),
     ("Coronary artery stents and sutures in the left upper lobe.",
      {("coronary stent", "present"), ("surgical sutures", "present")}),
     ("Prior vertebroplasty and right shoulder prosthesis.",
@@ -103,7 +103,8 @@ def test_volume_loss_stays_unknown(tmp_path):
     ("Both lungs are clear and expanded.", {("lung opacity", "absent"), ("low lung volumes", "absent")}),
     # a comma after a subject lists subjects ...
     ("Heart size, mediastinal contour, and pulmonary vascularity are within normal limits.",
-     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent"), ("vascular congestion", "absent")}),
+     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent"),
+      ("vascular congestion", "absent")}),
     ("The heart, pulmonary XXXX and mediastinum are within normal limits.",
      {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
     # ... other commas end the clause: "is normal" denies nothing before them
@@ -140,7 +141,8 @@ def test_normal_statements_and_predicates(tmp_path, text, expected):
     ("Suspected right lower lobe pneumonia.", {("pneumonia", "uncertain")}),
     ("Pneumonia is suspected.", {("pneumonia", "uncertain")}),
     # "secondary to" no longer ends the hedge's scope
-    ("Patchy opacity which may be secondary to atelectasis.", {("lung opacity", "present"), ("atelectasis", "uncertain")}),
+    ("Patchy opacity which may be secondary to atelectasis.",
+     {("lung opacity", "present"), ("atelectasis", "uncertain")}),
     ("Effusion secondary to heart failure.",
      {("pleural effusion", "present"), ("fluid overload/heart failure", "present")}),
     # IU's redacted "likely" (the guide's §9)

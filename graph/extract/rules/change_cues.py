@@ -145,8 +145,11 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
         label = _change_class(d, m, o, cond_label, dev_label)
         if label is None or (it["label"] == "OBS-DA" and label not in ("CHAN-CON-RES", "CHAN-DEV-DISA", "CHAN-NC")):
             continue
-        if (it["label"] == "OBS-U" and not is_alternative(d, o)) or (o.value in _STATE_FINDINGS and m.value in _STATE_WORDS):
-            continue  # a possible diagnosis has no stated change (a reading of a seen feature has its change); "increased markings" is a state
+        # a possible diagnosis has no stated change (two readings of a seen feature have its change);
+        # "increased markings" is a state
+        if (it["label"] == "OBS-U" and not is_alternative(d, o)) or (o.value in _STATE_FINDINGS
+                                                                     and m.value in _STATE_WORDS):
+            continue
         if label in ("CHAN-CON-RES", "CHAN-DEV-DISA"):
             it["label"] = "OBS-DA"
         d.entities.append({"_start": m.start, "_end": m.end, "label": label, "rel": [("modify", it)]})

@@ -1,6 +1,6 @@
 """Observation entities: one per finding mention that ConText does not skip, labelled by
-:func:`graph.extract.rules.polarity.polarity` (and uncertain right before "versus"); a word before a finding that names another finding with it;
-severity words (OBS-DP ``modify``) and ``suggestive_of`` between the observations around a
+:func:`graph.extract.rules.polarity.polarity` (and uncertain right before "versus"); a word before a finding
+that names another finding with it; severity words (OBS-DP ``modify``) and ``suggestive_of`` between the observations around a
 "suggestive of" / "consistent with" cue."""
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     "if there is", "if", "consider", "rule out", "r/o", "might", "might be", "potentially",
                     "suggest", "suggests", "suggesting", "suggestive of",
                     # hedges of the annotation guide's §3
-                    "concerning for", "presumed", "presumably", "favor", "favored", "favoring", "suggestion of", "equivocal",
+                    "concerning for", "presumed", "presumably", "favor", "favored", "favoring", "suggestion of",
+                    "equivocal",
                     # a reading "secondary to" a hedge: ConText's default rules end a scope at "secondary"
                     "may be secondary to", "could be secondary to", "possibly secondary to", "may be related to",
                     "could be related to", "possibly related to",

@@ -38,9 +38,9 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     without one of :data:`_ANAPHORS`: "Stable appearance of the chest."). Then: the present (OBS-DP)
     findings of the previous sentence of the same section (list numbers such as "2." skipped); none when
     that sentence states only absent findings ("No acute disease. Unchanged."), unless the sentence says
-    "findings" ("No effusion. Findings are unchanged."): then the present findings of its section before it that carry no change yet. A section
-    that opens with it: the present findings of the earlier findings / impression sections that carry no
-    change yet."""
+    "findings" ("No effusion. Findings are unchanged."): then the present findings of its section before it
+    that carry no change yet. A section that opens with it: the present findings of the earlier findings /
+    impression sections that carry no change yet."""
     sent_of, sections = d.sent_of, d.sections
     n = sent_of[m.start]
     sent = d.sentence(n)
