@@ -107,6 +107,11 @@ def test_volume_loss_stays_unknown(tmp_path):
       ("vascular congestion", "absent")}),
     ("The heart, pulmonary XXXX and mediastinum are within normal limits.",
      {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
+    # a predicate before its subject speaks for the subjects coordinated with it
+    ("Normal heart size and mediastinal contours.",
+     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
+    ("Normal heart size and a small left pleural effusion.",
+     {("enlarged cardiac silhouette", "absent"), ("pleural effusion", "present")}),
     # ... other commas end the clause: "is normal" denies nothing before them
     ("Heart size is enlarged, the mediastinum is normal.",
      {("enlarged cardiac silhouette", "present"), ("mediastinal widening", "absent")}),
@@ -114,7 +119,8 @@ def test_volume_loss_stays_unknown(tmp_path):
      {("pleural effusion", "present"), ("enlarged cardiac silhouette", "absent")}),
 ], ids=["cardio-mediastinal", "cardiomediastinal-size", "normal-size-and-configuration", "costophrenic-xxxx",
         "spine-intact", "borderline-heart-size", "borderline-in-size", "volumes-are-low", "low-volume-study",
-        "clear-and-expanded", "comma-list", "comma-list-xxxx", "comma-clause", "comma-clause-finding"])
+        "clear-and-expanded", "comma-list", "comma-list-xxxx", "normal-before-list", "normal-before-finding",
+        "comma-clause", "comma-clause-finding"])
 def test_normal_statements_and_predicates(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 

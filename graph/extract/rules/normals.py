@@ -8,7 +8,8 @@ Subjects and predicates are the phrases of that table (``cxr_normals`` span grou
 the subjects before it in its sentence, back to a clause break ("but", "with", ";", a comma that does not
 follow a subject) or a finding
 ("Heart size is enlarged but the mediastinum is normal" says nothing of the heart's size), and only for
-those the table pairs it with; with none before it, for a subject right after it ("normal heart size").
+those the table pairs it with; with none before it, for a subject right after it and the subjects coordinated
+with that one ("normal heart size and mediastinal contours").
 Not a normal statement: a predicate after "otherwise" ("the lungs are otherwise clear" denies only what the
 report did not name) or after a negation ("not clear"). A hedge before the predicate ("probably normal")
 makes it OBS-U, as does a predicate that hedges by itself ("borderline heart size").
@@ -28,6 +29,7 @@ _HEDGES = {"probably", "likely", "possibly", "questionably", "presumably", "may"
 #: a predicate that hedges by itself ("borderline heart size": the annotation guide's §3, uncertain)
 _HEDGED_PREDICATES = {"borderline"}
 _FORWARD_GAP = 2
+_COORDINATORS = {"and", ",", "the"}
 
 
 def normal_rules(v) -> list:
@@ -50,8 +52,7 @@ def add_normal_statements(d: Draft) -> None:
             continue
         targets = [s for s in _subjects_before(d, p, subjects) if d.v.normal_absences(s.text, p.text)]
         if not targets:
-            targets = [s for s in subjects if d.sent_of[s.start] == d.sent_of[p.start]
-                       and 0 <= s.start - p.end <= _FORWARD_GAP and d.v.normal_absences(s.text, p.text)][:1]
+            targets = [s for s in _subjects_after(d, p, subjects) if d.v.normal_absences(s.text, p.text)]
         if not targets:
             continue
         rel = [("located_at", anat.setdefault((s.start, s.end), {"_start": s.start, "_end": s.end,
@@ -85,6 +86,22 @@ def _subjects_before(d: Draft, p, subjects: list) -> list:
         if d.lower[i] in _CLAUSE_BREAKS and not (d.lower[i] == "," and any(s.end == i for s in subjects)):
             break
         out += [s for s in subjects if s.end == i + 1]
+    return out
+
+
+def _subjects_after(d: Draft, p, subjects: list) -> list:
+    """The subject right after ``p`` (at most :data:`_FORWARD_GAP` tokens on) and the subjects coordinated
+    with it ("Normal heart size and mediastinal contours")."""
+    out: list = []
+    for s in sorted(subjects, key=lambda s: s.start):
+        if d.sent_of[s.start] != d.sent_of[p.start] or s.start < p.end:
+            continue
+        if not out and s.start - p.end <= _FORWARD_GAP:
+            out.append(s)
+        elif out and s.start - out[-1].end <= 2 and set(d.lower[out[-1].end:s.start]) <= _COORDINATORS:
+            out.append(s)
+        elif out:
+            break
     return out
 
 
