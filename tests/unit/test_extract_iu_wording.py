@@ -112,6 +112,8 @@ def test_volume_loss_stays_unknown(tmp_path):
      {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
     ("Normal heart size and a small left pleural effusion.",
      {("enlarged cardiac silhouette", "absent"), ("pleural effusion", "present")}),
+    ("Cardiac and mediastinal silhouettes are normal.",
+     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
     # ... other commas end the clause: "is normal" denies nothing before them
     ("Heart size is enlarged, the mediastinum is normal.",
      {("enlarged cardiac silhouette", "present"), ("mediastinal widening", "absent")}),
@@ -120,6 +122,7 @@ def test_volume_loss_stays_unknown(tmp_path):
 ], ids=["cardio-mediastinal", "cardiomediastinal-size", "normal-size-and-configuration", "costophrenic-xxxx",
         "spine-intact", "borderline-heart-size", "borderline-in-size", "volumes-are-low", "low-volume-study",
         "clear-and-expanded", "comma-list", "comma-list-xxxx", "normal-before-list", "normal-before-finding",
+        "silhouettes",
         "comma-clause", "comma-clause-finding"])
 def test_normal_statements_and_predicates(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
@@ -143,6 +146,8 @@ def test_normal_statements_and_predicates(tmp_path, text, expected):
     ("Pleural effusions are not identified.", {("pleural effusion", "absent")}),
     ("The left lower lobe nodule was not seen on the prior study.",
      {("mass/nodule (not otherwise specified)", "present")}),
+    # "free" inside a finding's name does not end the scope of "no"
+    ("There is no visible free intraperitoneal air under the diaphragm.", {("sub-diaphragmatic air", "absent")}),
     # "suspected" before its finding hedges it as after it does
     ("Suspected right lower lobe pneumonia.", {("pneumonia", "uncertain")}),
     ("Pneumonia is suspected.", {("pneumonia", "uncertain")}),
@@ -158,7 +163,8 @@ def test_normal_statements_and_predicates(tmp_path, text, expected):
     ("Basilar airspace disease, either atelectasis or infiltrate.",
      {("airspace opacity", "present"), ("atelectasis", "uncertain"), ("infiltration", "uncertain")}),
 ], ids=["versus", "vs", "versus-nearest-only", "concerning-for", "presumed", "suggestion-of", "equivocal",
-        "is-not-seen", "are-not-identified", "not-seen-on-prior", "suspected-before", "suspected-after",
+        "is-not-seen", "are-not-identified", "not-seen-on-prior", "no-visible-free-air", "suspected-before",
+        "suspected-after",
         "may-be-secondary-to", "secondary-to", "xxxx-secondary-to", "xxxx-reflecting", "either-or"])
 def test_hedges(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected

@@ -38,14 +38,15 @@ _ABSENT_AFTER = tuple(f"{verb} not {seen}" for verb in ("is", "are", "was", "wer
 #: how far back "... is normal" / "... is not seen" reaches: its own subject, not a finding of an earlier
 #: clause ("Left effusion, heart size is normal.")
 _AFTER_SCOPE = 3
-_DROPPED_CONTEXT_RULES = {": no", ": none"}
+_DROPPED_CONTEXT_RULES = {": no", ": none", "free"}
 _TERMINATE = ("there is", "there are", "which", "however", "although", "but", "otherwise", "with the exception",
               "except", "while", "though")
 
 
 def add_context(nlp) -> None:
     """Append medspaCy's ConText component to ``nlp``: its default rules less ": no" / ": none" (backward
-    negation, which would negate across our "FINDINGS: No ..." section headers), then this module's
+    negation, which would negate across our "FINDINGS: No ..." section headers) and "free" (backward, "pain
+    free": inside "free air" it ended the scope of "no visible" before the finding), then this module's
     pseudo-negations, terminations, possibility cues and "... is normal" negations."""
     from medspacy.context import ConText, ConTextRule
 
