@@ -112,6 +112,9 @@ def test_volume_loss_stays_unknown(tmp_path):
      {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
     ("Normal heart size and a small left pleural effusion.",
      {("enlarged cardiac silhouette", "absent"), ("pleural effusion", "present")}),
+    # a finding coordinated with a subject: ConText denies it, the table the subject
+    ("Heart size and pulmonary vascular engorgement appear within limits of normal.",
+     {("enlarged cardiac silhouette", "absent"), ("vascular congestion", "absent")}),
     ("Cardiac and mediastinal silhouettes are normal.",
      {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
     # ... other commas end the clause: "is normal" denies nothing before them
@@ -122,7 +125,7 @@ def test_volume_loss_stays_unknown(tmp_path):
 ], ids=["cardio-mediastinal", "cardiomediastinal-size", "normal-size-and-configuration", "costophrenic-xxxx",
         "spine-intact", "borderline-heart-size", "borderline-in-size", "volumes-are-low", "low-volume-study",
         "clear-and-expanded", "comma-list", "comma-list-xxxx", "normal-before-list", "normal-before-finding",
-        "silhouettes",
+        "subject-and-finding", "silhouettes",
         "comma-clause", "comma-clause-finding"])
 def test_normal_statements_and_predicates(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected

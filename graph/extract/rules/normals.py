@@ -80,13 +80,30 @@ def _subjects_before(d: Draft, p, subjects: list) -> list:
     subject lists subjects rather than breaking the clause ("Heart size, mediastinal contour, and pulmonary
     vascularity are within normal limits")."""
     out = []
-    for i in range(p.start - 1, -1, -1):
-        if d.sent_of[i] != d.sent_of[p.start] or i in d.obs_tokens:
-            break
-        if d.lower[i] in _CLAUSE_BREAKS and not (d.lower[i] == "," and any(s.end == i for s in subjects)):
+    i = p.start - 1
+    while i >= 0 and d.sent_of[i] == d.sent_of[p.start]:
+        if i in d.obs_tokens:
+            i = _coordinated_finding_start(d, i, subjects)
+            if i < 0:
+                break
+        elif d.lower[i] in _CLAUSE_BREAKS and not (d.lower[i] == "," and any(s.end == i for s in subjects)):
             break
         out += [s for s in subjects if s.end == i + 1]
+        i -= 1
     return out
+
+
+def _coordinated_finding_start(d: Draft, i: int, subjects: list) -> int:
+    """The token before the finding that ends at token ``i`` when the finding is coordinated with a subject
+    before it ("heart size and pulmonary vascular engorgement appear within limits of normal": ConText
+    denies the finding, the table the heart size); -1 otherwise (a finding ends the predicate's reach)."""
+    j = i
+    while j - 1 >= 0 and j - 1 in d.obs_tokens:
+        j -= 1
+    for k in range(j - 1, max(j - 4, 0), -1):  # "and" + at most two words of the finding's phrase ("pulmonary")
+        if d.lower[k] in ("and", ",") and any(s.end == k for s in subjects):
+            return k
+    return -1
 
 
 def _subjects_after(d: Draft, p, subjects: list) -> list:
