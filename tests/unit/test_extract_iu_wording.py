@@ -115,6 +115,8 @@ def test_volume_loss_stays_unknown(tmp_path):
     # a finding coordinated with a subject: ConText denies it, the table the subject
     ("Heart size and pulmonary vascular engorgement appear within limits of normal.",
      {("enlarged cardiac silhouette", "absent"), ("vascular congestion", "absent")}),
+    ("The hilar and mediastinal contours are normal.",
+     {("enlarged hilum", "absent"), ("mediastinal widening", "absent")}),
     ("Cardiac and mediastinal silhouettes are normal.",
      {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
     # ... other commas end the clause: "is normal" denies nothing before them
@@ -125,7 +127,7 @@ def test_volume_loss_stays_unknown(tmp_path):
 ], ids=["cardio-mediastinal", "cardiomediastinal-size", "normal-size-and-configuration", "costophrenic-xxxx",
         "spine-intact", "borderline-heart-size", "borderline-in-size", "volumes-are-low", "low-volume-study",
         "clear-and-expanded", "comma-list", "comma-list-xxxx", "normal-before-list", "normal-before-finding",
-        "subject-and-finding", "silhouettes",
+        "subject-and-finding", "hilar-and-mediastinal", "silhouettes",
         "comma-clause", "comma-clause-finding"])
 def test_normal_statements_and_predicates(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
