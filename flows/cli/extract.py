@@ -173,6 +173,9 @@ def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache
                  source: str = typer.Option("iu", help="--unmapped: the corpus (iu, a folder, a .csv / .txt / .xml "
                                                        "file; CSV columns report_id and text)"),
                  top: int = typer.Option(40, min=1, help="--unmapped: how many phrases to list"),
+                 exclude_gold: Optional[GoldSplit] = typer.Option(None, help="--unmapped: leave out the IU reports "
+                                                                  "of this split of the annotated sentences "
+                                                                  "(reads their ids only)"),
                  fmt: ReportFormat = typer.Option(ReportFormat.table, "--format")) -> None:
     """Score the rules extractor and a keyword baseline on the IU reports against their MeSH major tags
     (per finding P/R/F1, micro/macro F1, laterality), and the change cues on the hand-labelled IU sentences;
@@ -182,7 +185,7 @@ def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache
     from graph.extract.iu import IUUnavailable, load_reports
 
     if unmapped:
-        _unmapped(source, cache, top, fmt)
+        _unmapped(source, cache, top, fmt, exclude_gold.value if exclude_gold else None)
         return
     try:
         reports = load_reports(cache)
@@ -213,17 +216,21 @@ def _eval_gold(reports: list, split: str, fmt: ReportFormat) -> None:
         console.print(format_gold_table(split, scores), markup=False, highlight=False)
 
 
-def _unmapped(source: str, cache: Optional[Path], top: int, fmt: ReportFormat) -> None:
-    from graph.extract.inputs import iter_inputs
+def _unmapped(source: str, cache: Optional[Path], top: int, fmt: ReportFormat, exclude: str | None) -> None:
+    from graph.extract.gold_eval import gold_report_ids
+    from graph.extract.inputs import IU_PREFIX, iter_inputs
     from graph.extract.iu import IUUnavailable
     from graph.extract.unmapped import format_unmapped, unmapped_phrases, without_cui
     from graph.records import Rejection
 
     texts: list = []
     try:
-        texts = [r.report for r in iter_inputs(source, cache=cache) if not isinstance(r, Rejection)]
+        ids = gold_report_ids(exclude) if exclude else frozenset()
+        skip = ids | {IU_PREFIX + rid for rid in ids}  # IU input's doc keys carry the prefix, a folder's do not
+        texts = [r.report for r in iter_inputs(source, cache=cache)
+                 if not isinstance(r, Rejection) and r.doc_key not in skip]
         counts = unmapped_phrases(texts)
-    except (IUUnavailable, ValueError, FileNotFoundError, ImportError) as exc:
+    except (IUUnavailable, ValueError, FileNotFoundError, ImportError, OSError) as exc:
         fail(str(exc))
     missing = without_cui()
     if fmt == "json":

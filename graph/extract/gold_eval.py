@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,6 +112,32 @@ def load_gold(path: Path = DEFAULT_GOLD, split: str | None = None) -> list[GoldS
         if split is None or sentence.split == split:
             out.append(sentence)
     return out
+
+
+def gold_report_ids(split: str, path: Path | None = None) -> frozenset[str]:
+    """The IU report ids of one split of the gold file (default :data:`DEFAULT_GOLD`), reading nothing else of
+    its sentences, so that a corpus analysis (``cxrkg eval-extract --unmapped --exclude-gold held-out``) can
+    leave the held-out reports out without looking at their labels.
+
+    Raises:
+        GoldError: ``split`` is not a split of the file, or a sentence lacks its report id or split.
+        OSError: the file cannot be read.
+    """
+    path = path or DEFAULT_GOLD
+    if split not in SPLITS:
+        raise GoldError(f"{path}: no split {split!r} (splits: {', '.join(SPLITS)})")
+    try:
+        rows = json.loads(Path(path).read_text(encoding="utf-8"))["sentences"]
+        return frozenset(str(row["report_id"]) for row in rows if row["split"] == split)
+    except KeyError as exc:
+        raise GoldError(f"{path}: a sentence lacks the field {exc.args[0]!r}") from exc
+
+
+def dev_fold(report_id: str) -> str:
+    """``"A"`` or ``"B"``: the fold of the development half a report falls in (CRC-32 of its id, even or odd),
+    so that a rule change can be checked on two halves of ``dev`` before it is kept (it should help on both;
+    ``benchmarks/gold_folds.py``). Fixed, and independent of the held-out half."""
+    return "AB"[zlib.crc32(report_id.encode("utf-8")) % 2]
 
 
 def _gold_finding(f: dict, where: str) -> GoldFinding:
@@ -379,9 +406,11 @@ def evaluate_gold(reports: Iterable[IUReport], split: str, path: Path = DEFAULT_
             "baseline": score(gold, baseline_predictions(by_id, gold, v), v)}
 
 
-_FIGURES = (("finding precision", "precision"), ("finding recall", "recall"),
-            ("assertion accuracy", "assertion_accuracy"), ("laterality accuracy", "laterality_accuracy"),
-            ("change micro-F1, findings", "change_f1_findings"), ("change micro-F1, sentences", "change_f1_sentences"))
+#: (row label, :class:`GoldScores` property) of every printed figure, in order
+GOLD_FIGURES = (("finding precision", "precision"), ("finding recall", "recall"),
+                ("assertion accuracy", "assertion_accuracy"), ("laterality accuracy", "laterality_accuracy"),
+                ("change micro-F1, findings", "change_f1_findings"),
+                ("change micro-F1, sentences", "change_f1_sentences"))
 
 
 def format_gold_table(split: str, scores: Mapping[str, GoldScores]) -> str:
@@ -389,6 +418,6 @@ def format_gold_table(split: str, scores: Mapping[str, GoldScores]) -> str:
     first = next(iter(scores.values()))
     rows = [f"annotated IU sentences ({split}): {first.sentences} sentences, {first.tp + first.fn} findings",
             f"{'':28}" + "".join(f"{name:>10}" for name in scores)]
-    for label, attr in _FIGURES:
+    for label, attr in GOLD_FIGURES:
         rows.append(f"{label:28}" + "".join(f"{getattr(s, attr):>10.3f}" for s in scores.values()))
     return "\n".join(rows)

@@ -17,11 +17,11 @@ from graph.extract.unmapped import MAX_WORDS, unmapped_phrases  # noqa: E402
 
 def test_only_unread_phrases_are_counted():
     counts = unmapped_phrases([
-        "FINDINGS: Bronchovascular crowding at the bases. No pleural effusion. The lungs are clear.",
-        {"findings": "Mild bronchovascular crowding is seen.", "impression": "Stable left pleural effusion.",
+        "FINDINGS: Paratracheal stripe thickening at the bases. No pleural effusion. The lungs are clear.",
+        {"findings": "Mild paratracheal stripe thickening is seen.", "impression": "Stable left pleural effusion.",
          "indication": "Shortness of breath."},
     ])
-    assert counts["bronchovascular crowding"] == 2
+    assert counts["paratracheal stripe thickening"] == 2
     # findings, anatomy, cues, normal statements, stop words, framing words and other sections are read
     assert not {w for phrase in counts for w in phrase.split()} & {
         "effusion", "pleural", "clear", "lungs", "bases", "stable", "mild", "seen", "shortness", "breath"}
@@ -57,3 +57,21 @@ def test_vocabulary_entries_without_a_cui_are_listed(tmp_path):
     got = json.loads(CliRunner().invoke(app, ["eval-extract", "--unmapped", "--source", str(tmp_path),
                                               "--format", "json"]).output)
     assert got["without_cui"] == missing
+
+
+def test_reports_of_a_gold_split_can_be_left_out(tmp_path, monkeypatch):
+    import graph.extract.gold_eval as gold_eval
+
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps({"sentences": [{"report_id": "2", "split": "held-out"}]}))
+    monkeypatch.setattr(gold_eval, "DEFAULT_GOLD", gold)
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "1.txt").write_text("Azygos fissure.")
+    (tmp_path / "r" / "2.txt").write_text("Paratracheal stripe thickening.")
+    args = ["eval-extract", "--unmapped", "--source", str(tmp_path / "r"), "--format", "json"]
+    both = json.loads(CliRunner().invoke(app, args).output)
+    assert both["reports"] == 2
+    result = CliRunner().invoke(app, args + ["--exclude-gold", "held-out"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.output)
+    assert got["reports"] == 1 and [p for p, _ in got["phrases"]] == ["azygos fissure"]

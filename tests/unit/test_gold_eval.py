@@ -8,7 +8,7 @@ import json
 import pytest
 
 from graph.extract.gold_eval import (GoldError, GoldFinding, GoldSentence, Predicted, baseline_predictions,
-                                     load_gold, score)
+                                     dev_fold, gold_report_ids, load_gold, score)
 from graph.extract.iu import IUReport
 from graph.vocabulary import vocabulary
 
@@ -71,6 +71,25 @@ def test_malformed_gold_files_name_the_sentence_and_field(tmp_path):
     path.write_text(json.dumps({"sentences": [bad]}))
     with pytest.raises(GoldError, match="finding 'pneumothorax'"):
         load_gold(path)
+
+
+def test_report_ids_of_a_split_are_read_without_the_labels(tmp_path):
+    path = tmp_path / "gold.json"
+    # the held-out row's labels are not even well-formed: only its id and split are read
+    path.write_text(json.dumps({"sentences": [{"report_id": 7, "split": "dev"},
+                                              {"report_id": "12", "split": "held-out", "findings": "?"}]}))
+    assert gold_report_ids("held-out", path) == {"12"} and gold_report_ids("dev", path) == {"7"}
+    with pytest.raises(GoldError, match="no split 'test'"):
+        gold_report_ids("test", path)
+    path.write_text(json.dumps({"sentences": [{"report_id": "1"}]}))
+    with pytest.raises(GoldError, match="lacks the field 'split'"):
+        gold_report_ids("dev", path)
+
+
+def test_dev_folds_are_fixed_and_both_hold_reports():
+    folds = [dev_fold(str(n)) for n in range(200)]
+    assert set(folds) == {"A", "B"} and 60 < folds.count("A") < 140
+    assert folds == [dev_fold(str(n)) for n in range(200)]
 
 
 def _rules_on(text: str, *spans: tuple[int, int]) -> list[list[Predicted]]:

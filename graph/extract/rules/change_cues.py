@@ -5,7 +5,7 @@ cue links to them (:func:`drop_unchanged_subjects`)."""
 
 from __future__ import annotations
 
-from graph.extract.rules.draft import Draft
+from graph.extract.rules.draft import Draft, is_alternative
 from graph.extract.rules.mentions import Mention
 from graph.extract.rules.sections import SECTION_ORDER
 from graph.vocabulary import normalise_phrase
@@ -124,11 +124,15 @@ def _opens_sentence(m: Mention, d: Draft) -> bool:
 def _list_after(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     """The present findings after a cue that opens its sentence, up to the next cue or clause break: a cue
     that opens a list applies to the list ("Stable appearance of the enteric tube and left PICC", "stable
-    mediastinal contours with aortic tortuosity"; the annotation guide's §6)."""
+    mediastinal contours with aortic tortuosity"; the annotation guide's §6), and to two readings of one
+    feature that it names ("Stable atelectasis versus scarring"), not to readings offered after a comma
+    ("Unchanged blunting, scarring versus effusion")."""
     sent_end = d.sentence_of(m.start)[1]
     stop = min([x.start for x in d.mods if x.kind == "CHANGE" and m.end <= x.start < sent_end]
                + [i for i in range(m.end, sent_end) if d.lower[i] in _LIST_BREAKS] + [sent_end])
-    return [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < stop and it["label"] == "OBS-DP"]
+    return [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < stop
+            and (it["label"] == "OBS-DP" or it["label"] == "OBS-U" and is_alternative(d, o)
+                 and "," not in d.lower[m.end:o.start])]
 
 
 def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bool:
@@ -141,8 +145,11 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
         label = _change_class(d, m, o, cond_label, dev_label)
         if label is None or (it["label"] == "OBS-DA" and label not in ("CHAN-CON-RES", "CHAN-DEV-DISA", "CHAN-NC")):
             continue
-        if it["label"] == "OBS-U" or (o.value in _STATE_FINDINGS and m.value in _STATE_WORDS):
-            continue  # a possible diagnosis has no stated change; "increased markings" is a state
+        # a possible diagnosis has no stated change (two readings of a seen feature have its change);
+        # "increased markings" is a state
+        if (it["label"] == "OBS-U" and not is_alternative(d, o)) or (o.value in _STATE_FINDINGS
+                                                                     and m.value in _STATE_WORDS):
+            continue
         if label in ("CHAN-CON-RES", "CHAN-DEV-DISA"):
             it["label"] = "OBS-DA"
         d.entities.append({"_start": m.start, "_end": m.end, "label": label, "rel": [("modify", it)]})

@@ -78,3 +78,35 @@ class Draft:
         cands = [(o, it) for o, it in self.same_sentence(m)
                  if gap(m, o) <= max_gap and (not only_after or o.start >= m.end)]
         return min(cands, key=lambda p: (gap(m, p[0]), p[0].start < m.start)) if cands else None
+
+
+#: words that offer another reading of the same image feature ("atelectasis versus scarring"); ConText makes
+#: the reading after them uncertain (graph.extract.rules.polarity), :func:`before_alternative` the one before
+#: (the annotation guide's §3)
+_ALTERNATIVES = {"versus", "vs", "vs."}
+_ALTERNATIVE_GAP = 2
+
+
+def before_alternative(d: Draft, o: Mention) -> bool:
+    """The finding is followed, within :data:`_ALTERNATIVE_GAP` tokens of its sentence and before any other
+    finding, by "versus" ("atelectasis versus scarring", "scarring, versus effusion")."""
+    return _alternative_word(d, range(o.end, min(o.end + _ALTERNATIVE_GAP, d.sentence_of(o.start)[1])))
+
+
+def is_alternative(d: Draft, o: Mention) -> bool:
+    """The finding is one of two readings joined by "versus" (right before or after it): uncertain, yet a
+    change cue of its sentence applies to it ("Stable left basilar atelectasis versus scarring": the feature
+    is stable, whichever it is)."""
+    start = d.sentence_of(o.start)[0]
+    return before_alternative(d, o) or _alternative_word(
+        d, range(o.start - 1, max(o.start - 1 - _ALTERNATIVE_GAP, start - 1), -1))
+
+
+def _alternative_word(d: Draft, tokens: range) -> bool:
+    """An alternative word among ``tokens`` (in order) before any finding."""
+    for i in tokens:
+        if d.lower[i] in _ALTERNATIVES:
+            return True
+        if i in d.obs_tokens:
+            return False
+    return False

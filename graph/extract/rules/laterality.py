@@ -19,9 +19,20 @@ def link_anatomy(d: Draft, m: Mention) -> None:
         hit[1]["rel"].append(("located_at", anat))
 
 
+#: words after a side word that make it a heart chamber's side: no side of a device in it ("leads in the right
+#: ventricle"; the annotation guide's §5), though a lung finding by it takes it ("atelectasis overlying the left
+#: ventricle")
+_CHAMBERS = {"ventricle", "ventricles", "ventricular", "atrium", "atria", "atrial"}
+_DEVICE_CATEGORIES = {"device", "tubesandlines"}
+
+
 def link_side(d: Draft, m: Mention) -> None:
-    """A side word modifies the nearest observation of its sentence, at most three tokens away."""
+    """A side word modifies the nearest observation of its sentence, at most three tokens away (not a device
+    when it names a heart chamber)."""
     hit = d.nearest(m, 3)
+    if hit and m.end < len(d.lower) and d.lower[m.end] in _CHAMBERS \
+            and d.v.findings[hit[0].value].category in _DEVICE_CATEGORIES:
+        return
     if hit:
         d.entities.append({"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [("modify", hit[1])],
                            "_mod": True})

@@ -5,12 +5,14 @@ normal-statement table as the absences it asserts (``graph.formats.radgraph_reco
 written by another extractor is read the same way.
 
 Subjects and predicates are the phrases of that table (``cxr_normals`` span group). A predicate speaks for
-the subjects before it in its sentence, back to a clause break ("but", "with", ";", ",") or a finding
+the subjects before it in its sentence, back to a clause break ("but", "with", ";", a comma that does not
+follow a subject) or a finding
 ("Heart size is enlarged but the mediastinum is normal" says nothing of the heart's size), and only for
-those the table pairs it with; with none before it, for a subject right after it ("normal heart size").
+those the table pairs it with; with none before it, for a subject right after it and the subjects coordinated
+with that one ("normal heart size and mediastinal contours").
 Not a normal statement: a predicate after "otherwise" ("the lungs are otherwise clear" denies only what the
 report did not name) or after a negation ("not clear"). A hedge before the predicate ("probably normal")
-makes it OBS-U.
+makes it OBS-U, as does a predicate that hedges by itself ("borderline heart size").
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ _ADVERBS = {"grossly", "essentially", "entirely", "completely", "largely", "rela
 #: an exception in the sentence makes its predicate an "otherwise" ("clear, aside from mild scarring")
 _EXCEPTIONS = ("aside from", "apart from", "except for", "other than", "with the exception of")
 _HEDGES = {"probably", "likely", "possibly", "questionably", "presumably", "may", "might", "could"}
+#: a predicate that hedges by itself ("borderline heart size": the annotation guide's §3, uncertain)
+_HEDGED_PREDICATES = {"borderline"}
 _FORWARD_GAP = 2
+_COORDINATORS = {"and", ",", "the"}
 
 
 def normal_rules(v) -> list:
@@ -47,8 +52,7 @@ def add_normal_statements(d: Draft) -> None:
             continue
         targets = [s for s in _subjects_before(d, p, subjects) if d.v.normal_absences(s.text, p.text)]
         if not targets:
-            targets = [s for s in subjects if d.sent_of[s.start] == d.sent_of[p.start]
-                       and 0 <= s.start - p.end <= _FORWARD_GAP and d.v.normal_absences(s.text, p.text)][:1]
+            targets = [s for s in _subjects_after(d, p, subjects) if d.v.normal_absences(s.text, p.text)]
         if not targets:
             continue
         rel = [("located_at", anat.setdefault((s.start, s.end), {"_start": s.start, "_end": s.end,
@@ -72,15 +76,52 @@ def _qualified(d: Draft, p) -> bool:
 
 
 def _subjects_before(d: Draft, p, subjects: list) -> list:
-    """The subjects of ``p``'s sentence before it, back to a clause break or a finding."""
+    """The subjects of ``p``'s sentence before it, back to a clause break or a finding; a comma right after a
+    subject lists subjects rather than breaking the clause ("Heart size, mediastinal contour, and pulmonary
+    vascularity are within normal limits")."""
     out = []
-    for i in range(p.start - 1, -1, -1):
-        if d.sent_of[i] != d.sent_of[p.start] or d.lower[i] in _CLAUSE_BREAKS or i in d.obs_tokens:
+    i = p.start - 1
+    while i >= 0 and d.sent_of[i] == d.sent_of[p.start]:
+        if i in d.obs_tokens:
+            i = _coordinated_finding_start(d, i, subjects)
+            if i < 0:
+                break
+        elif d.lower[i] in _CLAUSE_BREAKS and not (d.lower[i] == "," and any(s.end == i for s in subjects)):
             break
         out += [s for s in subjects if s.end == i + 1]
+        i -= 1
+    return out
+
+
+def _coordinated_finding_start(d: Draft, i: int, subjects: list) -> int:
+    """The token before the finding that ends at token ``i`` when the finding is coordinated with a subject
+    before it ("heart size and pulmonary vascular engorgement appear within limits of normal": ConText
+    denies the finding, the table the heart size); -1 otherwise (a finding ends the predicate's reach)."""
+    j = i
+    while j - 1 >= 0 and j - 1 in d.obs_tokens:
+        j -= 1
+    for k in range(j - 1, max(j - 4, 0), -1):  # "and" + at most two words of the finding's phrase ("pulmonary")
+        if d.lower[k] in ("and", ",") and any(s.end == k for s in subjects):
+            return k
+    return -1
+
+
+def _subjects_after(d: Draft, p, subjects: list) -> list:
+    """The subject right after ``p`` (at most :data:`_FORWARD_GAP` tokens on) and the subjects coordinated
+    with it ("Normal heart size and mediastinal contours")."""
+    out: list = []
+    for s in sorted(subjects, key=lambda s: s.start):
+        if d.sent_of[s.start] != d.sent_of[p.start] or s.start < p.end:
+            continue
+        if not out and s.start - p.end <= _FORWARD_GAP:
+            out.append(s)
+        elif out and s.start - out[-1].end <= 2 and set(d.lower[out[-1].end:s.start]) <= _COORDINATORS:
+            out.append(s)
+        elif out:
+            break
     return out
 
 
 def _label(d: Draft, p) -> str:
     window = {d.lower[i] for i in range(max(p.start - 3, 0), p.start) if d.sent_of[i] == d.sent_of[p.start]}
-    return "OBS-U" if window & _HEDGES else "OBS-DP"
+    return "OBS-U" if window & _HEDGES or d.lower[p.start] in _HEDGED_PREDICATES else "OBS-DP"

@@ -1,13 +1,13 @@
 """Observation entities: one per finding mention that ConText does not skip, labelled by
-:func:`graph.extract.rules.polarity.polarity`; a word before a finding that names another finding with it;
-severity words (OBS-DP ``modify``) and ``suggestive_of`` between the observations around a
+:func:`graph.extract.rules.polarity.polarity` (and uncertain right before "versus"); a word before a finding
+that names another finding with it; severity words (OBS-DP ``modify``) and ``suggestive_of`` between the observations around a
 "suggestive of" / "consistent with" cue."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from graph.extract.rules.draft import Draft
+from graph.extract.rules.draft import Draft, before_alternative
 from graph.extract.rules.mentions import Mention
 from graph.extract.rules.polarity import polarity
 
@@ -20,6 +20,8 @@ def add_observations(d: Draft, obs_spans: list[Mention]) -> None:
         label = polarity(ent_at[o.start], d.sections[o.start])
         if label is None:
             continue
+        if label == "OBS-DP" and before_alternative(d, o):
+            label = "OBS-U"
         item = {"_start": o.start, "_end": o.end, "label": label, "rel": [], "_finding": o.value}
         d.entities.append(item)
         d.obs_items.append((o, item))
@@ -70,15 +72,24 @@ _GENERIC_FINDINGS = {"postsurgical changes"}
 _NAMED_CATEGORIES = {"device", "tubesandlines"}
 
 
+#: a bare catheter "with" which a named line or device is described is that device's own ("right chest port
+#: with catheter tip in the SVC"), not another device
+_BARE_DEVICE_FORMS = {"catheter", "catheters"}
+
+
 def drop_named_generics(d: Draft) -> None:
     """"Postsurgical changes of prior CABG", "postoperative changes from spinal rods": the named procedure or
-    device is the finding, the generic one goes (the annotation guide's §7 labels these by what they name)."""
+    device is the finding, the generic one goes (the annotation guide's §7 labels these by what they name);
+    so does a bare "catheter" that a named line or device before it is "with" ("port with catheter tip")."""
     dropped = set()
     for o, it in d.obs_items:
-        if o.value not in _GENERIC_FINDINGS or o.end >= len(d.lower) or d.lower[o.end] not in ("of", "from"):
-            continue
-        sent_end = d.sentence_of(o.start)[1]
-        if any(o.end < o2.start < sent_end and d.v.findings[o2.value].category in _NAMED_CATEGORIES
-               for o2, _ in d.obs_items):
+        start, sent_end = d.sentence_of(o.start)
+        if o.value in _GENERIC_FINDINGS and o.end < len(d.lower) and d.lower[o.end] in ("of", "from"):
+            if any(o.end < o2.start < sent_end and d.v.findings[o2.value].category in _NAMED_CATEGORIES
+                   for o2, _ in d.obs_items):
+                dropped.add(id(it))
+        elif d.lower[o.start:o.end] in ([w] for w in _BARE_DEVICE_FORMS) and any(
+                start <= o2.start < o.start and o2.value != o.value and "with" in d.lower[o2.end:o.start]
+                and d.v.findings[o2.value].category in _NAMED_CATEGORIES for o2, _ in d.obs_items):
             dropped.add(id(it))
     d.drop(dropped)

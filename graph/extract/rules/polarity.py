@@ -8,7 +8,7 @@ from graph.extract.rules.change_cues import NOT_SEEN_BEFORE
 
 _NO_NEGATION = ("no change", "no significant change", "no interval change", "without change",
                 "not significantly changed", "no longer")
-_POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are suspected", "suspected", "not excluded",
+_POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are suspected", "not excluded",
                    "cannot be excluded", "can not be excluded", "is possible", "are possible", "is questioned",
                    "difficult to exclude", "difficult to entirely exclude", "not entirely excluded",
                    "not completely excluded", "may not be demonstrated", "may not be visualized", "may not be seen",
@@ -19,19 +19,34 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     "concern for", "evaluation for", "evaluate for", "for evaluation of", "to evaluate for",
                     "if there is", "if", "consider", "rule out", "r/o", "might", "might be", "potentially",
                     "suggest", "suggests", "suggesting", "suggestive of",
+                    # hedges of the annotation guide's §3
+                    "concerning for", "presumed", "presumably", "favor", "favored", "favoring", "suggestion of",
+                    "equivocal",
+                    # a reading "secondary to" a hedge: ConText's default rules end a scope at "secondary"
+                    "may be secondary to", "could be secondary to", "possibly secondary to", "may be related to",
+                    "could be related to", "possibly related to",
                     # IU's de-identification took "likely" out of every report ("most XXXX", "XXXX represents";
                     # graph/extract/gold/ANNOTATION_GUIDE.md §9)
-                    "most xxxx", "xxxx represents", "xxxx representing", "xxxx represent")
+                    "most xxxx", "xxxx represents", "xxxx representing", "xxxx represent", "xxxx reflecting",
+                    "xxxx reflects", "xxxx reflect", "xxxx due to", "xxxx secondary to")
 _NORMAL_AFTER = ("within normal limits", "within limits of normal", "appear normal", "appears normal",
                  "are normal", "is normal", "are within normal limits", "is within normal limits")
-_DROPPED_CONTEXT_RULES = {": no", ": none"}
+#: a finding denied after it ("Pneumothorax is not seen."; the annotation guide's §3, NegBio's "not seen"
+#: pattern); "not seen on the prior study" is new, not absent (a longer cue, which wins)
+_ABSENT_AFTER = tuple(f"{verb} not {seen}" for verb in ("is", "are", "was", "were")
+                      for seen in ("seen", "identified", "visualized", "appreciated", "demonstrated", "evident"))
+#: how far back "... is normal" / "... is not seen" reaches: its own subject, not a finding of an earlier
+#: clause ("Left effusion, heart size is normal.")
+_AFTER_SCOPE = 3
+_DROPPED_CONTEXT_RULES = {": no", ": none", "free"}
 _TERMINATE = ("there is", "there are", "which", "however", "although", "but", "otherwise", "with the exception",
               "except", "while", "though")
 
 
 def add_context(nlp) -> None:
     """Append medspaCy's ConText component to ``nlp``: its default rules less ": no" / ": none" (backward
-    negation, which would negate across our "FINDINGS: No ..." section headers), then this module's
+    negation, which would negate across our "FINDINGS: No ..." section headers) and "free" (backward, "pain
+    free": inside "free air" it ended the scope of "no visible" before the finding), then this module's
     pseudo-negations, terminations, possibility cues and "... is normal" negations."""
     from medspacy.context import ConText, ConTextRule
 
@@ -42,7 +57,11 @@ def add_context(nlp) -> None:
                 + [ConTextRule(w, "TERMINATE", direction="TERMINATE") for w in _TERMINATE]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="BACKWARD") for w in _POSSIBLE_AFTER]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="FORWARD") for w in _POSSIBLE_BEFORE]
-                + [ConTextRule(w, "NEGATED_EXISTENCE", direction="BACKWARD") for w in _NORMAL_AFTER])
+                + [ConTextRule(w, "NEGATED_EXISTENCE", direction="BACKWARD", max_scope=_AFTER_SCOPE)
+                   for w in _NORMAL_AFTER + _ABSENT_AFTER]
+                # "either atelectasis or infiltrate": two readings offered (the guide's §3); "on either side" names
+                # no finding after it
+                + [ConTextRule("either", "POSSIBLE_EXISTENCE", direction="FORWARD", max_scope=4)])
 
 
 def polarity(ent, section: str | None) -> str | None:

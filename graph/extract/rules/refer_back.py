@@ -21,21 +21,31 @@ _REFER_WORDS = {"this", "it", "these", "they", "that", "there", "which", "findin
                 "imaging", "chest", "ct", "radiographically", "well", "overall"}
 
 
+#: words that make a sentence without an anaphor a statement about the whole study ("Stable appearance of the
+#: chest.", "The appearance is similar to the prior radiograph."): it names no finding (the annotation guide's §6)
+_WHOLE_STUDY = {"appearance", "chest"}
+#: the anaphors a refer-back's subject is (§8: "this", "these", "it", "they", "the findings", "the above")
+_ANAPHORS = {"this", "these", "it", "they", "that", "those", "finding", "findings", "above", "abnormality",
+             "abnormalities"}
+
+
 def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     """What a change cue alone in its sentence refers to (rule 4 of the change cues).
 
     The sentence must hold no finding, anatomy or side and no word outside :data:`_REFER_WORDS` (besides
     the cue): "Unchanged.", "Decreased from prior radiograph.", "However, it has decreased considerably
-    since the previous examination." Then: the present (OBS-DP) findings of the previous sentence of the
-    same section (list numbers such as "2." skipped); none when that sentence states only absent findings
-    ("No acute disease. Unchanged."), unless the sentence says "findings" ("No effusion. Findings are
-    unchanged."): then the present findings of its section before it that carry no change yet. A section
-    that opens with it: the present findings of the earlier findings / impression sections that carry no
-    change yet."""
+    since the previous examination."; and it must not speak of the whole study (:data:`_WHOLE_STUDY`
+    without one of :data:`_ANAPHORS`: "Stable appearance of the chest."). Then: the present (OBS-DP)
+    findings of the previous sentence of the same section (list numbers such as "2." skipped); none when
+    that sentence states only absent findings ("No acute disease. Unchanged."), unless the sentence says
+    "findings" ("No effusion. Findings are unchanged."): then the present findings of its section before it
+    that carry no change yet. A section that opens with it: the present findings of the earlier findings /
+    impression sections that carry no change yet."""
     sent_of, sections = d.sent_of, d.sections
     n = sent_of[m.start]
     sent = d.sentence(n)
-    if not _alone(d, m, n, sent):
+    words = set(d.lower[sent.start:sent.end])
+    if not _alone(d, m, n, sent) or (words & _WHOLE_STUDY and not words & _ANAPHORS):
         return []
     section = sections[m.start]
     k = previous_content_sentence(d, n, section)
