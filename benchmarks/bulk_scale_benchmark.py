@@ -68,8 +68,9 @@ def _stats() -> None:
     rows = list(csv.DictReader(io.StringIO(out)))
     failed = [f"{r['name']} {r['count']}" for r in rows if r["kind"] == "check" and r["count"] != "0"]
     elements = sum(int(r["count"]) for r in rows if r["kind"] in ("node", "relationship"))
-    print(f"cxrkg stats: {elements:,} elements, {'consistent' if not failed else 'NOT consistent: ' + ', '.join(failed)}"
-          f" ({sum(r['kind'] == 'check' for r in rows)} checks) in {time.perf_counter() - t:.1f} s")
+    verdict = "consistent" if not failed else "NOT consistent: " + ", ".join(failed)
+    print(f"cxrkg stats: {elements:,} elements, {verdict} ({sum(r['kind'] == 'check' for r in rows)} checks) in "
+          f"{time.perf_counter() - t:.1f} s")
 
 
 def main() -> None:
