@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from graph.ingest import discover, parse_files, plan_ingest, store_files
+from graph.ingest import load as ingest_load, plan as ingest_plan
 from graph.ingest.bulk import BulkInputError, BulkSink, write_part
 from graph.ingest.plan import with_fingerprint
 from graph.ingest.import_files import ImportFileError, ImportFiles, Listing, import_command
@@ -152,8 +153,6 @@ def test_the_same_image_in_two_files_is_rejected_in_one_writer_and_stops_the_bul
 
 @pytest.mark.parametrize("mode", ["by_batch", "parts"])
 def test_a_streamed_file_has_one_complete_source_file_row(tmp_path, monkeypatch, mode):
-    from graph.ingest import load as ingest_load, plan as ingest_plan
-
     cohort = tmp_path / "cohort"
     write_cohort(cohort, patients=3, seed=5)
     docs: dict = {}

@@ -1,7 +1,7 @@
 """Observation entities: one per finding mention that ConText does not skip, labelled by
 :func:`graph.extract.rules.polarity.polarity` (and uncertain right before "versus"); a word before a finding
-that names another finding with it; severity words (OBS-DP ``modify``) and ``suggestive_of`` between the observations around a
-"suggestive of" / "consistent with" cue."""
+that names another finding with it; severity words (OBS-DP ``modify``) and ``suggestive_of`` between the
+observations around a "suggestive of" / "consistent with" cue."""
 
 from __future__ import annotations
 
@@ -83,13 +83,14 @@ def drop_named_generics(d: Draft) -> None:
     so does a bare "catheter" that a named line or device before it is "with" ("port with catheter tip")."""
     dropped = set()
     for o, it in d.obs_items:
-        start, sent_end = d.sentence_of(o.start)
         if o.value in _GENERIC_FINDINGS and o.end < len(d.lower) and d.lower[o.end] in ("of", "from"):
+            sent_end = d.sentence_of(o.start)[1]
             if any(o.end < o2.start < sent_end and d.v.findings[o2.value].category in _NAMED_CATEGORIES
                    for o2, _ in d.obs_items):
                 dropped.add(id(it))
-        elif d.lower[o.start:o.end] in ([w] for w in _BARE_DEVICE_FORMS) and any(
-                start <= o2.start < o.start and o2.value != o.value and "with" in d.lower[o2.end:o.start]
-                and d.v.findings[o2.value].category in _NAMED_CATEGORIES for o2, _ in d.obs_items):
-            dropped.add(id(it))
+        elif o.end - o.start == 1 and d.lower[o.start] in _BARE_DEVICE_FORMS:
+            start = d.sentence_of(o.start)[0]
+            if any(start <= o2.start < o.start and o2.value != o.value and "with" in d.lower[o2.end:o.start]
+                   and d.v.findings[o2.value].category in _NAMED_CATEGORIES for o2, _ in d.obs_items):
+                dropped.add(id(it))
     d.drop(dropped)
