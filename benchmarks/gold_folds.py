@@ -4,7 +4,8 @@ helps (or is neutral) on both; with ``--mesh``, also the IU-vs-MeSH micro-F1 and
 ``cxrkg eval-extract``, whose floors (0.92) a change must keep; with ``--misses``, the development
 findings missed, per fold.
 
-Reads only the ``dev`` half: the held-out half is never loaded (``load_gold(split="dev")``).
+Reads only the ``dev`` sentences (the first set's two halves since its held-out half was retired on
+2026-11-26): the held-out set is never loaded (``load_gold(split="dev")``).
 
     python benchmarks/gold_folds.py [--mesh] [--misses]
 """

@@ -167,7 +167,7 @@ class GoldSplit(str, Enum):
 @app.command("eval-extract")
 def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
                  gold: Optional[GoldSplit] = typer.Option(None, help="score the annotated IU sentences of this "
-                                                                     "split instead (graph/extract/gold/iu_sentences.json)"),
+                                                                     "split instead (graph/extract/gold/)"),
                  unmapped: bool = typer.Option(False, "--unmapped", help="list the phrases of a corpus that no "
                                                "vocabulary entry or cue covers, by frequency, instead"),
                  source: str = typer.Option("iu", help="--unmapped: the corpus (iu, a folder, a .csv / .txt / .xml "

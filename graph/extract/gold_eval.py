@@ -3,8 +3,11 @@ written against ``graph/extract/gold/ANNOTATION_GUIDE.md``), the rules extractor
 
 Gold: per sentence (report id, section, character offsets; the text is read from the torchxrayvision wheel,
 never stored) the findings a reader marks, each with an assertion (present / absent / uncertain), a
-laterality (left / right / bilateral / none) and a RadGraph2 change class or none. The file is split once
-by report into ``dev`` (rules may be tuned on it) and ``held-out`` (scored only at the end).
+laterality (left / right / bilateral / none) and a RadGraph2 change class or none. Each sentence belongs to
+``dev`` (rules may be tuned on it) or ``held-out`` (scored only at the end). ``iu_sentences.json`` was split
+once by report into both; its held-out half, scored three times, was retired into ``dev`` (its sentences
+keep ``first_split: held-out``), and ``iu_sentences_2.json``, drawn from other reports and annotated blind
+against the same guide, is the held-out set now (:data:`GOLD_FILES`).
 
 Rules predictions: each report is extracted whole (context matters for refer-backs), read back with the
 ingestion parser (:func:`graph.formats.radgraph.doc_to_records`, so what is scored is what the graph
@@ -36,13 +39,15 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from graph.extract.evaluate import CHANGE_CLASSES, NEGATION_WORDS, sentence_tokens
 from graph.extract.iu import IUReport
 from graph.vocabulary import Vocabulary, ancestors, normalise_phrase, vocabulary
 
-DEFAULT_GOLD = Path(__file__).resolve().parent / "gold" / "iu_sentences.json"
+GOLD_DIR = Path(__file__).resolve().parent / "gold"
+#: The gold files, read together: the first set (all ``dev`` now) and the second, blind ``held-out`` set.
+GOLD_FILES: tuple[Path, ...] = (GOLD_DIR / "iu_sentences.json",)
 SPLITS = ("dev", "held-out")
 ASSERTIONS = ("present", "absent", "uncertain")
 LATERALITIES = ("left", "right", "bilateral", "none")
@@ -90,47 +95,61 @@ class GoldSentence:
         return self.report_id, self.section, self.start
 
 
-def load_gold(path: Path = DEFAULT_GOLD, split: str | None = None) -> list[GoldSentence]:
-    """The annotated sentences of ``split`` (``dev``, ``held-out``, or None for both).
+def _paths(paths: Path | Sequence[Path] | None) -> tuple[Path, ...]:
+    if paths is None:
+        return GOLD_FILES
+    return (Path(paths),) if isinstance(paths, (str, Path)) else tuple(Path(p) for p in paths)
+
+
+def load_gold(paths: Path | Sequence[Path] | None = None, split: str | None = None) -> list[GoldSentence]:
+    """The annotated sentences of ``split`` (``dev``, ``held-out``, or None for both) of the gold files
+    ``paths`` (default :data:`GOLD_FILES`), in file order.
 
     Raises:
         GoldError: a sentence lacks a field or has a value outside the guide's sets.
-        OSError: the file cannot be read.
+        OSError: a file cannot be read.
     """
-    rows = json.loads(Path(path).read_text(encoding="utf-8"))["sentences"]
     out = []
-    for n, row in enumerate(rows):
-        where = f"{path}: sentence {n} (report {row.get('report_id')})"
-        try:
-            findings = tuple(_gold_finding(f, where) for f in row["findings"])
-            sentence = GoldSentence(str(row["report_id"]), row["section"], int(row["start"]), int(row["end"]),
-                                    row["split"], row.get("stratum", ""), findings)
-        except KeyError as exc:
-            raise GoldError(f"{where}: field {exc.args[0]!r} missing") from exc
-        if sentence.split not in SPLITS or not 0 <= sentence.start < sentence.end:
-            raise GoldError(f"{where}: split {sentence.split!r} or offsets {sentence.start}..{sentence.end} invalid")
-        if split is None or sentence.split == split:
-            out.append(sentence)
+    for path in _paths(paths):
+        rows = json.loads(path.read_text(encoding="utf-8"))["sentences"]
+        for n, row in enumerate(rows):
+            sentence = _gold_sentence(row, f"{path}: sentence {n} (report {row.get('report_id')})")
+            if split is None or sentence.split == split:
+                out.append(sentence)
     return out
 
 
-def gold_report_ids(split: str, path: Path | None = None) -> frozenset[str]:
-    """The IU report ids of one split of the gold file (default :data:`DEFAULT_GOLD`), reading nothing else of
-    its sentences, so that a corpus analysis (``cxrkg eval-extract --unmapped --exclude-gold held-out``) can
+def _gold_sentence(row: dict, where: str) -> GoldSentence:
+    try:
+        findings = tuple(_gold_finding(f, where) for f in row["findings"])
+        sentence = GoldSentence(str(row["report_id"]), row["section"], int(row["start"]), int(row["end"]),
+                                row["split"], row.get("stratum", ""), findings)
+    except KeyError as exc:
+        raise GoldError(f"{where}: field {exc.args[0]!r} missing") from exc
+    if sentence.split not in SPLITS or not 0 <= sentence.start < sentence.end:
+        raise GoldError(f"{where}: split {sentence.split!r} or offsets {sentence.start}..{sentence.end} invalid")
+    return sentence
+
+
+def gold_report_ids(split: str, paths: Path | Sequence[Path] | None = None) -> frozenset[str]:
+    """The IU report ids of one split of the gold files (default :data:`GOLD_FILES`), reading nothing else of
+    their sentences, so that a corpus analysis (``cxrkg eval-extract --unmapped --exclude-gold held-out``) can
     leave the held-out reports out without looking at their labels.
 
     Raises:
-        GoldError: ``split`` is not a split of the file, or a sentence lacks its report id or split.
-        OSError: the file cannot be read.
+        GoldError: ``split`` is not a split of the files, or a sentence lacks its report id or split.
+        OSError: a file cannot be read.
     """
-    path = path or DEFAULT_GOLD
-    if split not in SPLITS:
-        raise GoldError(f"{path}: no split {split!r} (splits: {', '.join(SPLITS)})")
-    try:
-        rows = json.loads(Path(path).read_text(encoding="utf-8"))["sentences"]
-        return frozenset(str(row["report_id"]) for row in rows if row["split"] == split)
-    except KeyError as exc:
-        raise GoldError(f"{path}: a sentence lacks the field {exc.args[0]!r}") from exc
+    ids: set[str] = set()
+    for path in _paths(paths):
+        if split not in SPLITS:
+            raise GoldError(f"{path}: no split {split!r} (splits: {', '.join(SPLITS)})")
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))["sentences"]
+            ids |= {str(row["report_id"]) for row in rows if row["split"] == split}
+        except KeyError as exc:
+            raise GoldError(f"{path}: a sentence lacks the field {exc.args[0]!r}") from exc
+    return frozenset(ids)
 
 
 def dev_fold(report_id: str) -> str:
@@ -391,16 +410,16 @@ def score(gold: list[GoldSentence], predicted: Mapping[tuple, list[Predicted]], 
     return s
 
 
-def evaluate_gold(reports: Iterable[IUReport], split: str, path: Path = DEFAULT_GOLD,
+def evaluate_gold(reports: Iterable[IUReport], split: str, paths: Path | Sequence[Path] | None = None,
                   v: Vocabulary | None = None) -> dict[str, GoldScores]:
-    """``{"rules": ..., "baseline": ...}`` on one split of the gold file.
+    """``{"rules": ..., "baseline": ...}`` on one split of the gold files (default :data:`GOLD_FILES`).
 
     Raises:
         GoldError: the gold file is malformed.
         KeyError: a gold report id is not among ``reports``.
     """
     v = v or vocabulary()
-    gold = load_gold(path, split)
+    gold = load_gold(paths, split)
     by_id = {r.report_id: r for r in reports}
     return {"rules": score(gold, rules_predictions(by_id, gold, v), v),
             "baseline": score(gold, baseline_predictions(by_id, gold, v), v)}

@@ -64,7 +64,7 @@ def test_reports_of_a_gold_split_can_be_left_out(tmp_path, monkeypatch):
 
     gold = tmp_path / "gold.json"
     gold.write_text(json.dumps({"sentences": [{"report_id": "2", "split": "held-out"}]}))
-    monkeypatch.setattr(gold_eval, "DEFAULT_GOLD", gold)
+    monkeypatch.setattr(gold_eval, "GOLD_FILES", (gold,))
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "1.txt").write_text("Azygos fissure.")
     (tmp_path / "r" / "2.txt").write_text("Paratracheal stripe thickening.")

@@ -122,3 +122,17 @@ def test_a_refer_back_sentence_is_credited_with_the_finding_it_changes():
         ("cardiac pacer and wires", "left", frozenset({"CHAN-NC"}))]
     # a heart chamber's side is not the side of the body
     assert [(p.finding, p.laterality) for p in leads] == [("cardiac pacer and wires", "none")]
+
+
+def test_gold_files_are_read_together_and_a_split_spans_them(tmp_path):
+    row = {"report_id": "1", "section": "findings", "start": 0, "end": 5, "split": "dev", "stratum": "x",
+           "findings": []}
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps({"sentences": [row, {**row, "report_id": "2", "first_split": "held-out"}]}))
+    second.write_text(json.dumps({"sentences": [{**row, "report_id": "3", "split": "held-out"}]}))
+    assert [g.report_id for g in load_gold((first, second), "dev")] == ["1", "2"]
+    assert [g.report_id for g in load_gold((first, second), "held-out")] == ["3"]
+    assert gold_report_ids("held-out", (first, second)) == {"3"}
+    second.write_text(json.dumps({"sentences": [{**row, "split": "test"}]}))
+    with pytest.raises(GoldError, match=r"b\.json: sentence 0 \(report 1\): split 'test'"):
+        load_gold((first, second))
