@@ -1,4 +1,6 @@
-"""The gold-set draw of the annotation guide's §1 and §10, on made-up report text."""
+"""The gold-set draw of the annotation guide's §1 and §10 on made-up report text, and the shipped gold sets."""
+
+import pytest
 
 from graph.extract.gold_draw import draw, in_tests_key, normalised, pool, segment
 from graph.extract.iu import IUReport
@@ -43,3 +45,19 @@ def test_strata_draw_in_order_once_per_sentence_and_stock_phrase():
     assert {(c.report_id, c.start) for c in got if c.stratum == "change"} == {("1", 0), ("2", 13)}
     assert normalised("Lungs clear!") == normalised("lungs  clear.")
     assert [c.stratum for c in draw(reports, candidates, strata, seed=1, per_stratum=1)] == ["change", "normal", "other"]
+
+
+def test_the_shipped_gold_sets_are_guide_sentences_and_share_no_report():
+    from graph.extract import iu
+    from graph.extract.gold_eval import load_gold
+
+    try:
+        reports = {r.report_id: r for r in iu.load_reports()}
+    except iu.IUUnavailable as exc:
+        pytest.skip(f"IU reports unavailable: {exc}")
+    gold = load_gold()
+    for g in gold:
+        assert (g.start, g.end) in segment(getattr(reports[g.report_id], g.section)), g.key
+    dev = {g.report_id for g in gold if g.split == "dev"}
+    held_out = {g.report_id for g in gold if g.split == "held-out"}
+    assert len(held_out) >= 200 and not dev & held_out
