@@ -19,7 +19,9 @@ _NOT_AFTER = {"density": ("bone", "osseous", "mineral"), "densities": ("bone", "
 #: bare forms that name a finding only when their subject is in the sentence ("the heart is enlarged",
 #: not "enlarged pulmonary arteries"): form -> words one of which must occur in the same sentence
 _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette"),
-                  "enlargement": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette")}
+                  "enlargement": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette"),
+                  # "widening of the right acromioclavicular joint" is no mediastinal widening
+                  "widening": ("mediastinum", "mediastinal", "paratracheal")}
 
 
 @dataclass(frozen=True)

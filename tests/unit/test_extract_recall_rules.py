@@ -1,0 +1,78 @@
+"""The rules extractor on IU wordings it missed before issue 17's fourth round (finding recall and assertion
+accuracy): vocabulary 2026.11.26's findings and synonyms, and the extractor rules of that round.
+
+All report sentences here are synthetic, written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
+
+
+def _found(tmp_path, text):
+    return {(m.finding, m.polarity) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+def _sided(tmp_path, text):
+    return {(m.finding, m.side, m.polarity) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    # an image sign and the reading it suggests are two findings (the annotation guide's §2)
+    ("Dilated pulmonary arteries suggestive of pulmonary hypertension.",
+     {("enlarged pulmonary arteries", "present"), ("pulmonary arterial hypertension", "uncertain")}),
+    ("Enlargement of the central pulmonary arteries.", {("enlarged pulmonary arteries", "present")}),
+    ("Curvilinear calcific density which may represent mitral annular calcification.",
+     {("calcification", "present"), ("mitral annular calcification", "uncertain")}),
+], ids=["pulmonary-arteries", "central-pulmonary-arteries", "mitral-annulus"])
+def test_sign_and_reading_are_two_findings(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Moderate enlargement of the cardiac silhouette.", {("enlarged cardiac silhouette", "present")}),
+    ("The lungs are hyperaerated.", {("hyperaeration", "present")}),
+    ("Several nodular densities in the upper lungs.", {("multiple masses/nodules", "present")}),
+    ("Aortic vascular calcifications.", {("vascular calcification", "present")}),
+    ("Multiple bony lesions.", {("bone lesion", "present")}),
+    ("Prominence of the superior mediastinum.", {("superior mediastinal mass/enlargement", "present")}),
+    # the tokenizer splits two words joined by a slash, and the vocabulary reads the entity's text as split
+    ("Postsurgical/biopsy changes in the axilla.", {("postsurgical changes", "present")}),
+], ids=["cardiac-silhouette", "hyperaerated", "nodular-densities", "vascular-calcifications", "bony-lesions",
+        "superior-mediastinum", "slash"])
+def test_synonyms(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Widespread bronchiectasis consistent with cystic fibrosis.",
+     {("bronchiectasis", "present"), ("cystic fibrosis", "present")}),
+    ("Expansile rib lesion consistent with multiple myeloma.",
+     {("lung lesion", "present"), ("multiple myeloma", "present")}),
+    ("Stable right apical chronic inflammatory changes.", {("chronic inflammatory change", "present")}),
+    ("Old healed posttraumatic deformities of the left ribs.", {("posttraumatic changes", "present")}),
+], ids=["cystic-fibrosis", "myeloma", "chronic-inflammatory", "posttraumatic"])
+def test_conditions_the_guide_names(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected
+
+
+def test_histoplasmosis_is_a_granulomatous_disease():
+    from graph.vocabulary import vocabulary
+
+    v = vocabulary()
+    assert v.finding_for("histoplasmoma") == "histoplasmosis"
+    assert "granulomatous disease" in v.findings["histoplasmosis"].parents
+
+
+def test_posttraumatic_change_takes_the_stated_side(tmp_path):
+    assert _sided(tmp_path, "Widening of the right shoulder joint, possibly posttraumatic.") == {
+        ("posttraumatic changes", "right", "uncertain")}
+
+
+def test_widening_without_the_mediastinum_is_no_mediastinal_widening(tmp_path):
+    assert _found(tmp_path, "Mild widening of the left acromioclavicular joint.") == set()
+    assert _found(tmp_path, "Stable widening of the upper mediastinum.") == {("mediastinal widening", "present")}
