@@ -76,3 +76,28 @@ def test_posttraumatic_change_takes_the_stated_side(tmp_path):
 def test_widening_without_the_mediastinum_is_no_mediastinal_widening(tmp_path):
     assert _found(tmp_path, "Mild widening of the left acromioclavicular joint.") == set()
     assert _found(tmp_path, "Stable widening of the upper mediastinum.") == {("mediastinal widening", "present")}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Catheter tip in the upper SVC.", {("ij line", "present")}),
+    ("Dual-lumen catheter with its tip near the caval atrial junction.", {("ij line", "present")}),
+    ("A catheter overlies the left upper quadrant.", {("support devices", "present")}),
+], ids=["svc", "cavoatrial-junction", "elsewhere"])
+def test_a_catheter_ending_centrally_is_a_central_line(tmp_path, text, expected):
+    # the guide's §7: a catheter with its tip in the SVC, cavoatrial junction or right atrium is central
+    assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Stable cardiomegaly without evidence of failure.",
+     {("enlarged cardiac silhouette", "present"), ("fluid overload/heart failure", "absent")}),
+    ("Intubated for respiratory failure.", set()),
+], ids=["heart", "respiratory"])
+def test_bare_failure_is_heart_failure(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected
+
+
+def test_redacted_likely_before_from(tmp_path):
+    # the guide's §9: "XXXX due to / from / secondary to" is a redacted "likely"
+    assert _found(tmp_path, "Right hilar calcifications XXXX from old granulomatous disease.") == {
+        ("calcification", "present"), ("granulomatous disease", "uncertain")}

@@ -14,7 +14,9 @@ SIDE_COORDINATIONS = tuple(f"{a} {link} {b}" for a, b in (("right", "left"), ("l
                            for link in ("and", "greater than", "more than", "worse than", "larger than", ">"))
 
 #: forms that are not the finding after these words ("bone density" is not a lung opacity)
-_NOT_AFTER = {"density": ("bone", "osseous", "mineral"), "densities": ("bone", "osseous", "mineral")}
+_NOT_AFTER = {"density": ("bone", "osseous", "mineral"), "densities": ("bone", "osseous", "mineral"),
+              # a bare "failure" is the heart's ("cardiomegaly without failure"), not another organ's
+              "failure": ("respiratory", "renal", "kidney", "liver", "hepatic", "organ", "multiorgan", "graft")}
 
 #: bare forms that name a finding only when their subject is in the sentence ("the heart is enlarged",
 #: not "enlarged pulmonary arteries"): form -> words one of which must occur in the same sentence

@@ -28,7 +28,7 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     # IU's de-identification took "likely" out of every report ("most XXXX", "XXXX represents";
                     # graph/extract/gold/ANNOTATION_GUIDE.md §9)
                     "most xxxx", "xxxx represents", "xxxx representing", "xxxx represent", "xxxx reflecting",
-                    "xxxx reflects", "xxxx reflect", "xxxx due to", "xxxx secondary to")
+                    "xxxx reflects", "xxxx reflect", "xxxx due to", "xxxx secondary to", "xxxx from")
 _NORMAL_AFTER = ("within normal limits", "within limits of normal", "appear normal", "appears normal",
                  "are normal", "is normal", "are within normal limits", "is within normal limits")
 #: a finding denied after it ("Pneumothorax is not seen."; the annotation guide's §3, NegBio's "not seen"
