@@ -101,3 +101,16 @@ def test_redacted_likely_before_from(tmp_path):
     # the guide's §9: "XXXX due to / from / secondary to" is a redacted "likely"
     assert _found(tmp_path, "Right hilar calcifications XXXX from old granulomatous disease.") == {
         ("calcification", "present"), ("granulomatous disease", "uncertain")}
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a list item the table does not know ("central airways") does not end the list (the guide's §4)
+    ("Normal cardiac silhouette, central airways, pulmonary vasculature and lung volumes.",
+     {("enlarged cardiac silhouette", "absent"), ("vascular congestion", "absent"), ("low lung volumes", "absent"),
+      ("hyperaeration", "absent")}),
+    # a finding in the list does
+    ("Normal heart size, mild scoliosis, and pulmonary vasculature.",
+     {("enlarged cardiac silhouette", "absent"), ("scoliosis", "present")}),
+], ids=["unknown-item", "finding-item"])
+def test_a_predicate_before_a_list_of_subjects(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected

@@ -30,6 +30,8 @@ _HEDGES = {"probably", "likely", "possibly", "questionably", "presumably", "may"
 _HEDGED_PREDICATES = {"borderline"}
 _FORWARD_GAP = 2
 _COORDINATORS = {"and", ",", "the"}
+#: words of a list item between two subjects that the normal-statement table does not know ("central airways")
+_UNKNOWN_ITEM_WORDS = 3
 
 
 def normal_rules(v) -> list:
@@ -115,11 +117,24 @@ def _subjects_after(d: Draft, p, subjects: list) -> list:
             continue
         if not out and s.start - p.end <= _FORWARD_GAP:
             out.append(s)
-        elif out and s.start - out[-1].end <= 2 and set(d.lower[out[-1].end:s.start]) <= _COORDINATORS:
+        elif out and _coordinated(d, out[-1].end, s.start):
             out.append(s)
         elif out:
             break
     return out
+
+
+def _coordinated(d: Draft, end: int, start: int) -> bool:
+    """The tokens from ``end`` to ``start`` join two subjects of one list: coordinators only ("heart size and
+    mediastinal contours"), or a list item the table does not know between commas ("normal cardiomediastinal
+    silhouette, central airways, pulmonary vasculature and lung volumes"): at most
+    :data:`_UNKNOWN_ITEM_WORDS` words, no finding, negation or clause break."""
+    between = d.lower[end:start]
+    if len(between) <= 2 and set(between) <= _COORDINATORS:
+        return True
+    words = [w for w in between if w not in _COORDINATORS]
+    return (0 < len(words) <= _UNKNOWN_ITEM_WORDS and between[0] == "," and between[-1] in (",", "and")
+            and not set(words) & (_CLAUSE_BREAKS | _SKIP_AFTER) and not d.obs_tokens.intersection(range(end, start)))
 
 
 def _label(d: Draft, p) -> str:
