@@ -114,3 +114,18 @@ def test_redacted_likely_before_from(tmp_path):
 ], ids=["unknown-item", "finding-item"])
 def test_a_predicate_before_a_list_of_subjects(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
+
+
+def test_prosthetic_valves_of_the_right_heart(tmp_path):
+    assert _found(tmp_path, "The prosthetic pulmonic valve is in place.") == {("prosthetic valve", "present")}
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a surgical state read from a device takes the device's side (the guide's §5 and §7)
+    ("Suture material at the left apex suggesting prior lung surgery.",
+     {("surgical sutures", "left", "present"), ("postsurgical changes", "left", "uncertain")}),
+    ("Surgical clips are noted in the right upper quadrant.", {("surgical clips", "right", "present")}),
+    ("Postoperative changes in the left hemithorax.", {("postsurgical changes", "left", "present")}),
+], ids=["lung-surgery", "clips", "hemithorax"])
+def test_surgical_states_take_their_side(tmp_path, text, expected):
+    assert _sided(tmp_path, text) == expected
