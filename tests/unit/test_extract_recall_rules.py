@@ -129,3 +129,15 @@ def test_prosthetic_valves_of_the_right_heart(tmp_path):
 ], ids=["lung-surgery", "clips", "hemithorax"])
 def test_surgical_states_take_their_side(tmp_path, text, expected):
     assert _sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Postoperative changes consistent with prior CABG.", {("cabg grafts", "present")}),
+    ("Stable postsurgical changes with midline sternotomy wires.", {("sternotomy wires", "present")}),
+    # what follows "with" is no device: the generic finding stays
+    ("Stable postop changes with mild cardiomegaly.",
+     {("postsurgical changes", "present"), ("enlarged cardiac silhouette", "present")}),
+], ids=["consistent-with", "with", "with-a-finding"])
+def test_post_surgical_changes_named_by_their_device(tmp_path, text, expected):
+    # the guide's §7: a post-surgical change named by its procedure or device is that device
+    assert _found(tmp_path, text) == expected
