@@ -141,3 +141,26 @@ def test_surgical_states_take_their_side(tmp_path, text, expected):
 def test_post_surgical_changes_named_by_their_device(tmp_path, text, expected):
     # the guide's §7: a post-surgical change named by its procedure or device is that device
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Hyperexpanded lungs with flattening of hemidiaphragms.", {("hyperaeration", "present")}),
+    ("Flattening of the bilateral hemidiaphragms.", {("hyperaeration", "present")}),
+    ("Findings consistent with obstructive lung disease.", {("copd/emphysema", "present")}),
+], ids=["flattening", "flattening-bilateral", "obstructive-lung-disease"])
+def test_hyperaeration_and_copd_wordings(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # located at the aorta, bare calcifications are the aorta's (ingestion's anatomy + span composition)
+    ("Calcifications are seen within the aortic arch.", {("vascular calcification", "present")}),
+    ("Scattered right lung base calcifications.", {("calcified nodule", "present")}),
+    ("Multiple pleural calcifications from prior asbestos exposure.", {("pleural calcification", "present")}),
+], ids=["aorta", "lung-base", "pleura"])
+def test_calcifications_named_by_their_place(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected
+
+
+def test_lung_base_calcifications_keep_their_side(tmp_path):
+    assert _sided(tmp_path, "Stable left lung base calcifications.") == {("calcified nodule", "left", "present")}
