@@ -164,3 +164,19 @@ def test_calcifications_named_by_their_place(tmp_path, text, expected):
 
 def test_lung_base_calcifications_keep_their_side(tmp_path):
     assert _sided(tmp_path, "Stable left lung base calcifications.") == {("calcified nodule", "left", "present")}
+
+
+def test_rib_deformities(tmp_path):
+    assert _sided(tmp_path, "Old right-sided rib deformities.") == {("rib deformity", "right", "present")}
+
+
+@pytest.mark.parametrize("text,expected", [
+    # the guide's §7: a subclavian catheter is a subclavian line, though it is also a central venous one
+    ("Stable left subclavian central venous catheter.", {("subclavian line", "left", "present")}),
+    ("Postsurgical clips in the right axilla.", {("surgical clips", "right", "present")}),
+    ("Widening of the left acromioclavicular joint which may be postsurgical.",
+     {("postsurgical changes", "left", "uncertain")}),
+    ("Dual lead cardiac pacing device.", {("cardiac pacer and wires", None, "present")}),
+], ids=["subclavian", "postsurgical-clips", "bare-postsurgical", "pacing-device"])
+def test_devices_and_surgical_states(tmp_path, text, expected):
+    assert _sided(tmp_path, text) == expected
