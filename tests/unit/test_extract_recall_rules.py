@@ -180,3 +180,9 @@ def test_rib_deformities(tmp_path):
 ], ids=["subclavian", "postsurgical-clips", "bare-postsurgical", "pacing-device"])
 def test_devices_and_surgical_states(tmp_path, text, expected):
     assert _sided(tmp_path, text) == expected
+
+
+def test_without_significant_change_negates_nothing(tmp_path):
+    # the finding after "without significant interval change" is there, unchanged (the guide's §6)
+    found = _found(tmp_path, "Redemonstration without significant interval change of mild left basilar atelectasis.")
+    assert found == {("atelectasis", "present")}

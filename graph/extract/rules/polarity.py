@@ -7,7 +7,10 @@ from __future__ import annotations
 from graph.extract.rules.change_cues import NOT_SEEN_BEFORE
 
 _NO_NEGATION = ("no change", "no significant change", "no interval change", "without change",
-                "not significantly changed", "no longer")
+                "not significantly changed", "no longer",
+                # a finding "without significant change" is there, unchanged (the guide's §6: CHAN-NC)
+                "without significant change", "without interval change", "without significant interval change",
+                "no significant interval change", "without appreciable change", "no appreciable change")
 _POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are suspected", "not excluded",
                    "cannot be excluded", "can not be excluded", "is possible", "are possible", "is questioned",
                    "difficult to exclude", "difficult to entirely exclude", "not entirely excluded",
