@@ -186,3 +186,15 @@ def test_without_significant_change_negates_nothing(tmp_path):
     # the finding after "without significant interval change" is there, unchanged (the guide's §6)
     found = _found(tmp_path, "Redemonstration without significant interval change of mild left basilar atelectasis.")
     assert found == {("atelectasis", "present")}
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a list item the table does not know, before the predicate, does not end the list either (the guide's §4)
+    ("Heart size, mediastinum, XXXX, bony structures and lung XXXX are unremarkable.",
+     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
+    # a comma right before the predicate ends the subjects before it: the predicate speaks for the one after it
+    ("Normal cardiac size and contour, unremarkable mediastinal silhouette.",
+     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
+], ids=["unknown-item-before", "predicate-after-comma"])
+def test_a_predicate_after_a_list_of_subjects(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected

@@ -32,6 +32,7 @@ _FORWARD_GAP = 2
 _COORDINATORS = {"and", ",", "the"}
 #: words of a list item between two subjects that the normal-statement table does not know ("central airways")
 _UNKNOWN_ITEM_WORDS = 3
+_VERBS = {"is", "are", "was", "were", "appear", "appears", "remain", "remains", "has", "have"}
 
 
 def normal_rules(v) -> list:
@@ -48,11 +49,13 @@ def add_normal_statements(d: Draft) -> None:
 
     spans = filter_spans(list(d.doc.spans.get("cxr_normals", [])))
     subjects = [s for s in spans if s.label_ == "NSUBJ"]
+    predicates = [s for s in spans if s.label_ == "NPRED"]
+    said = {i for p in predicates for i in range(p.start, p.end)}
     anat: dict[tuple[int, int], dict] = {}
-    for p in (s for s in spans if s.label_ == "NPRED"):
+    for p in predicates:
         if _qualified(d, p):
             continue
-        targets = [s for s in _subjects_before(d, p, subjects) if d.v.normal_absences(s.text, p.text)]
+        targets = [s for s in _subjects_before(d, p, subjects, said) if d.v.normal_absences(s.text, p.text)]
         if not targets:
             targets = [s for s in _subjects_after(d, p, subjects) if d.v.normal_absences(s.text, p.text)]
         if not targets:
@@ -77,7 +80,7 @@ def _qualified(d: Draft, p) -> bool:
     return any(f" {e} " in f" {words} " for e in _EXCEPTIONS)
 
 
-def _subjects_before(d: Draft, p, subjects: list) -> list:
+def _subjects_before(d: Draft, p, subjects: list, said: set[int]) -> list:
     """The subjects of ``p``'s sentence before it, back to a clause break or a finding; a comma right after a
     subject lists subjects rather than breaking the clause ("Heart size, mediastinal contour, and pulmonary
     vascularity are within normal limits")."""
@@ -89,10 +92,36 @@ def _subjects_before(d: Draft, p, subjects: list) -> list:
             if i < 0:
                 break
         elif d.lower[i] in _CLAUSE_BREAKS and not (d.lower[i] == "," and any(s.end == i for s in subjects)):
-            break
+            i = _unknown_item_start(d, i, subjects, said) if out else -1
+            if i < 0:
+                break
         out += [s for s in subjects if s.end == i + 1]
         i -= 1
     return out
+
+
+def _unknown_item_start(d: Draft, i: int, subjects: list, said: set[int]) -> int:
+    """At a comma ``i`` inside a list of subjects that follows no subject: when the words before it are a list
+    item the table does not know (at most :data:`_UNKNOWN_ITEM_WORDS`; no finding, predicate (tokens ``said``),
+    verb, negation or clause break) that follows a subject ("Heart XXXX, mediastinum, XXXX, bony structures and
+    lung XXXX are unremarkable"), the token where the walk goes on (the subject's last word, or the comma or
+    "and" right after it); -1 otherwise."""
+    if d.lower[i] != ",":
+        return -1
+    words = 0
+    k = i - 1
+    while k >= 0 and d.sent_of[k] == d.sent_of[i]:
+        if any(s.end == k + 1 for s in subjects):
+            return k if words else -1
+        if d.lower[k] in (",", "and"):
+            return k if words and any(s.end == k for s in subjects) else -1
+        if k in d.obs_tokens or k in said or d.lower[k] in _CLAUSE_BREAKS | _SKIP_AFTER | _VERBS:
+            return -1
+        words += d.lower[k] not in _COORDINATORS
+        if words > _UNKNOWN_ITEM_WORDS:
+            return -1
+        k -= 1
+    return -1
 
 
 def _coordinated_finding_start(d: Draft, i: int, subjects: list) -> int:
