@@ -198,3 +198,13 @@ def test_without_significant_change_negates_nothing(tmp_path):
 ], ids=["unknown-item-before", "predicate-after-comma"])
 def test_a_predicate_after_a_list_of_subjects(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # "lung volumes" names a finding only with a change cue; before its predicate it is the subject (the guide's §4)
+    ("The lung volumes are normal.", {("low lung volumes", "absent"), ("hyperaeration", "absent")}),
+    ("Heart size and lung volumes are within normal limits.",
+     {("enlarged cardiac silhouette", "absent"), ("low lung volumes", "absent"), ("hyperaeration", "absent")}),
+], ids=["lung-volumes", "coordinated"])
+def test_lung_volumes_before_their_predicate(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected

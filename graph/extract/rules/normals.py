@@ -83,11 +83,12 @@ def _qualified(d: Draft, p) -> bool:
 def _subjects_before(d: Draft, p, subjects: list, said: set[int]) -> list:
     """The subjects of ``p``'s sentence before it, back to a clause break or a finding; a comma right after a
     subject lists subjects rather than breaking the clause ("Heart size, mediastinal contour, and pulmonary
-    vascularity are within normal limits")."""
+    vascularity are within normal limits"). The words of a subject are the subject's, though they also name a
+    change subject ("The lung volumes are normal": "lung volumes" is a finding only with a change cue)."""
     out = []
     i = p.start - 1
     while i >= 0 and d.sent_of[i] == d.sent_of[p.start]:
-        if i in d.obs_tokens:
+        if i in d.obs_tokens and not any(s.start <= i < s.end for s in subjects):
             i = _coordinated_finding_start(d, i, subjects)
             if i < 0:
                 break
