@@ -208,3 +208,13 @@ def test_a_predicate_after_a_list_of_subjects(tmp_path, text, expected):
 ], ids=["lung-volumes", "coordinated"])
 def test_lung_volumes_before_their_predicate(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # the guide's §2: prominent hila are an enlarged hilum; interstitial prominence is an ILD pattern
+    ("Prominent hilar contours bilaterally.", {("enlarged hilum", "bilateral", "present")}),
+    ("Stable prominence of the pulmonary interstitium.",
+     {("increased reticular markings/ild pattern", None, "present")}),
+], ids=["hilar-contours", "interstitium"])
+def test_prominent_structures(tmp_path, text, expected):
+    assert _sided(tmp_path, text) == expected
