@@ -218,3 +218,16 @@ def test_lung_volumes_before_their_predicate(tmp_path, text, expected):
 ], ids=["hilar-contours", "interstitium"])
 def test_prominent_structures(tmp_path, text, expected):
     assert _sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # the guide's §3: "cannot be excluded" in IU's other wordings
+    ("Pulmonary edema difficult to entirely exclude.", {("pulmonary edema/hazy opacity", "uncertain")}),
+    ("It would be difficult to completely exclude a superimposed pneumonia.", {("pneumonia", "uncertain")}),
+    ("Superimposed infection cannot be entirely excluded.", {("pneumonia", "uncertain")}),
+    ("Lingular atelectasis cannot be ruled out.", {("atelectasis", "uncertain")}),
+    ("Aspiration or edema are also possible.",
+     {("aspiration", "uncertain"), ("pulmonary edema/hazy opacity", "uncertain")}),
+], ids=["difficult-after", "difficult-before", "entirely-excluded", "ruled-out", "also-possible"])
+def test_cannot_be_excluded_wordings(tmp_path, text, expected):
+    assert _found(tmp_path, text) == expected

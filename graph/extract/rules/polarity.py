@@ -13,9 +13,17 @@ _NO_NEGATION = ("no change", "no significant change", "no interval change", "wit
                 "no significant interval change", "without appreciable change", "no appreciable change")
 _POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are suspected", "not excluded",
                    "cannot be excluded", "can not be excluded", "is possible", "are possible", "is questioned",
-                   "difficult to exclude", "difficult to entirely exclude", "not entirely excluded",
+                   "not entirely excluded",
                    "not completely excluded", "may not be demonstrated", "may not be visualized", "may not be seen",
-                   "is not excluded", "are not excluded", "would be difficult to exclude")
+                   "is not excluded", "are not excluded",
+                   # the guide's §3 "cannot be excluded", in IU's other wordings
+                   "cannot be entirely excluded", "cannot be completely excluded", "cannot be ruled out",
+                   "can not be ruled out", "is also possible", "are also possible")
+#: "difficult to exclude" hedges the finding on either side of it ("pulmonary edema difficult to entirely exclude",
+#: "difficult to completely exclude a superimposed pneumonia"): one rule per span, as two rules of one span prune
+#: each other
+_POSSIBLE_EITHER_SIDE = ("difficult to exclude", "difficult to entirely exclude", "difficult to completely exclude",
+                         "would be difficult to exclude", "would be difficult to completely exclude")
 _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "suspicious for", "cannot exclude",
                     "can not exclude", "could indicate", "may indicate", "versus", "vs", "differential",
                     "possibly", "question", "questioned", "suspected", "suspicion for", "suspicion of",
@@ -60,6 +68,7 @@ def add_context(nlp) -> None:
                 + [ConTextRule(w, "TERMINATE", direction="TERMINATE") for w in _TERMINATE]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="BACKWARD") for w in _POSSIBLE_AFTER]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="FORWARD") for w in _POSSIBLE_BEFORE]
+                + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="BIDIRECTIONAL") for w in _POSSIBLE_EITHER_SIDE]
                 + [ConTextRule(w, "NEGATED_EXISTENCE", direction="BACKWARD", max_scope=_AFTER_SCOPE)
                    for w in _NORMAL_AFTER + _ABSENT_AFTER]
                 # "either atelectasis or infiltrate": two readings offered (the guide's §3); "on either side" names
