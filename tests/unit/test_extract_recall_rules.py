@@ -231,3 +231,15 @@ def test_prominent_structures(tmp_path, text, expected):
 ], ids=["difficult-after", "difficult-before", "entirely-excluded", "ruled-out", "also-possible"])
 def test_cannot_be_excluded_wordings(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # the guide's §2: a clavicle's fracture is a clavicle fracture, not the rib fracture a bare "fracture" is
+    ("Old healed fracture of the left clavicle.", {("clavicle fracture", "left", "present")}),
+    ("Fracture of the thoracic spine.", {("spinal fracture", None, "present")}),
+    # a name composed from a side, a place and a finding keeps its side
+    ("Remote left clavicle fracture.", {("clavicle fracture", "left", "present")}),
+    ("Right shoulder degenerative changes.", {("shoulder osteoarthritis", "right", "present")}),
+], ids=["fracture-of-the-clavicle", "fracture-of-the-spine", "left-clavicle-fracture", "right-shoulder"])
+def test_fractures_and_joints_named_by_their_place(tmp_path, text, expected):
+    assert _sided(tmp_path, text) == expected

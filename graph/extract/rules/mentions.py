@@ -48,7 +48,8 @@ def mention_spans(doc, v: Vocabulary) -> tuple[list[Mention], list[Mention]]:
         if e.label_ == "OBS_PRED":  # "heart is large": the observation is its last word
             obs.append(Mention(e.end - 1, e.end, "OBS", doc[e.end - 1].text, v.finding_for("heart large")))
         elif v.finding_for(e.text) and not _not_a_finding(e, doc):
-            obs.append(Mention(e.start, e.end, "OBS", e.text, v.finding_for(e.text)))
+            start = _after_side_word(e, doc, v)
+            obs.append(Mention(start, e.end, "OBS", doc[start:e.end].text, v.finding_for(e.text)))
     taken = set().union(*(range(o.start, o.end) for o in obs)) if obs else set()
     cands = []
     for s in filter_spans(list(doc.spans.get("cxr_modifiers", []))):
@@ -68,6 +69,16 @@ def mention_spans(doc, v: Vocabulary) -> tuple[list[Mention], list[Mention]]:
             elif len(head) and _yield_to_anatomy(s, obs, doc, v):
                 cands.append(Mention(s.start, s.end, "ANAT", s.text, normalise_phrase(s.text)))
     return obs, sorted(cands, key=lambda s: s.start)
+
+
+def _after_side_word(ent, doc, v: Vocabulary) -> int:
+    """Where a finding's span starts once a side word that opens it is given up: a name that the vocabulary
+    composes from a place and a finding ("left clavicle fracture", "right shoulder degenerative changes", so
+    that "fracture of the left clavicle" reads as a clavicle fracture) keeps its side as a side word when the
+    rest of it names the same finding."""
+    if len(ent) > 2 and ent[0].lower_ in ("left", "right") and v.finding_for(ent[1:].text) == v.finding_for(ent.text):
+        return ent.start + 1
+    return ent.start
 
 
 def _yield_to_anatomy(s, obs: list[Mention], doc, v: Vocabulary) -> bool:
