@@ -9,7 +9,9 @@ the subjects before it in its sentence, back to a clause break ("but", "with", "
 follow a subject) or a finding
 ("Heart size is enlarged but the mediastinum is normal" says nothing of the heart's size), and only for
 those the table pairs it with; with none before it, for a subject right after it and the subjects coordinated
-with that one ("normal heart size and mediastinal contours").
+with that one ("normal heart size and mediastinal contours"). A list item the table does not know, between
+commas, does not end a list of subjects ("Normal cardiomediastinal silhouette, central airways, pulmonary
+vasculature and lung volumes").
 Not a normal statement: a predicate after "otherwise" ("the lungs are otherwise clear" denies only what the
 report did not name) or after a negation ("not clear"). A hedge before the predicate ("probably normal")
 makes it OBS-U, as does a predicate that hedges by itself ("borderline heart size").
@@ -32,7 +34,9 @@ _FORWARD_GAP = 2
 _COORDINATORS = {"and", ",", "the"}
 #: words of a list item between two subjects that the normal-statement table does not know ("central airways")
 _UNKNOWN_ITEM_WORDS = 3
-_VERBS = {"is", "are", "was", "were", "appear", "appears", "remain", "remains", "has", "have"}
+#: words that end a list item: a clause break, a negation or "otherwise", a verb
+_NOT_IN_ITEM = _CLAUSE_BREAKS | _SKIP_AFTER | {"is", "are", "was", "were", "appear", "appears", "remain", "remains",
+                                               "has", "have"}
 
 
 def normal_rules(v) -> list:
@@ -116,7 +120,7 @@ def _unknown_item_start(d: Draft, i: int, subjects: list, said: set[int]) -> int
             return k if words else -1
         if d.lower[k] in (",", "and"):
             return k if words and any(s.end == k for s in subjects) else -1
-        if k in d.obs_tokens or k in said or d.lower[k] in _CLAUSE_BREAKS | _SKIP_AFTER | _VERBS:
+        if k in d.obs_tokens or k in said or d.lower[k] in _NOT_IN_ITEM:
             return -1
         words += d.lower[k] not in _COORDINATORS
         if words > _UNKNOWN_ITEM_WORDS:
@@ -158,13 +162,13 @@ def _coordinated(d: Draft, end: int, start: int) -> bool:
     """The tokens from ``end`` to ``start`` join two subjects of one list: coordinators only ("heart size and
     mediastinal contours"), or a list item the table does not know between commas ("normal cardiomediastinal
     silhouette, central airways, pulmonary vasculature and lung volumes"): at most
-    :data:`_UNKNOWN_ITEM_WORDS` words, no finding, negation or clause break."""
+    :data:`_UNKNOWN_ITEM_WORDS` words, no finding, verb, negation or clause break."""
     between = d.lower[end:start]
     if len(between) <= 2 and set(between) <= _COORDINATORS:
         return True
     words = [w for w in between if w not in _COORDINATORS]
     return (0 < len(words) <= _UNKNOWN_ITEM_WORDS and between[0] == "," and between[-1] in (",", "and")
-            and not set(words) & (_CLAUSE_BREAKS | _SKIP_AFTER) and not d.obs_tokens.intersection(range(end, start)))
+            and not set(words) & _NOT_IN_ITEM and not d.obs_tokens.intersection(range(end, start)))
 
 
 def _label(d: Draft, p) -> str:

@@ -13,9 +13,8 @@ _NO_NEGATION = ("no change", "no significant change", "no interval change", "wit
                 "no significant interval change", "without appreciable change", "no appreciable change")
 _POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are suspected", "not excluded",
                    "cannot be excluded", "can not be excluded", "is possible", "are possible", "is questioned",
-                   "not entirely excluded",
-                   "not completely excluded", "may not be demonstrated", "may not be visualized", "may not be seen",
-                   "is not excluded", "are not excluded",
+                   "not entirely excluded", "not completely excluded", "may not be demonstrated",
+                   "may not be visualized", "may not be seen", "is not excluded", "are not excluded",
                    # the guide's §3 "cannot be excluded", in IU's other wordings
                    "cannot be entirely excluded", "cannot be completely excluded", "cannot be ruled out",
                    "can not be ruled out", "is also possible", "are also possible")
