@@ -64,7 +64,7 @@ def test_synonyms_of_listed_findings(tmp_path, text, expected):
     ("Ascending aortic aneurysm.", {("aortic aneurysm", "present")}),
     ("No radiographic evidence of tuberculous disease.", {("tuberculosis", "absent")}),
     ("Enlarged pulmonary arteries suggesting pulmonary hypertension.",
-     {("pulmonary arterial hypertension", "present"), ("pulmonary arterial hypertension", "uncertain")}),
+     {("enlarged pulmonary arteries", "present"), ("pulmonary arterial hypertension", "uncertain")}),
     ("Coronary artery stents and sutures in the left upper lobe.",
      {("coronary stent", "present"), ("surgical sutures", "present")}),
     ("Prior vertebroplasty and right shoulder prosthesis.",

@@ -147,7 +147,10 @@ def test_refer_back(tmp_path, report, expected):
     ("Lung volumes are increased compared to the prior study.", {("lungs", "low lung volumes", "present", "improved")}),
     ("Improved aeration of the left lung base.", {("left lower lung zone", "low lung volumes", "present", "improved")}),
     ("Decreased lung volumes.", {("lungs", "low lung volumes", "present", None)}),  # a state, not a change
-    ("Lung volumes are normal. Aeration of the lungs is normal.", set()),  # change subjects only with a change
+    # change subjects only with a change; "lung volumes are normal" is a normal statement (the guide's §4)
+    ("Lung volumes are normal. Aeration of the lungs is normal.",
+     {("lungs", "low lung volumes", "absent", None), ("right lung", "hyperaeration", "absent", None),
+      ("left lung", "hyperaeration", "absent", None)}),
     ("The lungs are hyperinflated with increased retrosternal airspace.",
      {("lungs", "hyperaeration", "present", None)}),  # "increased" is the airspace's, not a change
     ("The heart is large, unchanged from the prior exam.",

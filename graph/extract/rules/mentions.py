@@ -14,12 +14,16 @@ SIDE_COORDINATIONS = tuple(f"{a} {link} {b}" for a, b in (("right", "left"), ("l
                            for link in ("and", "greater than", "more than", "worse than", "larger than", ">"))
 
 #: forms that are not the finding after these words ("bone density" is not a lung opacity)
-_NOT_AFTER = {"density": ("bone", "osseous", "mineral"), "densities": ("bone", "osseous", "mineral")}
+_NOT_AFTER = {"density": ("bone", "osseous", "mineral"), "densities": ("bone", "osseous", "mineral"),
+              # a bare "failure" is the heart's ("cardiomegaly without failure"), not another organ's
+              "failure": ("respiratory", "renal", "kidney", "liver", "hepatic", "organ", "multiorgan", "graft")}
 
 #: bare forms that name a finding only when their subject is in the sentence ("the heart is enlarged",
 #: not "enlarged pulmonary arteries"): form -> words one of which must occur in the same sentence
 _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette"),
-                  "enlargement": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette")}
+                  "enlargement": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette"),
+                  # "widening of the right acromioclavicular joint" is no mediastinal widening
+                  "widening": ("mediastinum", "mediastinal", "paratracheal")}
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,8 @@ def mention_spans(doc, v: Vocabulary) -> tuple[list[Mention], list[Mention]]:
         if e.label_ == "OBS_PRED":  # "heart is large": the observation is its last word
             obs.append(Mention(e.end - 1, e.end, "OBS", doc[e.end - 1].text, v.finding_for("heart large")))
         elif v.finding_for(e.text) and not _not_a_finding(e, doc):
-            obs.append(Mention(e.start, e.end, "OBS", e.text, v.finding_for(e.text)))
+            start = _after_side_word(e, doc, v)
+            obs.append(Mention(start, e.end, "OBS", doc[start:e.end].text, v.finding_for(e.text)))
     taken = set().union(*(range(o.start, o.end) for o in obs)) if obs else set()
     cands = []
     for s in filter_spans(list(doc.spans.get("cxr_modifiers", []))):
@@ -64,6 +69,16 @@ def mention_spans(doc, v: Vocabulary) -> tuple[list[Mention], list[Mention]]:
             elif len(head) and _yield_to_anatomy(s, obs, doc, v):
                 cands.append(Mention(s.start, s.end, "ANAT", s.text, normalise_phrase(s.text)))
     return obs, sorted(cands, key=lambda s: s.start)
+
+
+def _after_side_word(ent, doc, v: Vocabulary) -> int:
+    """Where a finding's span starts once a side word that opens it is given up: a name that the vocabulary
+    composes from a place and a finding ("left clavicle fracture", "right shoulder degenerative changes", so
+    that "fracture of the left clavicle" reads as a clavicle fracture) keeps its side as a side word when the
+    rest of it names the same finding."""
+    if len(ent) > 2 and ent[0].lower_ in ("left", "right") and v.finding_for(ent[1:].text) == v.finding_for(ent.text):
+        return ent.start + 1
+    return ent.start
 
 
 def _yield_to_anatomy(s, obs: list[Mention], doc, v: Vocabulary) -> bool:

@@ -9,7 +9,9 @@ the subjects before it in its sentence, back to a clause break ("but", "with", "
 follow a subject) or a finding
 ("Heart size is enlarged but the mediastinum is normal" says nothing of the heart's size), and only for
 those the table pairs it with; with none before it, for a subject right after it and the subjects coordinated
-with that one ("normal heart size and mediastinal contours").
+with that one ("normal heart size and mediastinal contours"). A list item the table does not know, between
+commas, does not end a list of subjects ("Normal cardiomediastinal silhouette, central airways, pulmonary
+vasculature and lung volumes").
 Not a normal statement: a predicate after "otherwise" ("the lungs are otherwise clear" denies only what the
 report did not name) or after a negation ("not clear"). A hedge before the predicate ("probably normal")
 makes it OBS-U, as does a predicate that hedges by itself ("borderline heart size").
@@ -30,6 +32,11 @@ _HEDGES = {"probably", "likely", "possibly", "questionably", "presumably", "may"
 _HEDGED_PREDICATES = {"borderline"}
 _FORWARD_GAP = 2
 _COORDINATORS = {"and", ",", "the"}
+#: words of a list item between two subjects that the normal-statement table does not know ("central airways")
+_UNKNOWN_ITEM_WORDS = 3
+#: words that end a list item: a clause break, a negation or "otherwise", a verb
+_NOT_IN_ITEM = _CLAUSE_BREAKS | _SKIP_AFTER | {"is", "are", "was", "were", "appear", "appears", "remain", "remains",
+                                               "has", "have"}
 
 
 def normal_rules(v) -> list:
@@ -46,11 +53,13 @@ def add_normal_statements(d: Draft) -> None:
 
     spans = filter_spans(list(d.doc.spans.get("cxr_normals", [])))
     subjects = [s for s in spans if s.label_ == "NSUBJ"]
+    predicates = [s for s in spans if s.label_ == "NPRED"]
+    said = {i for p in predicates for i in range(p.start, p.end)}
     anat: dict[tuple[int, int], dict] = {}
-    for p in (s for s in spans if s.label_ == "NPRED"):
+    for p in predicates:
         if _qualified(d, p):
             continue
-        targets = [s for s in _subjects_before(d, p, subjects) if d.v.normal_absences(s.text, p.text)]
+        targets = [s for s in _subjects_before(d, p, subjects, said) if d.v.normal_absences(s.text, p.text)]
         if not targets:
             targets = [s for s in _subjects_after(d, p, subjects) if d.v.normal_absences(s.text, p.text)]
         if not targets:
@@ -75,22 +84,49 @@ def _qualified(d: Draft, p) -> bool:
     return any(f" {e} " in f" {words} " for e in _EXCEPTIONS)
 
 
-def _subjects_before(d: Draft, p, subjects: list) -> list:
+def _subjects_before(d: Draft, p, subjects: list, said: set[int]) -> list:
     """The subjects of ``p``'s sentence before it, back to a clause break or a finding; a comma right after a
     subject lists subjects rather than breaking the clause ("Heart size, mediastinal contour, and pulmonary
-    vascularity are within normal limits")."""
+    vascularity are within normal limits"). The words of a subject are the subject's, though they also name a
+    change subject ("The lung volumes are normal": "lung volumes" is a finding only with a change cue)."""
     out = []
     i = p.start - 1
     while i >= 0 and d.sent_of[i] == d.sent_of[p.start]:
-        if i in d.obs_tokens:
+        if i in d.obs_tokens and not any(s.start <= i < s.end for s in subjects):
             i = _coordinated_finding_start(d, i, subjects)
             if i < 0:
                 break
         elif d.lower[i] in _CLAUSE_BREAKS and not (d.lower[i] == "," and any(s.end == i for s in subjects)):
-            break
+            i = _unknown_item_start(d, i, subjects, said) if out else -1
+            if i < 0:
+                break
         out += [s for s in subjects if s.end == i + 1]
         i -= 1
     return out
+
+
+def _unknown_item_start(d: Draft, i: int, subjects: list, said: set[int]) -> int:
+    """At a comma ``i`` inside a list of subjects that follows no subject: when the words before it are a list
+    item the table does not know (at most :data:`_UNKNOWN_ITEM_WORDS`; no finding, predicate (tokens ``said``),
+    verb, negation or clause break) that follows a subject ("Heart XXXX, mediastinum, XXXX, bony structures and
+    lung XXXX are unremarkable"), the token where the walk goes on (the subject's last word, or the comma or
+    "and" right after it); -1 otherwise."""
+    if d.lower[i] != ",":
+        return -1
+    words = 0
+    k = i - 1
+    while k >= 0 and d.sent_of[k] == d.sent_of[i]:
+        if any(s.end == k + 1 for s in subjects):
+            return k if words else -1
+        if d.lower[k] in (",", "and"):
+            return k if words and any(s.end == k for s in subjects) else -1
+        if k in d.obs_tokens or k in said or d.lower[k] in _NOT_IN_ITEM:
+            return -1
+        words += d.lower[k] not in _COORDINATORS
+        if words > _UNKNOWN_ITEM_WORDS:
+            return -1
+        k -= 1
+    return -1
 
 
 def _coordinated_finding_start(d: Draft, i: int, subjects: list) -> int:
@@ -115,11 +151,24 @@ def _subjects_after(d: Draft, p, subjects: list) -> list:
             continue
         if not out and s.start - p.end <= _FORWARD_GAP:
             out.append(s)
-        elif out and s.start - out[-1].end <= 2 and set(d.lower[out[-1].end:s.start]) <= _COORDINATORS:
+        elif out and _coordinated(d, out[-1].end, s.start):
             out.append(s)
         elif out:
             break
     return out
+
+
+def _coordinated(d: Draft, end: int, start: int) -> bool:
+    """The tokens from ``end`` to ``start`` join two subjects of one list: coordinators only ("heart size and
+    mediastinal contours"), or a list item the table does not know between commas ("normal cardiomediastinal
+    silhouette, central airways, pulmonary vasculature and lung volumes"): at most
+    :data:`_UNKNOWN_ITEM_WORDS` words, no finding, verb, negation or clause break."""
+    between = d.lower[end:start]
+    if len(between) <= 2 and set(between) <= _COORDINATORS:
+        return True
+    words = [w for w in between if w not in _COORDINATORS]
+    return (0 < len(words) <= _UNKNOWN_ITEM_WORDS and between[0] == "," and between[-1] in (",", "and")
+            and not set(words) & _NOT_IN_ITEM and not d.obs_tokens.intersection(range(end, start)))
 
 
 def _label(d: Draft, p) -> str:

@@ -70,6 +70,9 @@ def _compose(d: Draft) -> list[tuple[Mention, dict]]:
 #: findings that name post-surgical change in general; "of" / "from" a named procedure or device gives way to it
 _GENERIC_FINDINGS = {"postsurgical changes"}
 _NAMED_CATEGORIES = {"device", "tubesandlines"}
+#: words after a generic finding that name what it is ("postsurgical changes of / from / with / consistent with /
+#: compatible with / including ...")
+_NAMING_WORDS = {"of", "from", "with", "consistent", "compatible", "including"}
 
 
 #: a bare catheter "with" which a named line or device is described is that device's own ("right chest port
@@ -78,12 +81,13 @@ _BARE_DEVICE_FORMS = {"catheter", "catheters"}
 
 
 def drop_named_generics(d: Draft) -> None:
-    """"Postsurgical changes of prior CABG", "postoperative changes from spinal rods": the named procedure or
-    device is the finding, the generic one goes (the annotation guide's §7 labels these by what they name);
-    so does a bare "catheter" that a named line or device before it is "with" ("port with catheter tip")."""
+    """"Postsurgical changes of prior CABG", "postoperative changes from spinal rods" (or "with", "consistent
+    with", "compatible with", "including" the device): the named procedure or device is the finding, the generic
+    one goes (the annotation guide's §7 labels these by what they name); so does a bare "catheter" that a named
+    line or device before it is "with" ("port with catheter tip")."""
     dropped = set()
     for o, it in d.obs_items:
-        if o.value in _GENERIC_FINDINGS and o.end < len(d.lower) and d.lower[o.end] in ("of", "from"):
+        if o.value in _GENERIC_FINDINGS and o.end < len(d.lower) and d.lower[o.end] in _NAMING_WORDS:
             sent_end = d.sentence_of(o.start)[1]
             if any(o.end < o2.start < sent_end and d.v.findings[o2.value].category in _NAMED_CATEGORIES
                    for o2, _ in d.obs_items):

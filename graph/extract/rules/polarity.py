@@ -7,12 +7,22 @@ from __future__ import annotations
 from graph.extract.rules.change_cues import NOT_SEEN_BEFORE
 
 _NO_NEGATION = ("no change", "no significant change", "no interval change", "without change",
-                "not significantly changed", "no longer")
+                "not significantly changed", "no longer",
+                # a finding "without significant change" is there, unchanged (the guide's §6: CHAN-NC)
+                "without significant change", "without interval change", "without significant interval change",
+                "no significant interval change", "without appreciable change", "no appreciable change")
 _POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are suspected", "not excluded",
                    "cannot be excluded", "can not be excluded", "is possible", "are possible", "is questioned",
-                   "difficult to exclude", "difficult to entirely exclude", "not entirely excluded",
-                   "not completely excluded", "may not be demonstrated", "may not be visualized", "may not be seen",
-                   "is not excluded", "are not excluded", "would be difficult to exclude")
+                   "not entirely excluded", "not completely excluded", "may not be demonstrated",
+                   "may not be visualized", "may not be seen", "is not excluded", "are not excluded",
+                   # the guide's §3 "cannot be excluded", in IU's other wordings
+                   "cannot be entirely excluded", "cannot be completely excluded", "cannot be ruled out",
+                   "can not be ruled out", "is also possible", "are also possible")
+#: "difficult to exclude" hedges the finding on either side of it ("pulmonary edema difficult to entirely exclude",
+#: "difficult to completely exclude a superimposed pneumonia"): one rule per span, as two rules of one span prune
+#: each other
+_POSSIBLE_EITHER_SIDE = ("difficult to exclude", "difficult to entirely exclude", "difficult to completely exclude",
+                         "would be difficult to exclude", "would be difficult to completely exclude")
 _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "suspicious for", "cannot exclude",
                     "can not exclude", "could indicate", "may indicate", "versus", "vs", "differential",
                     "possibly", "question", "questioned", "suspected", "suspicion for", "suspicion of",
@@ -28,7 +38,7 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     # IU's de-identification took "likely" out of every report ("most XXXX", "XXXX represents";
                     # graph/extract/gold/ANNOTATION_GUIDE.md §9)
                     "most xxxx", "xxxx represents", "xxxx representing", "xxxx represent", "xxxx reflecting",
-                    "xxxx reflects", "xxxx reflect", "xxxx due to", "xxxx secondary to")
+                    "xxxx reflects", "xxxx reflect", "xxxx due to", "xxxx secondary to", "xxxx from")
 _NORMAL_AFTER = ("within normal limits", "within limits of normal", "appear normal", "appears normal",
                  "are normal", "is normal", "are within normal limits", "is within normal limits")
 #: a finding denied after it ("Pneumothorax is not seen."; the annotation guide's §3, NegBio's "not seen"
@@ -57,6 +67,7 @@ def add_context(nlp) -> None:
                 + [ConTextRule(w, "TERMINATE", direction="TERMINATE") for w in _TERMINATE]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="BACKWARD") for w in _POSSIBLE_AFTER]
                 + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="FORWARD") for w in _POSSIBLE_BEFORE]
+                + [ConTextRule(w, "POSSIBLE_EXISTENCE", direction="BIDIRECTIONAL") for w in _POSSIBLE_EITHER_SIDE]
                 + [ConTextRule(w, "NEGATED_EXISTENCE", direction="BACKWARD", max_scope=_AFTER_SCOPE)
                    for w in _NORMAL_AFTER + _ABSENT_AFTER]
                 # "either atelectasis or infiltrate": two readings offered (the guide's §3); "on either side" names
