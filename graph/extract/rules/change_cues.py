@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from graph.extract.rules.draft import Draft, is_alternative
 from graph.extract.rules.mentions import Mention
+from graph.extract.rules.refer_back import anaphor_subject
 from graph.extract.rules.sections import SECTION_ORDER
 from graph.vocabulary import normalise_phrase
 
@@ -96,6 +97,8 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
              and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
              and _free_gap(m, o, d.doc, covered) <= (0 if normalise_phrase(o.text) in _CHANGE_SUBJECTS else 2)]
     after = min(after, key=lambda p: p[0].start) if after else None
+    if after is None and anaphor_subject(d, m):
+        return False  # "These were not present on the prior study and may represent ...": a refer-back (rule 4)
     # attributive cue ("new effusion", "improved right basilar consolidation") -> the next finding;
     # predicative ("effusions are unchanged") -> the findings before it in the sentence that carry no change
     # yet, unless the cue describes the word after it ("increased AP diameter")

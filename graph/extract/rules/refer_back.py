@@ -45,7 +45,7 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     n = sent_of[m.start]
     sent = d.sentence(n)
     words = set(d.lower[sent.start:sent.end])
-    if not _alone(d, m, n, sent) or (words & _WHOLE_STUDY and not words & _ANAPHORS):
+    if not (_alone(d, m, n, sent) or anaphor_subject(d, m)) or (words & _WHOLE_STUDY and not words & _ANAPHORS):
         return []
     section = sections[m.start]
     k = previous_content_sentence(d, n, section)
@@ -58,6 +58,17 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
                 and it["label"] == "OBS-DP" and id(it) not in d.changed]
     return [(o, it) for o, it in d.obs_items if o.start < sent.start and sections[o.start] in ("findings", "impression")
             and sections[o.start] != section and it["label"] == "OBS-DP" and id(it) not in d.changed]
+
+
+def anaphor_subject(d: Draft, m: Mention) -> bool:
+    """Cue ``m`` is the predicate of an anaphor that opens its sentence, whatever follows it ("These were not
+    present on the prior study and may represent ...", "These are increased from prior, with the largest in
+    the left base"): the words before the cue are refer-back words, one of them an anaphor (the guide's §8
+    labels such a sentence with the findings the anaphor refers to)."""
+    start = d.sentence_of(m.start)[0]
+    before = [w for w in d.lower[start:m.start] if w.isalpha()]
+    return (bool(set(before) & _ANAPHORS) and all(w in _REFER_WORDS for w in before)
+            and not any(start <= i < m.start for i in d.obs_tokens))
 
 
 def _alone(d: Draft, m: Mention, n: int, sent) -> bool:

@@ -1,0 +1,30 @@
+"""The rules extractor's change classes and sides on IU wordings (issue 17, fourth round): refer-backs, change
+cues and the places of findings, read as graph/extract/gold/ANNOTATION_GUIDE.md's §5, §6 and §8 say.
+
+All report sentences here are synthetic, written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
+
+
+def _changes(tmp_path, text):
+    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Bilateral pulmonary nodules. These were not present on the prior study and may represent infection.",
+     {("multiple masses/nodules", "present", "new"), ("pneumonia", "uncertain", None)}),
+    ("Multiple bilateral pulmonary nodules. These are increased from the prior radiograph, with the largest in "
+     "the left base.", {("multiple masses/nodules", "present", "worsened")}),
+    # a cue that describes the finding after it is not the anaphor's
+    ("Small left pleural effusion. This is new right basilar atelectasis.",
+     {("pleural effusion", "present", None), ("atelectasis", "present", "new")}),
+], ids=["reading-after-the-cue", "place-after-the-cue", "attributive-cue"])
+def test_an_anaphor_that_opens_its_sentence_refers_back(tmp_path, text, expected):
+    assert _changes(tmp_path, text) == expected
