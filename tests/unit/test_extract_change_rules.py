@@ -28,3 +28,21 @@ def _changes(tmp_path, text):
 ], ids=["reading-after-the-cue", "place-after-the-cue", "attributive-cue"])
 def test_an_anaphor_that_opens_its_sentence_refers_back(tmp_path, text, expected):
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Small left pleural effusion, without significant change.", {("pleural effusion", "present", "no change")}),
+    ("Left basilar atelectasis. This is without interval change.", {("atelectasis", "present", "no change")}),
+], ids=["after-the-finding", "refer-back"])
+def test_without_change_is_no_change(tmp_path, text, expected):
+    assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Left-sided pacemaker. No interval change in the position.", {("cardiac pacer and wires", "present", "no change")}),
+    # a change of position speaks of the devices of the sentence before, not of its other findings
+    ("Right PICC and a small left effusion. No change in position.",
+     {("picc", "present", "no change"), ("pleural effusion", "present", None)}),
+], ids=["device", "devices-only"])
+def test_a_change_of_position_refers_back_to_devices(tmp_path, text, expected):
+    assert _changes(tmp_path, text) == expected

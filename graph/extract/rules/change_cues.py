@@ -19,7 +19,8 @@ NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
 #: change cue -> (class for a condition, class for a device); None: not a change of that kind.
 CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-NC", "CHAN-NC") for w in (
-        "unchanged", "stable", "stably", "no change", "no significant change", "no interval change",
+        "unchanged", "stable", "stably", "no change", "no significant change", "no interval change", "without significant change",
+        "without interval change", "without significant interval change",
         "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar",
         "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",

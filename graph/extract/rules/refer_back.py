@@ -18,7 +18,11 @@ _REFER_WORDS = {"this", "it", "these", "they", "that", "there", "which", "findin
                 "minimally", "somewhat", "considerably", "significantly", "markedly", "substantially", "further",
                 "overall", "also", "however", "in", "size", "interval", "last", "earlier", "essentially",
                 "grossly", "relatively", "again", "and", "on", "date", "dated", "recent", "one", "all", "both",
-                "imaging", "chest", "ct", "radiographically", "well", "overall"}
+                "imaging", "chest", "ct", "radiographically", "well", "overall", "position", "positioning"}
+#: words that make a refer-back speak of a device's place ("No interval change in its position."): it refers to
+#: the devices of the sentence before only
+_POSITION = {"position", "positioning"}
+_DEVICE_CATEGORIES = {"device", "tubesandlines"}
 
 
 #: words that make a sentence without an anaphor a statement about the whole study ("Stable appearance of the
@@ -36,7 +40,8 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     the cue): "Unchanged.", "Decreased from prior radiograph.", "However, it has decreased considerably
     since the previous examination."; and it must not speak of the whole study (:data:`_WHOLE_STUDY`
     without one of :data:`_ANAPHORS`: "Stable appearance of the chest."). Then: the present (OBS-DP)
-    findings of the previous sentence of the same section (list numbers such as "2." skipped); none when
+    findings of the previous sentence of the same section (list numbers such as "2." skipped; only its
+    devices when the sentence speaks of a position: "No interval change in XXXX position."); none when
     that sentence states only absent findings ("No acute disease. Unchanged."), unless the sentence says
     "findings" ("No effusion. Findings are unchanged."): then the present findings of its section before it
     that carry no change yet. A section that opens with it: the present findings of the earlier findings /
@@ -50,7 +55,8 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     section = sections[m.start]
     k = previous_content_sentence(d, n, section)
     if k >= 0:
-        previous = [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"]
+        previous = [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"
+                    and (not words & _POSITION or d.v.findings[o.value].category in _DEVICE_CATEGORIES)]
         if previous or "findings" not in d.lower[sent.start:sent.end]:
             return previous
         # "Findings are unchanged." after absences: the findings named earlier in the section
