@@ -46,3 +46,13 @@ def test_without_change_is_no_change(tmp_path, text, expected):
 ], ids=["device", "devices-only"])
 def test_a_change_of_position_refers_back_to_devices(tmp_path, text, expected):
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Right upper lobe opacity, recommend follow-up radiograph to document resolution.",
+     {("lung opacity", "present", None)}),
+    ("Left basilar consolidation, follow-up is advised to ensure clearing.", {("consolidation", "present", None)}),
+    ("Right upper lobe opacity, which has resolved.", {("lung opacity", "absent", "resolved")}),
+], ids=["document-resolution", "ensure-clearing", "resolved"])
+def test_a_recommended_resolution_is_no_change(tmp_path, text, expected):
+    assert _changes(tmp_path, text) == expected

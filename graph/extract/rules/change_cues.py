@@ -56,6 +56,9 @@ _STATE_FINDINGS = {"increased reticular markings/ild pattern"}
 _STATE_WORDS = {"increased", "increase", "decreased", "decrease", "increasing", "decreasing"}
 _SIDE_WORDS_ONLY = {"left", "right"}
 #: words that may stand before a cue that opens its sentence; words that end the list it opens
+#: words that make a cue shortly after them hypothetical ("to document resolution", "if it does not resolve")
+_HYPOTHETICAL_WORDS = {"document", "ensure", "confirm", "assess", "demonstrate", "until", "if"}
+_HYPOTHETICAL_REACH = 4
 _OPENERS = {"there", "is", "are", "again"}
 _LIST_BREAKS = {"but", ";", "however", "which", "although", "while", "otherwise", "though"}
 
@@ -91,6 +94,8 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     """
     if _side_comparison(m, d.doc):
         return True  # "right larger than left" compares sides, not studies
+    if _hypothetical(m, d):
+        return True  # "follow-up to document resolution" states no change
     # a possible diagnosis carries no change (link_change): after a verb cue ("again noted ... suggesting a
     # granulomatous process") the change is the earlier finding's; an adjective ("resolving pneumonia") is
     # the speculation's own
@@ -194,6 +199,14 @@ def _side_comparison(m: Mention, doc) -> bool:
         nxt = doc[m.end + 1].lower_ if m.end + 1 < len(doc) else ""
         return nxt in _SIDE_WORDS_ONLY or (m.start > 0 and doc[m.start - 1].lower_ in _SIDE_WORDS_ONLY)
     return m.start > 0 and doc[m.start - 1].lower_ in _SIDE_WORDS_ONLY and m.value in ("worse", "larger", "smaller")
+
+
+def _hypothetical(m: Mention, d: Draft) -> bool:
+    """The cue is the object of a recommendation or a condition ("recommend follow-up to document resolution",
+    "to ensure clearing", "if this does not resolve"): a hypothetical states no change (the guide's §6:
+    speculation is no change)."""
+    start = max(d.sentence_of(m.start)[0], m.start - _HYPOTHETICAL_REACH)
+    return any(w in _HYPOTHETICAL_WORDS for w in d.lower[start:m.start])
 
 
 def _comparison_in(d: Draft, i: int) -> bool:
