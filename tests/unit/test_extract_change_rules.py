@@ -56,3 +56,16 @@ def test_a_change_of_position_refers_back_to_devices(tmp_path, text, expected):
 ], ids=["document-resolution", "ensure-clearing", "resolved"])
 def test_a_recommended_resolution_is_no_change(tmp_path, text, expected):
     assert _changes(tmp_path, text) == expected
+
+
+def _places(tmp_path, text):
+    return {(m.finding, m.anatomy, m.side) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Right internal jugular central venous catheter with its tip over the right atrium.",
+     {("ij line", "svc", "right")}),
+    ("Left PICC with the tip in the right atrium.", {("picc", "svc", "left")}),
+], ids=["ij-right", "picc-left"])
+def test_a_device_is_not_at_the_heart_chamber_of_its_tip(tmp_path, text, expected):
+    assert _places(tmp_path, text) == expected

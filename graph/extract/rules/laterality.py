@@ -11,8 +11,13 @@ from graph.vocabulary import Vocabulary
 
 
 def link_anatomy(d: Draft, m: Mention) -> None:
-    """The nearest observation of the sentence, at most six tokens away, is ``located_at`` the phrase."""
+    """The nearest observation of the sentence, at most six tokens away, is ``located_at`` the phrase; not a
+    device at a heart chamber: its tip's place is no place of the device (the guide's §7) and the chamber's
+    side no side of the body (§5: "right IJ catheter with its tip in the right atrium" is right, "leads in
+    the right atrium and right ventricle" none)."""
     hit = d.nearest(m, 6)
+    if hit and d.lower[m.end - 1] in _CHAMBERS and d.v.findings[hit[0].value].category in _DEVICE_CATEGORIES:
+        return
     if hit:
         anat = {"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [], "_mod": True}
         d.entities.append(anat)
