@@ -69,3 +69,16 @@ def _places(tmp_path, text):
 ], ids=["ij-right", "picc-left"])
 def test_a_device_is_not_at_the_heart_chamber_of_its_tip(tmp_path, text, expected):
     assert _places(tmp_path, text) == expected
+
+
+def _sides(tmp_path, text):
+    return {(m.finding, m.side) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Vague right upper/mid lung nodular densities versus scarring.",
+     {("lung opacity", "right"), ("pleural/parenchymal scarring", "right")}),
+    ("Right mid lung opacity.", {("lung opacity", "right")}),
+], ids=["zone-words-and-a-reading", "adjacent"])
+def test_a_side_before_a_place_sides_all_that_is_there(tmp_path, text, expected):
+    assert _sides(tmp_path, text) == expected

@@ -5,7 +5,7 @@ sides by default."""
 from __future__ import annotations
 
 from graph.extract.rules.draft import Draft
-from graph.extract.rules.mentions import Mention, gap
+from graph.extract.rules.mentions import SIDE_WORDS, Mention, gap
 from graph.extract.rules.refer_back import previous_content_sentence
 from graph.vocabulary import Vocabulary
 
@@ -41,6 +41,36 @@ def link_side(d: Draft, m: Mention) -> None:
     if hit:
         d.entities.append({"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [("modify", hit[1])],
                            "_mod": True})
+
+
+#: words between a side word and the anatomy phrase it sides ("right upper / mid lung")
+_ZONE_WORDS = {"upper", "mid", "middle", "lower", "/"}
+
+
+def side_anatomy(d: Draft) -> None:
+    """A side word right before an anatomy phrase (zone words between) sides everything located at that
+    phrase ("right upper / mid lung nodular densities versus scarring": both right), not only the finding
+    next to it: the side the sentence states for the findings' location (the guide's §5). Runs after
+    :func:`place_unanchored`, which gives the scarring its place. (It also sides the predicate of a normal
+    statement whose subject it opens, "Clear left lung."; ingestion reads a normal statement's absences from
+    its subject alone for now.)"""
+    side_at = {e["_start"]: e for e in d.entities if e["label"] == "ANAT-DP" and e["_end"] - e["_start"] == 1
+               and d.lower[e["_start"]] in SIDE_WORDS}
+    for anat in [e for e in d.entities if e["label"] == "ANAT-DP"]:
+        i = anat["_start"] - 1
+        while i >= 0 and d.lower[i] in _ZONE_WORDS:
+            i -= 1
+        if i < 0 or d.lower[i] not in SIDE_WORDS or d.sent_of[i] != d.sent_of[anat["_start"]]:
+            continue
+        located = [e for e in d.entities if e["label"].startswith("OBS")
+                   and any(r == "located_at" and t is anat for r, t in e["rel"])]
+        side = side_at.get(i)
+        if side is None and located:
+            side = side_at[i] = {"_start": i, "_end": i + 1, "label": "ANAT-DP", "rel": [], "_mod": True}
+            d.entities.append(side)
+        for e in located:
+            if not any(t is e for _, t in side["rel"]):
+                side["rel"].append(("modify", e))
 
 
 #: words that open a sentence about a finding of the sentence before
