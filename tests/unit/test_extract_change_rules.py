@@ -82,3 +82,13 @@ def _sides(tmp_path, text):
 ], ids=["zone-words-and-a-reading", "adjacent"])
 def test_a_side_before_a_place_sides_all_that_is_there(tmp_path, text, expected):
     assert _sides(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Cholecystectomy clips are noted in the right upper quadrant.", {("surgical clips", "right")}),
+    ("Nodular opacity in the right midlung. This may be artifact.",
+     {("mass/nodule (not otherwise specified)", "right"), ("artifact", "right")}),
+    ("Surgical clips in the lower neck.", {("surgical clips", None)}),
+], ids=["side-after", "refer-back", "no-side"])
+def test_a_finding_anywhere_in_the_chest_takes_the_side_of_its_sentence(tmp_path, text, expected):
+    assert _sides(tmp_path, text) == expected

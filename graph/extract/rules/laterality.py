@@ -73,13 +73,15 @@ def side_anatomy(d: Draft) -> None:
                 side["rel"].append(("modify", e))
 
 
+#: the place of a finding that may lie anywhere in the chest
+_ANYWHERE = ("chest",)
 #: words that open a sentence about a finding of the sentence before
 _POINTING_BACK = {"this", "these", "it", "they", "findings", "which"}
 
 
 def place_unanchored(d: Draft) -> None:
-    """Give a sided finding stated without anatomy or side a place, so the graph does not put it on both
-    sides by default:
+    """Give a sided finding (or one that may lie anywhere in the chest: :func:`_lateral`) stated without
+    anatomy or side a place, so the graph does not put it on both sides (or nowhere) by default:
 
     1. the nearest anatomy phrase or side word of its sentence ("opacity in the left base, representing
        atelectasis" -> atelectasis located_at "left base");
@@ -147,4 +149,7 @@ def _anchors(d: Draft, item: dict) -> tuple[list[dict], list[dict]]:
 
 
 def _lateral(finding: str, v: Vocabulary) -> bool:
-    return any("{side}" in p for p in v.findings[finding].region_patterns)
+    """The finding has a side (its place names one) or may lie anywhere in the chest (surgical clips, an
+    artifact, a foreign body: its place is the whole chest), so the place the sentence gives it tells its side."""
+    patterns = v.findings[finding].region_patterns
+    return any("{side}" in p for p in patterns) or tuple(patterns) == _ANYWHERE
