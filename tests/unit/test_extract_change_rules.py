@@ -92,3 +92,9 @@ def test_a_side_before_a_place_sides_all_that_is_there(tmp_path, text, expected)
 ], ids=["side-after", "refer-back", "no-side"])
 def test_a_finding_anywhere_in_the_chest_takes_the_side_of_its_sentence(tmp_path, text, expected):
     assert _sides(tmp_path, text) == expected
+
+
+def test_a_finding_placed_by_a_coordinated_one_shares_its_whole_place(tmp_path):
+    # the nearest place phrase ("pulmonary") is one of the opacities' places: the atelectasis takes all of them
+    assert _sides(tmp_path, "Bibasilar and right midlung pulmonary opacities, possibly atelectatic changes.") == {
+        ("lung opacity", "bilateral"), ("atelectasis", "bilateral")}

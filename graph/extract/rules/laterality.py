@@ -84,7 +84,8 @@ def place_unanchored(d: Draft) -> None:
     anatomy or side a place, so the graph does not put it on both sides (or nowhere) by default:
 
     1. the nearest anatomy phrase or side word of its sentence ("opacity in the left base, representing
-       atelectasis" -> atelectasis located_at "left base");
+       atelectasis" -> atelectasis located_at "left base"), or, when that phrase already places another
+       finding, that finding's whole place (:func:`_placed_at`);
     2. else another present mention of the same finding in the report that has one ("Left base
        atelectasis." in the impression for "... atelectasis." in the findings): the same anatomy and side;
     3. else, in a sentence that opens with a word that points back, the place of the previous sentence's
@@ -130,6 +131,10 @@ def _anchor_in_sentence(d: Draft, todo: list[tuple[Mention, dict]]) -> None:
         if not near:
             continue
         m = min(near, key=lambda m: (gap(m, o), m.start > o.start))
+        owner = _placed_at(d, (m.start, m.end), it)
+        if owner is not None:
+            _copy_anchors(d, owner, it)  # the whole place of the finding that phrase places
+            continue
         anat = by_span.get((m.start, m.end))
         if anat is None:
             anat = {"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": []}
@@ -139,6 +144,18 @@ def _anchor_in_sentence(d: Draft, todo: list[tuple[Mention, dict]]) -> None:
             it["rel"].append(("located_at", anat))
         else:
             anat["rel"].append(("modify", it))
+
+
+def _placed_at(d: Draft, span: tuple[int, int], item: dict) -> dict | None:
+    """Another finding of the sentence that the anatomy or side phrase at ``span`` already places, whose
+    whole place a finding coordinated with it shares ("Bibasilar and right midlung opacities, XXXX
+    atelectatic changes": the atelectasis is bibasilar and right, not only "pulmonary"; the guide's §5)."""
+    for o2, it2 in d.obs_items:
+        if it2 is not item and d.sent_of[o2.start] == d.sent_of[span[0]]:
+            located, sides = _anchors(d, it2)
+            if any((a["_start"], a["_end"]) == span for a in located + sides):
+                return it2
+    return None
 
 
 def _anchors(d: Draft, item: dict) -> tuple[list[dict], list[dict]]:
