@@ -98,3 +98,17 @@ def test_a_finding_placed_by_a_coordinated_one_shares_its_whole_place(tmp_path):
     # the nearest place phrase ("pulmonary") is one of the opacities' places: the atelectasis takes all of them
     assert _sides(tmp_path, "Bibasilar and right midlung pulmonary opacities, possibly atelectatic changes.") == {
         ("lung opacity", "bilateral"), ("atelectasis", "bilateral")}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("At the right lung apex there is a focal lucency. This could indicate cavitation.", {("lung lesion", "right")}),
+    ("Lobulated contour of the right paratracheal stripe. This may represent an enlarged lymph node and could be "
+     "evaluated further with chest CT.", {("enlarged hilum", "right")}),
+], ids=["lucency", "contour-and-chest-ct"])
+def test_a_reading_of_a_sign_that_is_no_finding_takes_its_place(tmp_path, text, expected):
+    assert _sides(tmp_path, text) == expected
+
+
+def test_chest_ct_is_no_place(tmp_path):
+    places = _places(tmp_path, "Small pulmonary nodule, which could be evaluated with chest CT.")
+    assert places and all(anatomy != "chest" for _, anatomy, _ in places)

@@ -15,6 +15,8 @@ def link_anatomy(d: Draft, m: Mention) -> None:
     device at a heart chamber: its tip's place is no place of the device (the guide's §7) and the chamber's
     side no side of the body (§5: "right IJ catheter with its tip in the right atrium" is right, "leads in
     the right atrium and right ventricle" none)."""
+    if names_a_study(d, m):
+        return
     hit = d.nearest(m, 6)
     if hit and d.lower[m.end - 1] in _CHAMBERS and d.v.findings[hit[0].value].category in _DEVICE_CATEGORIES:
         return
@@ -22,6 +24,16 @@ def link_anatomy(d: Draft, m: Mention) -> None:
         anat = {"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [], "_mod": True}
         d.entities.append(anat)
         hit[1]["rel"].append(("located_at", anat))
+
+
+#: words after an anatomy phrase that make it the name of a study ("evaluated further with chest CT")
+_STUDIES = {"ct", "radiograph", "radiographs", "radiography", "x-ray", "x-rays", "x-xxxx", "film", "films",
+            "fluoroscopy", "examination", "exam", "study", "studies", "imaging"}
+
+
+def names_a_study(d: Draft, m: Mention) -> bool:
+    """The anatomy phrase names a study, not a place ("chest CT", "chest radiograph"): it places no finding."""
+    return m.end < len(d.lower) and d.lower[m.end] in _STUDIES
 
 
 #: words after a side word that make it a heart chamber's side: no side of a device in it ("leads in the right
@@ -89,7 +101,9 @@ def place_unanchored(d: Draft) -> None:
     2. else another present mention of the same finding in the report that has one ("Left base
        atelectasis." in the impression for "... atelectasis." in the findings): the same anatomy and side;
     3. else, in a sentence that opens with a word that points back, the place of the previous sentence's
-       present findings (:func:`_antecedents`).
+       present findings (:func:`_antecedents`);
+    4. else, when that previous sentence states no present finding, the places it names
+       (:func:`_anchor_to_sign`).
     """
     todo = [(o, it) for o, it in d.obs_items if _lateral(o.value, d.v) and _anchors(d, it) == ([], [])]
     _anchor_in_sentence(d, todo)
@@ -97,9 +111,10 @@ def place_unanchored(d: Draft) -> None:
         if _anchors(d, it) != ([], []):
             continue
         same = [it2 for o2, it2 in d.obs_items if o2.value == o.value and it["label"] == it2["label"] == "OBS-DP"]
-        for it2 in same + _antecedents(d, o):
-            if it2 is not it and _copy_anchors(d, it2, it):
-                break
+        antecedents = _antecedents(d, o)
+        if not any(it2 is not it and _copy_anchors(d, it2, it) for it2 in same + (antecedents or [])) \
+                and antecedents == []:
+            _anchor_to_sign(d, o, it)
 
 
 def _copy_anchors(d: Draft, source: dict, item: dict) -> bool:
@@ -111,15 +126,38 @@ def _copy_anchors(d: Draft, source: dict, item: dict) -> bool:
     return bool(located or sides)
 
 
-def _antecedents(d: Draft, o: Mention) -> list[dict]:
+def _antecedents(d: Draft, o: Mention) -> list[dict] | None:
     """Rule 3 of :func:`place_unanchored`: in a sentence that opens with a word that points back ("This
     likely represents a calcified granuloma."), the present findings of the previous sentence of its
-    section, whose place the reading shares (the annotation guide's §5 and §8)."""
+    section, whose place the reading shares (the annotation guide's §5 and §8); None when the sentence does
+    not point back or has no previous sentence."""
+    k = _pointed_sentence(d, o)
+    return None if k < 0 else [it for o2, it in d.obs_items if d.sent_of[o2.start] == k and it["label"] == "OBS-DP"]
+
+
+def _pointed_sentence(d: Draft, o: Mention) -> int:
+    """The previous sentence of ``o``'s section when ``o``'s sentence opens with a word that points back;
+    -1 otherwise."""
     first = next((t for t in d.sentence(d.sent_of[o.start]) if t.is_alpha), None)
     if first is None or first.lower_ not in _POINTING_BACK:
-        return []
-    k = previous_content_sentence(d, d.sent_of[o.start], d.sections[o.start])
-    return [it for o2, it in d.obs_items if d.sent_of[o2.start] == k and it["label"] == "OBS-DP"] if k >= 0 else []
+        return -1
+    return previous_content_sentence(d, d.sent_of[o.start], d.sections[o.start])
+
+
+def _anchor_to_sign(d: Draft, o: Mention, item: dict) -> None:
+    """Rule 4 of :func:`place_unanchored`: a reading in a sentence that points back to a sentence stating no
+    present finding ("At the right lung apex there is a focal lucency. This could indicate cavitation.")
+    reads a sign that is no finding (the guide's §2: a lucency is not labelled, its reading is) and takes its
+    place (§5): the anatomy phrases and side words of that sentence."""
+    k = _pointed_sentence(d, o)
+    for m in (x for x in d.mods if x.kind in ("ANAT", "SIDE") and d.sent_of[x.start] == k
+              and not names_a_study(d, x)):
+        place = {"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": []}
+        d.entities.append(place)
+        if m.kind == "ANAT":
+            item["rel"].append(("located_at", place))
+        else:
+            place["rel"].append(("modify", item))
 
 
 def _anchor_in_sentence(d: Draft, todo: list[tuple[Mention, dict]]) -> None:
@@ -127,7 +165,8 @@ def _anchor_in_sentence(d: Draft, todo: list[tuple[Mention, dict]]) -> None:
     findings it places."""
     by_span = {(e["_start"], e["_end"]): e for e in d.entities if e["label"] == "ANAT-DP"}
     for o, it in todo:
-        near = [m for m in d.mods if m.kind in ("ANAT", "SIDE") and d.sent_of[m.start] == d.sent_of[o.start]]
+        near = [m for m in d.mods if m.kind in ("ANAT", "SIDE") and d.sent_of[m.start] == d.sent_of[o.start]
+                and not names_a_study(d, m)]
         if not near:
             continue
         m = min(near, key=lambda m: (gap(m, o), m.start > o.start))
