@@ -66,16 +66,21 @@ def side_anatomy(d: Draft) -> None:
     :func:`place_unanchored`, which gives the scarring its place. (It also sides the predicate of a normal
     statement whose subject it opens, "Clear left lung."; ingestion reads a normal statement's absences from
     its subject alone for now.)"""
+    located_at: dict[int, list[dict]] = {}  # id() of an anatomy entity -> the observations located at it
+    for e in d.entities:
+        if e["label"].startswith("OBS"):
+            for r, t in e["rel"]:
+                if r == "located_at":
+                    located_at.setdefault(id(t), []).append(e)
     side_at = {e["_start"]: e for e in d.entities if e["label"] == "ANAT-DP" and e["_end"] - e["_start"] == 1
                and d.lower[e["_start"]] in SIDE_WORDS}
-    for anat in [e for e in d.entities if e["label"] == "ANAT-DP"]:
+    for anat in [e for e in d.entities if e["label"] == "ANAT-DP" and id(e) in located_at]:
         i = anat["_start"] - 1
         while i >= 0 and d.lower[i] in _ZONE_WORDS:
             i -= 1
         if i < 0 or d.lower[i] not in SIDE_WORDS or d.sent_of[i] != d.sent_of[anat["_start"]]:
             continue
-        located = [e for e in d.entities if e["label"].startswith("OBS")
-                   and any(r == "located_at" and t is anat for r, t in e["rel"])]
+        located = located_at[id(anat)]
         side = side_at.get(i)
         if side is None and located:
             side = side_at[i] = {"_start": i, "_end": i + 1, "label": "ANAT-DP", "rel": [], "_mod": True}
