@@ -143,8 +143,8 @@ def _antecedents(d: Draft, o: Mention) -> list[dict] | None:
 def _pointed_sentence(d: Draft, o: Mention) -> int:
     """The previous sentence of ``o``'s section when ``o``'s sentence opens with a word that points back;
     -1 otherwise."""
-    first = next((t for t in d.sentence(d.sent_of[o.start]) if t.is_alpha), None)
-    if first is None or first.lower_ not in _POINTING_BACK:
+    start, end = d.sentence_of(o.start)
+    if next((w for w in d.lower[start:end] if w.isalpha()), None) not in _POINTING_BACK:
         return -1
     return previous_content_sentence(d, d.sent_of[o.start], d.sections[o.start])
 

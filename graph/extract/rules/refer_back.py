@@ -94,12 +94,13 @@ def previous_content_sentence(d: Draft, n: int, section: str | None) -> int:
     headers = {s.upper() for s in SECTION_ORDER}
 
     def content(k: int) -> bool:
-        return any(t.is_alpha and t.text.rstrip(":").upper() not in headers for t in d.sentence(k))
+        start, end = d.sent_bounds[k]
+        return any(w.isalpha() and w.rstrip(":").upper() not in headers for w in d.texts[start:end])
 
     k = n - 1
     while k >= 0:
-        toks = d.sentence(k)
-        if not toks or d.sections[toks[0].i] != section:
+        start, end = d.sent_bounds[k]
+        if start == end or d.sections[start] != section:
             return -1
         if content(k):
             return k
