@@ -112,3 +112,15 @@ def test_a_reading_of_a_sign_that_is_no_finding_takes_its_place(tmp_path, text, 
 def test_chest_ct_is_no_place(tmp_path):
     places = _places(tmp_path, "Small pulmonary nodule, which could be evaluated with chest CT.")
     assert places and all(anatomy != "chest" for _, anatomy, _ in places)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Calcified granuloma in the right lung base. This was seen well on prior exam.",
+     {("calcified nodule", "present", "no change")}),
+    ("Left basilar atelectasis, also identified on the comparison study.", {("atelectasis", "present", "no change")}),
+    # not seen there: new, and not negated
+    ("Small left lung nodule, not visualized on the previous study.",
+     {("mass/nodule (not otherwise specified)", "present", "new")}),
+], ids=["seen-well", "also-identified", "not-visualized"])
+def test_seen_on_the_prior_study_with_other_verbs_and_adverbs(tmp_path, text, expected):
+    assert _changes(tmp_path, text) == expected

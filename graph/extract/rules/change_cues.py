@@ -11,8 +11,11 @@ from graph.extract.rules.refer_back import anaphor_subject
 from graph.extract.rules.sections import SECTION_ORDER
 from graph.vocabulary import normalise_phrase
 
-#: a finding seen on the prior study (no change) or not seen there (new): the guide's §6
-_SEEN_BEFORE = tuple(f"{verb} on {the}{prior}" for verb in ("seen", "present", "visible", "noted")
+#: a finding seen on the prior study (no change) or not seen there (new): the guide's §6, with the verbs of
+#: seeing IU uses and an adverb between ("seen well on prior", "also identified on the previous study")
+_SEEN_BEFORE = tuple(f"{verb} {adverb}on {the}{prior}"
+                     for verb in ("seen", "present", "visible", "noted", "visualized", "demonstrated", "identified")
+                     for adverb in ("", "well ", "also ", "again ", "previously ", "clearly ")
                      for the in ("", "the ") for prior in ("prior", "previous", "comparison"))
 NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
 
