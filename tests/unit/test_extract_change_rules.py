@@ -124,3 +124,14 @@ def test_chest_ct_is_no_place(tmp_path):
 ], ids=["seen-well", "also-identified", "not-visualized"])
 def test_seen_on_the_prior_study_with_other_verbs_and_adverbs(tmp_path, text, expected):
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Left chest wall pacemaker. Correlate clinically. This is without significant change.",
+     {("cardiac pacer and wires", "present", "no change")}),
+    # a sentence that names a place may hold a finding the extractor does not know: the anaphor stops there
+    ("Left chest wall pacemaker. Multiple pleural plaques along the right hemithorax. These are unchanged.",
+     {("cardiac pacer and wires", "present", None)}),
+], ids=["over-a-recommendation", "not-over-a-place"])
+def test_an_anaphor_reaches_back_over_sentences_that_state_nothing(tmp_path, text, expected):
+    assert _changes(tmp_path, text) == expected

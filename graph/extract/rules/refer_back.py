@@ -41,7 +41,8 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     since the previous examination."; and it must not speak of the whole study (:data:`_WHOLE_STUDY`
     without one of :data:`_ANAPHORS`: "Stable appearance of the chest."). Then: the present (OBS-DP)
     findings of the previous sentence of the same section (list numbers such as "2." skipped; only its
-    devices when the sentence speaks of a position: "No interval change in XXXX position."); none when
+    devices when the sentence speaks of a position: "No interval change in XXXX position."; for an anaphor,
+    the nearest sentence that names a finding or a place: :func:`_stating_sentence`); none when
     that sentence states only absent findings ("No acute disease. Unchanged."), unless the sentence says
     "findings" ("No effusion. Findings are unchanged."): then the present findings of its section before it
     that carry no change yet. A section that opens with it: the present findings of the earlier findings /
@@ -54,6 +55,8 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
         return []
     section = sections[m.start]
     k = previous_content_sentence(d, n, section)
+    if words & _ANAPHORS:
+        k = _stating_sentence(d, k, section)
     if k >= 0:
         previous = [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"
                     and (not words & _POSITION or d.v.findings[o.value].category in _DEVICE_CATEGORIES)]
@@ -86,6 +89,23 @@ def _alone(d: Draft, m: Mention, n: int, sent) -> bool:
         return False
     cue_tokens = set(range(m.start, m.end))
     return not any(t.is_alpha and t.i not in cue_tokens and t.lower_ not in _REFER_WORDS for t in sent)
+
+
+#: words that end the name of a heart chamber: the place of a device's tip, which states no finding (§7)
+_CHAMBER_WORDS = {"atrium", "ventricle", "atria", "ventricles"}
+
+
+def _stating_sentence(d: Draft, k: int, section: str | None) -> int:
+    """Sentence ``k`` or, when it names neither a finding nor a place (other than the heart chamber of a
+    device's tip: "Correlate clinically.", "On the lateral view the lead is in the right ventricle."), the
+    nearest sentence before it in its section that does: an anaphor refers to a finding (the guide's §8)."""
+    stating = {d.sent_of[e["_start"]] for e in d.entities if e["label"].startswith("OBS")}
+    stating |= {d.sent_of[x.start] for x in d.mods if x.kind in ("ANAT", "SIDE")
+                and d.lower[x.end - 1] not in _CHAMBER_WORDS and not (x.kind == "SIDE" and x.end < len(d.lower)
+                                                                     and d.lower[x.end] in _CHAMBER_WORDS)}
+    while k >= 0 and k not in stating:
+        k = previous_content_sentence(d, k, section)
+    return k
 
 
 def previous_content_sentence(d: Draft, n: int, section: str | None) -> int:
