@@ -135,3 +135,17 @@ def test_seen_on_the_prior_study_with_other_verbs_and_adverbs(tmp_path, text, ex
 ], ids=["over-a-recommendation", "not-over-a-place"])
 def test_an_anaphor_reaches_back_over_sentences_that_state_nothing(tmp_path, text, expected):
     assert _changes(tmp_path, text) == expected
+
+
+def _anatomies(tmp_path, text):
+    return {(m.finding, m.anatomy) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Atelectasis at the left lung base and in the right upper lobe.",
+     {("atelectasis", "left lower lung zone"), ("atelectasis", "right upper lung zone")}),
+    ("Surgical clips are identified in the right neck and left mediastinum.",
+     {("surgical clips", "neck"), ("surgical clips", "mediastinum")}),
+], ids=["two-lobes", "neck-and-mediastinum"])
+def test_coordinated_places_are_all_the_findings_places(tmp_path, text, expected):
+    assert _anatomies(tmp_path, text) == expected

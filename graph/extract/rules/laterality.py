@@ -20,10 +20,30 @@ def link_anatomy(d: Draft, m: Mention) -> None:
     hit = d.nearest(m, 6)
     if hit and d.lower[m.end - 1] in _CHAMBERS and d.v.findings[hit[0].value].category in _DEVICE_CATEGORIES:
         return
-    if hit:
+    items = [hit[1]] if hit else _coordinated_place(d, m)
+    if items:
         anat = {"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [], "_mod": True}
         d.entities.append(anat)
-        hit[1]["rel"].append(("located_at", anat))
+        for item in items:
+            item["rel"].append(("located_at", anat))
+
+
+#: words between two coordinated places ("at the left base and in the right middle lobe")
+_BETWEEN_PLACES = {"the", "in", "at", "of", "within", "over", "along", "left", "right", "both"}
+
+
+def _coordinated_place(d: Draft, m: Mention) -> list[dict]:
+    """The observations located at a place that "and" / "or" joins to phrase ``m`` ("atelectasis at the left
+    lung base and in the right middle lobe", "clips in the right neck and left mediastinum"): they are at
+    ``m`` too, however far it is from them."""
+    i = m.start - 1
+    start = d.sentence_of(m.start)[0]
+    while i > start and d.lower[i] in _BETWEEN_PLACES:
+        i -= 1
+    if i <= start or d.lower[i] not in ("and", "or"):
+        return []
+    places = [e for e in d.entities if e["label"] == "ANAT-DP" and e["_end"] == i and "_mod" in e]
+    return [it for _, it in d.obs_items if any(r == "located_at" and t in places for r, t in it["rel"])]
 
 
 #: words after an anatomy phrase that make it the name of a study ("evaluated further with chest CT")
