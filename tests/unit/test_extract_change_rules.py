@@ -149,3 +149,14 @@ def _anatomies(tmp_path, text):
 ], ids=["two-lobes", "neck-and-mediastinum"])
 def test_coordinated_places_are_all_the_findings_places(tmp_path, text, expected):
     assert _anatomies(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # the clause after the comma has its own subject, a normal structure called stable (the guide's §6)
+    ("Given patient rotation, heart size and mediastinal contours are grossly unchanged.",
+     {("rotated", "present", None)}),
+    # a clause without a subject of its own speaks of the finding before the comma
+    ("Small left pleural effusion, unchanged.", {("pleural effusion", "present", "no change")}),
+], ids=["own-subject", "no-subject"])
+def test_a_predicative_cue_speaks_of_its_clauses_subject(tmp_path, text, expected):
+    assert _changes(tmp_path, text) == expected

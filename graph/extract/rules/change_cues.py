@@ -113,13 +113,28 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     # yet, unless the cue describes the word after it ("increased AP diameter")
     targets = [after] if after else []
     if not targets and not _attributive(m, d.doc, d.sent_of, d.obs_tokens):
-        targets = [(o, it) for o, it in d.same_sentence(m) if o.end <= m.start and id(it) not in d.changed]
+        first = _clause_start(d, m)
+        targets = [(o, it) for o, it in d.same_sentence(m)
+                   if first <= o.start and o.end <= m.start and id(it) not in d.changed]
     if not targets:
         hit = d.nearest(m, 4, only_after=True)
         targets = [hit] if hit else []
     if _opens_sentence(m, d) and (targets or m.value in _ATTRIBUTIVE_CUES):
         targets += [t for t in _list_after(d, m) if t not in targets]
     return link_change(d, m, targets) or bool(targets)
+
+
+def _clause_start(d: Draft, m: Mention) -> int:
+    """Where the findings a predicative cue speaks of may start: after the comma before it when the clause
+    between holds a place of its own, the cue's subject ("Given patient rotation, heart size and mediastinal
+    contours are unchanged": the structures are unchanged, not the rotation; the guide's §6), else at the
+    start of the sentence."""
+    start = d.sentence_of(m.start)[0]
+    comma = next((i for i in range(m.start - 1, start - 1, -1) if d.lower[i] == ","), None)
+    if comma is None or any(i in d.obs_tokens for i in range(comma, m.start)):
+        return start
+    own_subject = any(x.kind == "ANAT" and comma < x.start < m.start for x in d.mods)
+    return comma if own_subject else start
 
 
 def _opens_sentence(m: Mention, d: Draft) -> bool:

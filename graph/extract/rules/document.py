@@ -25,15 +25,19 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     1. attributive: the next finding after the cue, with at most two other words between ("improved right
        basilar consolidation", "unchanged appearance of ... granuloma");
     2. predicative: the findings before it in the sentence that carry no change yet ("effusions are
-       unchanged"), unless the cue is an adjective that describes the word after it ("increased AP
-       diameter", "stable mediastinal contours");
+       unchanged"; only those after a comma whose clause has a place of its own as the cue's subject:
+       "Given patient rotation, heart size is unchanged"), unless the cue is an adjective that describes
+       the word after it ("increased AP diameter", "stable mediastinal contours");
     3. a finding just after it (at most four tokens); a cue that opens its sentence ("Stable appearance of
        ...", "There is again ...") also modifies the present findings after it, up to the next cue or
        clause break ("Stable appearance of the enteric tube and left PICC");
     4. refer-back (:func:`graph.extract.rules.refer_back.refer_back`): a sentence with nothing but the cue
-       and words that point back ("Unchanged.", "This is increased since the previous study.") changes the
-       present findings of the previous sentence of its section; a section that opens with such a sentence
-       ("IMPRESSION: No change.") changes the report's earlier present findings that carry no change yet.
+       and words that point back ("Unchanged.", "This is increased since the previous study."), or whose
+       anaphor subject the cue is the predicate of, whatever follows ("These were not present on the prior
+       study and may represent ..."), changes the present findings of the previous sentence of its section;
+       a section that opens with such a sentence ("IMPRESSION: No change.") changes the report's earlier
+       present findings that carry no change yet. A cue after "to document", "if", "until" ... is
+       hypothetical and changes nothing.
 
     Change subjects ("lung volumes", "aeration") are kept only when a cue links to them, their quantity
     cues read inversely ("decreasing lung volumes" -> CHAN-CON-WOR), and a state word ("decreased") changes
