@@ -160,3 +160,9 @@ def test_coordinated_places_are_all_the_findings_places(tmp_path, text, expected
 ], ids=["own-subject", "no-subject"])
 def test_a_predicative_cue_speaks_of_its_clauses_subject(tmp_path, text, expected):
     assert _changes(tmp_path, text) == expected
+
+
+def test_a_finding_shown_to_change_is_no_hypothetical(tmp_path):
+    # "demonstrate" reports what the films show ("Radiographs demonstrate ..."), not what a follow-up should
+    assert _changes(tmp_path, "Frontal and lateral radiographs demonstrate new right basilar consolidation.") == {
+        ("consolidation", "present", "new")}

@@ -60,7 +60,7 @@ _STATE_WORDS = {"increased", "increase", "decreased", "decrease", "increasing", 
 _SIDE_WORDS_ONLY = {"left", "right"}
 #: words that may stand before a cue that opens its sentence; words that end the list it opens
 #: words that make a cue shortly after them hypothetical ("to document resolution", "if it does not resolve")
-_HYPOTHETICAL_WORDS = {"document", "ensure", "confirm", "assess", "demonstrate", "until", "if"}
+_HYPOTHETICAL_WORDS = {"document", "ensure", "confirm", "assess", "until", "if"}
 _HYPOTHETICAL_REACH = 4
 _OPENERS = {"there", "is", "are", "again"}
 _LIST_BREAKS = {"but", ";", "however", "which", "although", "while", "otherwise", "though"}
