@@ -25,7 +25,10 @@ def _changes(tmp_path, text):
     # a cue that describes the finding after it is not the anaphor's
     ("Small left pleural effusion. This is new right basilar atelectasis.",
      {("pleural effusion", "present", None), ("atelectasis", "present", "new")}),
-], ids=["reading-after-the-cue", "place-after-the-cue", "attributive-cue"])
+    # a reading after the cue ("likely represents") is not what the cue describes
+    ("Right lower lobe opacity. This is unchanged in appearance and likely represents scarring.",
+     {("lung opacity", "present", "no change"), ("pleural/parenchymal scarring", "uncertain", None)}),
+], ids=["reading-after-the-cue", "place-after-the-cue", "attributive-cue", "close-reading"])
 def test_an_anaphor_that_opens_its_sentence_refers_back(tmp_path, text, expected):
     assert _changes(tmp_path, text) == expected
 

@@ -106,7 +106,7 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
              and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
              and _free_gap(m, o, d.doc, covered) <= (0 if normalise_phrase(o.text) in _CHANGE_SUBJECTS else 2)]
     after = min(after, key=lambda p: p[0].start) if after else None
-    if after is None and anaphor_subject(d, m):
+    if anaphor_subject(d, m) and (after is None or after[1]["label"] == "OBS-U" and not is_alternative(d, after[0])):
         return False  # "These were not present on the prior study and may represent ...": a refer-back (rule 4)
     # attributive cue ("new effusion", "improved right basilar consolidation") -> the next finding;
     # predicative ("effusions are unchanged") -> the findings before it in the sentence that carry no change
