@@ -169,3 +169,15 @@ def test_a_finding_shown_to_change_is_no_hypothetical(tmp_path):
     # "demonstrate" reports what the films show ("Radiographs demonstrate ..."), not what a follow-up should
     assert _changes(tmp_path, "Frontal and lateral radiographs demonstrate new right basilar consolidation.") == {
         ("consolidation", "present", "new")}
+
+
+@pytest.mark.parametrize("report,change", [
+    # a bare no-change cue speaks of the whole study (the guide's §6: "no interval change", "unchanged") ...
+    ({"findings": "Small left pleural effusion. No interval change."}, None),
+    ({"findings": "Small left pleural effusion.", "impression": "Unchanged."}, None),
+    # ... a bare change of direction has a finding for its elided subject, and an anaphor refers back
+    ({"findings": "Small left pleural effusion. Slightly increased since the prior study."}, "worsened"),
+    ({"findings": "Small left pleural effusion. This is unchanged."}, "no change"),
+], ids=["no-interval-change", "impression-unchanged", "increased", "anaphor"])
+def test_a_bare_no_change_cue_is_the_whole_study(tmp_path, report, change):
+    assert {(m.finding, m.change) for m in _roundtrip(tmp_path, report).mentions} == {("pleural effusion", change)}

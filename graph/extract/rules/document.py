@@ -32,12 +32,13 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
        ...", "There is again ...") also modifies the present findings after it, up to the next cue or
        clause break ("Stable appearance of the enteric tube and left PICC");
     4. refer-back (:func:`graph.extract.rules.refer_back.refer_back`): a sentence with nothing but the cue
-       and words that point back ("Unchanged.", "This is increased since the previous study."), or whose
+       and words that point back ("Increased since the prior study.", "This is unchanged."), or whose
        anaphor subject the cue is the predicate of, whatever follows ("These were not present on the prior
        study and may represent ..."), changes the present findings of the previous sentence of its section;
-       a section that opens with such a sentence ("IMPRESSION: No change.") changes the report's earlier
-       present findings that carry no change yet. A cue after "to document", "if", "until" ... is
-       hypothetical and changes nothing.
+       a section that opens with such a sentence ("IMPRESSION: Increased.") changes the report's earlier
+       present findings that carry no change yet. A bare no-change cue ("Unchanged.", "No interval
+       change.") speaks of the whole study, and a cue after "to document", "if", "until" ... is
+       hypothetical: they change nothing.
 
     Change subjects ("lung volumes", "aeration") are kept only when a cue links to them, their quantity
     cues read inversely ("decreasing lung volumes" -> CHAN-CON-WOR), and a state word ("decreased") changes

@@ -1,6 +1,6 @@
-"""Refer-backs: a change cue alone in its sentence ("Unchanged.", "This is increased since the previous
-study.") changes findings of an earlier sentence (rule 4 of
-:func:`graph.extract.rules.document.doc_to_radgraph`)."""
+"""Refer-backs: a change cue alone in its sentence ("Increased since the prior study.", "This is unchanged.")
+changes findings of an earlier sentence (rule 4 of :func:`graph.extract.rules.document.doc_to_radgraph`); a
+bare no-change cue ("Unchanged.", "No interval change.") speaks of the whole study and changes none."""
 
 from __future__ import annotations
 
@@ -37,13 +37,16 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     """What a change cue alone in its sentence refers to (rule 4 of the change cues).
 
     The sentence must hold no finding, anatomy or side and no word outside :data:`_REFER_WORDS` (besides
-    the cue): "Unchanged.", "Decreased from prior radiograph.", "However, it has decreased considerably
-    since the previous examination."; and it must not speak of the whole study (:data:`_WHOLE_STUDY`
-    without one of :data:`_ANAPHORS`: "Stable appearance of the chest."). Then: the present (OBS-DP)
+    the cue): "Decreased from prior radiograph.", "However, it has decreased considerably since the previous
+    examination." (or have the cue as the predicate of its anaphor subject: :func:`anaphor_subject`); and it
+    must not speak of the whole study (the guide's §6): :data:`_WHOLE_STUDY` without one of
+    :data:`_ANAPHORS` ("Stable appearance of the chest."), or a no-change cue without an anaphor or a
+    position ("Unchanged.", "No interval change."; "No interval change in XXXX position." speaks of a
+    device). Then: the present (OBS-DP)
     findings of the previous sentence of the same section (list numbers such as "2." skipped; only its
     devices when the sentence speaks of a position: "No interval change in XXXX position."; for an anaphor,
     the nearest sentence that names a finding or a place: :func:`_stating_sentence`); none when
-    that sentence states only absent findings ("No acute disease. Unchanged."), unless the sentence says
+    that sentence states only absent findings ("No acute disease. Increased."), unless the sentence says
     "findings" ("No effusion. Findings are unchanged."): then the present findings of its section before it
     that carry no change yet. A section that opens with it: the present findings of the earlier findings /
     impression sections that carry no change yet."""
@@ -53,6 +56,10 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     words = set(d.lower[sent.start:sent.end])
     if not (_alone(d, m, n, sent) or anaphor_subject(d, m)) or (words & _WHOLE_STUDY and not words & _ANAPHORS):
         return []
+    from graph.extract.rules.change_cues import CHANGE_CUES  # here: change_cues imports this module
+
+    if not words & (_ANAPHORS | _POSITION) and CHANGE_CUES[m.value][0] == "CHAN-NC":
+        return []  # "Unchanged.", "No interval change.": the whole study (the guide's §6)
     section = sections[m.start]
     k = previous_content_sentence(d, n, section)
     if words & _ANAPHORS:
