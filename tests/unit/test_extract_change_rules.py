@@ -181,3 +181,14 @@ def test_a_finding_shown_to_change_is_no_hypothetical(tmp_path):
 ], ids=["no-interval-change", "impression-unchanged", "increased", "anaphor"])
 def test_a_bare_no_change_cue_is_the_whole_study(tmp_path, report, change):
     assert {(m.finding, m.change) for m in _roundtrip(tmp_path, report).mentions} == {("pleural effusion", change)}
+
+
+@pytest.mark.parametrize("text,expected", [
+    # the guide's §6: "lung volumes are decreased" is a state, the finding present without a change
+    ("Lung volumes are decreased.", {("low lung volumes", "present", None)}),
+    ("The lung volumes are mildly reduced.", {("low lung volumes", "present", None)}),
+    ("Lung volumes are decreased compared to the prior study.", {("low lung volumes", "present", "worsened")}),
+    ("Lung volumes are increased.", set()),
+], ids=["decreased", "reduced", "compared", "increased"])
+def test_lung_volumes_called_less_are_low(tmp_path, text, expected):
+    assert _changes(tmp_path, text) == expected

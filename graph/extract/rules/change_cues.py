@@ -169,6 +169,8 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
     cond_label, dev_label = CHANGE_CUES[m.value]
     linked = False
     for o, it in targets:
+        if _less_state(d, m, o):
+            it["_state"] = True  # "lung volumes are decreased": low lung volumes, a state (the guide's §6)
         label = _change_class(d, m, o, cond_label, dev_label)
         if label is None or (it["label"] == "OBS-DA" and label not in ("CHAN-CON-RES", "CHAN-DEV-DISA", "CHAN-NC")):
             continue
@@ -200,9 +202,17 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
 
 def drop_unchanged_subjects(d: Draft) -> None:
     """Change subjects without a change are not findings ("normal lung volumes"): they go, with the
-    relations to them and the modifiers left without a target."""
+    relations to them and the modifiers left without a target; not those a state word calls less ("lung
+    volumes are decreased": low lung volumes, present, no change; the guide's §6)."""
     d.drop({id(it) for o, it in d.obs_items
-            if normalise_phrase(o.text) in _CHANGE_SUBJECTS and id(it) not in d.changed})
+            if normalise_phrase(o.text) in _CHANGE_SUBJECTS and id(it) not in d.changed and not it.get("_state")})
+
+
+def _less_state(d: Draft, m: Mention, o: Mention) -> bool:
+    """Cue ``m`` states that change subject ``o`` is less, as a state: "lung volumes are decreased" (no
+    comparison in the sentence)."""
+    return (normalise_phrase(o.text) in _CHANGE_SUBJECTS and m.value in _STATE_FORMS and m.value in _LESS
+            and not _comparison_in(d, m.start))
 
 
 def _free_gap(m: Mention, o: Mention, doc, covered: set[int]) -> int:
