@@ -130,7 +130,9 @@ def place_unanchored(d: Draft) -> None:
     4. else, when that previous sentence states no present finding, the places it names
        (:func:`_anchor_to_sign`).
     """
-    todo = [(o, it) for o, it in d.obs_items if _lateral(o.value, d.v) and _anchors(d, it) == ([], [])]
+    sided = {id(t) for e in d.entities if e["label"] == "ANAT-DP" for r, t in e["rel"] if r == "modify"}
+    todo = [(o, it) for o, it in d.obs_items if _lateral(o.value, d.v) and id(it) not in sided
+            and not any(r == "located_at" for r, _ in it["rel"])]
     _anchor_in_sentence(d, todo)
     for o, it in todo:
         if _anchors(d, it) != ([], []):
@@ -232,5 +234,12 @@ def _anchors(d: Draft, item: dict) -> tuple[list[dict], list[dict]]:
 def _lateral(finding: str, v: Vocabulary) -> bool:
     """The finding has a side (its place names one) or may lie anywhere in the chest (surgical clips, an
     artifact, a foreign body: its place is the whole chest), so the place the sentence gives it tells its side."""
-    patterns = v.findings[finding].region_patterns
-    return any("{side}" in p for p in patterns) or tuple(patterns) == _ANYWHERE
+    key = (id(v), finding)
+    if key not in _LATERAL:
+        patterns = v.findings[finding].region_patterns
+        _LATERAL[key] = any("{side}" in p for p in patterns) or tuple(patterns) == _ANYWHERE
+    return _LATERAL[key]
+
+
+#: (id of a vocabulary, finding) -> :func:`_lateral`, computed once
+_LATERAL: dict[tuple[int, str], bool] = {}
