@@ -42,7 +42,8 @@ def test_without_change_is_no_change(tmp_path, text, expected):
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("Left-sided pacemaker. No interval change in the position.", {("cardiac pacer and wires", "present", "no change")}),
+    ("Left-sided pacemaker. No interval change in the position.",
+     {("cardiac pacer and wires", "present", "no change")}),
     # a change of position speaks of the devices of the sentence before, not of its other findings
     ("Right PICC and a small left effusion. No change in position.",
      {("picc", "present", "no change"), ("pleural effusion", "present", None)}),

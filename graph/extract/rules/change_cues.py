@@ -22,8 +22,8 @@ NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
 #: change cue -> (class for a condition, class for a device); None: not a change of that kind.
 CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-NC", "CHAN-NC") for w in (
-        "unchanged", "stable", "stably", "no change", "no significant change", "no interval change", "without significant change",
-        "without interval change", "without significant interval change",
+        "unchanged", "stable", "stably", "no change", "no significant change", "no interval change",
+        "without significant change", "without interval change", "without significant interval change",
         "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar",
         "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
@@ -58,10 +58,10 @@ _LINK_WORDS = {"of", "the", "in", "and", ",", "a", "an", "both", "bilateral", "b
 _STATE_FINDINGS = {"increased reticular markings/ild pattern"}
 _STATE_WORDS = {"increased", "increase", "decreased", "decrease", "increasing", "decreasing"}
 _SIDE_WORDS_ONLY = {"left", "right"}
-#: words that may stand before a cue that opens its sentence; words that end the list it opens
 #: words that make a cue shortly after them hypothetical ("to document resolution", "if it does not resolve")
 _HYPOTHETICAL_WORDS = {"document", "ensure", "confirm", "assess", "until", "if"}
 _HYPOTHETICAL_REACH = 4
+#: words that may stand before a cue that opens its sentence; words that end the list it opens
 _OPENERS = {"there", "is", "are", "again"}
 _LIST_BREAKS = {"but", ";", "however", "which", "although", "while", "otherwise", "though"}
 

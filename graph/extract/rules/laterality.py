@@ -28,13 +28,13 @@ def link_anatomy(d: Draft, m: Mention) -> None:
             item["rel"].append(("located_at", anat))
 
 
-#: words between two coordinated places ("at the left base and in the right middle lobe")
+#: words between two coordinated places ("at the left base and in the right upper lobe")
 _BETWEEN_PLACES = {"the", "in", "at", "of", "within", "over", "along", "left", "right", "both"}
 
 
 def _coordinated_place(d: Draft, m: Mention) -> list[dict]:
     """The observations located at a place that "and" / "or" joins to phrase ``m`` ("atelectasis at the left
-    lung base and in the right middle lobe", "clips in the right neck and left mediastinum"): they are at
+    lung base and in the right upper lobe", "clips in the right neck and left mediastinum"): they are at
     ``m`` too, however far it is from them."""
     i = m.start - 1
     start = d.sentence_of(m.start)[0]
@@ -42,8 +42,8 @@ def _coordinated_place(d: Draft, m: Mention) -> list[dict]:
         i -= 1
     if i <= start or d.lower[i] not in ("and", "or"):
         return []
-    places = [e for e in d.entities if e["label"] == "ANAT-DP" and e["_end"] == i and "_mod" in e]
-    return [it for _, it in d.obs_items if any(r == "located_at" and t in places for r, t in it["rel"])]
+    places = {id(e) for e in d.entities if e["label"] == "ANAT-DP" and e["_end"] == i and "_mod" in e}
+    return [it for _, it in d.obs_items if any(r == "located_at" and id(t) in places for r, t in it["rel"])]
 
 
 #: words after an anatomy phrase that make it the name of a study ("evaluated further with chest CT")
@@ -139,8 +139,8 @@ def place_unanchored(d: Draft) -> None:
             continue
         same = [it2 for o2, it2 in d.obs_items if o2.value == o.value and it["label"] == it2["label"] == "OBS-DP"]
         antecedents = _antecedents(d, o)
-        if not any(it2 is not it and _copy_anchors(d, it2, it) for it2 in same + (antecedents or [])) \
-                and antecedents == []:
+        placed = any(it2 is not it and _copy_anchors(d, it2, it) for it2 in same + (antecedents or []))
+        if not placed and antecedents == []:  # it points back to a sentence without a present finding
             _anchor_to_sign(d, o, it)
 
 

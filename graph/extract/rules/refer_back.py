@@ -19,8 +19,8 @@ _REFER_WORDS = {"this", "it", "these", "they", "that", "there", "which", "findin
                 "overall", "also", "however", "in", "size", "interval", "last", "earlier", "essentially",
                 "grossly", "relatively", "again", "and", "on", "date", "dated", "recent", "one", "all", "both",
                 "imaging", "chest", "ct", "radiographically", "well", "overall", "position", "positioning"}
-#: words that make a refer-back speak of a device's place ("No interval change in its position."): it refers to
-#: the devices of the sentence before only
+#: words that make a refer-back speak of a device's place ("No interval change in XXXX position."): it refers
+#: to the devices of the sentence before only
 _POSITION = {"position", "positioning"}
 _DEVICE_CATEGORIES = {"device", "tubesandlines"}
 
@@ -42,14 +42,13 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     must not speak of the whole study (the guide's §6): :data:`_WHOLE_STUDY` without one of
     :data:`_ANAPHORS` ("Stable appearance of the chest."), or a no-change cue without an anaphor or a
     position ("Unchanged.", "No interval change."; "No interval change in XXXX position." speaks of a
-    device). Then: the present (OBS-DP)
-    findings of the previous sentence of the same section (list numbers such as "2." skipped; only its
-    devices when the sentence speaks of a position: "No interval change in XXXX position."; for an anaphor,
-    the nearest sentence that names a finding or a place: :func:`_stating_sentence`); none when
-    that sentence states only absent findings ("No acute disease. Increased."), unless the sentence says
-    "findings" ("No effusion. Findings are unchanged."): then the present findings of its section before it
-    that carry no change yet. A section that opens with it: the present findings of the earlier findings /
-    impression sections that carry no change yet."""
+    device). Then: the present (OBS-DP) findings of the previous sentence of the same section (list numbers
+    such as "2." skipped; only its devices when the sentence speaks of a position; for an anaphor, the
+    nearest sentence that names a finding or a place: :func:`_stating_sentence`); none when that sentence
+    states only absent findings ("No acute disease. Increased."), unless the sentence says "findings" ("No
+    effusion. Findings are unchanged."): then the present findings of its section before it that carry no
+    change yet. A section that opens with it: the present findings of the earlier findings / impression
+    sections that carry no change yet."""
     sent_of, sections = d.sent_of, d.sections
     n = sent_of[m.start]
     sent = d.sentence(n)
