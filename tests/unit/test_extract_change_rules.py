@@ -80,7 +80,7 @@ def _sides(tmp_path, text):
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("Vague right upper/mid lung nodular densities versus scarring.",
+    ("Vague right upper/mid lung densities versus scarring.",
      {("lung opacity", "right"), ("pleural/parenchymal scarring", "right")}),
     ("Right mid lung opacity.", {("lung opacity", "right")}),
 ], ids=["zone-words-and-a-reading", "adjacent"])
