@@ -204,7 +204,7 @@ def test_a_heart_chamber_gives_no_side(tmp_path):
     ("Small left pleural effusion. Stable appearance of the chest.", None),  # the whole study: no refer-back
     ("Small left pleural effusion. The appearance is similar to the prior radiograph.", None),
     ("Small left pleural effusion. This appearance is unchanged.", "no change"),  # an anaphor refers back
-    ("Small left pleural effusion. Unchanged.", "no change"),
+    ("Small left pleural effusion. Unchanged.", None),  # a bare no-change cue: the whole study (§6)
 ], ids=["stable-chest", "appearance-similar", "this-appearance", "bare-cue"])
 def test_whole_study_statements_do_not_refer_back(tmp_path, text, change):
     assert _changes(tmp_path, text) == {("pleural effusion", "present", change)}

@@ -130,8 +130,8 @@ def _mentions(tmp_path, report):
     ({"findings": "No pneumothorax. Unchanged."},
      {(s + " apical zone", "pneumothorax", "absent", None) for s in ("left", "right")}),
     # a section that opens with it: the report's earlier present findings without a change
-    ({"findings": "Moderate hiatal hernia.", "impression": "No change."},
-     {("mediastinum", "hernia", "present", "no change")}),
+    ({"findings": "Moderate hiatal hernia.", "impression": "Increased since the prior study."},
+     {("mediastinum", "hernia", "present", "worsened")}),
     # "findings" after a sentence of absences: the section's earlier present findings; "prior chest CT" is
     # a study, not a place
     ({"impression": "Moderate hiatal hernia. No pneumothorax. Findings are unchanged compared with prior chest CT."},

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from graph.extract.rules.draft import Draft, is_alternative
 from graph.extract.rules.mentions import Mention
+from graph.extract.rules.refer_back import anaphor_subject
 from graph.extract.rules.sections import SECTION_ORDER
 from graph.vocabulary import normalise_phrase
 
-#: a finding seen on the prior study (no change) or not seen there (new): the guide's §6
-_SEEN_BEFORE = tuple(f"{verb} on {the}{prior}" for verb in ("seen", "present", "visible", "noted")
+#: a finding seen on the prior study (no change) or not seen there (new): the guide's §6, with the verbs of
+#: seeing IU uses and an adverb between ("seen well on prior", "also identified on the previous study")
+_SEEN_BEFORE = tuple(f"{verb} {adverb}on {the}{prior}"
+                     for verb in ("seen", "present", "visible", "noted", "visualized", "demonstrated", "identified")
+                     for adverb in ("", "well ", "also ", "again ", "previously ", "clearly ")
                      for the in ("", "the ") for prior in ("prior", "previous", "comparison"))
 NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
 
@@ -19,6 +23,7 @@ NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
 CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-NC", "CHAN-NC") for w in (
         "unchanged", "stable", "stably", "no change", "no significant change", "no interval change",
+        "without significant change", "without interval change", "without significant interval change",
         "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar",
         "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
@@ -53,6 +58,9 @@ _LINK_WORDS = {"of", "the", "in", "and", ",", "a", "an", "both", "bilateral", "b
 _STATE_FINDINGS = {"increased reticular markings/ild pattern"}
 _STATE_WORDS = {"increased", "increase", "decreased", "decrease", "increasing", "decreasing"}
 _SIDE_WORDS_ONLY = {"left", "right"}
+#: words that make a cue shortly after them hypothetical ("to document resolution", "if it does not resolve")
+_HYPOTHETICAL_WORDS = {"document", "ensure", "confirm", "assess", "until", "if"}
+_HYPOTHETICAL_REACH = 4
 #: words that may stand before a cue that opens its sentence; words that end the list it opens
 _OPENERS = {"there", "is", "are", "again"}
 _LIST_BREAKS = {"but", ";", "however", "which", "although", "while", "otherwise", "though"}
@@ -89,6 +97,8 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     """
     if _side_comparison(m, d.doc):
         return True  # "right larger than left" compares sides, not studies
+    if _hypothetical(m, d):
+        return True  # "follow-up to document resolution" states no change
     # a possible diagnosis carries no change (link_change): after a verb cue ("again noted ... suggesting a
     # granulomatous process") the change is the earlier finding's; an adjective ("resolving pneumonia") is
     # the speculation's own
@@ -96,18 +106,35 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
              and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
              and _free_gap(m, o, d.doc, covered) <= (0 if normalise_phrase(o.text) in _CHANGE_SUBJECTS else 2)]
     after = min(after, key=lambda p: p[0].start) if after else None
+    if anaphor_subject(d, m) and (after is None or after[1]["label"] == "OBS-U" and not is_alternative(d, after[0])):
+        return False  # "These were not present on the prior study and may represent ...": a refer-back (rule 4)
     # attributive cue ("new effusion", "improved right basilar consolidation") -> the next finding;
     # predicative ("effusions are unchanged") -> the findings before it in the sentence that carry no change
     # yet, unless the cue describes the word after it ("increased AP diameter")
     targets = [after] if after else []
     if not targets and not _attributive(m, d.doc, d.sent_of, d.obs_tokens):
-        targets = [(o, it) for o, it in d.same_sentence(m) if o.end <= m.start and id(it) not in d.changed]
+        first = _clause_start(d, m)
+        targets = [(o, it) for o, it in d.same_sentence(m)
+                   if first <= o.start and o.end <= m.start and id(it) not in d.changed]
     if not targets:
         hit = d.nearest(m, 4, only_after=True)
         targets = [hit] if hit else []
     if _opens_sentence(m, d) and (targets or m.value in _ATTRIBUTIVE_CUES):
         targets += [t for t in _list_after(d, m) if t not in targets]
     return link_change(d, m, targets) or bool(targets)
+
+
+def _clause_start(d: Draft, m: Mention) -> int:
+    """Where the findings a predicative cue speaks of may start: after the comma before it when the clause
+    between holds a place of its own, the cue's subject ("Given patient rotation, heart size and mediastinal
+    contours are unchanged": the structures are unchanged, not the rotation; the guide's §6), else at the
+    start of the sentence."""
+    start = d.sentence_of(m.start)[0]
+    comma = next((i for i in range(m.start - 1, start - 1, -1) if d.lower[i] == ","), None)
+    if comma is None or any(i in d.obs_tokens for i in range(comma, m.start)):
+        return start
+    own_subject = any(x.kind == "ANAT" and comma < x.start < m.start for x in d.mods)
+    return comma if own_subject else start
 
 
 def _opens_sentence(m: Mention, d: Draft) -> bool:
@@ -142,6 +169,8 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
     cond_label, dev_label = CHANGE_CUES[m.value]
     linked = False
     for o, it in targets:
+        if _less_state(d, m, o):
+            it["_state"] = True  # "lung volumes are decreased": low lung volumes, a state (the guide's §6)
         label = _change_class(d, m, o, cond_label, dev_label)
         if label is None or (it["label"] == "OBS-DA" and label not in ("CHAN-CON-RES", "CHAN-DEV-DISA", "CHAN-NC")):
             continue
@@ -173,9 +202,17 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
 
 def drop_unchanged_subjects(d: Draft) -> None:
     """Change subjects without a change are not findings ("normal lung volumes"): they go, with the
-    relations to them and the modifiers left without a target."""
+    relations to them and the modifiers left without a target; not those a state word calls less ("lung
+    volumes are decreased": low lung volumes, present, no change; the guide's §6)."""
     d.drop({id(it) for o, it in d.obs_items
-            if normalise_phrase(o.text) in _CHANGE_SUBJECTS and id(it) not in d.changed})
+            if normalise_phrase(o.text) in _CHANGE_SUBJECTS and id(it) not in d.changed and not it.get("_state")})
+
+
+def _less_state(d: Draft, m: Mention, o: Mention) -> bool:
+    """Cue ``m`` states that change subject ``o`` is less, as a state: "lung volumes are decreased" (no
+    comparison in the sentence)."""
+    return (normalise_phrase(o.text) in _CHANGE_SUBJECTS and m.value in _STATE_FORMS and m.value in _LESS
+            and not _comparison_in(d, m.start))
 
 
 def _free_gap(m: Mention, o: Mention, doc, covered: set[int]) -> int:
@@ -190,6 +227,14 @@ def _side_comparison(m: Mention, doc) -> bool:
         nxt = doc[m.end + 1].lower_ if m.end + 1 < len(doc) else ""
         return nxt in _SIDE_WORDS_ONLY or (m.start > 0 and doc[m.start - 1].lower_ in _SIDE_WORDS_ONLY)
     return m.start > 0 and doc[m.start - 1].lower_ in _SIDE_WORDS_ONLY and m.value in ("worse", "larger", "smaller")
+
+
+def _hypothetical(m: Mention, d: Draft) -> bool:
+    """The cue is the object of a recommendation or a condition ("recommend follow-up to document resolution",
+    "to ensure clearing", "if this does not resolve"): a hypothetical states no change (the guide's §6:
+    speculation is no change)."""
+    start = max(d.sentence_of(m.start)[0], m.start - _HYPOTHETICAL_REACH)
+    return any(w in _HYPOTHETICAL_WORDS for w in d.lower[start:m.start])
 
 
 def _comparison_in(d: Draft, i: int) -> bool:

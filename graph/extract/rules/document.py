@@ -6,7 +6,7 @@ from __future__ import annotations
 from graph.extract.rules.change_cues import drop_unchanged_subjects, link_change, link_change_cue
 from graph.extract.rules.curves import curve_sides
 from graph.extract.rules.draft import Draft
-from graph.extract.rules.laterality import link_anatomy, link_side, place_unanchored
+from graph.extract.rules.laterality import link_anatomy, link_side, place_unanchored, side_anatomy
 from graph.extract.rules.mentions import Mention, has_subject, mention_spans
 from graph.extract.rules.normals import add_normal_statements
 from graph.extract.rules.observations import (add_observations, drop_named_generics, link_severity,
@@ -25,15 +25,20 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     1. attributive: the next finding after the cue, with at most two other words between ("improved right
        basilar consolidation", "unchanged appearance of ... granuloma");
     2. predicative: the findings before it in the sentence that carry no change yet ("effusions are
-       unchanged"), unless the cue is an adjective that describes the word after it ("increased AP
-       diameter", "stable mediastinal contours");
+       unchanged"; only those after a comma whose clause has a place of its own as the cue's subject:
+       "Given patient rotation, heart size is unchanged"), unless the cue is an adjective that describes
+       the word after it ("increased AP diameter", "stable mediastinal contours");
     3. a finding just after it (at most four tokens); a cue that opens its sentence ("Stable appearance of
        ...", "There is again ...") also modifies the present findings after it, up to the next cue or
        clause break ("Stable appearance of the enteric tube and left PICC");
     4. refer-back (:func:`graph.extract.rules.refer_back.refer_back`): a sentence with nothing but the cue
-       and words that point back ("Unchanged.", "This is increased since the previous study.") changes the
-       present findings of the previous sentence of its section; a section that opens with such a sentence
-       ("IMPRESSION: No change.") changes the report's earlier present findings that carry no change yet.
+       and words that point back ("Increased since the prior study.", "This is unchanged."), or whose
+       anaphor subject the cue is the predicate of, whatever follows ("These were not present on the prior
+       study and may represent ..."), changes the present findings of the previous sentence of its section;
+       a section that opens with such a sentence ("IMPRESSION: Increased.") changes the report's earlier
+       present findings that carry no change yet. A bare no-change cue ("Unchanged.", "No interval
+       change.") speaks of the whole study, and a cue after "to document", "if", "until" ... is
+       hypothetical: they change nothing.
 
     Change subjects ("lung volumes", "aeration") are kept only when a cue links to them, their quantity
     cues read inversely ("decreasing lung volumes" -> CHAN-CON-WOR), and a state word ("decreased") changes
@@ -56,6 +61,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     drop_unchanged_subjects(d)
     curve_sides(d)
     place_unanchored(d)
+    side_anatomy(d)
     return radgraph_document(d.entities, d.texts, data_source)
 
 

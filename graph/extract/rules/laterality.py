@@ -5,18 +5,55 @@ sides by default."""
 from __future__ import annotations
 
 from graph.extract.rules.draft import Draft
-from graph.extract.rules.mentions import Mention, gap
+from graph.extract.rules.mentions import SIDE_WORDS, Mention, gap
 from graph.extract.rules.refer_back import previous_content_sentence
 from graph.vocabulary import Vocabulary
 
 
 def link_anatomy(d: Draft, m: Mention) -> None:
-    """The nearest observation of the sentence, at most six tokens away, is ``located_at`` the phrase."""
+    """The nearest observation of the sentence, at most six tokens away, is ``located_at`` the phrase; not a
+    device at a heart chamber: its tip's place is no place of the device (the guide's §7) and the chamber's
+    side no side of the body (§5: "right IJ catheter with its tip in the right atrium" is right, "leads in
+    the right atrium and right ventricle" none)."""
+    if names_a_study(d, m):
+        return
     hit = d.nearest(m, 6)
-    if hit:
+    if hit and d.lower[m.end - 1] in _CHAMBERS and d.v.findings[hit[0].value].category in _DEVICE_CATEGORIES:
+        return
+    items = [hit[1]] if hit else _coordinated_place(d, m)
+    if items:
         anat = {"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [], "_mod": True}
         d.entities.append(anat)
-        hit[1]["rel"].append(("located_at", anat))
+        for item in items:
+            item["rel"].append(("located_at", anat))
+
+
+#: words between two coordinated places ("at the left base and in the right upper lobe")
+_BETWEEN_PLACES = {"the", "in", "at", "of", "within", "over", "along", "left", "right", "both"}
+
+
+def _coordinated_place(d: Draft, m: Mention) -> list[dict]:
+    """The observations located at a place that "and" / "or" joins to phrase ``m`` ("atelectasis at the left
+    lung base and in the right upper lobe", "clips in the right neck and left mediastinum"): they are at
+    ``m`` too, however far it is from them."""
+    i = m.start - 1
+    start = d.sentence_of(m.start)[0]
+    while i > start and d.lower[i] in _BETWEEN_PLACES:
+        i -= 1
+    if i <= start or d.lower[i] not in ("and", "or"):
+        return []
+    places = {id(e) for e in d.entities if e["label"] == "ANAT-DP" and e["_end"] == i and "_mod" in e}
+    return [it for _, it in d.obs_items if any(r == "located_at" and id(t) in places for r, t in it["rel"])]
+
+
+#: words after an anatomy phrase that make it the name of a study ("evaluated further with chest CT")
+_STUDIES = {"ct", "radiograph", "radiographs", "radiography", "x-ray", "x-rays", "x-xxxx", "film", "films",
+            "fluoroscopy", "examination", "exam", "study", "studies", "imaging"}
+
+
+def names_a_study(d: Draft, m: Mention) -> bool:
+    """The anatomy phrase names a study, not a place ("chest CT", "chest radiograph"): it places no finding."""
+    return m.end < len(d.lower) and d.lower[m.end] in _STUDIES
 
 
 #: words after a side word that make it a heart chamber's side: no side of a device in it ("leads in the right
@@ -38,30 +75,73 @@ def link_side(d: Draft, m: Mention) -> None:
                            "_mod": True})
 
 
+#: words between a side word and the anatomy phrase it sides ("right upper / mid lung")
+_ZONE_WORDS = {"upper", "mid", "middle", "lower", "/"}
+
+
+def side_anatomy(d: Draft) -> None:
+    """A side word right before an anatomy phrase (zone words between) sides everything located at that
+    phrase ("right upper / mid lung nodular densities versus scarring": both right), not only the finding
+    next to it: the side the sentence states for the findings' location (the guide's §5). Runs after
+    :func:`place_unanchored`, which gives the scarring its place. (It also sides the predicate of a normal
+    statement whose subject it opens, "Clear left lung."; ingestion reads a normal statement's absences from
+    its subject alone for now.)"""
+    located_at: dict[int, list[dict]] = {}  # id() of an anatomy entity -> the observations located at it
+    for e in d.entities:
+        if e["label"].startswith("OBS"):
+            for r, t in e["rel"]:
+                if r == "located_at":
+                    located_at.setdefault(id(t), []).append(e)
+    side_at = {e["_start"]: e for e in d.entities if e["label"] == "ANAT-DP" and e["_end"] - e["_start"] == 1
+               and d.lower[e["_start"]] in SIDE_WORDS}
+    for anat in [e for e in d.entities if e["label"] == "ANAT-DP" and id(e) in located_at]:
+        i = anat["_start"] - 1
+        while i >= 0 and d.lower[i] in _ZONE_WORDS:
+            i -= 1
+        if i < 0 or d.lower[i] not in SIDE_WORDS or d.sent_of[i] != d.sent_of[anat["_start"]]:
+            continue
+        located = located_at[id(anat)]
+        side = side_at.get(i)
+        if side is None and located:
+            side = side_at[i] = {"_start": i, "_end": i + 1, "label": "ANAT-DP", "rel": [], "_mod": True}
+            d.entities.append(side)
+        for e in located:
+            if not any(t is e for _, t in side["rel"]):
+                side["rel"].append(("modify", e))
+
+
+#: the place of a finding that may lie anywhere in the chest
+_ANYWHERE = ("chest",)
 #: words that open a sentence about a finding of the sentence before
 _POINTING_BACK = {"this", "these", "it", "they", "findings", "which"}
 
 
 def place_unanchored(d: Draft) -> None:
-    """Give a sided finding stated without anatomy or side a place, so the graph does not put it on both
-    sides by default:
+    """Give a sided finding (or one that may lie anywhere in the chest: :func:`_lateral`) stated without
+    anatomy or side a place, so the graph does not put it on both sides (or nowhere) by default:
 
     1. the nearest anatomy phrase or side word of its sentence ("opacity in the left base, representing
-       atelectasis" -> atelectasis located_at "left base");
+       atelectasis" -> atelectasis located_at "left base"), or, when that phrase already places another
+       finding, that finding's whole place (:func:`_placed_at`);
     2. else another present mention of the same finding in the report that has one ("Left base
        atelectasis." in the impression for "... atelectasis." in the findings): the same anatomy and side;
     3. else, in a sentence that opens with a word that points back, the place of the previous sentence's
-       present findings (:func:`_antecedents`).
+       present findings (:func:`_antecedents`);
+    4. else, when that previous sentence states no present finding, the places it names
+       (:func:`_anchor_to_sign`).
     """
-    todo = [(o, it) for o, it in d.obs_items if _lateral(o.value, d.v) and _anchors(d, it) == ([], [])]
+    sided = {id(t) for e in d.entities if e["label"] == "ANAT-DP" for r, t in e["rel"] if r == "modify"}
+    todo = [(o, it) for o, it in d.obs_items if _lateral(o.value, d.v) and id(it) not in sided
+            and not any(r == "located_at" for r, _ in it["rel"])]
     _anchor_in_sentence(d, todo)
     for o, it in todo:
         if _anchors(d, it) != ([], []):
             continue
         same = [it2 for o2, it2 in d.obs_items if o2.value == o.value and it["label"] == it2["label"] == "OBS-DP"]
-        for it2 in same + _antecedents(d, o):
-            if it2 is not it and _copy_anchors(d, it2, it):
-                break
+        antecedents = _antecedents(d, o)
+        placed = any(it2 is not it and _copy_anchors(d, it2, it) for it2 in same + (antecedents or []))
+        if not placed and antecedents == []:  # it points back to a sentence without a present finding
+            _anchor_to_sign(d, o, it)
 
 
 def _copy_anchors(d: Draft, source: dict, item: dict) -> bool:
@@ -73,15 +153,38 @@ def _copy_anchors(d: Draft, source: dict, item: dict) -> bool:
     return bool(located or sides)
 
 
-def _antecedents(d: Draft, o: Mention) -> list[dict]:
+def _antecedents(d: Draft, o: Mention) -> list[dict] | None:
     """Rule 3 of :func:`place_unanchored`: in a sentence that opens with a word that points back ("This
     likely represents a calcified granuloma."), the present findings of the previous sentence of its
-    section, whose place the reading shares (the annotation guide's §5 and §8)."""
-    first = next((t for t in d.sentence(d.sent_of[o.start]) if t.is_alpha), None)
-    if first is None or first.lower_ not in _POINTING_BACK:
-        return []
-    k = previous_content_sentence(d, d.sent_of[o.start], d.sections[o.start])
-    return [it for o2, it in d.obs_items if d.sent_of[o2.start] == k and it["label"] == "OBS-DP"] if k >= 0 else []
+    section, whose place the reading shares (the annotation guide's §5 and §8); None when the sentence does
+    not point back or has no previous sentence."""
+    k = _pointed_sentence(d, o)
+    return None if k < 0 else [it for o2, it in d.obs_items if d.sent_of[o2.start] == k and it["label"] == "OBS-DP"]
+
+
+def _pointed_sentence(d: Draft, o: Mention) -> int:
+    """The previous sentence of ``o``'s section when ``o``'s sentence opens with a word that points back;
+    -1 otherwise."""
+    start, end = d.sentence_of(o.start)
+    if next((w for w in d.lower[start:end] if w.isalpha()), None) not in _POINTING_BACK:
+        return -1
+    return previous_content_sentence(d, d.sent_of[o.start], d.sections[o.start])
+
+
+def _anchor_to_sign(d: Draft, o: Mention, item: dict) -> None:
+    """Rule 4 of :func:`place_unanchored`: a reading in a sentence that points back to a sentence stating no
+    present finding ("At the right lung apex there is a focal lucency. This could indicate cavitation.")
+    reads a sign that is no finding (the guide's §2: a lucency is not labelled, its reading is) and takes its
+    place (§5): the anatomy phrases and side words of that sentence."""
+    k = _pointed_sentence(d, o)
+    for m in (x for x in d.mods if x.kind in ("ANAT", "SIDE") and d.sent_of[x.start] == k
+              and not names_a_study(d, x)):
+        place = {"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": []}
+        d.entities.append(place)
+        if m.kind == "ANAT":
+            item["rel"].append(("located_at", place))
+        else:
+            place["rel"].append(("modify", item))
 
 
 def _anchor_in_sentence(d: Draft, todo: list[tuple[Mention, dict]]) -> None:
@@ -89,10 +192,15 @@ def _anchor_in_sentence(d: Draft, todo: list[tuple[Mention, dict]]) -> None:
     findings it places."""
     by_span = {(e["_start"], e["_end"]): e for e in d.entities if e["label"] == "ANAT-DP"}
     for o, it in todo:
-        near = [m for m in d.mods if m.kind in ("ANAT", "SIDE") and d.sent_of[m.start] == d.sent_of[o.start]]
+        near = [m for m in d.mods if m.kind in ("ANAT", "SIDE") and d.sent_of[m.start] == d.sent_of[o.start]
+                and not names_a_study(d, m)]
         if not near:
             continue
         m = min(near, key=lambda m: (gap(m, o), m.start > o.start))
+        owner = _placed_at(d, (m.start, m.end), it)
+        if owner is not None:
+            _copy_anchors(d, owner, it)  # the whole place of the finding that phrase places
+            continue
         anat = by_span.get((m.start, m.end))
         if anat is None:
             anat = {"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": []}
@@ -104,6 +212,18 @@ def _anchor_in_sentence(d: Draft, todo: list[tuple[Mention, dict]]) -> None:
             anat["rel"].append(("modify", it))
 
 
+def _placed_at(d: Draft, span: tuple[int, int], item: dict) -> dict | None:
+    """Another finding of the sentence that the anatomy or side phrase at ``span`` already places, whose
+    whole place a finding coordinated with it shares ("Bibasilar and right midlung opacities, XXXX
+    atelectatic changes": the atelectasis is bibasilar and right, not only "pulmonary"; the guide's §5)."""
+    for o2, it2 in d.obs_items:
+        if it2 is not item and d.sent_of[o2.start] == d.sent_of[span[0]]:
+            located, sides = _anchors(d, it2)
+            if any((a["_start"], a["_end"]) == span for a in located + sides):
+                return it2
+    return None
+
+
 def _anchors(d: Draft, item: dict) -> tuple[list[dict], list[dict]]:
     """(anatomy entities ``item`` is located at, side entities that modify it)."""
     located = [t for r, t in item["rel"] if r == "located_at"]
@@ -112,4 +232,14 @@ def _anchors(d: Draft, item: dict) -> tuple[list[dict], list[dict]]:
 
 
 def _lateral(finding: str, v: Vocabulary) -> bool:
-    return any("{side}" in p for p in v.findings[finding].region_patterns)
+    """The finding has a side (its place names one) or may lie anywhere in the chest (surgical clips, an
+    artifact, a foreign body: its place is the whole chest), so the place the sentence gives it tells its side."""
+    key = (id(v), finding)
+    if key not in _LATERAL:
+        patterns = v.findings[finding].region_patterns
+        _LATERAL[key] = any("{side}" in p for p in patterns) or tuple(patterns) == _ANYWHERE
+    return _LATERAL[key]
+
+
+#: (id of a vocabulary, finding) -> :func:`_lateral`, computed once
+_LATERAL: dict[tuple[int, str], bool] = {}

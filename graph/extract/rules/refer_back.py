@@ -1,6 +1,6 @@
-"""Refer-backs: a change cue alone in its sentence ("Unchanged.", "This is increased since the previous
-study.") changes findings of an earlier sentence (rule 4 of
-:func:`graph.extract.rules.document.doc_to_radgraph`)."""
+"""Refer-backs: a change cue alone in its sentence ("Increased since the prior study.", "This is unchanged.")
+changes findings of an earlier sentence (rule 4 of :func:`graph.extract.rules.document.doc_to_radgraph`); a
+bare no-change cue ("Unchanged.", "No interval change.") speaks of the whole study and changes none."""
 
 from __future__ import annotations
 
@@ -18,7 +18,11 @@ _REFER_WORDS = {"this", "it", "these", "they", "that", "there", "which", "findin
                 "minimally", "somewhat", "considerably", "significantly", "markedly", "substantially", "further",
                 "overall", "also", "however", "in", "size", "interval", "last", "earlier", "essentially",
                 "grossly", "relatively", "again", "and", "on", "date", "dated", "recent", "one", "all", "both",
-                "imaging", "chest", "ct", "radiographically", "well", "overall"}
+                "imaging", "chest", "ct", "radiographically", "well", "overall", "position", "positioning"}
+#: words that make a refer-back speak of a device's place ("No interval change in XXXX position."): it refers
+#: to the devices of the sentence before only
+_POSITION = {"position", "positioning"}
+_DEVICE_CATEGORIES = {"device", "tubesandlines"}
 
 
 #: words that make a sentence without an anaphor a statement about the whole study ("Stable appearance of the
@@ -33,24 +37,35 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     """What a change cue alone in its sentence refers to (rule 4 of the change cues).
 
     The sentence must hold no finding, anatomy or side and no word outside :data:`_REFER_WORDS` (besides
-    the cue): "Unchanged.", "Decreased from prior radiograph.", "However, it has decreased considerably
-    since the previous examination."; and it must not speak of the whole study (:data:`_WHOLE_STUDY`
-    without one of :data:`_ANAPHORS`: "Stable appearance of the chest."). Then: the present (OBS-DP)
-    findings of the previous sentence of the same section (list numbers such as "2." skipped); none when
-    that sentence states only absent findings ("No acute disease. Unchanged."), unless the sentence says
-    "findings" ("No effusion. Findings are unchanged."): then the present findings of its section before it
-    that carry no change yet. A section that opens with it: the present findings of the earlier findings /
-    impression sections that carry no change yet."""
+    the cue): "Decreased from prior radiograph.", "However, it has decreased considerably since the previous
+    examination." (or have the cue as the predicate of its anaphor subject: :func:`anaphor_subject`); and it
+    must not speak of the whole study (the guide's §6): :data:`_WHOLE_STUDY` without one of
+    :data:`_ANAPHORS` ("Stable appearance of the chest."), or a no-change cue without an anaphor or a
+    position ("Unchanged.", "No interval change."; "No interval change in XXXX position." speaks of a
+    device). Then: the present (OBS-DP) findings of the previous sentence of the same section (list numbers
+    such as "2." skipped; only its devices when the sentence speaks of a position; for an anaphor, the
+    nearest sentence that names a finding or a place: :func:`_stating_sentence`); none when that sentence
+    states only absent findings ("No acute disease. Increased."), unless the sentence says "findings" ("No
+    effusion. Findings are unchanged."): then the present findings of its section before it that carry no
+    change yet. A section that opens with it: the present findings of the earlier findings / impression
+    sections that carry no change yet."""
     sent_of, sections = d.sent_of, d.sections
     n = sent_of[m.start]
     sent = d.sentence(n)
     words = set(d.lower[sent.start:sent.end])
-    if not _alone(d, m, n, sent) or (words & _WHOLE_STUDY and not words & _ANAPHORS):
+    if not (_alone(d, m, n, sent) or anaphor_subject(d, m)) or (words & _WHOLE_STUDY and not words & _ANAPHORS):
         return []
+    from graph.extract.rules.change_cues import CHANGE_CUES  # here: change_cues imports this module
+
+    if not words & (_ANAPHORS | _POSITION) and CHANGE_CUES[m.value][0] == "CHAN-NC":
+        return []  # "Unchanged.", "No interval change.": the whole study (the guide's §6)
     section = sections[m.start]
     k = previous_content_sentence(d, n, section)
+    if words & _ANAPHORS:
+        k = _stating_sentence(d, k, section)
     if k >= 0:
-        previous = [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"]
+        previous = [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"
+                    and (not words & _POSITION or d.v.findings[o.value].category in _DEVICE_CATEGORIES)]
         if previous or "findings" not in d.lower[sent.start:sent.end]:
             return previous
         # "Findings are unchanged." after absences: the findings named earlier in the section
@@ -58,6 +73,17 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
                 and it["label"] == "OBS-DP" and id(it) not in d.changed]
     return [(o, it) for o, it in d.obs_items if o.start < sent.start and sections[o.start] in ("findings", "impression")
             and sections[o.start] != section and it["label"] == "OBS-DP" and id(it) not in d.changed]
+
+
+def anaphor_subject(d: Draft, m: Mention) -> bool:
+    """Cue ``m`` is the predicate of an anaphor that opens its sentence, whatever follows it ("These were not
+    present on the prior study and may represent ...", "These are increased from prior, with the largest in
+    the left base"): the words before the cue are refer-back words, one of them an anaphor (the guide's §8
+    labels such a sentence with the findings the anaphor refers to)."""
+    start = d.sentence_of(m.start)[0]
+    before = [w for w in d.lower[start:m.start] if w.isalpha()]
+    return (bool(set(before) & _ANAPHORS) and all(w in _REFER_WORDS for w in before)
+            and not any(start <= i < m.start for i in d.obs_tokens))
 
 
 def _alone(d: Draft, m: Mention, n: int, sent) -> bool:
@@ -71,18 +97,36 @@ def _alone(d: Draft, m: Mention, n: int, sent) -> bool:
     return not any(t.is_alpha and t.i not in cue_tokens and t.lower_ not in _REFER_WORDS for t in sent)
 
 
+#: words that end the name of a heart chamber: the place of a device's tip, which states no finding (§7)
+_CHAMBER_WORDS = {"atrium", "ventricle", "atria", "ventricles"}
+
+
+def _stating_sentence(d: Draft, k: int, section: str | None) -> int:
+    """Sentence ``k`` or, when it names neither a finding nor a place (other than the heart chamber of a
+    device's tip: "Correlate clinically.", "On the lateral view the lead is in the right ventricle."), the
+    nearest sentence before it in its section that does: an anaphor refers to a finding (the guide's §8)."""
+    stating = {d.sent_of[e["_start"]] for e in d.entities if e["label"].startswith("OBS")}
+    stating |= {d.sent_of[x.start] for x in d.mods if x.kind in ("ANAT", "SIDE")
+                and d.lower[x.end - 1] not in _CHAMBER_WORDS and not (x.kind == "SIDE" and x.end < len(d.lower)
+                                                                     and d.lower[x.end] in _CHAMBER_WORDS)}
+    while k >= 0 and k not in stating:
+        k = previous_content_sentence(d, k, section)
+    return k
+
+
 def previous_content_sentence(d: Draft, n: int, section: str | None) -> int:
     """The number of the nearest sentence before ``n`` in the same section with a word other than a section
     header (list numbers such as "2." are skipped); -1 when there is none."""
     headers = {s.upper() for s in SECTION_ORDER}
 
     def content(k: int) -> bool:
-        return any(t.is_alpha and t.text.rstrip(":").upper() not in headers for t in d.sentence(k))
+        start, end = d.sent_bounds[k]
+        return any(w.isalpha() and w.rstrip(":").upper() not in headers for w in d.texts[start:end])
 
     k = n - 1
     while k >= 0:
-        toks = d.sentence(k)
-        if not toks or d.sections[toks[0].i] != section:
+        start, end = d.sent_bounds[k]
+        if start == end or d.sections[start] != section:
             return -1
         if content(k):
             return k
