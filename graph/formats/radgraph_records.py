@@ -74,8 +74,11 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
             changes = linked_changes.get(obs.eid, [])
             stated = [(finding, region, obs.polarity) for region in dict.fromkeys(regions)]
         elif absences := _normal_absences(obs, anatomy_ents, incoming, vocab):
-            severity, changes, side = (None, None), [], None  # a normal structure called stable is no change
-            stated = [(f, region, absences[f]) for f in absences for region in vocab.default_regions(f, None)]
+            severity, changes = (None, None), []  # a normal structure called stable is no change
+            # "the left lung is clear" denies on the left only (the annotation guide's §5)
+            side = _stated_side(obs, anatomy_ents, incoming, vocab)
+            stated = [(f, region, absences[f]) for f in absences
+                      for region in vocab.default_regions(f, side if side in ("left", "right") else None)]
         else:
             modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
             if not modifies_obs and vocab.severity_of(obs.tokens) is None:
@@ -159,6 +162,23 @@ def _finding_of(obs: Entity, anatomy_ents: list[Entity], modifiers: list[Entity]
     return finding or vocab.finding_for(obs.tokens), consumed
 
 
+def _anatomy_phrase(ent: Entity, incoming: dict[str, list[tuple[str, Entity]]]) -> str:
+    """An anatomy entity with the anatomy words that modify it, in text order ("left" + "lung")."""
+    parts = [ent] + [src for rtype, src in incoming[ent.eid] if rtype == "modify" and src.kind == "ANAT"]
+    return " ".join(p.tokens for p in sorted(parts, key=lambda e: e.start))
+
+
+def _stated_side(obs: Entity, anatomy_ents: list[Entity], incoming: dict[str, list[tuple[str, Entity]]],
+                 vocab: Vocabulary) -> str | None:
+    """The side an observation's report states: of the anatomy words modifying it and of its places with
+    their own modifiers. Both sides, or "bilateral" among them, make bilateral ("opacities in the right upper
+    lobe and left lower lobe"); None when no side is stated."""
+    sides = {vocab.side_of(src.tokens) for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "ANAT"}
+    sides |= {vocab.side_of(_anatomy_phrase(anat, incoming)) for anat in anatomy_ents}
+    sides.discard(None)
+    return "bilateral" if "bilateral" in sides or len(sides) > 1 else next(iter(sides), None)
+
+
 def _regions_of(obs: Entity, finding: str, anatomy_ents: list[Entity], consumed: set[str],
                 incoming: dict[str, list[tuple[str, Entity]]], vocab: Vocabulary,
                 unmapped: list[str]) -> tuple[list[str], str | None]:
@@ -166,18 +186,10 @@ def _regions_of(obs: Entity, finding: str, anatomy_ents: list[Entity], consumed:
     else the finding's default regions on the stated side; and the side stated (left / right / bilateral or
     None), which a side-less region cannot show ("left PICC" in the SVC). Unknown places are added to
     ``unmapped``."""
-    def phrase(ent: Entity) -> str:
-        parts = [ent] + [src for rtype, src in incoming[ent.eid] if rtype == "modify" and src.kind == "ANAT"]
-        return " ".join(p.tokens for p in sorted(parts, key=lambda e: e.start))
-
     regions: list[str] = []
-    side = None
-    for rtype, src in incoming[obs.eid]:
-        if rtype == "modify" and src.kind == "ANAT":
-            side = side or vocab.side_of(src.tokens)
+    side = _stated_side(obs, anatomy_ents, incoming, vocab)
     for anat in anatomy_ents:
-        text_ = phrase(anat)
-        side = side or vocab.side_of(text_)
+        text_ = _anatomy_phrase(anat, incoming)
         if anat.eid in consumed:
             # "pleural" went into "pleural effusion"; keep a more specific place its modifiers name
             # ("left mid lung" + "opacity"), else the finding's default regions on that side

@@ -226,3 +226,24 @@ def test_sided_anatomy_words_keep_their_side(tmp_path):
     doc["entities"]["4"]["relations"] = [["located_at", "3"]]
     pf = parse_radgraph(write_radgraph(tmp_path / "r.json", {"p10/p10000001/s50000002.txt": doc}), V)
     assert [(m.anatomy, m.change) for m in pf.mentions] == [("left costophrenic angle", "worsened")]
+
+
+def test_a_normal_statement_of_one_side_denies_on_that_side_only(tmp_path):
+    # RadGraph's own form: the side word modifies the structure, the predicate is located at it
+    doc = radgraph_doc("The left lung is clear . Both lungs are clear .", [
+        ("left", "ANAT-DP", 1, [("modify", 2)]), ("lung", "ANAT-DP", 2, []),
+        ("clear", "OBS-DP", 4, [("located_at", 2)]),
+        ("Both", "ANAT-DP", 6, [("modify", 5)]), ("lungs", "ANAT-DP", 7, []),
+        ("clear", "OBS-DP", 9, [("located_at", 5)])])
+    pf = parse_radgraph(write_radgraph(tmp_path / "r.json", {"p10/p10000001/s50000002.txt": doc}), V)
+    opacity = sorted((m.sentence_id.rsplit("|", 1)[1], m.anatomy) for m in pf.mentions
+                     if m.finding == "lung opacity" and m.polarity == "absent")
+    assert opacity == [("0", "left lung"), ("1", "left lung"), ("1", "right lung")]
+
+
+def test_places_on_both_sides_make_a_finding_bilateral(tmp_path):
+    doc = radgraph_doc("Clips in the right neck and left mediastinum .", [
+        ("Clips", "OBS-DP", 0, [("located_at", 3), ("located_at", 5)]), ("right", "ANAT-DP", 3, [("modify", 3)]),
+        ("neck", "ANAT-DP", 4, []), ("left", "ANAT-DP", 6, [("modify", 5)]), ("mediastinum", "ANAT-DP", 7, [])])
+    pf = parse_radgraph(write_radgraph(tmp_path / "r.json", {"p10/p10000001/s50000002.txt": doc}), V)
+    assert {m.side for m in pf.mentions} == {"bilateral"}
