@@ -80,3 +80,25 @@ def test_acromioclavicular_joint_is_the_shoulder(tmp_path, text, expected):
     """Degenerative change of a shoulder's (acromioclavicular) joint is shoulder osteoarthritis (the guide's §2),
     not the spine's degenerative changes that the bare words name."""
     assert {(f, side) for f, side, _ in _sided(tmp_path, text)} == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Right upper quadrant surgical clips, perhaps from cholecystectomy.",
+     {("surgical clips", "present"), ("postsurgical changes", "uncertain")}),
+    ("Atypical infection is another consideration.", {("pneumonia", "uncertain")}),
+    ("Sarcoidosis would be a consideration.", {("sarcoidosis", "uncertain")}),
+    ("Pneumonia is in the differential.", {("pneumonia", "uncertain")}),
+    ("Considerations would include pericardial effusion.", {("pericardial effusion", "uncertain")}),
+    ("Malignancy can not be confidently excluded.", {("lung cancer", "uncertain")}),
+], ids=["perhaps", "another-consideration", "would-be-a-consideration", "in-the-differential",
+        "considerations-include", "confidently-excluded"])
+def test_hedges(tmp_path, text, expected):
+    """'Perhaps' hedges as 'possibly' does, and a reading offered as a consideration or in the differential is
+    uncertain, as the guide's §3 'differential diagnosis includes' is."""
+    assert _found(tmp_path, text) == expected
+
+
+def test_evaluate_for_stays_a_hedge(tmp_path):
+    """'Evaluate for' hedges its finding; ConText's own rule for it, a negation, is left out, so that which of the
+    two is kept no longer depends on how many rules there are."""
+    assert _found(tmp_path, "CT is recommended to further evaluate for malignancy.") == {("lung cancer", "uncertain")}
