@@ -102,3 +102,25 @@ def test_evaluate_for_stays_a_hedge(tmp_path):
     """'Evaluate for' hedges its finding; ConText's own rule for it, a negation, is left out, so that which of the
     two is kept no longer depends on how many rules there are."""
     assert _found(tmp_path, "CT is recommended to further evaluate for malignancy.") == {("lung cancer", "uncertain")}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("No pleural air collections.", {("pneumothorax", None, "absent")}),
+    ("Small left apical pleural air collection.", {("pneumothorax", "left", "present")}),
+], ids=["none", "left"])
+def test_pleural_air_collection_is_a_pneumothorax(tmp_path, text, expected):
+    """Air collected in the pleural space is a pneumothorax (the guide's §2 names the finding, not its wordings)."""
+    assert _sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("VP shunt tubing is identified.", {("ventriculoperitoneal shunt", "present")}),
+    ("Shunt catheter overlies the anterior chest wall.", {("ventriculoperitoneal shunt", "present")}),
+    ("Postsurgical and postradiation changes on the left.",
+     {("postsurgical changes", "present"), ("radiation changes", "present")}),
+    ("Stable colonic interposition beneath the right hemidiaphragm.", {("colonic interposition", "present")}),
+], ids=["vp-shunt", "shunt-catheter", "postradiation", "colonic-interposition"])
+def test_other_devices_and_states(tmp_path, text, expected):
+    """A shunt is a device of the guide's §7 `other:` kind (not the bare catheter of support devices); radiation
+    changes and colonic interposition are states named as `other:<name>` would name them."""
+    assert _found(tmp_path, text) == expected
