@@ -124,3 +124,29 @@ def test_other_devices_and_states(tmp_path, text, expected):
     """A shunt is a device of the guide's §7 `other:` kind (not the bare catheter of support devices); radiation
     changes and colonic interposition are states named as `other:<name>` would name them."""
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The aorta is unfolded.", {("tortuous aorta", "present")}),
+    ("Slightly unfolded ascending aorta.", {("tortuous aorta", "present")}),
+    ("Calcific aorta.", {("vascular calcification", "present")}),
+    ("The lung volumes are slightly on the low side.", {("low lung volumes", "present")}),
+    ("Low volume lungs.", {("low lung volumes", "present")}),
+    ("Chronic appearing interstitial marking.", {("increased reticular markings/ild pattern", "present")}),
+    ("Stable thoracolumbar retrolisthesis.", {("spinal degenerative changes", "present")}),
+    ("Endplate sclerotic changes in the thoracic spine.", {("spinal degenerative changes", "present")}),
+    ("There is a left humerus prosthesis.", {("shoulder arthroplasty", "present")}),
+    ("Left post thoracotomy rib changes.", {("postsurgical changes", "present")}),
+    ("Verterbroplasty change at the thoracolumbar junction.", {("vertebroplasty", "present")}),
+], ids=["aorta-unfolded", "unfolded", "calcific-aorta", "low-side", "low-volume-lungs", "interstitial-marking",
+        "retrolisthesis", "endplate-sclerosis", "humerus-prosthesis", "post-thoracotomy", "misspelt-vertebroplasty"])
+def test_more_synonyms(tmp_path, text, expected):
+    """IU's other wordings of the guide's §2 and §7 findings (an unfolded aorta is a tortuous one, §2's
+    'ectasia/tortuosity'; a misspelling IU writes)."""
+    assert _found(tmp_path, text) == expected
+
+
+def test_decreased_lung_volumes_stay_a_change(tmp_path):
+    """'Lung volumes are decreased from the prior study' keeps its change cue (no synonym swallows 'decreased')."""
+    found = _roundtrip(tmp_path, {"findings": "Lung volumes are decreased from the prior study."}).mentions
+    assert {(m.finding, m.change_label) for m in found} == {("low lung volumes", "CHAN-CON-WOR")}
