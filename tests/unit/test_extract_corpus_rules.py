@@ -150,3 +150,28 @@ def test_decreased_lung_volumes_stay_a_change(tmp_path):
     """'Lung volumes are decreased from the prior study' keeps its change cue (no synonym swallows 'decreased')."""
     found = _roundtrip(tmp_path, {"findings": "Lung volumes are decreased from the prior study."}).mentions
     assert {(m.finding, m.change_label) for m in found} == {("low lung volumes", "CHAN-CON-WOR")}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The lungs are hypoinflated but clear.", {("low lung volumes", "present"), ("lung opacity", "absent")}),
+    ("Lungs are mildly hyperexpanded but grossly clear.", {("hyperaeration", "present"), ("lung opacity", "absent")}),
+    ("The lungs demonstrate low lung volumes but are clear.",
+     {("low lung volumes", "present"), ("lung opacity", "absent")}),
+], ids=["hypoinflated", "hyperexpanded", "demonstrate"])
+def test_but_clear_speaks_for_the_lungs(tmp_path, text, expected):
+    """'The lungs are X but clear' says the lungs are clear (the guide's §4), as 'hyperexpanded but clear lungs'
+    already did."""
+    assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The lungs are hyperinflated but otherwise clear.", {("hyperaeration", "present")}),
+    ("The heart is enlarged but the lungs are clear.",
+     {("enlarged cardiac silhouette", "present"), ("lung opacity", "absent")}),
+    ("Heart size is enlarged but clear of effusion.", {("enlarged cardiac silhouette", "present"),
+                                                       ("pleural effusion", "absent")}),
+], ids=["otherwise", "own-subject", "not-a-pair"])
+def test_but_keeps_its_limits(tmp_path, text, expected):
+    """'Otherwise' still denies nothing, a clause after 'but' with its own subject speaks for that one, and a
+    subject the table does not pair with the predicate gets nothing."""
+    assert _found(tmp_path, text) == expected
