@@ -175,3 +175,15 @@ def test_but_keeps_its_limits(tmp_path, text, expected):
     """'Otherwise' still denies nothing, a clause after 'but' with its own subject speaks for that one, and a
     subject the table does not pair with the predicate gets nothing."""
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Mild increased reticular interstitial opacity.", {("increased reticular markings/ild pattern", "present")}),
+    ("Bibasilar interstitial opacity.", {("increased reticular markings/ild pattern", "present")}),
+    ("Bullous emphysema and interstitial fibrosis.",
+     {("copd/emphysema", "present"), ("cyst/bullae", "present"), ("interstitial lung disease", "present")}),
+], ids=["reticular-interstitial", "interstitial-opacity", "interstitial-fibrosis"])
+def test_interstitial_singulars(tmp_path, text, expected):
+    """The guide's §2 'interstitial opacities / reticular opacities' in the singular are the ILD pattern (before,
+    a bare lung opacity); interstitial fibrosis is the disease, as pulmonary fibrosis is."""
+    assert _found(tmp_path, text) == expected
