@@ -187,3 +187,18 @@ def test_interstitial_singulars(tmp_path, text, expected):
     """The guide's §2 'interstitial opacities / reticular opacities' in the singular are the ILD pattern (before,
     a bare lung opacity); interstitial fibrosis is the disease, as pulmonary fibrosis is."""
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The heart silhouette and mediastinal contours are not enlarged.",
+     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
+    ("The cardiomediastinal silhouette is not enlarged.",
+     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
+    ("Nonenlarged cardiomediastinal silhouette.",
+     {("enlarged cardiac silhouette", "absent"), ("mediastinal widening", "absent")}),
+    ("The heart is enlarged.", {("enlarged cardiac silhouette", "present")}),
+], ids=["heart-and-mediastinum", "cardiomediastinal", "nonenlarged", "enlarged"])
+def test_not_enlarged_is_normal_size(tmp_path, text, expected):
+    """'Not enlarged' is a normal statement of the guide's §4 table, so that it speaks for each structure it names
+    (before, only the heart, through the negated finding 'enlarged')."""
+    assert _found(tmp_path, text) == expected
