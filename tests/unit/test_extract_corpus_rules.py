@@ -202,3 +202,16 @@ def test_not_enlarged_is_normal_size(tmp_path, text, expected):
     """'Not enlarged' is a normal statement of the guide's §4 table, so that it speaks for each structure it names
     (before, only the heart, through the negated finding 'enlarged')."""
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("A small right pleural effusion versus thickening.",
+     {("pleural effusion", "uncertain"), ("pleural/parenchymal scarring", "uncertain")}),
+    ("Right apical thickening, unchanged.", {("pleural/parenchymal scarring", "present")}),
+    ("Bronchial wall thickening in the left upper lobe.", set()),
+    ("Right paratracheal thickening.", set()),
+], ids=["effusion-versus-thickening", "apical", "bronchial", "paratracheal"])
+def test_bare_thickening_is_the_pleuras(tmp_path, text, expected):
+    """A bare 'thickening' is pleural thickening (the guide's §2: scarring) where the pleura, a costophrenic angle
+    or an apex is in its sentence, and no finding elsewhere."""
+    assert _found(tmp_path, text) == expected

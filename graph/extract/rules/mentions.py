@@ -23,7 +23,10 @@ _NOT_AFTER = {"density": ("bone", "osseous", "mineral"), "densities": ("bone", "
 _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette"),
                   "enlargement": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette"),
                   # "widening of the right acromioclavicular joint" is no mediastinal widening
-                  "widening": ("mediastinum", "mediastinal", "paratracheal")}
+                  "widening": ("mediastinum", "mediastinal", "paratracheal"),
+                  # "pleural effusion versus thickening" offers pleural thickening (the guide's §2: scarring);
+                  # "bronchial wall thickening" or "paratracheal thickening" is none
+                  "thickening": ("pleural", "pleura", "costophrenic", "apical", "apex", "apices", "biapical")}
 
 
 @dataclass(frozen=True)
