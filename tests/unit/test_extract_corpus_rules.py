@@ -215,3 +215,17 @@ def test_bare_thickening_is_the_pleuras(tmp_path, text, expected):
     """A bare 'thickening' is pleural thickening (the guide's §2: scarring) where the pleura, a costophrenic angle
     or an apex is in its sentence, and no finding elsewhere."""
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Deformity of the lateral left 6th rib, likely old injury.", {("rib deformity", "left", "present")}),
+    ("Contour deformity of the right posterolateral 7th rib, possibly an old fracture.",
+     {("rib deformity", "right", "present"), ("rib fracture", "right", "uncertain")}),
+    ("Old fracture deformities of multiple right ribs.", {("rib fracture", "right", "present")}),
+    ("Mild wedge deformity of a midthoracic vertebral body.", set()),
+], ids=["rib", "sign-and-reading", "fracture-deformities", "vertebra"])
+def test_deformity_of_a_rib(tmp_path, text, expected):
+    """A bare 'deformity' of a rib is a rib deformity, and a fracture it suggests a second finding (the guide's
+    §2: sign and reading); 'fracture deformities' are the fractures alone, and a vertebra's deformity stays
+    unread (a spinal fracture only where the words say so)."""
+    assert _sided(tmp_path, text) == expected
