@@ -229,3 +229,12 @@ def test_deformity_of_a_rib(tmp_path, text, expected):
     §2: sign and reading); 'fracture deformities' are the fractures alone, and a vertebra's deformity stays
     unread (a spinal fracture only where the words say so)."""
     assert _sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Please correlate clinically for pneumonia.", {("pneumonia", "uncertain")}),
+    ("Correlate for pulmonary vascular congestion.", {("vascular congestion", "uncertain")}),
+], ids=["correlate-clinically", "correlate-for"])
+def test_correlate_for_offers_a_reading(tmp_path, text, expected):
+    """A reading the report asks to check clinically is offered, not stated (the guide's §3: uncertain)."""
+    assert _found(tmp_path, text) == expected

@@ -36,6 +36,9 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     # hedges of the annotation guide's §3
                     "concerning for", "presumed", "presumably", "favor", "favored", "favoring", "suggestion of",
                     "equivocal", "perhaps", "considerations", "considerations include", "considerations would include",
+                    # a reading to be checked clinically is offered, not stated ("Please correlate clinically for
+                    # pneumonia")
+                    "correlate clinically for", "correlate for", "clinical correlation for",
                     # a reading "secondary to" a hedge: ConText's default rules end a scope at "secondary"
                     "may be secondary to", "could be secondary to", "possibly secondary to", "may be related to",
                     "could be related to", "possibly related to",
