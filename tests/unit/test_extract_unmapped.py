@@ -17,11 +17,11 @@ from graph.extract.unmapped import MAX_WORDS, unmapped_phrases  # noqa: E402
 
 def test_only_unread_phrases_are_counted():
     counts = unmapped_phrases([
-        "FINDINGS: Paratracheal stripe thickening at the bases. No pleural effusion. The lungs are clear.",
-        {"findings": "Mild paratracheal stripe thickening is seen.", "impression": "Stable left pleural effusion.",
+        "FINDINGS: Paratracheal stripe lobulation at the bases. No pleural effusion. The lungs are clear.",
+        {"findings": "Mild paratracheal stripe lobulation is seen.", "impression": "Stable left pleural effusion.",
          "indication": "Shortness of breath."},
     ])
-    assert counts["paratracheal stripe thickening"] == 2
+    assert counts["paratracheal stripe lobulation"] == 2
     # findings, anatomy, cues, normal statements, stop words, framing words and other sections are read
     assert not {w for phrase in counts for w in phrase.split()} & {
         "effusion", "pleural", "clear", "lungs", "bases", "stable", "mild", "seen", "shortness", "breath"}

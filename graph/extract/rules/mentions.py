@@ -16,14 +16,22 @@ SIDE_COORDINATIONS = tuple(f"{a} {link} {b}" for a, b in (("right", "left"), ("l
 #: forms that are not the finding after these words ("bone density" is not a lung opacity)
 _NOT_AFTER = {"density": ("bone", "osseous", "mineral"), "densities": ("bone", "osseous", "mineral"),
               # a bare "failure" is the heart's ("cardiomegaly without failure"), not another organ's
-              "failure": ("respiratory", "renal", "kidney", "liver", "hepatic", "organ", "multiorgan", "graft")}
+              "failure": ("respiratory", "renal", "kidney", "liver", "hepatic", "organ", "multiorgan", "graft"),
+              # "old fracture deformities of the ribs" are healed fractures, no deformity besides them
+              "deformity": ("fracture",), "deformities": ("fracture",)}
 
 #: bare forms that name a finding only when their subject is in the sentence ("the heart is enlarged",
 #: not "enlarged pulmonary arteries"): form -> words one of which must occur in the same sentence
 _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette"),
                   "enlargement": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette"),
                   # "widening of the right acromioclavicular joint" is no mediastinal widening
-                  "widening": ("mediastinum", "mediastinal", "paratracheal")}
+                  "widening": ("mediastinum", "mediastinal", "paratracheal"),
+                  # "pleural effusion versus thickening" offers pleural thickening (the guide's §2: scarring);
+                  # "bronchial wall thickening" or "paratracheal thickening" is none
+                  "thickening": ("pleural", "pleura", "costophrenic", "apical", "apex", "apices", "biapical"),
+                  # "deformity of the lateral left 6th rib" is a rib deformity; of a vertebra or clavicle, none here
+                  "deformity": ("rib", "ribs"), "deformities": ("rib", "ribs"), "contour deformity": ("rib", "ribs"),
+                  "contour deformities": ("rib", "ribs")}
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ follow a subject) or a finding
 those the table pairs it with; with none before it, for a subject right after it and the subjects coordinated
 with that one ("normal heart size and mediastinal contours"). A list item the table does not know, between
 commas, does not end a list of subjects ("Normal cardiomediastinal silhouette, central airways, pulmonary
-vasculature and lung volumes").
+vasculature and lung volumes"). A predicate right after "but" speaks for the subject of the finding before it
+("The lungs are hypoinflated but clear": the lungs are clear; "but the mediastinum is normal" has its own subject).
 Not a normal statement: a predicate after "otherwise" ("the lungs are otherwise clear" denies only what the
 report did not name) or after a negation ("not clear"). A hedge before the predicate ("probably normal")
 makes it OBS-U, as does a predicate that hedges by itself ("borderline heart size").
@@ -34,6 +35,12 @@ _FORWARD_GAP = 2
 _COORDINATORS = {"and", ",", "the"}
 #: words of a list item between two subjects that the normal-statement table does not know ("central airways")
 _UNKNOWN_ITEM_WORDS = 3
+#: words between a subject and the finding stated of it, or between "but" and its predicate ("The lungs are mildly
+#: hypoinflated but grossly clear", "The lungs demonstrate low lung volumes but are clear")
+_LINKING = {"is", "are", "appear", "appears", "remain", "remains", "demonstrate", "demonstrates", "show", "shows",
+            "mildly", "slightly", "minimally", "moderately", "markedly", "somewhat", "appearing"} | _ADVERBS
+#: at most this many tokens of the finding and its linking words between a subject and "but"
+_CONTRAST_REACH = 8
 #: words that end a list item: a clause break, a negation or "otherwise", a verb
 _NOT_IN_ITEM = _CLAUSE_BREAKS | _SKIP_AFTER | {"is", "are", "was", "were", "appear", "appears", "remain", "remains",
                                                "has", "have"}
@@ -87,13 +94,19 @@ def _qualified(d: Draft, p) -> bool:
 def _subjects_before(d: Draft, p, subjects: list, said: set[int]) -> list:
     """The subjects of ``p``'s sentence before it, back to a clause break or a finding; a comma right after a
     subject lists subjects rather than breaking the clause ("Heart size, mediastinal contour, and pulmonary
-    vascularity are within normal limits"). The words of a subject are the subject's, though they also name a
-    change subject ("The lung volumes are normal": "lung volumes" is a finding only with a change cue)."""
+    vascularity are within normal limits"), and a "but" right before the predicate leads back over the finding
+    stated of a subject to that subject ("The lungs are hypoinflated but clear"). The words of a subject are the
+    subject's, though they also name a change subject ("The lung volumes are normal": "lung volumes" is a finding
+    only with a change cue)."""
     out = []
     i = p.start - 1
     while i >= 0 and d.sent_of[i] == d.sent_of[p.start]:
         if i in d.obs_tokens and not any(s.start <= i < s.end for s in subjects):
             i = _coordinated_finding_start(d, i, subjects)
+            if i < 0:
+                break
+        elif d.lower[i] == "but" and not out and set(d.lower[i + 1:p.start]) <= _LINKING:
+            i = _contrast_subject_end(d, i, subjects)
             if i < 0:
                 break
         elif d.lower[i] in _CLAUSE_BREAKS and not (d.lower[i] == "," and any(s.end == i for s in subjects)):
@@ -103,6 +116,23 @@ def _subjects_before(d: Draft, p, subjects: list, said: set[int]) -> list:
         out += [s for s in subjects if s.end == i + 1]
         i -= 1
     return out
+
+
+def _contrast_subject_end(d: Draft, i: int, subjects: list) -> int:
+    """At "but" (token ``i``) right before a predicate: the last token of the subject that the finding before
+    "but" is stated of ("The lungs are hypoinflated but clear"), when only that finding's tokens and linking
+    words (:data:`_LINKING`) lie between them; -1 otherwise."""
+    k = i - 1
+    finding = False
+    while k >= 0 and i - k <= _CONTRAST_REACH and d.sent_of[k] == d.sent_of[i]:
+        if k in d.obs_tokens:  # before the subject test: "lung volumes" ends inside "low lung volumes"
+            finding = True
+        elif any(s.end == k + 1 for s in subjects):
+            return k if finding else -1
+        elif d.lower[k] not in _LINKING:
+            return -1
+        k -= 1
+    return -1
 
 
 def _unknown_item_start(d: Draft, i: int, subjects: list, said: set[int]) -> int:

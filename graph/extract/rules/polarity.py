@@ -17,7 +17,11 @@ _POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are su
                    "may not be visualized", "may not be seen", "is not excluded", "are not excluded",
                    # the guide's §3 "cannot be excluded", in IU's other wordings
                    "cannot be entirely excluded", "cannot be completely excluded", "cannot be ruled out",
-                   "can not be ruled out", "is also possible", "are also possible")
+                   "can not be ruled out", "is also possible", "are also possible",
+                   "cannot be confidently excluded", "can not be confidently excluded",
+                   # the guide's §3 "differential diagnosis includes", said after the reading
+                   "is in the differential", "are in the differential", "is a consideration", "is another consideration",
+                   "would be a consideration", "are considerations", "would be considerations")
 #: "difficult to exclude" hedges the finding on either side of it ("pulmonary edema difficult to entirely exclude",
 #: "difficult to completely exclude a superimposed pneumonia"): one rule per span, as two rules of one span prune
 #: each other
@@ -31,7 +35,10 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     "suggest", "suggests", "suggesting", "suggestive of",
                     # hedges of the annotation guide's §3
                     "concerning for", "presumed", "presumably", "favor", "favored", "favoring", "suggestion of",
-                    "equivocal",
+                    "equivocal", "perhaps", "considerations", "considerations include", "considerations would include",
+                    # a reading to be checked clinically is offered, not stated ("Please correlate clinically for
+                    # pneumonia")
+                    "correlate clinically for", "correlate for", "clinical correlation for",
                     # a reading "secondary to" a hedge: ConText's default rules end a scope at "secondary"
                     "may be secondary to", "could be secondary to", "possibly secondary to", "may be related to",
                     "could be related to", "possibly related to",
@@ -48,7 +55,10 @@ _ABSENT_AFTER = tuple(f"{verb} not {seen}" for verb in ("is", "are", "was", "wer
 #: how far back "... is normal" / "... is not seen" reaches: its own subject, not a finding of an earlier
 #: clause ("Left effusion, heart size is normal.")
 _AFTER_SCOPE = 3
-_DROPPED_CONTEXT_RULES = {": no", ": none", "free"}
+#: ConText's default rules left out: backward ": no" / ": none" and "free" (add_context), and its negating "evaluate for",
+#: which this module's hedge of the same span replaces (two rules of one span prune each other, and which one is
+#: kept depended on how many rules there are)
+_DROPPED_CONTEXT_RULES = {": no", ": none", "free", "evaluate for"}
 _TERMINATE = ("there is", "there are", "which", "however", "although", "but", "otherwise", "with the exception",
               "except", "while", "though")
 
@@ -56,8 +66,9 @@ _TERMINATE = ("there is", "there are", "which", "however", "although", "but", "o
 def add_context(nlp) -> None:
     """Append medspaCy's ConText component to ``nlp``: its default rules less ": no" / ": none" (backward
     negation, which would negate across our "FINDINGS: No ..." section headers) and "free" (backward, "pain
-    free": inside "free air" it ended the scope of "no visible" before the finding), then this module's
-    pseudo-negations, terminations, possibility cues and "... is normal" negations."""
+    free": inside "free air" it ended the scope of "no visible" before the finding) and "evaluate for" (a negation
+    there, a hedge here), then this module's pseudo-negations, terminations, possibility cues and "... is normal"
+    negations."""
     from medspacy.context import ConText, ConTextRule
 
     defaults = [r for r in ConText(nlp, rules="default").rules if r.literal not in _DROPPED_CONTEXT_RULES]
