@@ -1,0 +1,30 @@
+"""The rules extractor on wordings of the third development set's kind (issue 17, fourth round: finding recall,
+precision and assertion accuracy on sentences the rules were never tuned on).
+
+All report sentences here are synthetic, written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
+
+
+def _found(tmp_path, text):
+    return {(m.finding, m.polarity) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Patchy alveolar opacities at both lung bases.", {("airspace opacity", "present")}),
+    ("A right-sided Mediport catheter is seen.", {("chest port", "present")}),
+    ("A left pleural drainage catheter is unchanged.", {("chest tube", "present")}),
+    ("Overlying monitoring devices.", {("support devices", "present")}),
+], ids=["alveolar-opacities", "mediport-catheter", "pleural-drainage-catheter", "monitoring-devices"])
+def test_vocabulary_2026_11_26_3(tmp_path, text, expected):
+    """Wordings vocabulary 2026.11.26.3 reads: alveolar opacities are airspace opacities (the annotation guide's
+    §2), a Mediport catheter one chest port (not also a bare catheter's support devices), a pleural drainage
+    catheter a chest tube and monitoring devices support devices (§7)."""
+    assert _found(tmp_path, text) == expected
