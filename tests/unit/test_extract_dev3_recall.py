@@ -28,3 +28,16 @@ def test_vocabulary_2026_11_26_3(tmp_path, text, expected):
     §2), a Mediport catheter one chest port (not also a bare catheter's support devices), a pleural drainage
     catheter a chest tube and monitoring devices support devices (§7)."""
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Sternotomy wires and surgical clips consistent with prior CABG.",
+     {("sternotomy wires", "present"), ("cabg grafts", "present")}),
+    ("Median sternotomy wires, CABG clips.", {("sternotomy wires", "present"), ("cabg grafts", "present")}),
+    ("Coronary bypass clips are unchanged.", {("cabg grafts", "present")}),
+    ("Surgical clips in the right axilla.", {("surgical clips", "present")}),
+], ids=["clips-consistent-with-cabg", "cabg-clips", "coronary-bypass-clips", "axillary-clips"])
+def test_clips_of_a_bypass_graft(tmp_path, text, expected):
+    """Surgical clips said to be a bypass graft's are the graft's markers, no finding of their own (the annotation
+    guide's §7: `other:surgical clips` are clips not said to be CABG's)."""
+    assert _found(tmp_path, text) == expected
