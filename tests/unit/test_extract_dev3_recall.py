@@ -41,3 +41,13 @@ def test_clips_of_a_bypass_graft(tmp_path, text, expected):
     """Surgical clips said to be a bypass graft's are the graft's markers, no finding of their own (the annotation
     guide's §7: `other:surgical clips` are clips not said to be CABG's)."""
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("No suspicious bony opacities.", set()),
+    ("A bony opacity overlies the right upper lung.", set()),
+    ("Patchy opacities in the left lung base.", {("lung opacity", "present")}),
+], ids=["bony-opacities", "bony-opacity", "lung-opacities"])
+def test_bony_opacity_is_no_lung_opacity(tmp_path, text, expected):
+    """An opacity of a bone is no lung opacity, as a bone density is none (the annotation guide's §2)."""
+    assert _found(tmp_path, text) == expected

@@ -14,7 +14,10 @@ SIDE_COORDINATIONS = tuple(f"{a} {link} {b}" for a, b in (("right", "left"), ("l
                            for link in ("and", "greater than", "more than", "worse than", "larger than", ">"))
 
 #: forms that are not the finding after these words ("bone density" is not a lung opacity)
-_NOT_AFTER = {"density": ("bone", "osseous", "mineral"), "densities": ("bone", "osseous", "mineral"),
+_BONE_WORDS = ("bone", "bony", "osseous")
+_NOT_AFTER = {"density": _BONE_WORDS + ("mineral",), "densities": _BONE_WORDS + ("mineral",),
+              # "no suspicious bony opacities" denies a bone lesion, not a lung opacity (the guide's §2)
+              "opacity": _BONE_WORDS, "opacities": _BONE_WORDS,
               # a bare "failure" is the heart's ("cardiomegaly without failure"), not another organ's
               "failure": ("respiratory", "renal", "kidney", "liver", "hepatic", "organ", "multiorgan", "graft"),
               # "old fracture deformities of the ribs" are healed fractures, no deformity besides them
