@@ -11,12 +11,17 @@ from graph.extract.rules.refer_back import anaphor_subject
 from graph.extract.rules.sections import SECTION_ORDER
 from graph.vocabulary import normalise_phrase
 
+_SEEING = ("seen", "present", "visible", "noted", "visualized", "demonstrated", "identified")
 #: a finding seen on the prior study (no change) or not seen there (new): the guide's §6, with the verbs of
-#: seeing IU uses and an adverb between ("seen well on prior", "also identified on the previous study")
+#: seeing IU uses, an adverb between or before ("seen well on prior", "also identified on the previous study",
+#: "not well seen on prior exam") and "previously" for the prior ("This was present previously")
 _SEEN_BEFORE = tuple(f"{verb} {adverb}on {the}{prior}"
-                     for verb in ("seen", "present", "visible", "noted", "visualized", "demonstrated", "identified")
+                     for verb in _SEEING
                      for adverb in ("", "well ", "also ", "again ", "previously ", "clearly ")
-                     for the in ("", "the ") for prior in ("prior", "previous", "comparison"))
+                     for the in ("", "the ") for prior in ("prior", "previous", "comparison")) + tuple(
+    f"{adverb} {verb} on {the}{prior}" for verb in _SEEING for adverb in ("well", "clearly")
+    for the in ("", "the ") for prior in ("prior", "previous", "comparison")) + tuple(
+    f"{verb} previously" for verb in _SEEING)
 NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
 
 #: change cue -> (class for a condition, class for a device); None: not a change of that kind.

@@ -1,0 +1,32 @@
+"""The rules extractor's change classes and sides on IU wordings of the development set iu_sentences_3.json
+(issue 17, fourth round), read as graph/extract/gold/ANNOTATION_GUIDE.md's §5, §6 and §8 say.
+
+All report sentences here are synthetic, written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
+
+
+def _changes(tmp_path, text):
+    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Right upper lobe opacity, not well seen on the prior study, may represent pneumonia.",
+     {("lung opacity", "present", "new"), ("pneumonia", "uncertain", None)}),
+    ("Small left pleural effusion, not clearly seen on prior.", {("pleural effusion", "present", "new")}),
+    ("Small left pleural effusion, well seen on the previous study.",
+     {("pleural effusion", "present", "no change")}),
+    ("Left basilar atelectasis. This was present previously.", {("atelectasis", "present", "no change")}),
+    ("Small left pleural effusion, not seen previously.", {("pleural effusion", "present", "new")}),
+], ids=["not-well-seen", "not-clearly-seen", "well-seen", "present-previously", "not-seen-previously"])
+def test_seen_on_the_prior_with_an_adverb_before_the_verb(tmp_path, text, expected):
+    """The guide's §6: "seen / present on the prior study" is no change, "not seen on the prior study" new,
+    also with the adverb before the verb and with "previously" for the prior study."""
+    assert _changes(tmp_path, text) == expected
