@@ -30,3 +30,20 @@ def test_seen_on_the_prior_with_an_adverb_before_the_verb(tmp_path, text, expect
     """The guide's §6: "seen / present on the prior study" is no change, "not seen on the prior study" new,
     also with the adverb before the verb and with "previously" for the prior study."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The mediastinal contours are normal with unchanged atherosclerosis and tortuosity of the aorta.",
+     {("mediastinal widening", "absent", None), ("vascular calcification", "present", "no change"),
+      ("tortuous aorta", "present", "no change")}),
+    ("Since the prior study there has been removal of the central line and enteric tube.",
+     {("ij line", "absent", "resolved"), ("enteric tube", "absent", "resolved")}),
+    # another cue or an absence ends the list
+    ("Heart size is normal with new right atelectasis and stable left effusion.",
+     {("enlarged cardiac silhouette", "absent", None), ("atelectasis", "present", "new"),
+      ("pleural effusion", "present", "no change")}),
+], ids=["no-change", "removal", "next-cue"])
+def test_a_cue_before_a_list_applies_to_the_list(tmp_path, text, expected):
+    """The guide's §6: a cue that opens a list of findings applies to the list, also where the list does not
+    open its sentence."""
+    assert _changes(tmp_path, text) == expected

@@ -116,7 +116,7 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     # attributive cue ("new effusion", "improved right basilar consolidation") -> the next finding;
     # predicative ("effusions are unchanged") -> the findings before it in the sentence that carry no change
     # yet, unless the cue describes the word after it ("increased AP diameter")
-    targets = [after] if after else []
+    targets = [after, *_coordinated_after(d, after, covered)] if after else []
     if not targets and not _attributive(m, d.doc, d.sent_of, d.obs_tokens):
         first = _clause_start(d, m)
         targets = [(o, it) for o, it in d.same_sentence(m)
@@ -127,6 +127,33 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     if _opens_sentence(m, d) and (targets or m.value in _ATTRIBUTIVE_CUES):
         targets += [t for t in _list_after(d, m) if t not in targets]
     return link_change(d, m, targets) or bool(targets)
+
+
+#: words that join a cue's finding to the findings coordinated with it ("unchanged atherosclerosis and tortuosity
+#: of the aorta", "removal of the central line and enteric tube")
+_COORDINATORS = {"and", ","}
+_IN_COORDINATION = {"the", "a", "an", "of", "in", "at", "mild", "small", "patchy", "streaky", "focal", "lung", "lobe",
+                    "base", "basilar", "interstitial", "airspace", "pulmonary", "zone"}
+
+
+def _coordinated_after(d: Draft, first: tuple[Mention, dict], covered: set[int]) -> list[tuple[Mention, dict]]:
+    """The present findings that "and" or a comma joins to a cue's finding ``first``, each to the one before
+    it with only articles, places and sizes between: a cue before a list of findings applies to the list (the
+    guide's §6: "Stable appearance of scarring and granulomas"), wherever the list stands in its sentence
+    ("... within normal limits with unchanged atherosclerosis and tortuosity of the aorta"). A word of its
+    own (another cue, "no", a verb) ends the list."""
+    out: list[tuple[Mention, dict]] = []
+    prev = first[0]
+    for o, it in sorted(d.same_sentence(prev), key=lambda p: p[0].start):
+        if o.start < prev.end:
+            continue
+        between = [i for i in range(prev.end, o.start) if i not in covered]
+        words = {d.lower[i] for i in between}
+        if it["label"] != "OBS-DP" or not words & _COORDINATORS or not words <= _COORDINATORS | _IN_COORDINATION:
+            break
+        out.append((o, it))
+        prev = o
+    return out
 
 
 def _clause_start(d: Draft, m: Mention) -> int:

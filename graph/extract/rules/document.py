@@ -23,7 +23,8 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     Change cues link to their observation in this order:
 
     1. attributive: the next finding after the cue, with at most two other words between ("improved right
-       basilar consolidation", "unchanged appearance of ... granuloma");
+       basilar consolidation", "unchanged appearance of ... granuloma"), and the present findings "and" or a
+       comma joins to it ("unchanged atherosclerosis and tortuosity of the aorta");
     2. predicative: the findings before it in the sentence that carry no change yet ("effusions are
        unchanged"; only those after a comma whose clause has a place of its own as the cue's subject:
        "Given patient rotation, heart size is unchanged"), unless the cue is an adjective that describes
