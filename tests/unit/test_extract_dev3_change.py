@@ -47,3 +47,20 @@ def test_a_cue_before_a_list_applies_to_the_list(tmp_path, text, expected):
     """The guide's §6: a cue that opens a list of findings applies to the list, also where the list does not
     open its sentence."""
     assert _changes(tmp_path, text) == expected
+
+
+def _sides(tmp_path, text):
+    return {(m.finding, m.polarity, m.side) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Opacification of the left upper lobe suggestive of hilar mass.",
+     {("lung opacity", "present", "left"), ("mass/nodule (not otherwise specified)", "uncertain", "left")}),
+    # a reading with a side of its own keeps it
+    ("Right lower lobe opacity which may represent atelectasis in the left base.",
+     {("lung opacity", "present", "right"), ("atelectasis", "uncertain", "left")}),
+], ids=["hilar", "own-side"])
+def test_a_reading_without_a_side_takes_the_side_of_its_sign(tmp_path, text, expected):
+    """The guide's §5: a reading takes the side of the sign it reads, also where the reading names a place
+    of either side ("hilar")."""
+    assert _sides(tmp_path, text) == expected

@@ -6,7 +6,8 @@ from __future__ import annotations
 from graph.extract.rules.change_cues import drop_unchanged_subjects, link_change, link_change_cue
 from graph.extract.rules.curves import curve_sides
 from graph.extract.rules.draft import Draft
-from graph.extract.rules.laterality import link_anatomy, link_side, place_unanchored, side_anatomy
+from graph.extract.rules.laterality import (link_anatomy, link_side, place_unanchored, reading_sides,
+                                            side_anatomy)
 from graph.extract.rules.mentions import Mention, has_subject, mention_spans
 from graph.extract.rules.normals import add_normal_statements
 from graph.extract.rules.observations import (add_observations, drop_named_generics, link_severity,
@@ -63,6 +64,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     curve_sides(d)
     place_unanchored(d)
     side_anatomy(d)
+    reading_sides(d)
     return radgraph_document(d.entities, d.texts, data_source)
 
 

@@ -110,6 +110,41 @@ def side_anatomy(d: Draft) -> None:
                 side["rel"].append(("modify", e))
 
 
+#: plural paired anatomy, a side stated for both sides (the guide's §5: "bases", "apices", "hila")
+_PAIRED_PLURALS = {"bases", "apices", "hila", "angles", "hemidiaphragms", "hemithoraces"}
+
+
+def reading_sides(d: Draft) -> None:
+    """A reading that a sign suggests ("opacities ... which may represent pleural reaction or small pulmonary
+    nodules", "left upper lobe opacification suggestive of hilar mass") and whose own place states no side
+    ("pulmonary", "hilar", "pleural": either side) takes the sign's place and side: the guide's §5, a
+    reading takes the side of the sign it reads (not a whole-body or midline condition: :func:`_lateral`).
+    Runs after :func:`side_anatomy`, which gives the sign the side written before its place."""
+    mention_of = {id(it): o for o, it in d.obs_items}
+    for sign in [e for e in d.entities if e["label"].startswith("OBS") and id(e) in mention_of]:
+        for r, reading in sign["rel"]:
+            o = mention_of.get(id(reading))
+            if (r == "suggestive_of" and o is not None and _lateral(o.value, d.v) and not _states_side(d, reading)
+                    and _states_side(d, sign)):
+                _copy_anchors(d, sign, reading)
+
+
+def _states_side(d: Draft, item: dict) -> bool:
+    """The finding's side modifiers or places state a side: a side word, a place on one side ("lingula"), or
+    plural paired anatomy ("bases")."""
+    located, sides = _anchors(d, item)
+    if sides:
+        return True
+    for a in located:
+        words = d.lower[a["_start"]:a["_end"]]
+        phrase = " ".join(words)
+        region_sides = {d.v.regions[r].side for r in d.v.regions_for(phrase)}
+        if d.v.side_of(phrase) or len(region_sides) == 1 and region_sides <= {"left", "right"} or (
+                words and words[-1] in _PAIRED_PLURALS):
+            return True
+    return False
+
+
 #: the place of a finding that may lie anywhere in the chest
 _ANYWHERE = ("chest",)
 #: words that open a sentence about a finding of the sentence before
