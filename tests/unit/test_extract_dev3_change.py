@@ -64,3 +64,14 @@ def test_a_reading_without_a_side_takes_the_side_of_its_sign(tmp_path, text, exp
     """The guide's §5: a reading takes the side of the sign it reads, also where the reading names a place
     of either side ("hilar")."""
     assert _sides(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("There is scarring in the right mid and upper lung zone with surgical clips.",
+     {("pleural/parenchymal scarring", "present", "right"), ("surgical clips", "present", "right")}),
+    ("Calcified granulomas are seen in the left mid to lower lung.", {("calcified nodule", "present", "left")}),
+], ids=["and", "to"])
+def test_a_side_before_joined_zones_sides_the_place(tmp_path, text, expected):
+    """The guide's §5: the side the sentence states for the findings' location, also before two zones that
+    "and" / "to" join."""
+    assert _sides(tmp_path, text) == expected

@@ -75,14 +75,16 @@ def link_side(d: Draft, m: Mention) -> None:
                            "_mod": True})
 
 
-#: words between a side word and the anatomy phrase it sides ("right upper / mid lung")
+#: words between a side word and the anatomy phrase it sides ("right upper / mid lung"), and the words that
+#: join two of them ("right mid and upper lung zone", "left mid to lower lung")
 _ZONE_WORDS = {"upper", "mid", "middle", "lower", "/"}
+_ZONE_JOINS = {"and", "or", "to"}
 
 
 def side_anatomy(d: Draft) -> None:
-    """A side word right before an anatomy phrase (zone words between) sides everything located at that
-    phrase ("right upper / mid lung nodular densities versus scarring": both right), not only the finding
-    next to it: the side the sentence states for the findings' location (the guide's §5). Runs after
+    """A side word right before an anatomy phrase (zone words between, also joined: "right mid and upper lung
+    zone") sides everything located at that phrase ("right upper / mid lung nodular densities versus
+    scarring": both right), not only the finding next to it: the side the sentence states for the findings' location (the guide's §5). Runs after
     :func:`place_unanchored`, which gives the scarring its place. (It also sides the predicate of a normal
     statement whose subject it opens, "Clear left lung."; ingestion reads a normal statement's absences from
     its subject alone for now.)"""
@@ -96,7 +98,8 @@ def side_anatomy(d: Draft) -> None:
                and d.lower[e["_start"]] in SIDE_WORDS}
     for anat in [e for e in d.entities if e["label"] == "ANAT-DP" and id(e) in located_at]:
         i = anat["_start"] - 1
-        while i >= 0 and d.lower[i] in _ZONE_WORDS:
+        while i >= 0 and (d.lower[i] in _ZONE_WORDS or d.lower[i] in _ZONE_JOINS and i > 0
+                          and d.lower[i - 1] in _ZONE_WORDS and d.lower[i + 1] in _ZONE_WORDS):
             i -= 1
         if i < 0 or d.lower[i] not in SIDE_WORDS or d.sent_of[i] != d.sent_of[anat["_start"]]:
             continue
