@@ -75,3 +75,15 @@ def test_a_side_before_joined_zones_sides_the_place(tmp_path, text, expected):
     """The guide's §5: the side the sentence states for the findings' location, also before two zones that
     "and" / "to" join."""
     assert _sides(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # the device is left, its leads state no side
+    ("There is a cardiac pacemaker overlying the left chest wall with leads in the right heart.",
+     {("cardiac pacer and wires", "present", "left"), ("cardiac pacer and wires", "present", None)}),
+    ("Pacemaker leads terminate in the right heart.", {("cardiac pacer and wires", "present", None)}),
+], ids=["left-device", "leads-only"])
+def test_the_right_heart_is_no_side_of_a_device(tmp_path, text, expected):
+    """The guide's §5: sides naming heart chambers are no laterality ("leads ending in the right atrium and
+    right ventricle"); "the right heart" names the right chambers."""
+    assert _sides(tmp_path, text) == expected

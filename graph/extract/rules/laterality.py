@@ -63,12 +63,22 @@ _CHAMBERS = {"ventricle", "ventricles", "ventricular", "atrium", "atria", "atria
 _DEVICE_CATEGORIES = {"device", "tubesandlines"}
 
 
+def _names_chamber(d: Draft, i: int) -> bool:
+    """The words from token ``i`` on, after a side word, name a heart chamber: "ventricle", "atrium", or the
+    heart itself ("leads in the right heart": its right chambers; not "the right heart border", a place of the
+    lung)."""
+    word = d.lower[i] if i < len(d.lower) else ""
+    return word in _CHAMBERS or word == "heart" and (i + 1 >= len(d.lower) or d.lower[i + 1] not in _BORDERS)
+
+
+_BORDERS = {"border", "borders", "margin", "silhouette"}
+
+
 def link_side(d: Draft, m: Mention) -> None:
     """A side word modifies the nearest observation of its sentence, at most three tokens away (not a device
     when it names a heart chamber)."""
     hit = d.nearest(m, 3)
-    if hit and m.end < len(d.lower) and d.lower[m.end] in _CHAMBERS \
-            and d.v.findings[hit[0].value].category in _DEVICE_CATEGORIES:
+    if hit and _names_chamber(d, m.end) and d.v.findings[hit[0].value].category in _DEVICE_CATEGORIES:
         return
     if hit:
         d.entities.append({"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [("modify", hit[1])],
@@ -104,6 +114,9 @@ def side_anatomy(d: Draft) -> None:
         if i < 0 or d.lower[i] not in SIDE_WORDS or d.sent_of[i] != d.sent_of[anat["_start"]]:
             continue
         located = located_at[id(anat)]
+        if _names_chamber(d, i + 1):  # "leads in the right heart": a chamber's side is no device's (§5)
+            devices = {id(it) for o, it in d.obs_items if d.v.findings[o.value].category in _DEVICE_CATEGORIES}
+            located = [e for e in located if id(e) not in devices]
         side = side_at.get(i)
         if side is None and located:
             side = side_at[i] = {"_start": i, "_end": i + 1, "label": "ANAT-DP", "rel": [], "_mod": True}
