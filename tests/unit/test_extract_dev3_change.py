@@ -87,3 +87,12 @@ def test_the_right_heart_is_no_side_of_a_device(tmp_path, text, expected):
     """The guide's §5: sides naming heart chambers are no laterality ("leads ending in the right atrium and
     right ventricle"); "the right heart" names the right chambers."""
     assert _sides(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The heart is again enlarged.", {("enlarged cardiac silhouette", "present", "no change")}),
+    ("Small bilateral pleural effusions are again present.", {("pleural effusion", "present", "no change")}),
+], ids=["is-again", "are-again"])
+def test_a_finding_that_is_again_so_is_unchanged(tmp_path, text, expected):
+    """The guide's §6: "again seen / noted" is no change, and so is a finding that "is again" what it was."""
+    assert _changes(tmp_path, text) == expected

@@ -33,7 +33,7 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
         "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
         "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position", "as before",
-        "there is again", "there are again", *_SEEN_BEFORE)},
+        "there is again", "there are again", "is again", "are again", *_SEEN_BEFORE)},
     **{w: ("CHAN-CON-WOR", None) for w in (
         "increased", "increasing", "increase", "worsened", "worsening", "worse", "enlarging",
         "progressed", "progression", "progressive", "more prominent", "larger", "interval increase")},
