@@ -96,3 +96,10 @@ def test_the_right_heart_is_no_side_of_a_device(tmp_path, text, expected):
 def test_a_finding_that_is_again_so_is_unchanged(tmp_path, text, expected):
     """The guide's §6: "again seen / noted" is no change, and so is a finding that "is again" what it was."""
     assert _changes(tmp_path, text) == expected
+
+
+def test_a_reading_of_the_appearance_takes_the_place_of_the_sign_before(tmp_path):
+    """The guide's §5 and §8: "Appearance suggests atelectasis." reads the sign of the sentence before and
+    takes its side."""
+    text = "Bandlike opacities are present in the right lung. Appearance suggests atelectasis."
+    assert _sides(tmp_path, text) == {("lung opacity", "present", "right"), ("atelectasis", "uncertain", "right")}

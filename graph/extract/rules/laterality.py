@@ -163,8 +163,9 @@ def _states_side(d: Draft, item: dict) -> bool:
 
 #: the place of a finding that may lie anywhere in the chest
 _ANYWHERE = ("chest",)
-#: words that open a sentence about a finding of the sentence before
-_POINTING_BACK = {"this", "these", "it", "they", "findings", "which"}
+#: words that open a sentence about a finding of the sentence before ("Appearance suggests atelectasis.": the
+#: appearance of the sign just described, as the guide's §8 "the findings")
+_POINTING_BACK = {"this", "these", "it", "they", "findings", "which", "appearance"}
 
 
 def place_unanchored(d: Draft) -> None:
