@@ -11,12 +11,17 @@ from graph.extract.rules.refer_back import anaphor_subject
 from graph.extract.rules.sections import SECTION_ORDER
 from graph.vocabulary import normalise_phrase
 
+_SEEING = ("seen", "present", "visible", "noted", "visualized", "demonstrated", "identified")
 #: a finding seen on the prior study (no change) or not seen there (new): the guide's §6, with the verbs of
-#: seeing IU uses and an adverb between ("seen well on prior", "also identified on the previous study")
+#: seeing IU uses, an adverb between or before ("seen well on prior", "also identified on the previous study",
+#: "not well seen on prior exam") and "previously" for the prior ("This was present previously")
 _SEEN_BEFORE = tuple(f"{verb} {adverb}on {the}{prior}"
-                     for verb in ("seen", "present", "visible", "noted", "visualized", "demonstrated", "identified")
+                     for verb in _SEEING
                      for adverb in ("", "well ", "also ", "again ", "previously ", "clearly ")
-                     for the in ("", "the ") for prior in ("prior", "previous", "comparison"))
+                     for the in ("", "the ") for prior in ("prior", "previous", "comparison")) + tuple(
+    f"{adverb} {verb} on {the}{prior}" for verb in _SEEING for adverb in ("well", "clearly")
+    for the in ("", "the ") for prior in ("prior", "previous", "comparison")) + tuple(
+    f"{verb} previously" for verb in _SEEING)
 NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
 
 #: change cue -> (class for a condition, class for a device); None: not a change of that kind.
@@ -28,7 +33,7 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
         "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
         "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position", "as before",
-        "there is again", "there are again", *_SEEN_BEFORE)},
+        "there is again", "there are again", "is again", "are again", *_SEEN_BEFORE)},
     **{w: ("CHAN-CON-WOR", None) for w in (
         "increased", "increasing", "increase", "worsened", "worsening", "worse", "enlarging",
         "progressed", "progression", "progressive", "more prominent", "larger", "interval increase")},
@@ -111,7 +116,7 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     # attributive cue ("new effusion", "improved right basilar consolidation") -> the next finding;
     # predicative ("effusions are unchanged") -> the findings before it in the sentence that carry no change
     # yet, unless the cue describes the word after it ("increased AP diameter")
-    targets = [after] if after else []
+    targets = [after, *_coordinated_after(d, after, covered)] if after else []
     if not targets and not _attributive(m, d.doc, d.sent_of, d.obs_tokens):
         first = _clause_start(d, m)
         targets = [(o, it) for o, it in d.same_sentence(m)
@@ -122,6 +127,33 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     if _opens_sentence(m, d) and (targets or m.value in _ATTRIBUTIVE_CUES):
         targets += [t for t in _list_after(d, m) if t not in targets]
     return link_change(d, m, targets) or bool(targets)
+
+
+#: words that join a cue's finding to the findings coordinated with it ("unchanged atherosclerosis and tortuosity
+#: of the aorta", "removal of the central line and enteric tube")
+_COORDINATORS = {"and", ","}
+_IN_COORDINATION = {"the", "a", "an", "of", "in", "at", "mild", "small", "patchy", "streaky", "focal", "lung", "lobe",
+                    "base", "basilar", "interstitial", "airspace", "pulmonary", "zone"}
+
+
+def _coordinated_after(d: Draft, first: tuple[Mention, dict], covered: set[int]) -> list[tuple[Mention, dict]]:
+    """The present findings that "and" or a comma joins to a cue's finding ``first``, each to the one before
+    it with only articles, places and sizes between: a cue before a list of findings applies to the list (the
+    guide's §6: "Stable appearance of scarring and granulomas"), wherever the list stands in its sentence
+    ("... within normal limits with unchanged atherosclerosis and tortuosity of the aorta"). A word of its
+    own (another cue, "no", a verb) ends the list."""
+    out: list[tuple[Mention, dict]] = []
+    prev = first[0]
+    for o, it in sorted(d.same_sentence(prev), key=lambda p: p[0].start):
+        if o.start < prev.end:
+            continue
+        between = [i for i in range(prev.end, o.start) if i not in covered]
+        words = {d.lower[i] for i in between}
+        if it["label"] != "OBS-DP" or not words & _COORDINATORS or not words <= _COORDINATORS | _IN_COORDINATION:
+            break
+        out.append((o, it))
+        prev = o
+    return out
 
 
 def _clause_start(d: Draft, m: Mention) -> int:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from graph.extract.rules.change_cues import drop_unchanged_subjects, link_change, link_change_cue
 from graph.extract.rules.curves import curve_sides
 from graph.extract.rules.draft import Draft
-from graph.extract.rules.laterality import link_anatomy, link_side, place_unanchored, side_anatomy
+from graph.extract.rules.laterality import (link_anatomy, link_side, place_unanchored, reading_sides,
+                                            side_anatomy)
 from graph.extract.rules.mentions import Mention, has_subject, mention_spans
 from graph.extract.rules.normals import add_normal_statements
 from graph.extract.rules.observations import (add_observations, drop_named_generics, link_severity,
@@ -23,7 +24,8 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     Change cues link to their observation in this order:
 
     1. attributive: the next finding after the cue, with at most two other words between ("improved right
-       basilar consolidation", "unchanged appearance of ... granuloma");
+       basilar consolidation", "unchanged appearance of ... granuloma"), and the present findings "and" or a
+       comma joins to it ("unchanged atherosclerosis and tortuosity of the aorta");
     2. predicative: the findings before it in the sentence that carry no change yet ("effusions are
        unchanged"; only those after a comma whose clause has a place of its own as the cue's subject:
        "Given patient rotation, heart size is unchanged"), unless the cue is an adjective that describes
@@ -62,6 +64,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     curve_sides(d)
     place_unanchored(d)
     side_anatomy(d)
+    reading_sides(d)
     return radgraph_document(d.entities, d.texts, data_source)
 
 

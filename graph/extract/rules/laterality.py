@@ -63,26 +63,38 @@ _CHAMBERS = {"ventricle", "ventricles", "ventricular", "atrium", "atria", "atria
 _DEVICE_CATEGORIES = {"device", "tubesandlines"}
 
 
+def _names_chamber(d: Draft, i: int) -> bool:
+    """The words from token ``i`` on, after a side word, name a heart chamber: "ventricle", "atrium", or the
+    heart itself ("leads in the right heart": its right chambers; not "the right heart border", a place of the
+    lung)."""
+    word = d.lower[i] if i < len(d.lower) else ""
+    return word in _CHAMBERS or word == "heart" and (i + 1 >= len(d.lower) or d.lower[i + 1] not in _BORDERS)
+
+
+_BORDERS = {"border", "borders", "margin", "silhouette"}
+
+
 def link_side(d: Draft, m: Mention) -> None:
     """A side word modifies the nearest observation of its sentence, at most three tokens away (not a device
     when it names a heart chamber)."""
     hit = d.nearest(m, 3)
-    if hit and m.end < len(d.lower) and d.lower[m.end] in _CHAMBERS \
-            and d.v.findings[hit[0].value].category in _DEVICE_CATEGORIES:
+    if hit and _names_chamber(d, m.end) and d.v.findings[hit[0].value].category in _DEVICE_CATEGORIES:
         return
     if hit:
         d.entities.append({"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [("modify", hit[1])],
                            "_mod": True})
 
 
-#: words between a side word and the anatomy phrase it sides ("right upper / mid lung")
+#: words between a side word and the anatomy phrase it sides ("right upper / mid lung"), and the words that
+#: join two of them ("right mid and upper lung zone", "left mid to lower lung")
 _ZONE_WORDS = {"upper", "mid", "middle", "lower", "/"}
+_ZONE_JOINS = {"and", "or", "to"}
 
 
 def side_anatomy(d: Draft) -> None:
-    """A side word right before an anatomy phrase (zone words between) sides everything located at that
-    phrase ("right upper / mid lung nodular densities versus scarring": both right), not only the finding
-    next to it: the side the sentence states for the findings' location (the guide's §5). Runs after
+    """A side word right before an anatomy phrase (zone words between, also joined: "right mid and upper lung
+    zone") sides everything located at that phrase ("right upper / mid lung nodular densities versus
+    scarring": both right), not only the finding next to it: the side the sentence states for the findings' location (the guide's §5). Runs after
     :func:`place_unanchored`, which gives the scarring its place. (It also sides the predicate of a normal
     statement whose subject it opens, "Clear left lung."; ingestion reads a normal statement's absences from
     its subject alone for now.)"""
@@ -96,11 +108,15 @@ def side_anatomy(d: Draft) -> None:
                and d.lower[e["_start"]] in SIDE_WORDS}
     for anat in [e for e in d.entities if e["label"] == "ANAT-DP" and id(e) in located_at]:
         i = anat["_start"] - 1
-        while i >= 0 and d.lower[i] in _ZONE_WORDS:
+        while i >= 0 and (d.lower[i] in _ZONE_WORDS or d.lower[i] in _ZONE_JOINS and i > 0
+                          and d.lower[i - 1] in _ZONE_WORDS and d.lower[i + 1] in _ZONE_WORDS):
             i -= 1
         if i < 0 or d.lower[i] not in SIDE_WORDS or d.sent_of[i] != d.sent_of[anat["_start"]]:
             continue
         located = located_at[id(anat)]
+        if _names_chamber(d, i + 1):  # "leads in the right heart": a chamber's side is no device's (§5)
+            devices = {id(it) for o, it in d.obs_items if d.v.findings[o.value].category in _DEVICE_CATEGORIES}
+            located = [e for e in located if id(e) not in devices]
         side = side_at.get(i)
         if side is None and located:
             side = side_at[i] = {"_start": i, "_end": i + 1, "label": "ANAT-DP", "rel": [], "_mod": True}
@@ -110,10 +126,46 @@ def side_anatomy(d: Draft) -> None:
                 side["rel"].append(("modify", e))
 
 
+#: plural paired anatomy, a side stated for both sides (the guide's §5: "bases", "apices", "hila")
+_PAIRED_PLURALS = {"bases", "apices", "hila", "angles", "hemidiaphragms", "hemithoraces"}
+
+
+def reading_sides(d: Draft) -> None:
+    """A reading that a sign suggests ("opacities ... which may represent pleural reaction or small pulmonary
+    nodules", "left upper lobe opacification suggestive of hilar mass") and whose own place states no side
+    ("pulmonary", "hilar", "pleural": either side) takes the sign's place and side: the guide's §5, a
+    reading takes the side of the sign it reads (not a whole-body or midline condition: :func:`_lateral`).
+    Runs after :func:`side_anatomy`, which gives the sign the side written before its place."""
+    mention_of = {id(it): o for o, it in d.obs_items}
+    for sign in [e for e in d.entities if e["label"].startswith("OBS") and id(e) in mention_of]:
+        for r, reading in sign["rel"]:
+            o = mention_of.get(id(reading))
+            if (r == "suggestive_of" and o is not None and _lateral(o.value, d.v) and not _states_side(d, reading)
+                    and _states_side(d, sign)):
+                _copy_anchors(d, sign, reading)
+
+
+def _states_side(d: Draft, item: dict) -> bool:
+    """The finding's side modifiers or places state a side: a side word, a place on one side ("lingula"), or
+    plural paired anatomy ("bases")."""
+    located, sides = _anchors(d, item)
+    if sides:
+        return True
+    for a in located:
+        words = d.lower[a["_start"]:a["_end"]]
+        phrase = " ".join(words)
+        region_sides = {d.v.regions[r].side for r in d.v.regions_for(phrase)}
+        if d.v.side_of(phrase) or len(region_sides) == 1 and region_sides <= {"left", "right"} or (
+                words and words[-1] in _PAIRED_PLURALS):
+            return True
+    return False
+
+
 #: the place of a finding that may lie anywhere in the chest
 _ANYWHERE = ("chest",)
-#: words that open a sentence about a finding of the sentence before
-_POINTING_BACK = {"this", "these", "it", "they", "findings", "which"}
+#: words that open a sentence about a finding of the sentence before ("Appearance suggests atelectasis.": the
+#: appearance of the sign just described, as the guide's §8 "the findings")
+_POINTING_BACK = {"this", "these", "it", "they", "findings", "which", "appearance"}
 
 
 def place_unanchored(d: Draft) -> None:
