@@ -10,15 +10,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
-
-
-def _found(tmp_path, text):
-    return {(m.finding, m.polarity) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
-
-
-def _sided(tmp_path, text):
-    return {(m.finding, m.side, m.polarity) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+from tests.unit.test_extract_rules import _found, _found_sided as _sided  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -217,6 +217,16 @@ def test_a_stated_side_is_kept_where_the_region_has_none(tmp_path):
     assert ("pleural effusion", "right", "right") in got
 
 
+def _found(tmp_path, text):
+    """(finding, polarity) of every mention ingestion reads from ``text`` as a findings section."""
+    return {(m.finding, m.polarity) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+def _found_sided(tmp_path, text):
+    """(finding, side, polarity) of every mention ingestion reads from ``text`` as a findings section."""
+    return {(m.finding, m.side, m.polarity) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
 def _sided(tmp_path, text):
     return {(m.finding, m.side, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
 
