@@ -158,7 +158,7 @@ def _extract_only(job: _Job) -> bool:
 
 
 class GoldSplit(str, Enum):
-    """The halves of the annotated IU sentences: dev (rules may be tuned on it) and held-out."""
+    """The splits of the annotated IU sentences: dev (rules may be tuned on it) and held-out (scored once per round)."""
 
     dev = "dev"
     held_out = "held-out"
