@@ -6,8 +6,9 @@ never stored) the findings a reader marks, each with an assertion (present / abs
 laterality (left / right / bilateral / none) and a RadGraph2 change class or none. Each sentence belongs to
 ``dev`` (rules may be tuned on it) or ``held-out`` (scored only at the end). ``iu_sentences.json`` was split
 once by report into both; its held-out half, scored three times, was retired into ``dev`` (its sentences
-keep ``first_split: held-out``), and ``iu_sentences_2.json``, drawn from other reports and annotated blind
-against the same guide, is the held-out set now (:data:`GOLD_FILES`).
+keep ``first_split: held-out``), ``iu_sentences_2.json``, drawn from other reports and annotated blind
+against the same guide, is the held-out set now, and ``iu_sentences_3.json``, drawn and annotated the same
+way after it, adds development sentences (:data:`GOLD_FILES`).
 
 Rules predictions: each report is extracted whole (context matters for refer-backs), read back with the
 ingestion parser (:func:`graph.formats.radgraph.doc_to_records`, so what is scored is what the graph
