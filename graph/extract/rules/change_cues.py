@@ -6,7 +6,7 @@ cue links to them (:func:`drop_unchanged_subjects`)."""
 from __future__ import annotations
 
 from graph.extract.rules.draft import Draft, is_alternative
-from graph.extract.rules.mentions import Mention
+from graph.extract.rules.mentions import DEVICE_CATEGORIES, Mention
 from graph.extract.rules.refer_back import anaphor_subject
 from graph.extract.rules.sections import SECTION_ORDER
 from graph.vocabulary import normalise_phrase
@@ -53,7 +53,6 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: (None, "CHAN-DEV-PLACE") for w in (
         "advanced", "withdrawn", "retracted", "repositioned", "pulled back", "interval advancement")},
 }
-_DEVICE_CATEGORIES = {"tubesandlines", "device"}
 
 #: words between a change cue and its finding that do not break the link ("improved right basilar consolidation")
 _LINK_WORDS = {"of", "the", "in", "and", ",", "a", "an", "both", "bilateral", "bilaterally", "mild", "small", "patchy",
@@ -225,7 +224,7 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
     subject = normalise_phrase(o.text) in _CHANGE_SUBJECTS
     if subject and m.value in _STATE_FORMS and not _comparison_in(d, m.start):
         return None  # "decreased lung volumes" is a state
-    is_device = d.v.findings[o.value].category in _DEVICE_CATEGORIES
+    is_device = d.v.findings[o.value].category in DEVICE_CATEGORIES
     label = dev_label if is_device else cond_label
     if subject and label in ("CHAN-CON-WOR", "CHAN-CON-IMP"):
         label = "CHAN-CON-IMP" if m.value in _MORE else "CHAN-CON-WOR" if m.value in _LESS else label

@@ -5,7 +5,7 @@ sides by default."""
 from __future__ import annotations
 
 from graph.extract.rules.draft import Draft
-from graph.extract.rules.mentions import SIDE_WORDS, Mention, gap
+from graph.extract.rules.mentions import DEVICE_CATEGORIES, SIDE_WORDS, Mention, gap
 from graph.extract.rules.refer_back import previous_content_sentence
 from graph.vocabulary import Vocabulary
 
@@ -18,7 +18,7 @@ def link_anatomy(d: Draft, m: Mention) -> None:
     if names_a_study(d, m):
         return
     hit = d.nearest(m, 6)
-    if hit and d.lower[m.end - 1] in _CHAMBERS and d.v.findings[hit[0].value].category in _DEVICE_CATEGORIES:
+    if hit and d.lower[m.end - 1] in _CHAMBERS and d.v.findings[hit[0].value].category in DEVICE_CATEGORIES:
         return
     items = [hit[1]] if hit else _coordinated_place(d, m)
     if items:
@@ -60,7 +60,6 @@ def names_a_study(d: Draft, m: Mention) -> bool:
 #: ventricle"; the annotation guide's §5), though a lung finding by it takes it ("atelectasis overlying the left
 #: ventricle")
 _CHAMBERS = {"ventricle", "ventricles", "ventricular", "atrium", "atria", "atrial"}
-_DEVICE_CATEGORIES = {"device", "tubesandlines"}
 
 
 def _names_chamber(d: Draft, i: int) -> bool:
@@ -78,7 +77,7 @@ def link_side(d: Draft, m: Mention) -> None:
     """A side word modifies the nearest observation of its sentence, at most three tokens away (not a device
     when it names a heart chamber)."""
     hit = d.nearest(m, 3)
-    if hit and _names_chamber(d, m.end) and d.v.findings[hit[0].value].category in _DEVICE_CATEGORIES:
+    if hit and _names_chamber(d, m.end) and d.v.findings[hit[0].value].category in DEVICE_CATEGORIES:
         return
     if hit:
         d.entities.append({"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [("modify", hit[1])],
@@ -94,10 +93,10 @@ _ZONE_JOINS = {"and", "or", "to"}
 def side_anatomy(d: Draft) -> None:
     """A side word right before an anatomy phrase (zone words between, also joined: "right mid and upper lung
     zone") sides everything located at that phrase ("right upper / mid lung nodular densities versus
-    scarring": both right), not only the finding next to it: the side the sentence states for the findings' location (the guide's §5). Runs after
-    :func:`place_unanchored`, which gives the scarring its place. (It also sides the predicate of a normal
-    statement whose subject it opens, "Clear left lung."; ingestion reads a normal statement's absences from
-    its subject alone for now.)"""
+    scarring": both right), not only the finding next to it: the side the sentence states for the findings'
+    location (the guide's §5). Runs after :func:`place_unanchored`, which gives the scarring its place. It also
+    sides the predicate of a normal statement whose subject it opens ("Clear left lung."), whose absences
+    ingestion then places on that side."""
     located_at: dict[int, list[dict]] = {}  # id() of an anatomy entity -> the observations located at it
     for e in d.entities:
         if e["label"].startswith("OBS"):
@@ -115,7 +114,7 @@ def side_anatomy(d: Draft) -> None:
             continue
         located = located_at[id(anat)]
         if _names_chamber(d, i + 1):  # "leads in the right heart": a chamber's side is no device's (§5)
-            devices = {id(it) for o, it in d.obs_items if d.v.findings[o.value].category in _DEVICE_CATEGORIES}
+            devices = {id(it) for o, it in d.obs_items if d.v.findings[o.value].category in DEVICE_CATEGORIES}
             located = [e for e in located if id(e) not in devices]
         side = side_at.get(i)
         if side is None and located:
@@ -233,10 +232,7 @@ def _anchor_to_sign(d: Draft, o: Mention, item: dict) -> None:
               and not names_a_study(d, x)):
         place = {"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": []}
         d.entities.append(place)
-        if m.kind == "ANAT":
-            item["rel"].append(("located_at", place))
-        else:
-            place["rel"].append(("modify", item))
+        _attach(item, place, m.kind)
 
 
 def _anchor_in_sentence(d: Draft, todo: list[tuple[Mention, dict]]) -> None:
@@ -258,10 +254,15 @@ def _anchor_in_sentence(d: Draft, todo: list[tuple[Mention, dict]]) -> None:
             anat = {"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": []}
             d.entities.append(anat)
             by_span[(m.start, m.end)] = anat
-        if m.kind == "ANAT":
-            it["rel"].append(("located_at", anat))
-        else:
-            anat["rel"].append(("modify", it))
+        _attach(it, anat, m.kind)
+
+
+def _attach(item: dict, place: dict, kind: str) -> None:
+    """An anatomy phrase places ``item`` (``located_at``); a side word (``kind`` "SIDE") modifies it."""
+    if kind == "ANAT":
+        item["rel"].append(("located_at", place))
+    else:
+        place["rel"].append(("modify", item))
 
 
 def _placed_at(d: Draft, span: tuple[int, int], item: dict) -> dict | None:

@@ -13,6 +13,9 @@ SIDE_WORDS = ("left", "right", "bilateral", "left-sided", "right-sided", "bilate
 SIDE_COORDINATIONS = tuple(f"{a} {link} {b}" for a, b in (("right", "left"), ("left", "right"))
                            for link in ("and", "greater than", "more than", "worse than", "larger than", ">"))
 
+#: the vocabulary categories of devices, tubes and lines (Chest ImaGenome's "device" and "tubesandlines")
+DEVICE_CATEGORIES = frozenset({"device", "tubesandlines"})
+
 #: forms that are not the finding after these words ("bone density" is not a lung opacity)
 _BONE_WORDS = ("bone", "bony", "osseous")
 _NOT_AFTER = {"density": _BONE_WORDS + ("mineral",), "densities": _BONE_WORDS + ("mineral",),

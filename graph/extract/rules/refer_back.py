@@ -5,7 +5,7 @@ bare no-change cue ("Unchanged.", "No interval change.") speaks of the whole stu
 from __future__ import annotations
 
 from graph.extract.rules.draft import Draft
-from graph.extract.rules.mentions import Mention
+from graph.extract.rules.mentions import DEVICE_CATEGORIES, Mention
 from graph.extract.rules.sections import SECTION_ORDER
 
 #: the only words of a sentence that refers back ("Unchanged.", "This is increased since the previous study.")
@@ -22,7 +22,6 @@ _REFER_WORDS = {"this", "it", "these", "they", "that", "there", "which", "findin
 #: words that make a refer-back speak of a device's place ("No interval change in XXXX position."): it refers
 #: to the devices of the sentence before only
 _POSITION = {"position", "positioning"}
-_DEVICE_CATEGORIES = {"device", "tubesandlines"}
 
 
 #: words that make a sentence without an anaphor a statement about the whole study ("Stable appearance of the
@@ -65,7 +64,7 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
         k = _stating_sentence(d, k, section)
     if k >= 0:
         previous = [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"
-                    and (not words & _POSITION or d.v.findings[o.value].category in _DEVICE_CATEGORIES)]
+                    and (not words & _POSITION or d.v.findings[o.value].category in DEVICE_CATEGORIES)]
         if previous or "findings" not in d.lower[sent.start:sent.end]:
             return previous
         # "Findings are unchanged." after absences: the findings named earlier in the section
