@@ -1,7 +1,8 @@
-"""How far two readers of the annotation guide agree on the held-out IU sentences: the second reader's labels
-(``graph/extract/gold/iu_sentences_2_second_reader.json``, 80 sentences) scored against the held-out gold
-with the extractor's own figures (:func:`graph.extract.gold_eval.score`), so that the extractor's held-out
-figures can be read against what a second careful reader gets. Reads labels only: no extractor runs.
+"""How far two readers of the annotation guide agree on IU sentences: the second reader's labels
+(``graph/extract/gold/iu_sentences_2_second_reader.json``, 80 sentences of the second set, relabelled while it
+was the held-out set) scored against the first reading (``iu_sentences_2.json``) with the extractor's own
+figures (:func:`graph.extract.gold_eval.score`), so that the extractor's figures on sets labelled the same way
+can be read against what a second careful reader gets. Reads labels only: no extractor runs.
 
 A reader's findings of one name in a sentence are folded as the extractor's are (present over uncertain over
 absent; left and right make bilateral; change classes pooled).
@@ -16,6 +17,7 @@ from collections import defaultdict
 from graph.extract.gold_eval import GOLD_DIR, GOLD_FIGURES, Predicted, load_gold, score
 from graph.vocabulary import vocabulary
 
+FIRST_READER = GOLD_DIR / "iu_sentences_2.json"
 SECOND_READER = GOLD_DIR / "iu_sentences_2_second_reader.json"
 _RANK = {"present": 0, "uncertain": 1, "absent": 2}
 
@@ -42,9 +44,9 @@ def main() -> None:
     v = vocabulary()
     second = load_gold(SECOND_READER)
     keys = {g.key for g in second}
-    first = [g for g in load_gold(split="held-out") if g.key in keys]
+    first = [g for g in load_gold(FIRST_READER) if g.key in keys]
     agreement = score(first, as_predictions(second), v)
-    print(f"second reader against the held-out gold: {agreement.sentences} sentences, "
+    print(f"second reader against the first (the second set's gold): {agreement.sentences} sentences, "
           f"{agreement.tp + agreement.fn} gold findings, {agreement.tp + agreement.fp} second-reader findings")
     for label, attr in GOLD_FIGURES:
         print(f"{label:28}{getattr(agreement, attr):>10.3f}")
