@@ -7,7 +7,8 @@ candidates (report id, section, offsets, stratum) for a reader to label: it hold
 text is written anywhere by this module (the IU licence forbids redistributing edited text).
 
 Used once per gold set: ``python -m graph.extract.gold_draw --seed 20262 --per-stratum 45 --out FILE``
-wrote the candidates of ``iu_sentences_2.json`` (issue 17's second held-out set).
+wrote the candidates of ``iu_sentences_2.json`` (issue 17's second held-out set), ``--seed 20264 --per-stratum 60``
+those of ``iu_sentences_4.json`` (the fourth, held-out now).
 """
 
 from __future__ import annotations
