@@ -3,7 +3,8 @@
 Built on spaCy's blank English pipeline and medspaCy: three medspaCy target matchers (findings as
 ``doc.ents``; anatomy, side, severity, change and "suggestive of" cues, and the parts of normal statements,
 as span groups) and
-``medspacy_context`` for negation / uncertainty / history. Findings, anatomy phrases and severity words come
+medspaCy's ConText (``cxr_context``, :mod:`graph.extract.rules.scoped_context`) for negation / uncertainty /
+history. Findings, anatomy phrases and severity words come
 from :func:`graph.vocabulary.vocabulary` (one source of truth); only the change cues, side words and the few
 ConText rule additions are defined in this package.
 

@@ -80,8 +80,8 @@ def _build(v: Vocabulary):
     normals = nlp.add_pipe("medspacy_target_matcher", name="cxr_normals",
                            config={"result_type": "group", "span_group_name": "cxr_normals", "prune": False})
     normals.add(normal_rules(v))
-    add_context(nlp)
-    for component in (findings.target_matcher, mods, normals, nlp.get_pipe("medspacy_context")):
+    context = add_context(nlp)
+    for component in (findings.target_matcher, mods, normals, context):
         patterns_to_phrases(component, nlp)
     return nlp
 
