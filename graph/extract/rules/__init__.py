@@ -28,7 +28,7 @@ ANAT-DP ``modify`` (:func:`curve_side`). Sections stay in the text as ``FINDINGS
 Modules, in the order a report meets them:
     sections: report text and its section headers (:func:`compose_text`).
     spacy_pipeline: the spaCy / medspaCy ``Language`` and its target rules (:func:`build_pipeline`);
-        ents_matcher: the findings matcher, which sets ``doc.ents`` once per Doc.
+        target_spans: the target matchers, which set ``doc.ents`` or a span group once per Doc.
     polarity: the ConText rules and the label they give a finding.
     mentions: the matched spans of a Doc, overlaps resolved.
     draft: the entities of one Doc while the rules below add to them.

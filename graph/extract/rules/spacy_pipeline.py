@@ -1,8 +1,7 @@
 """The spaCy ``Language`` of the rules extractor: spaCy's blank English tokenizer (hyphen / slash words kept
-whole), a sentencizer, three medspaCy target matchers (findings as ``doc.ents``, set at once by
-:mod:`graph.extract.rules.ents_matcher`; anatomy, side,
-severity, change and "suggestive of" cues as the ``cxr_modifiers`` span group; the subjects and predicates
-of normal statements as the ``cxr_normals`` span group) and ConText
+whole), a sentencizer, three medspaCy target matchers (:mod:`graph.extract.rules.target_spans`: findings as
+``doc.ents``; anatomy, side, severity, change and "suggestive of" cues as the ``cxr_modifiers`` span group; the
+subjects and predicates of normal statements as the ``cxr_normals`` span group) and ConText
 (:mod:`graph.extract.rules.polarity`). Findings, anatomy phrases and severity words come from
 :func:`graph.vocabulary.vocabulary`; change cues from :mod:`graph.extract.rules.change_cues`."""
 
@@ -12,7 +11,7 @@ import importlib.abc
 import sys
 
 from graph.extract.rules.change_cues import CHANGE_CUES
-from graph.extract.rules.ents_matcher import FACTORY, register_factory
+from graph.extract.rules.target_spans import FACTORY, register_factory
 from graph.extract.rules.mentions import SIDE_COORDINATIONS, SIDE_WORDS
 from graph.extract.rules.normals import normal_rules
 from graph.extract.rules.phrase_patterns import patterns_to_phrases
@@ -74,14 +73,12 @@ def _build(v: Vocabulary):
     register_factory()
     findings = nlp.add_pipe(FACTORY, name="cxr_findings")
     findings.add(_finding_rules(v) + _predicate_rules(v))
-    mods = nlp.add_pipe("medspacy_target_matcher", name="cxr_modifiers",
-                        config={"result_type": "group", "span_group_name": "cxr_modifiers", "prune": False})
+    mods = nlp.add_pipe(FACTORY, name="cxr_modifiers", config={"span_group": "cxr_modifiers", "prune": False})
     mods.add(_modifier_rules(v))
-    normals = nlp.add_pipe("medspacy_target_matcher", name="cxr_normals",
-                           config={"result_type": "group", "span_group_name": "cxr_normals", "prune": False})
+    normals = nlp.add_pipe(FACTORY, name="cxr_normals", config={"span_group": "cxr_normals", "prune": False})
     normals.add(normal_rules(v))
     context = add_context(nlp)
-    for component in (findings.target_matcher, mods, normals, context):
+    for component in (findings, mods, normals, context):
         patterns_to_phrases(component, nlp)
     return nlp
 

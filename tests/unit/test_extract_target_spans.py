@@ -1,6 +1,6 @@
-"""The findings matcher that sets ``doc.ents`` once gives the entities medspaCy's TargetMatcher gives in its
-"ents" mode, including its rule for a match that overlaps an entity set before it. Sentences and rules are
-synthetic, written for this test."""
+"""The target matcher that sets its spans once gives the entities medspaCy's TargetMatcher gives in its "ents"
+mode, including its rule for a match that overlaps an entity set before it, and the spans of its "group" mode.
+Sentences and rules are synthetic, written for this test."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from graph.extract.rules.ents_matcher import FACTORY, register_factory  # noqa: E402
+from graph.extract.rules.target_spans import FACTORY, register_factory  # noqa: E402
 
 SENTENCES = ["Small left pleural effusion and right lower lobe pneumonia.", "No effusion. Mild pulmonary edema.",
              "Pleural effusion, effusion, effusions and pulmonary edema versus pneumonia.", ""]
@@ -25,7 +25,7 @@ def _rules():
             TargetRule("lobe pneumonia", "OBS2")]
 
 
-def _nlp(factory: str, preset: bool):
+def _nlp(factory: str, preset: bool, config: dict | None = None):
     import spacy
     from spacy.language import Language
 
@@ -39,7 +39,7 @@ def _nlp(factory: str, preset: bool):
                             for i in [doc.text.find("left pleural")] if i >= 0]
                 return doc
         nlp.add_pipe("test_preset_ents")
-    nlp.add_pipe(factory).add(_rules())
+    nlp.add_pipe(factory, config=config or {}).add(_rules())
     return nlp
 
 
@@ -48,13 +48,31 @@ def test_same_entities_as_medspacy_ents_mode(preset):
     ours, theirs = _nlp(FACTORY, preset), _nlp("medspacy_target_matcher", preset)
     with warnings.catch_warnings(record=True) as ours_warned:
         warnings.simplefilter("always")
-        got = [[(e.start, e.end, e.label_, e._.target_rule and e._.target_rule.literal) for e in ours(s).ents]
-               for s in SENTENCES]
+        got = [[(e.start, e.end, e.label_) for e in ours(s).ents] for s in SENTENCES]
     with warnings.catch_warnings(record=True) as theirs_warned:
         warnings.simplefilter("always")
-        want = [[(e.start, e.end, e.label_, e._.target_rule and e._.target_rule.literal) for e in theirs(s).ents]
-                for s in SENTENCES]
+        want = [[(e.start, e.end, e.label_) for e in theirs(s).ents] for s in SENTENCES]
     assert got == want
     assert [e[2] for e in got[0]] == (["ANAT", "OBS2"] if preset else ["OBS", "OBS2"]) and len(got[2]) == 5
     assert [str(w.message) for w in ours_warned] == [str(w.message) for w in theirs_warned]
     assert bool(ours_warned) == preset  # "pleural effusion" overlaps the preset "left pleural": skipped
+
+
+@pytest.mark.parametrize("prune", [False, True])
+def test_same_spans_as_medspacy_group_mode(prune):
+    ours = _nlp(FACTORY, False, {"span_group": "cues", "prune": prune})
+    theirs = _nlp("medspacy_target_matcher", False, {"result_type": "group", "span_group_name": "cues", "prune": prune})
+    got = [[(s.start, s.end, s.label_) for s in doc.spans["cues"]] for doc in map(ours, SENTENCES)]
+    want = [[(s.start, s.end, s.label_) for s in doc.spans["cues"]] for doc in map(theirs, SENTENCES)]
+    assert got == want and len(got[2]) == (5 if prune else 9)
+    doc = ours.make_doc("Pneumonia.")
+    doc.spans["cues"] = [doc[0:1]]
+    assert len(ours.get_pipe(FACTORY)(doc).spans["cues"]) == 2  # added to the group's spans, as medspaCy does
+
+
+def test_rule_attributes_are_refused():
+    from medspacy.target_matcher import TargetRule
+
+    nlp = _nlp(FACTORY, False)
+    with pytest.raises(ValueError, match="attributes"):
+        nlp.get_pipe(FACTORY).add([TargetRule("edema", "OBS", attributes={"is_negated": True})])
