@@ -1,6 +1,6 @@
-"""How far two readers of the annotation guide agree on IU sentences: the second reader's labels
-(``graph/extract/gold/iu_sentences_2_second_reader.json``, 80 sentences of the second set, relabelled while it
-was the held-out set) scored against the first reading (``iu_sentences_2.json``) with the extractor's own
+"""How far two readers of the annotation guide agree on IU sentences: a second reader's labels of 80 sentences
+of a held-out set (``graph/extract/gold/iu_sentences_N_second_reader.json``, read blind while the set was
+held out; :data:`READINGS`) scored against the set's gold (``iu_sentences_N.json``) with the extractor's own
 figures (:func:`graph.extract.gold_eval.score`), so that the extractor's figures on sets labelled the same way
 can be read against what a second careful reader gets. Reads labels only: no extractor runs.
 
@@ -17,8 +17,10 @@ from collections import defaultdict
 from graph.extract.gold_eval import GOLD_DIR, GOLD_FIGURES, Predicted, load_gold, score
 from graph.vocabulary import vocabulary
 
-FIRST_READER = GOLD_DIR / "iu_sentences_2.json"
-SECOND_READER = GOLD_DIR / "iu_sentences_2_second_reader.json"
+#: (set, its gold, the second reading): the second set (held out until the fourth round's end, dev since) and
+#: the fourth (held out now)
+READINGS = tuple((name, GOLD_DIR / f"iu_sentences_{n}.json", GOLD_DIR / f"iu_sentences_{n}_second_reader.json")
+                 for name, n in (("second set", 2), ("fourth set", 4)))
 _RANK = {"present": 0, "uncertain": 1, "absent": 2}
 
 
@@ -42,14 +44,17 @@ def as_predictions(sentences) -> dict[tuple, list[Predicted]]:
 
 def main() -> None:
     v = vocabulary()
-    second = load_gold(SECOND_READER)
-    keys = {g.key for g in second}
-    first = [g for g in load_gold(FIRST_READER) if g.key in keys]
-    agreement = score(first, as_predictions(second), v)
-    print(f"second reader against the first (the second set's gold): {agreement.sentences} sentences, "
-          f"{agreement.tp + agreement.fn} gold findings, {agreement.tp + agreement.fp} second-reader findings")
+    agreements = {}
+    for name, gold_path, second_path in READINGS:
+        second = load_gold(second_path)
+        keys = {g.key for g in second}
+        agreements[name] = score([g for g in load_gold(gold_path) if g.key in keys], as_predictions(second), v)
+    print("second reader against the gold: " + "; ".join(
+        f"{name}: {a.sentences} sentences, {a.tp + a.fn} gold findings, {a.tp + a.fp} second-reader findings"
+        for name, a in agreements.items()))
+    print(f"{'':28}" + "".join(f"{name:>12}" for name in agreements))
     for label, attr in GOLD_FIGURES:
-        print(f"{label:28}{getattr(agreement, attr):>10.3f}")
+        print(f"{label:28}" + "".join(f"{getattr(a, attr):>12.3f}" for a in agreements.values()))
 
 
 if __name__ == "__main__":
