@@ -93,24 +93,25 @@ def radgraph_document(entities: list[dict], texts: list[str], data_source: str) 
     numbered in text order, spaCy token indexes turned into whitespace-token indexes."""
     merged: dict[tuple[int, int, str], dict] = {}
     for e in entities:
-        key = (e["_start"], e["_end"], e["label"])
-        if key in merged and e is not merged[key]:
-            merged[key]["rel"].extend(e["rel"])
-            e["_alias"] = merged[key]
-        else:
-            merged.setdefault(key, e)
+        first = merged.setdefault((e["_start"], e["_end"], e["label"]), e)
+        if first is not e:
+            first["rel"].extend(e["rel"])
+            e["_alias"] = first
     ordered = sorted(merged.values(), key=lambda e: (e["_start"], e["_end"], e["label"]))
     ids = {id(e): str(n) for n, e in enumerate(ordered, start=1)}
     for e in entities:
         if "_alias" in e:
             ids[id(e)] = ids[id(e["_alias"])]
-    kept = [(i, text) for i, text in enumerate(texts) if not text.isspace()]  # whitespace-only tokens are dropped
-    index = {i: n for n, (i, _) in enumerate(kept)}
-    words = [_written(text) for _, text in kept]
+    index: dict[int, int] = {}  # spaCy token -> RadGraph token; whitespace-only tokens are dropped
+    words: list[str] = []
+    for i, text in enumerate(texts):
+        if not text.isspace():
+            index[i] = len(words)
+            words.append(_written(text))
     out = {}
     for e in ordered:
         s, last = index[e["_start"]], index[e["_end"] - 1]
-        rels = list(dict.fromkeys((r, ids[id(t)]) for r, t in e["rel"]))
+        rels = dict.fromkeys((r, ids[id(t)]) for r, t in e["rel"])
         out[ids[id(e)]] = {"tokens": " ".join(words[s:last + 1]), "label": e["label"],
                            "start_ix": s, "end_ix": last, "relations": [list(r) for r in rels]}
     return {"text": " ".join(words), "entities": out, "data_source": data_source, "data_split": "inference"}
@@ -119,4 +120,4 @@ def radgraph_document(entities: list[dict], texts: list[str], data_source: str) 
 def _written(text: str) -> str:
     """A token's text as the RadGraph text writes it: a run of periods ("opacities..") is one ".", which ends
     the sentence for a RadGraph reader as it does for the sentencizer."""
-    return "." if len(text) > 1 and set(text) == {"."} else text
+    return "." if text[:2] == ".." and not text.strip(".") else text
