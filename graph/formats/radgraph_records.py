@@ -21,11 +21,12 @@ _SENTENCE_END = {".", "?", "!"}
 def token_sections(tokens: list[str], names: tuple[str, ...] = SECTION_NAMES) -> list[str | None]:
     """Per token, the (lower-case) report section it sits in: a header is a section name followed by a colon,
     in the token or the next one (``FINDINGS :``); None before the first header."""
-    out, section = [], None
+    out, section, last = [], None, len(tokens) - 1
     for i, tok in enumerate(tokens):
-        word = tok.rstrip(":").lower()
-        if word in names and (tok.endswith(":") or (i + 1 < len(tokens) and tokens[i + 1] == ":")):
-            section = word
+        if tok.endswith(":") or (i < last and tokens[i + 1] == ":"):  # the colon first: it rules out most tokens
+            word = tok.rstrip(":").lower()
+            if word in names:
+                section = word
         out.append(section)
     return out
 
