@@ -1,0 +1,36 @@
+"""The rules extractor on wordings of the second development set's kind (issue 17, fifth round: finding recall on
+the sentences the fourth round was scored on blind, by readings of the annotation guide that the IU reports use
+often; vocabulary 2026.11.26.4).
+
+All report sentences here are synthetic, written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from tests.unit.test_extract_rules import _found, _found_sided  # noqa: E402
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("An old fracture is seen in a midthoracic vertebra.", {("spinal fracture", None, "present")}),
+    ("Healed fracture of an upper lumbar vertebral body.", {("spinal fracture", None, "present")}),
+    ("Old healed fracture of the left 6th rib.", {("rib fracture", "left", "present")}),
+], ids=["fracture-in-a-vertebra", "fracture-of-a-vertebral-body", "fracture-of-a-rib"])
+def test_fracture_of_a_vertebra(tmp_path, text, expected):
+    """A fracture placed at a vertebra is a spinal fracture (the guide's §2), not the rib fracture that a bare
+    "fracture" is (2026.11.26.4: vertebra and vertebral body are the spine's names)."""
+    assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("No suspicious bony opacities.", {("bone lesion", "absent")}),
+    ("A suspicious bony opacity projects over the right 4th rib.", {("bone lesion", "present")}),
+    ("A bony opacity overlies the right upper lung.", set()),
+], ids=["no-suspicious-bony-opacities", "suspicious-bony-opacity", "bony-opacity"])
+def test_suspicious_bony_opacity(tmp_path, text, expected):
+    """A bony opacity called suspicious is a bone lesion (the guide's §2: a sclerotic focus of a bone); without
+    "suspicious" it is the bone itself, no finding (2026.11.26.4)."""
+    assert _found(tmp_path, text) == expected
