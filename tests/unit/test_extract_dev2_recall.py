@@ -34,3 +34,26 @@ def test_suspicious_bony_opacity(tmp_path, text, expected):
     """A bony opacity called suspicious is a bone lesion (the guide's §2: a sclerotic focus of a bone); without
     "suspicious" it is the bone itself, no finding (2026.11.26.4)."""
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Inferior sternotomy wire is disrupted.", {("sternotomy wires", "present"), ("sternotomy wire fracture", "present")}),
+    ("Two broken sternal wires.", {("sternotomy wires", "present"), ("sternotomy wire fracture", "present")}),
+    ("The lateral screw is broken.", set()),
+], ids=["disrupted-sternotomy-wire", "broken-sternal-wires", "broken-screw"])
+def test_broken_sternotomy_wires(tmp_path, text, expected):
+    """Broken sternotomy wires add `other:sternotomy wire fracture` to the wires (the guide's §7); a bare "broken",
+    "fractured" or "disrupted" names it only with a sternotomy in its sentence."""
+    assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Biliary stent in the right upper quadrant.", {("stent", "right", "present")}),
+    ("TIPS shunt is noted.", {("stent", None, "present")}),
+    ("Limited view of the aorto iliac stent.", {("aortic graft/repair", None, "present")}),
+    ("An atrial septal occluder projects over the heart.", {("closure device", None, "present")}),
+], ids=["biliary-stent", "tips-shunt", "aorto-iliac-stent", "septal-occluder"])
+def test_stents_and_closure_devices(tmp_path, text, expected):
+    """Devices are findings (the guide's §7): a stent that is no coronary or aortic one (`other:<name>`; a TIPS shunt is
+    no ventriculoperitoneal shunt), an aorto-iliac stent (aortic graft/repair) and a septal closure device."""
+    assert _found_sided(tmp_path, text) == expected

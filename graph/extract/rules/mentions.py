@@ -42,7 +42,9 @@ _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiop
                   # a bony opacity called suspicious is a bone lesion ("No suspicious bony opacities": the guide's
                   # §2, a sclerotic focus of a bone); one that merely overlies the lung is the bone itself
                   "bony opacity": ("suspicious",), "bony opacities": ("suspicious",),
-                  "osseous opacity": ("suspicious",), "osseous opacities": ("suspicious",)}
+                  "osseous opacity": ("suspicious",), "osseous opacities": ("suspicious",),
+                  # "sternotomy XXXX is disrupted", "broken XXXX sternotomy XXXX": broken wires (the guide's §7)
+                  **dict.fromkeys(("broken", "fractured", "disrupted"), ("sternotomy", "sternal"))}
 
 #: forms that name no finding of their own when one of these words is in their sentence: surgical clips said to be
 #: a bypass graft's ("surgical clips consistent with prior CABG", "CABG clips") are the graft's markers (the
