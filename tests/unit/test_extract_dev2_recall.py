@@ -57,3 +57,13 @@ def test_stents_and_closure_devices(tmp_path, text, expected):
     """Devices are findings (the guide's §7): a stent that is no coronary or aortic one (`other:<name>`; a TIPS shunt is
     no ventriculoperitoneal shunt), an aorto-iliac stent (aortic graft/repair) and a septal closure device."""
     assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Rib changes suggest a previous right thoracotomy.", {("postsurgical changes", "right", "uncertain")}),
+    ("Postoperative appearance of the left lower lobe.", {("postsurgical changes", "left", "present")}),
+], ids=["thoracotomy", "postoperative"])
+def test_thoracotomy_and_postoperative(tmp_path, text, expected):
+    """A thoracotomy and a bare "postoperative" (as "postsurgical" already was) are post-surgical states (the guide's
+    §7: `other:thoracotomy`, `other:postsurgical changes`)."""
+    assert _found_sided(tmp_path, text) == expected
