@@ -67,3 +67,16 @@ def test_thoracotomy_and_postoperative(tmp_path, text, expected):
     """A thoracotomy and a bare "postoperative" (as "postsurgical" already was) are post-surgical states (the guide's
     §7: `other:thoracotomy`, `other:postsurgical changes`)."""
     assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The lungs are clear of focal airspace disease, pneumothorax, or pleural effusion.",
+     {("airspace opacity", "absent"), ("pneumothorax", "absent"), ("pleural effusion", "absent")}),
+    ("Lungs are clear of any focal infiltrates.", {("infiltration", "absent")}),
+    ("The lungs are clear of acute disease.", {("lung opacity", "absent")}),
+    ("The lungs are clear.", {("lung opacity", "absent")}),
+], ids=["clear-of-a-list", "clear-of-infiltrates", "clear-of-acute-disease", "clear"])
+def test_clear_of_named_findings(tmp_path, text, expected):
+    """Lungs "clear of" named findings deny those findings, not a lung opacity (the guide's §4: the absences of the
+    words used); clear of no named finding, they are clear."""
+    assert _found(tmp_path, text) == expected
