@@ -80,3 +80,10 @@ def test_clear_of_named_findings(tmp_path, text, expected):
     """Lungs "clear of" named findings deny those findings, not a lung opacity (the guide's §4: the absences of the
     words used); clear of no named finding, they are clear."""
     assert _found(tmp_path, text) == expected
+
+
+def test_air_trapping_beside_hyperinflation(tmp_path):
+    """Air trapping offered as the reading of hyperinflated lungs is a finding of its own, a kind of hyperaeration
+    (the guide's §2: sign and reading are two findings; §3: "versus" hedges it)."""
+    assert _found(tmp_path, "Hyperinflated lungs, air trapping versus poor inspiratory effort.") == {
+        ("hyperaeration", "present"), ("air trapping", "uncertain")}
