@@ -87,3 +87,11 @@ def test_air_trapping_beside_hyperinflation(tmp_path):
     (the guide's §2: sign and reading are two findings; §3: "versus" hedges it)."""
     assert _found(tmp_path, "Hyperinflated lungs, air trapping versus poor inspiratory effort.") == {
         ("hyperaeration", "present"), ("air trapping", "uncertain")}
+
+
+def test_sarcoidosis_is_a_granulomatous_disease():
+    """Sarcoidosis is a granulomatous disease, as histoplasmosis is (vocabulary 2026.11.26.4): a query for the
+    attribute Chest ImaGenome names finds it, and a reading of the guide that names it so matches it."""
+    from graph.vocabulary import vocabulary
+
+    assert "granulomatous disease" in vocabulary().findings["sarcoidosis"].parents
