@@ -95,3 +95,13 @@ def test_sarcoidosis_is_a_granulomatous_disease():
     from graph.vocabulary import vocabulary
 
     assert "granulomatous disease" in vocabulary().findings["sarcoidosis"].parents
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Mild fullness of the left hilum.", {("enlarged hilum", "left", "present")}),
+    ("Fullness of the left atrial appendage.", set()),
+], ids=["fullness-of-a-hilum", "fullness-of-an-appendage"])
+def test_fullness_of_a_hilum(tmp_path, text, expected):
+    """Fullness of a hilum is hilar fullness, an enlarged hilum (the guide's §2); a bare "fullness" names it only with
+    a hilum in its sentence."""
+    assert _found_sided(tmp_path, text) == expected

@@ -43,6 +43,8 @@ _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiop
                   # §2, a sclerotic focus of a bone); one that merely overlies the lung is the bone itself
                   "bony opacity": ("suspicious",), "bony opacities": ("suspicious",),
                   "osseous opacity": ("suspicious",), "osseous opacities": ("suspicious",),
+                  # "fullness of the left hilum" is an enlarged hilum (the guide's §2: "hilar fullness"); of an atrium, none
+                  "fullness": ("hilum", "hila"),
                   # "sternotomy XXXX is disrupted", "broken XXXX sternotomy XXXX": broken wires (the guide's §7)
                   **dict.fromkeys(("broken", "fractured", "disrupted"), ("sternotomy", "sternal"))}
 
