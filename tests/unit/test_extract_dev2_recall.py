@@ -105,3 +105,13 @@ def test_fullness_of_a_hilum(tmp_path, text, expected):
     """Fullness of a hilum is hilar fullness, an enlarged hilum (the guide's §2); a bare "fullness" names it only with
     a hilum in its sentence."""
     assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Right upper lobe opacity, cannot exclude a mass lesion.",
+     {("lung opacity", "present"), ("mass/nodule (not otherwise specified)", "uncertain")}),
+    ("No pulmonary nodules or mass lesions.", {("multiple masses/nodules", "absent")}),
+], ids=["mass-lesion", "mass-lesions"])
+def test_mass_lesion(tmp_path, text, expected):
+    """A mass lesion is a mass (the guide's §2), not a mass and a lung lesion besides."""
+    assert _found(tmp_path, text) == expected
