@@ -115,3 +115,8 @@ def test_fullness_of_a_hilum(tmp_path, text, expected):
 def test_mass_lesion(tmp_path, text, expected):
     """A mass lesion is a mass (the guide's §2), not a mass and a lung lesion besides."""
     assert _found(tmp_path, text) == expected
+
+
+def test_kyphotic_curvature_is_no_scoliosis(tmp_path):
+    """A kyphotic curvature is a kyphosis (`other:kyphosis`), not the scoliosis a bare "curvature" is."""
+    assert _found(tmp_path, "Increased kyphotic curvature of the thoracic spine.") == {("kyphosis", "present")}
