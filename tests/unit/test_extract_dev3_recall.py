@@ -40,10 +40,11 @@ def test_clips_of_a_bypass_graft(tmp_path, text, expected):
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("No suspicious bony opacities.", set()),
+    ("No suspicious bony opacities.", {("bone lesion", "absent")}),
     ("A bony opacity overlies the right upper lung.", set()),
     ("Patchy opacities in the left lung base.", {("lung opacity", "present")}),
 ], ids=["bony-opacities", "bony-opacity", "lung-opacities"])
 def test_bony_opacity_is_no_lung_opacity(tmp_path, text, expected):
-    """An opacity of a bone is no lung opacity, as a bone density is none (the annotation guide's §2)."""
+    """An opacity of a bone is no lung opacity, as a bone density is none (the annotation guide's §2); a suspicious
+    one is a bone lesion (vocabulary 2026.11.26.4)."""
     assert _found(tmp_path, text) == expected

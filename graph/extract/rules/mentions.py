@@ -19,7 +19,8 @@ DEVICE_CATEGORIES = frozenset({"device", "tubesandlines"})
 #: forms that are not the finding after these words ("bone density" is not a lung opacity)
 _BONE_WORDS = ("bone", "bony", "osseous")
 _NOT_AFTER = {"density": _BONE_WORDS + ("mineral",), "densities": _BONE_WORDS + ("mineral",),
-              # "no suspicious bony opacities" denies a bone lesion, not a lung opacity (the guide's §2)
+              # "no suspicious bony opacities" denies a bone lesion, not a lung opacity (the guide's §2; a bony opacity
+              # with no "suspicious" in its sentence is no finding at all, see _NEEDS_SUBJECT)
               "opacity": _BONE_WORDS, "opacities": _BONE_WORDS,
               # a bare "failure" is the heart's ("cardiomegaly without failure"), not another organ's
               "failure": ("respiratory", "renal", "kidney", "liver", "hepatic", "organ", "multiorgan", "graft"),
@@ -37,7 +38,15 @@ _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiop
                   "thickening": ("pleural", "pleura", "costophrenic", "apical", "apex", "apices", "biapical"),
                   # "deformity of the lateral left 6th rib" is a rib deformity; of a vertebra or clavicle, none here
                   "deformity": ("rib", "ribs"), "deformities": ("rib", "ribs"), "contour deformity": ("rib", "ribs"),
-                  "contour deformities": ("rib", "ribs")}
+                  "contour deformities": ("rib", "ribs"),
+                  # a bony opacity called suspicious is a bone lesion ("No suspicious bony opacities": the guide's
+                  # §2, a sclerotic focus of a bone); one that merely overlies the lung is the bone itself
+                  "bony opacity": ("suspicious",), "bony opacities": ("suspicious",),
+                  "osseous opacity": ("suspicious",), "osseous opacities": ("suspicious",),
+                  # "fullness of the left hilum" is an enlarged hilum (the guide's §2: "hilar fullness"); of an atrium, none
+                  "fullness": ("hilum", "hila"),
+                  # "sternotomy XXXX is disrupted", "broken XXXX sternotomy XXXX": broken wires (the guide's §7)
+                  **dict.fromkeys(("broken", "fractured", "disrupted"), ("sternotomy", "sternal"))}
 
 #: forms that name no finding of their own when one of these words is in their sentence: surgical clips said to be
 #: a bypass graft's ("surgical clips consistent with prior CABG", "CABG clips") are the graft's markers (the

@@ -14,7 +14,8 @@ commas, does not end a list of subjects ("Normal cardiomediastinal silhouette, c
 vasculature and lung volumes"). A predicate right after "but" speaks for the subject of the finding before it
 ("The lungs are hypoinflated but clear": the lungs are clear; "but the mediastinum is normal" has its own subject).
 Not a normal statement: a predicate after "otherwise" ("the lungs are otherwise clear" denies only what the
-report did not name) or after a negation ("not clear"). A hedge before the predicate ("probably normal")
+report did not name) or after a negation ("not clear"), and one that names what it is said of ("the lungs are clear
+of focal airspace disease, pneumothorax or effusion" denies those findings, which ConText reads, not a lung opacity). A hedge before the predicate ("probably normal")
 makes it OBS-U, as does a predicate that hedges by itself ("borderline heart size").
 """
 
@@ -29,6 +30,9 @@ _ADVERBS = {"grossly", "essentially", "entirely", "completely", "largely", "rela
 #: an exception in the sentence makes its predicate an "otherwise" ("clear, aside from mild scarring")
 _EXCEPTIONS = ("aside from", "apart from", "except for", "other than", "with the exception of")
 _HEDGES = {"probably", "likely", "possibly", "questionably", "presumably", "may", "might", "could"}
+#: a predicate followed by "of" and a finding within this many tokens names what it denies ("clear of any focal
+#: infiltrates")
+_NAMED_REACH = 3
 #: a predicate that hedges by itself ("borderline heart size": the annotation guide's §3, uncertain)
 _HEDGED_PREDICATES = {"borderline"}
 _FORWARD_GAP = 2
@@ -80,15 +84,25 @@ def add_normal_statements(d: Draft) -> None:
 
 def _qualified(d: Draft, p) -> bool:
     """The predicate is negated or an "otherwise": after "not" / "otherwise" (adverbs between allowed), or
-    in a sentence that names an exception."""
+    in a sentence that names an exception; or it names what it denies ("clear of focal airspace disease")."""
     i = p.start - 1
     while i >= 0 and d.lower[i] in _ADVERBS:
         i -= 1
-    if i >= 0 and d.lower[i] in _SKIP_AFTER:
+    if i >= 0 and d.lower[i] in _SKIP_AFTER or _names_its_findings(d, p):
         return True
     start, end = d.sentence_of(p.start)
     words = " ".join(d.lower[start:end])
     return any(f" {e} " in f" {words} " for e in _EXCEPTIONS)
+
+
+def _names_its_findings(d: Draft, p) -> bool:
+    """"Clear of" + a finding of its sentence at most :data:`_NAMED_REACH` tokens on ("The lungs are clear of focal
+    airspace disease"): the finding is what the statement denies, the structure is not called normal as a whole (the
+    guide's §4: absences "in the sense of the words used")."""
+    if p.end >= len(d.lower) or d.lower[p.end] != "of":
+        return False
+    return any(d.sent_of[k] == d.sent_of[p.start] and k in d.obs_tokens
+               for k in range(p.end + 1, min(p.end + 1 + _NAMED_REACH, len(d.lower))))
 
 
 def _subjects_before(d: Draft, p, subjects: list, said: set[int]) -> list:

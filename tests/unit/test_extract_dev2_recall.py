@@ -1,0 +1,122 @@
+"""The rules extractor on wordings of the second development set's kind (issue 17, fifth round: finding recall on
+the sentences the fourth round was scored on blind, by readings of the annotation guide that the IU reports use
+often; vocabulary 2026.11.26.4).
+
+All report sentences here are synthetic, written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from tests.unit.test_extract_rules import _found, _found_sided  # noqa: E402
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("An old fracture is seen in a midthoracic vertebra.", {("spinal fracture", None, "present")}),
+    ("Healed fracture of an upper lumbar vertebral body.", {("spinal fracture", None, "present")}),
+    ("Old healed fracture of the left 6th rib.", {("rib fracture", "left", "present")}),
+], ids=["fracture-in-a-vertebra", "fracture-of-a-vertebral-body", "fracture-of-a-rib"])
+def test_fracture_of_a_vertebra(tmp_path, text, expected):
+    """A fracture placed at a vertebra is a spinal fracture (the guide's §2), not the rib fracture that a bare
+    "fracture" is (2026.11.26.4: vertebra and vertebral body are the spine's names)."""
+    assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("No suspicious bony opacities.", {("bone lesion", "absent")}),
+    ("A suspicious bony opacity projects over the right 4th rib.", {("bone lesion", "present")}),
+    ("A bony opacity overlies the right upper lung.", set()),
+], ids=["no-suspicious-bony-opacities", "suspicious-bony-opacity", "bony-opacity"])
+def test_suspicious_bony_opacity(tmp_path, text, expected):
+    """A bony opacity called suspicious is a bone lesion (the guide's §2: a sclerotic focus of a bone); without
+    "suspicious" it is the bone itself, no finding (2026.11.26.4)."""
+    assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Inferior sternotomy wire is disrupted.", {("sternotomy wires", "present"), ("sternotomy wire fracture", "present")}),
+    ("Two broken sternal wires.", {("sternotomy wires", "present"), ("sternotomy wire fracture", "present")}),
+    ("The lateral screw is broken.", set()),
+], ids=["disrupted-sternotomy-wire", "broken-sternal-wires", "broken-screw"])
+def test_broken_sternotomy_wires(tmp_path, text, expected):
+    """Broken sternotomy wires add `other:sternotomy wire fracture` to the wires (the guide's §7); a bare "broken",
+    "fractured" or "disrupted" names it only with a sternotomy in its sentence."""
+    assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Biliary stent in the right upper quadrant.", {("stent", "right", "present")}),
+    ("TIPS shunt is noted.", {("stent", None, "present")}),
+    ("Limited view of the aorto iliac stent.", {("aortic graft/repair", None, "present")}),
+    ("An atrial septal occluder projects over the heart.", {("closure device", None, "present")}),
+], ids=["biliary-stent", "tips-shunt", "aorto-iliac-stent", "septal-occluder"])
+def test_stents_and_closure_devices(tmp_path, text, expected):
+    """Devices are findings (the guide's §7): a stent that is no coronary or aortic one (`other:<name>`; a TIPS shunt is
+    no ventriculoperitoneal shunt), an aorto-iliac stent (aortic graft/repair) and a septal closure device."""
+    assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Rib changes suggest a previous right thoracotomy.", {("postsurgical changes", "right", "uncertain")}),
+    ("Postoperative appearance of the left lower lobe.", {("postsurgical changes", "left", "present")}),
+], ids=["thoracotomy", "postoperative"])
+def test_thoracotomy_and_postoperative(tmp_path, text, expected):
+    """A thoracotomy and a bare "postoperative" (as "postsurgical" already was) are post-surgical states (the guide's
+    §7: `other:thoracotomy`, `other:postsurgical changes`)."""
+    assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The lungs are clear of focal airspace disease, pneumothorax, or pleural effusion.",
+     {("airspace opacity", "absent"), ("pneumothorax", "absent"), ("pleural effusion", "absent")}),
+    ("Lungs are clear of any focal infiltrates.", {("infiltration", "absent")}),
+    ("The lungs are clear of acute disease.", {("lung opacity", "absent")}),
+    ("The lungs are clear.", {("lung opacity", "absent")}),
+], ids=["clear-of-a-list", "clear-of-infiltrates", "clear-of-acute-disease", "clear"])
+def test_clear_of_named_findings(tmp_path, text, expected):
+    """Lungs "clear of" named findings deny those findings, not a lung opacity (the guide's §4: the absences of the
+    words used); clear of no named finding, they are clear."""
+    assert _found(tmp_path, text) == expected
+
+
+def test_air_trapping_beside_hyperinflation(tmp_path):
+    """Air trapping offered as the reading of hyperinflated lungs is a finding of its own, a kind of hyperaeration
+    (the guide's §2: sign and reading are two findings; §3: "versus" hedges it)."""
+    assert _found(tmp_path, "Hyperinflated lungs, air trapping versus poor inspiratory effort.") == {
+        ("hyperaeration", "present"), ("air trapping", "uncertain")}
+
+
+def test_sarcoidosis_is_a_granulomatous_disease():
+    """Sarcoidosis is a granulomatous disease, as histoplasmosis is (vocabulary 2026.11.26.4): a query for the
+    attribute Chest ImaGenome names finds it, and a reading of the guide that names it so matches it."""
+    from graph.vocabulary import vocabulary
+
+    assert "granulomatous disease" in vocabulary().findings["sarcoidosis"].parents
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Mild fullness of the left hilum.", {("enlarged hilum", "left", "present")}),
+    ("Fullness of the left atrial appendage.", set()),
+], ids=["fullness-of-a-hilum", "fullness-of-an-appendage"])
+def test_fullness_of_a_hilum(tmp_path, text, expected):
+    """Fullness of a hilum is hilar fullness, an enlarged hilum (the guide's §2); a bare "fullness" names it only with
+    a hilum in its sentence."""
+    assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Right upper lobe opacity, cannot exclude a mass lesion.",
+     {("lung opacity", "present"), ("mass/nodule (not otherwise specified)", "uncertain")}),
+    ("No pulmonary nodules or mass lesions.", {("multiple masses/nodules", "absent")}),
+], ids=["mass-lesion", "mass-lesions"])
+def test_mass_lesion(tmp_path, text, expected):
+    """A mass lesion is a mass (the guide's §2), not a mass and a lung lesion besides."""
+    assert _found(tmp_path, text) == expected
+
+
+def test_kyphotic_curvature_is_no_scoliosis(tmp_path):
+    """A kyphotic curvature is a kyphosis (`other:kyphosis`), not the scoliosis a bare "curvature" is."""
+    assert _found(tmp_path, "Increased kyphotic curvature of the thoracic spine.") == {("kyphosis", "present")}
