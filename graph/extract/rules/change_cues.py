@@ -106,7 +106,8 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     # a possible diagnosis carries no change (link_change): after a verb cue ("again noted ... suggesting a
     # granulomatous process") the change is the earlier finding's; an adjective ("resolving pneumonia") is
     # the speculation's own
-    after = [(o, it) for o, it in d.same_sentence(m) if o.start >= m.end
+    structure_end = _structure_end(d, m, d.sentence_of(m.start)[1])
+    after = [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < structure_end
              and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
              and _free_gap(m, o, d.doc, covered) <= (0 if normalise_phrase(o.text) in _CHANGE_SUBJECTS else 2)]
     after = min(after, key=lambda p: p[0].start) if after else None
@@ -122,7 +123,7 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
                    if first <= o.start and o.end <= m.start and id(it) not in d.changed]
     if not targets:
         hit = d.nearest(m, 4, only_after=True)
-        targets = [hit] if hit else []
+        targets = [hit] if hit and hit[0].start < structure_end else []
     if _opens_sentence(m, d) and (targets or m.value in _ATTRIBUTIVE_CUES):
         targets += [t for t in _list_after(d, m) if t not in targets]
     return link_change(d, m, targets) or bool(targets)
@@ -187,10 +188,28 @@ def _list_after(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     ("Unchanged blunting, scarring versus effusion")."""
     sent_end = d.sentence_of(m.start)[1]
     stop = min([x.start for x in d.mods if x.kind == "CHANGE" and m.end <= x.start < sent_end]
-               + [i for i in range(m.end, sent_end) if d.lower[i] in _LIST_BREAKS] + [sent_end])
+               + [i for i in range(m.end, sent_end) if d.lower[i] in _LIST_BREAKS] + [sent_end]
+               + [_structure_end(d, m, sent_end)])
     return [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < stop
             and (it["label"] == "OBS-DP" or it["label"] == "OBS-U" and is_alternative(d, o)
                  and "," not in d.lower[m.end:o.start])]
+
+
+#: nouns of the normal structures that a cue may call stable (the guide's §6: "stable mediastinal contours")
+_STRUCTURES = {"contour", "contours", "silhouette", "silhouettes"}
+
+
+def _structure_end(d: Draft, m: Mention, sent_end: int) -> int:
+    """The comma that ends the normal structure a cue describes ("stable mediastinal and hilar contours,
+    surgical clips and CABG markers"): the guide's §6 gives the cue to the abnormalities inside the structure
+    ("stable mediastinal contours with aortic tortuosity"), not to the items listed after it; ``sent_end``
+    when the cue describes no structure."""
+    for i in range(m.end, sent_end):
+        if i in d.obs_tokens:
+            return sent_end
+        if d.lower[i] == ",":
+            return i if _STRUCTURES & set(d.lower[m.end:i]) else sent_end
+    return sent_end
 
 
 def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bool:

@@ -1,0 +1,33 @@
+"""The rules extractor's change classes on IU wordings, read as graph/extract/gold/ANNOTATION_GUIDE.md's §6, §7
+and §8 say (issue 17, fifth round).
+
+All report sentences here are synthetic, written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
+
+
+def _changes(tmp_path, text):
+    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Heart size is normal, stable mediastinal and hilar contours, surgical clips and sternotomy wires.",
+     {("enlarged cardiac silhouette", "absent", None), ("surgical clips", "present", None),
+      ("sternotomy wires", "present", None)}),
+    ("Stable cardiomediastinal silhouette with normal heart size, calcified mediastinal lymph nodes.",
+     {("enlarged cardiac silhouette", "absent", None), ("granulomatous disease", "present", None)}),
+    # an abnormality inside the structure keeps the cue
+    ("Heart size is normal, stable mediastinal contours with aortic tortuosity.",
+     {("enlarged cardiac silhouette", "absent", None), ("tortuous aorta", "present", "no change")}),
+], ids=["list", "with-then-list", "inside"])
+def test_a_stable_normal_structure_ends_at_its_comma(tmp_path, text, expected):
+    """The guide's §6: a cue on a normal structure goes to the abnormalities inside it ("stable mediastinal
+    contours with aortic tortuosity"), not to the items listed after it."""
+    assert _changes(tmp_path, text) == expected
