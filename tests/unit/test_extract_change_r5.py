@@ -31,3 +31,17 @@ def test_a_stable_normal_structure_ends_at_its_comma(tmp_path, text, expected):
     """The guide's §6: a cue on a normal structure goes to the abnormalities inside it ("stable mediastinal
     contours with aortic tortuosity"), not to the items listed after it."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Decreased peripheral vascular markings with hyperexpansion of the lungs.",
+     {("hyperaeration", "present", None)}),
+    ("Increased lucencies at both apices along with scarring in the left upper lobe.",
+     {("pleural/parenchymal scarring", "present", None)}),
+    # a quantity cue of the finding itself keeps its class
+    ("Decreased left basilar atelectasis.", {("atelectasis", "present", "improved")}),
+], ids=["markings", "lucencies", "own-finding"])
+def test_a_quantity_cue_of_a_word_that_is_no_finding_changes_nothing_after_it(tmp_path, text, expected):
+    """The guide's §6: a change cue changes the finding it describes; "decreased vascular markings" says the
+    markings are fewer, not that the hyperexpansion named after them has improved."""
+    assert _changes(tmp_path, text) == expected

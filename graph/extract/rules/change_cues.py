@@ -116,6 +116,8 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     # attributive cue ("new effusion", "improved right basilar consolidation") -> the next finding;
     # predicative ("effusions are unchanged") -> the findings before it in the sentence that carry no change
     # yet, unless the cue describes the word after it ("increased AP diameter")
+    if after is None and CHANGE_CUES[m.value][0] in _QUANTITIES and _describes_other(d, m, covered):
+        return True  # "decreased vascular markings with hyperexpansion": the markings are less, not the rest
     targets = [after, *_coordinated_after(d, after, covered)] if after else []
     if not targets and not _attributive(m, d.doc, d.sent_of, d.obs_tokens):
         first = _clause_start(d, m)
@@ -127,6 +129,22 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     if _opens_sentence(m, d) and (targets or m.value in _ATTRIBUTIVE_CUES):
         targets += [t for t in _list_after(d, m) if t not in targets]
     return link_change(d, m, targets) or bool(targets)
+
+
+_QUANTITIES = {"CHAN-CON-WOR", "CHAN-CON-IMP"}
+
+
+def _describes_other(d: Draft, m: Mention, covered: set[int]) -> bool:
+    """The cue is an adjective of a word that names no finding ("decreased vascular markings", "increased
+    lucencies", "increased retrosternal clear space"), places and sides between skipped."""
+    if m.value not in _ATTRIBUTIVE_CUES:
+        return False
+    end = d.sentence_of(m.start)[1]
+    i = m.end
+    while i < end and (i in covered or d.lower[i].endswith("ly")):
+        i += 1
+    return i < end and i not in d.obs_tokens and d.lower[i].isalpha() and d.lower[i] not in _FUNCTION_AFTER \
+        and d.lower[i] not in _LINK_WORDS
 
 
 #: words that join a cue's finding to the findings coordinated with it ("unchanged atherosclerosis and tortuosity
