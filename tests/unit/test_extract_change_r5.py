@@ -45,3 +45,15 @@ def test_a_quantity_cue_of_a_word_that_is_no_finding_changes_nothing_after_it(tm
     """The guide's §6: a change cue changes the finding it describes; "decreased vascular markings" says the
     markings are fewer, not that the hyperexpansion named after them has improved."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("There has been interval CABG.", {("cabg grafts", "present", "new")}),
+    ("Interval postsurgical changes of median sternotomy.", {("sternotomy wires", "present", "new")}),
+    # a cue of its own after it says what changed; "in the interval" changes nothing by itself
+    ("Interval removal of the left PICC.", {("picc", "absent", "resolved")}),
+    ("Left chest port. It is unchanged in the interval.", {("chest port", "present", "no change")}),
+], ids=["cabg", "sternotomy", "removal", "in-the-interval"])
+def test_interval_before_a_device_is_its_placement(tmp_path, text, expected):
+    """The guide's §6 and §7: a device placed in the interval is CHAN-DEV-AP ("interval CABG")."""
+    assert _changes(tmp_path, text) == expected

@@ -45,7 +45,7 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-CON-AP", "CHAN-DEV-AP") for w in (
         "new", "newly", "interval development", "interval appearance", "developing", "new onset", "developed",
         "has developed", "have developed", "development of", *NOT_SEEN_BEFORE)},
-    **{w: (None, "CHAN-DEV-AP") for w in ("placed", "inserted", "interval placement", "placement of")},
+    **{w: (None, "CHAN-DEV-AP") for w in ("placed", "inserted", "interval placement", "placement of", "interval")},
     **{w: ("CHAN-CON-RES", "CHAN-DEV-DISA") for w in (
         "resolved", "resolution", "cleared", "no longer seen", "no longer visualized",
         "no longer present", "no longer identified", "interval resolution")},
@@ -107,6 +107,8 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     # granulomatous process") the change is the earlier finding's; an adjective ("resolving pneumonia") is
     # the speculation's own
     structure_end = _structure_end(d, m, d.sentence_of(m.start)[1])
+    if m.value in _BEFORE_A_DEVICE_ONLY:
+        return _link_interval(d, m, covered)
     after = [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < structure_end
              and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
              and _free_gap(m, o, d.doc, covered) <= (0 if normalise_phrase(o.text) in _CHANGE_SUBJECTS else 2)]
@@ -129,6 +131,22 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     if _opens_sentence(m, d) and (targets or m.value in _ATTRIBUTIVE_CUES):
         targets += [t for t in _list_after(d, m) if t not in targets]
     return link_change(d, m, targets) or bool(targets)
+
+
+#: cues that state a change only before the device or post-surgical state they describe ("interval CABG",
+#: "interval postsurgical changes of sternotomy": placed in the interval, the guide's §6 and §7); elsewhere
+#: ("unchanged in the interval") the other cues of the sentence say what changed
+_BEFORE_A_DEVICE_ONLY = {"interval"}
+
+
+def _link_interval(d: Draft, m: Mention, covered: set[int]) -> bool:
+    """Link a device-only cue to the device right after it (at most two free words between, "interval
+    performance of CABG") and the devices coordinated with it; True: it is never a refer-back."""
+    nxt = next(((o, it) for o, it in d.same_sentence(m) if o.start >= m.end), None)
+    if nxt and nxt[1]["label"] == "OBS-DP" and _free_gap(m, nxt[0], d.doc, covered) <= 2 and not any(
+            x.kind == "CHANGE" and m.end <= x.start < nxt[0].start for x in d.mods):  # "interval removal of"
+        link_change(d, m, [nxt, *_coordinated_after(d, nxt, covered)])
+    return True
 
 
 _QUANTITIES = {"CHAN-CON-WOR", "CHAN-CON-IMP"}
@@ -205,7 +223,8 @@ def _list_after(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     feature that it names ("Stable atelectasis versus scarring"), not to readings offered after a comma
     ("Unchanged blunting, scarring versus effusion")."""
     sent_end = d.sentence_of(m.start)[1]
-    stop = min([x.start for x in d.mods if x.kind == "CHANGE" and m.end <= x.start < sent_end]
+    stop = min([x.start for x in d.mods if x.kind == "CHANGE" and m.end <= x.start < sent_end
+                and x.value not in _BEFORE_A_DEVICE_ONLY]
                + [i for i in range(m.end, sent_end) if d.lower[i] in _LIST_BREAKS] + [sent_end]
                + [_structure_end(d, m, sent_end)])
     return [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < stop
