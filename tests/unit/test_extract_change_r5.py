@@ -57,3 +57,16 @@ def test_a_quantity_cue_of_a_word_that_is_no_finding_changes_nothing_after_it(tm
 def test_interval_before_a_device_is_its_placement(tmp_path, text, expected):
     """The guide's §6 and §7: a device placed in the interval is CHAN-DEV-AP ("interval CABG")."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Calcified granulomas in the left upper lobe. These appear similar to the previous chest CT.",
+     {("calcified nodule", "present", "no change")}),
+    ("Extensive fibrotic changes of the right lung, similar to the previous exam.",
+     {("pleural/parenchymal scarring", "present", "no change")}),
+    ("Prominent interstitial markings which are similar from prior examination.",
+     {("increased reticular markings/ild pattern", "present", "no change")}),
+], ids=["appear-similar", "similar-to-the-previous", "similar-from"])
+def test_similar_to_a_prior_study_is_no_change(tmp_path, text, expected):
+    """The guide's §6 lists "similar" among the no-change cues, whatever names the prior study."""
+    assert _changes(tmp_path, text) == expected

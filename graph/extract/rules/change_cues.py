@@ -29,7 +29,7 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-NC", "CHAN-NC") for w in (
         "unchanged", "stable", "stably", "no change", "no significant change", "no interval change",
         "without significant change", "without interval change", "without significant interval change",
-        "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar",
+        "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar", "appear similar", "similar to", "similar from",
         "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
         "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position", "as before",
