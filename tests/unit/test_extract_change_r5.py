@@ -70,3 +70,14 @@ def test_interval_before_a_device_is_its_placement(tmp_path, text, expected):
 def test_similar_to_a_prior_study_is_no_change(tmp_path, text, expected):
     """The guide's §6 lists "similar" among the no-change cues, whatever names the prior study."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Mild cardiomegaly as before with no pleural effusions.",
+     {("enlarged cardiac silhouette", "present", "no change"), ("pleural effusion", "absent", None)}),
+    ("Stable appearance of the chest without focal airspace disease.", {("airspace opacity", "absent", None)}),
+], ids=["as-before-with-no", "stable-without"])
+def test_an_absent_finding_has_no_change(tmp_path, text, expected):
+    """The guide's §6: a negated finding has no change (only a resolved finding or a removed device is absent
+    with a change)."""
+    assert _changes(tmp_path, text) == expected

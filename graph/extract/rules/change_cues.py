@@ -111,6 +111,7 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
         return _link_interval(d, m, covered)
     after = [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < structure_end
              and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
+             and (it["label"] != "OBS-DA" or not _RESOLUTIONS.isdisjoint(CHANGE_CUES[m.value]))
              and _free_gap(m, o, d.doc, covered) <= (0 if normalise_phrase(o.text) in _CHANGE_SUBJECTS else 2)]
     after = min(after, key=lambda p: p[0].start) if after else None
     if anaphor_subject(d, m) and (after is None or after[1]["label"] == "OBS-U" and not is_alternative(d, after[0])):
@@ -150,6 +151,9 @@ def _link_interval(d: Draft, m: Mention, covered: set[int]) -> bool:
 
 
 _QUANTITIES = {"CHAN-CON-WOR", "CHAN-CON-IMP"}
+#: the only classes of an absent finding (the guide's §6: a resolved finding, a removed device); a negated
+#: finding has no change ("Mild cardiomegaly as before with no effusions": the cue is the cardiomegaly's)
+_RESOLUTIONS = {"CHAN-CON-RES", "CHAN-DEV-DISA"}
 
 
 def _describes_other(d: Draft, m: Mention, covered: set[int]) -> bool:
@@ -259,7 +263,7 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
         if _less_state(d, m, o):
             it["_state"] = True  # "lung volumes are decreased": low lung volumes, a state (the guide's §6)
         label = _change_class(d, m, o, cond_label, dev_label)
-        if label is None or (it["label"] == "OBS-DA" and label not in ("CHAN-CON-RES", "CHAN-DEV-DISA", "CHAN-NC")):
+        if label is None or (it["label"] == "OBS-DA" and label not in _RESOLUTIONS):
             continue
         # a possible diagnosis has no stated change (two readings of a seen feature have its change);
         # "increased markings" is a state
