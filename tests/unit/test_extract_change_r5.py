@@ -81,3 +81,16 @@ def test_an_absent_finding_has_no_change(tmp_path, text, expected):
     """The guide's §6: a negated finding has no change (only a resolved finding or a removed device is absent
     with a change)."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Interval increased bilateral interstitial opacities.",
+     {("increased reticular markings/ild pattern", "present", "worsened")}),
+    ("Increased bilateral interstitial opacities.", {("increased reticular markings/ild pattern", "present", None)}),
+    ("No interval change in the diffusely increased bilateral interstitial opacities.",
+     {("increased reticular markings/ild pattern", "present", "no change")}),
+], ids=["interval", "state", "other-cue"])
+def test_increased_markings_compared_with_a_prior_are_worse(tmp_path, text, expected):
+    """The guide's §6: "increased interstitial markings" is a state unless the sentence compares with a prior
+    ("interval", "since") and no other cue says how they changed."""
+    assert _changes(tmp_path, text) == expected

@@ -267,8 +267,9 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
             continue
         # a possible diagnosis has no stated change (two readings of a seen feature have its change);
         # "increased markings" is a state
-        if (it["label"] == "OBS-U" and not is_alternative(d, o)) or (o.value in _STATE_FINDINGS
-                                                                     and m.value in _STATE_WORDS):
+        if (it["label"] == "OBS-U" and not is_alternative(d, o)) or (
+                o.value in _STATE_FINDINGS and m.value in _STATE_WORDS
+                and (id(it) in d.changed or not _comparison_in(d, m.start))):
             continue
         if label in ("CHAN-CON-RES", "CHAN-DEV-DISA"):
             it["label"] = "OBS-DA"
