@@ -94,3 +94,12 @@ def test_increased_markings_compared_with_a_prior_are_worse(tmp_path, text, expe
     """The guide's §6: "increased interstitial markings" is a state unless the sentence compares with a prior
     ("interval", "since") and no other cue says how they changed."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Again identified are calcified mediastinal lymph nodes.", {("granulomatous disease", "present", "no change")}),
+    ("Again visualized is a compression fracture of T12.", {("spinal fracture", "present", "no change")}),
+], ids=["identified", "visualized"])
+def test_again_with_any_verb_of_seeing_is_no_change(tmp_path, text, expected):
+    """The guide's §6: "again seen / noted" is no change, with the other verbs of seeing IU uses."""
+    assert _changes(tmp_path, text) == expected

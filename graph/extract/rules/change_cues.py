@@ -23,6 +23,8 @@ _SEEN_BEFORE = tuple(f"{verb} {adverb}on {the}{prior}"
     for the in ("", "the ") for prior in ("prior", "previous", "comparison")) + tuple(
     f"{verb} previously" for verb in _SEEING)
 NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
+#: "again seen / noted" (the guide's §6) with every verb of seeing ("again identified", "again visualized")
+_SEEN_AGAIN = tuple(f"again {verb}" for verb in _SEEING)
 
 #: change cue -> (class for a condition, class for a device); None: not a change of that kind.
 CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
@@ -33,7 +35,7 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
         "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
         "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position", "as before",
-        "there is again", "there are again", "is again", "are again", *_SEEN_BEFORE)},
+        "there is again", "there are again", "is again", "are again", *_SEEN_BEFORE, *_SEEN_AGAIN)},
     **{w: ("CHAN-CON-WOR", None) for w in (
         "increased", "increasing", "increase", "worsened", "worsening", "worse", "enlarging",
         "progressed", "progression", "progressive", "more prominent", "larger", "interval increase")},
