@@ -103,3 +103,15 @@ def test_increased_markings_compared_with_a_prior_are_worse(tmp_path, text, expe
 def test_again_with_any_verb_of_seeing_is_no_change(tmp_path, text, expected):
     """The guide's §6: "again seen / noted" is no change, with the other verbs of seeing IU uses."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("There is increased thoracic kyphosis.", {("kyphosis", "present", None)}),
+    ("There is increased tortuosity of the descending thoracic aorta.", {("tortuous aorta", "present", None)}),
+    ("Increased kyphosis since the prior study.", {("kyphosis", "present", "worsened")}),
+    ("The thoracic kyphosis has increased.", {("kyphosis", "present", "worsened")}),
+], ids=["kyphosis", "tortuosity", "compared", "verb"])
+def test_increased_before_a_shape_is_its_degree(tmp_path, text, expected):
+    """The guide's §6: a change word that states a state ("increased kyphosis": exaggerated) is no change
+    unless the sentence compares with a prior or uses a verb of change."""
+    assert _changes(tmp_path, text) == expected

@@ -63,6 +63,10 @@ _LINK_WORDS = {"of", "the", "in", "and", ",", "a", "an", "both", "bilateral", "b
 #: findings whose own name uses a change word as a state ("increased interstitial markings")
 _STATE_FINDINGS = {"increased reticular markings/ild pattern"}
 _STATE_WORDS = {"increased", "increase", "decreased", "decrease", "increasing", "decreasing"}
+#: shapes whose degree a participle before them gives ("increased kyphosis", "increased tortuosity of the
+#: aorta": exaggerated, the guide's §6 states; "the kyphosis has increased", "increasing tortuosity" change)
+_SHAPES = {"kyphosis", "scoliosis", "tortuous aorta"}
+_DEGREE_WORDS = {"increased", "decreased"}
 _SIDE_WORDS_ONLY = {"left", "right"}
 #: words that make a cue shortly after them hypothetical ("to document resolution", "if it does not resolve")
 _HYPOTHETICAL_WORDS = {"document", "ensure", "confirm", "assess", "until", "if"}
@@ -268,10 +272,9 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
         if label is None or (it["label"] == "OBS-DA" and label not in _RESOLUTIONS):
             continue
         # a possible diagnosis has no stated change (two readings of a seen feature have its change);
-        # "increased markings" is a state
+        # "increased markings", "increased kyphosis" are states
         if (it["label"] == "OBS-U" and not is_alternative(d, o)) or (
-                o.value in _STATE_FINDINGS and m.value in _STATE_WORDS
-                and (id(it) in d.changed or not _comparison_in(d, m.start))):
+                _state(m, o) and (id(it) in d.changed or not _comparison_in(d, m.start))):
             continue
         if label in ("CHAN-CON-RES", "CHAN-DEV-DISA"):
             it["label"] = "OBS-DA"
@@ -279,6 +282,12 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
         d.changed.add(id(it))
         linked = True
     return linked
+
+
+def _state(m: Mention, o: Mention) -> bool:
+    """Cue ``m`` states a state of finding ``o`` (:data:`_STATE_FINDINGS`, :data:`_SHAPES`)."""
+    return (o.value in _STATE_FINDINGS and m.value in _STATE_WORDS
+            or o.value in _SHAPES and m.value in _DEGREE_WORDS and m.end <= o.start)
 
 
 def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_label: str | None) -> str | None:
