@@ -31,7 +31,8 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-NC", "CHAN-NC") for w in (
         "unchanged", "stable", "stably", "no change", "no significant change", "no interval change",
         "without significant change", "without interval change", "without significant interval change",
-        "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar", "appear similar", "similar to", "similar from",
+        "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar",
+        "appear similar", "similar to", "similar from",
         "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
         "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position", "as before",
@@ -112,9 +113,9 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     # a possible diagnosis carries no change (link_change): after a verb cue ("again noted ... suggesting a
     # granulomatous process") the change is the earlier finding's; an adjective ("resolving pneumonia") is
     # the speculation's own
-    structure_end = _structure_end(d, m, d.sentence_of(m.start)[1])
     if m.value in _BEFORE_A_DEVICE_ONLY:
         return _link_interval(d, m, covered)
+    structure_end = _structure_end(d, m, d.sentence_of(m.start)[1])
     after = [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < structure_end
              and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
              and (it["label"] != "OBS-DA" or not _RESOLUTIONS.isdisjoint(CHANGE_CUES[m.value]))
@@ -156,6 +157,7 @@ def _link_interval(d: Draft, m: Mention, covered: set[int]) -> bool:
     return True
 
 
+#: classes that say how much a finding changed (a cue of them describes the word after it: its quantity)
 _QUANTITIES = {"CHAN-CON-WOR", "CHAN-CON-IMP"}
 #: the only classes of an absent finding (the guide's §6: a resolved finding, a removed device); a negated
 #: finding has no change ("Mild cardiomegaly as before with no effusions": the cue is the cardiomegaly's)
