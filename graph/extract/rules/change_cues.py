@@ -23,6 +23,8 @@ _SEEN_BEFORE = tuple(f"{verb} {adverb}on {the}{prior}"
     for the in ("", "the ") for prior in ("prior", "previous", "comparison")) + tuple(
     f"{verb} previously" for verb in _SEEING)
 NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
+#: "again seen / noted" (the guide's §6) with every verb of seeing ("again identified", "again visualized")
+_SEEN_AGAIN = tuple(f"again {verb}" for verb in _SEEING)
 
 #: change cue -> (class for a condition, class for a device); None: not a change of that kind.
 CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
@@ -30,10 +32,11 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
         "unchanged", "stable", "stably", "no change", "no significant change", "no interval change",
         "without significant change", "without interval change", "without significant interval change",
         "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar",
+        "appear similar", "similar to", "similar from",
         "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
         "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position", "as before",
-        "there is again", "there are again", "is again", "are again", *_SEEN_BEFORE)},
+        "there is again", "there are again", "is again", "are again", *_SEEN_BEFORE, *_SEEN_AGAIN)},
     **{w: ("CHAN-CON-WOR", None) for w in (
         "increased", "increasing", "increase", "worsened", "worsening", "worse", "enlarging",
         "progressed", "progression", "progressive", "more prominent", "larger", "interval increase")},
@@ -45,7 +48,7 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-CON-AP", "CHAN-DEV-AP") for w in (
         "new", "newly", "interval development", "interval appearance", "developing", "new onset", "developed",
         "has developed", "have developed", "development of", *NOT_SEEN_BEFORE)},
-    **{w: (None, "CHAN-DEV-AP") for w in ("placed", "inserted", "interval placement", "placement of")},
+    **{w: (None, "CHAN-DEV-AP") for w in ("placed", "inserted", "interval placement", "placement of", "interval")},
     **{w: ("CHAN-CON-RES", "CHAN-DEV-DISA") for w in (
         "resolved", "resolution", "cleared", "no longer seen", "no longer visualized",
         "no longer present", "no longer identified", "interval resolution")},
@@ -61,6 +64,10 @@ _LINK_WORDS = {"of", "the", "in", "and", ",", "a", "an", "both", "bilateral", "b
 #: findings whose own name uses a change word as a state ("increased interstitial markings")
 _STATE_FINDINGS = {"increased reticular markings/ild pattern"}
 _STATE_WORDS = {"increased", "increase", "decreased", "decrease", "increasing", "decreasing"}
+#: shapes whose degree a participle before them gives ("increased kyphosis", "increased tortuosity of the
+#: aorta": exaggerated, the guide's §6 states; "the kyphosis has increased", "increasing tortuosity" change)
+_SHAPES = {"kyphosis", "scoliosis", "tortuous aorta"}
+_DEGREE_WORDS = {"increased", "decreased"}
 _SIDE_WORDS_ONLY = {"left", "right"}
 #: words that make a cue shortly after them hypothetical ("to document resolution", "if it does not resolve")
 _HYPOTHETICAL_WORDS = {"document", "ensure", "confirm", "assess", "until", "if"}
@@ -106,8 +113,12 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     # a possible diagnosis carries no change (link_change): after a verb cue ("again noted ... suggesting a
     # granulomatous process") the change is the earlier finding's; an adjective ("resolving pneumonia") is
     # the speculation's own
-    after = [(o, it) for o, it in d.same_sentence(m) if o.start >= m.end
+    if m.value in _BEFORE_A_DEVICE_ONLY:
+        return _link_interval(d, m, covered)
+    structure_end = _structure_end(d, m, d.sentence_of(m.start)[1])
+    after = [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < structure_end
              and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
+             and (it["label"] != "OBS-DA" or not _RESOLUTIONS.isdisjoint(CHANGE_CUES[m.value]))
              and _free_gap(m, o, d.doc, covered) <= (0 if normalise_phrase(o.text) in _CHANGE_SUBJECTS else 2)]
     after = min(after, key=lambda p: p[0].start) if after else None
     if anaphor_subject(d, m) and (after is None or after[1]["label"] == "OBS-U" and not is_alternative(d, after[0])):
@@ -115,6 +126,8 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     # attributive cue ("new effusion", "improved right basilar consolidation") -> the next finding;
     # predicative ("effusions are unchanged") -> the findings before it in the sentence that carry no change
     # yet, unless the cue describes the word after it ("increased AP diameter")
+    if after is None and CHANGE_CUES[m.value][0] in _QUANTITIES and _describes_other(d, m, covered):
+        return True  # "decreased vascular markings with hyperexpansion": the markings are less, not the rest
     targets = [after, *_coordinated_after(d, after, covered)] if after else []
     if not targets and not _attributive(m, d.doc, d.sent_of, d.obs_tokens):
         first = _clause_start(d, m)
@@ -122,10 +135,46 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
                    if first <= o.start and o.end <= m.start and id(it) not in d.changed]
     if not targets:
         hit = d.nearest(m, 4, only_after=True)
-        targets = [hit] if hit else []
+        targets = [hit] if hit and hit[0].start < structure_end else []
     if _opens_sentence(m, d) and (targets or m.value in _ATTRIBUTIVE_CUES):
         targets += [t for t in _list_after(d, m) if t not in targets]
     return link_change(d, m, targets) or bool(targets)
+
+
+#: cues that state a change only before the device or post-surgical state they describe ("interval CABG",
+#: "interval postsurgical changes of sternotomy": placed in the interval, the guide's §6 and §7); elsewhere
+#: ("unchanged in the interval") the other cues of the sentence say what changed
+_BEFORE_A_DEVICE_ONLY = {"interval"}
+
+
+def _link_interval(d: Draft, m: Mention, covered: set[int]) -> bool:
+    """Link a device-only cue to the device right after it (at most two free words between, "interval
+    performance of CABG") and the devices coordinated with it; True: it is never a refer-back."""
+    nxt = next(((o, it) for o, it in d.same_sentence(m) if o.start >= m.end), None)
+    if nxt and nxt[1]["label"] == "OBS-DP" and _free_gap(m, nxt[0], d.doc, covered) <= 2 and not any(
+            x.kind == "CHANGE" and m.end <= x.start < nxt[0].start for x in d.mods):  # "interval removal of"
+        link_change(d, m, [nxt, *_coordinated_after(d, nxt, covered)])
+    return True
+
+
+#: classes that say how much a finding changed (a cue of them describes the word after it: its quantity)
+_QUANTITIES = {"CHAN-CON-WOR", "CHAN-CON-IMP"}
+#: the only classes of an absent finding (the guide's §6: a resolved finding, a removed device); a negated
+#: finding has no change ("Mild cardiomegaly as before with no effusions": the cue is the cardiomegaly's)
+_RESOLUTIONS = {"CHAN-CON-RES", "CHAN-DEV-DISA"}
+
+
+def _describes_other(d: Draft, m: Mention, covered: set[int]) -> bool:
+    """The cue is an adjective of a word that names no finding ("decreased vascular markings", "increased
+    lucencies", "increased retrosternal clear space"), places and sides between skipped."""
+    if m.value not in _ATTRIBUTIVE_CUES:
+        return False
+    end = d.sentence_of(m.start)[1]
+    i = m.end
+    while i < end and (i in covered or d.lower[i].endswith("ly")):
+        i += 1
+    return i < end and i not in d.obs_tokens and d.lower[i].isalpha() and d.lower[i] not in _FUNCTION_AFTER \
+        and d.lower[i] not in _LINK_WORDS
 
 
 #: words that join a cue's finding to the findings coordinated with it ("unchanged atherosclerosis and tortuosity
@@ -186,11 +235,30 @@ def _list_after(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     feature that it names ("Stable atelectasis versus scarring"), not to readings offered after a comma
     ("Unchanged blunting, scarring versus effusion")."""
     sent_end = d.sentence_of(m.start)[1]
-    stop = min([x.start for x in d.mods if x.kind == "CHANGE" and m.end <= x.start < sent_end]
-               + [i for i in range(m.end, sent_end) if d.lower[i] in _LIST_BREAKS] + [sent_end])
+    stop = min([x.start for x in d.mods if x.kind == "CHANGE" and m.end <= x.start < sent_end
+                and x.value not in _BEFORE_A_DEVICE_ONLY]
+               + [i for i in range(m.end, sent_end) if d.lower[i] in _LIST_BREAKS] + [sent_end]
+               + [_structure_end(d, m, sent_end)])
     return [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < stop
             and (it["label"] == "OBS-DP" or it["label"] == "OBS-U" and is_alternative(d, o)
                  and "," not in d.lower[m.end:o.start])]
+
+
+#: nouns of the normal structures that a cue may call stable (the guide's §6: "stable mediastinal contours")
+_STRUCTURES = {"contour", "contours", "silhouette", "silhouettes"}
+
+
+def _structure_end(d: Draft, m: Mention, sent_end: int) -> int:
+    """The comma that ends the normal structure a cue describes ("stable mediastinal and hilar contours,
+    surgical clips and CABG markers"): the guide's §6 gives the cue to the abnormalities inside the structure
+    ("stable mediastinal contours with aortic tortuosity"), not to the items listed after it; ``sent_end``
+    when the cue describes no structure."""
+    for i in range(m.end, sent_end):
+        if i in d.obs_tokens:
+            return sent_end
+        if d.lower[i] == ",":
+            return i if _STRUCTURES & set(d.lower[m.end:i]) else sent_end
+    return sent_end
 
 
 def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bool:
@@ -203,12 +271,12 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
         if _less_state(d, m, o):
             it["_state"] = True  # "lung volumes are decreased": low lung volumes, a state (the guide's §6)
         label = _change_class(d, m, o, cond_label, dev_label)
-        if label is None or (it["label"] == "OBS-DA" and label not in ("CHAN-CON-RES", "CHAN-DEV-DISA", "CHAN-NC")):
+        if label is None or (it["label"] == "OBS-DA" and label not in _RESOLUTIONS):
             continue
         # a possible diagnosis has no stated change (two readings of a seen feature have its change);
-        # "increased markings" is a state
-        if (it["label"] == "OBS-U" and not is_alternative(d, o)) or (o.value in _STATE_FINDINGS
-                                                                     and m.value in _STATE_WORDS):
+        # "increased markings", "increased kyphosis" are states
+        if (it["label"] == "OBS-U" and not is_alternative(d, o)) or (
+                _state(m, o) and (id(it) in d.changed or not _comparison_in(d, m.start))):
             continue
         if label in ("CHAN-CON-RES", "CHAN-DEV-DISA"):
             it["label"] = "OBS-DA"
@@ -216,6 +284,12 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
         d.changed.add(id(it))
         linked = True
     return linked
+
+
+def _state(m: Mention, o: Mention) -> bool:
+    """Cue ``m`` states a state of finding ``o`` (:data:`_STATE_FINDINGS`, :data:`_SHAPES`)."""
+    return (o.value in _STATE_FINDINGS and m.value in _STATE_WORDS
+            or o.value in _SHAPES and m.value in _DEGREE_WORDS and m.end <= o.start)
 
 
 def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_label: str | None) -> str | None:
