@@ -106,14 +106,11 @@ def side_anatomy(d: Draft) -> None:
     side_at = {e["_start"]: e for e in d.entities if e["label"] == "ANAT-DP" and e["_end"] - e["_start"] == 1
                and d.lower[e["_start"]] in SIDE_WORDS}
     for anat in [e for e in d.entities if e["label"] == "ANAT-DP" and id(e) in located_at]:
-        i = anat["_start"] - 1
-        while i >= 0 and (d.lower[i] in _ZONE_WORDS or d.lower[i] in _ZONE_JOINS and i > 0
-                          and d.lower[i - 1] in _ZONE_WORDS and d.lower[i + 1] in _ZONE_WORDS):
-            i -= 1
-        if i < 0 or d.lower[i] not in SIDE_WORDS or d.sent_of[i] != d.sent_of[anat["_start"]]:
+        i = _side_word_of(d, anat)
+        if i is None:
             continue
         located = located_at[id(anat)]
-        if _names_chamber(d, i + 1):  # "leads in the right heart": a chamber's side is no device's (§5)
+        if i < anat["_start"] and _names_chamber(d, i + 1):  # "leads in the right heart": a chamber's side is no device's (§5)
             devices = {id(it) for o, it in d.obs_items if d.v.findings[o.value].category in DEVICE_CATEGORIES}
             located = [e for e in located if id(e) not in devices]
         side = side_at.get(i)
@@ -123,6 +120,22 @@ def side_anatomy(d: Draft) -> None:
         for e in located:
             if not any(t is e for _, t in side["rel"]):
                 side["rel"].append(("modify", e))
+
+
+def _side_word_of(d: Draft, anat: dict) -> int | None:
+    """The side word that sides the anatomy phrase ``anat``: right before it (zone words between, also
+    joined: "right mid and upper lung zone"), or "bilaterally" right after it ("opacities in the upper lungs
+    bilaterally", "the lung bases bilaterally": the guide's §5); None when there is none."""
+    i = anat["_start"] - 1
+    while i >= 0 and (d.lower[i] in _ZONE_WORDS or d.lower[i] in _ZONE_JOINS and i > 0
+                      and d.lower[i - 1] in _ZONE_WORDS and d.lower[i + 1] in _ZONE_WORDS):
+        i -= 1
+    if i >= 0 and d.lower[i] in SIDE_WORDS and d.sent_of[i] == d.sent_of[anat["_start"]]:
+        return i
+    after = anat["_end"]
+    if after < len(d.lower) and d.lower[after] == "bilaterally":
+        return after
+    return None
 
 
 #: plural paired anatomy, a side stated for both sides (the guide's §5: "bases", "apices", "hila")

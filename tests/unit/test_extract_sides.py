@@ -1,0 +1,23 @@
+"""The rules extractor's sides of findings (the annotation guide's §5), issue 17's fifth round.
+
+All report sentences here are synthetic, written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from tests.unit.test_extract_rules import _found_sided  # noqa: E402
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Nodular opacity overlying the upper lungs bilaterally.",
+     {("mass/nodule (not otherwise specified)", "bilateral", "present")}),
+    ("Several calcified granulomas are present in the upper lungs bilaterally.",
+     {("calcified nodule", "bilateral", "present")}),
+    ("Clear lungs bilaterally.", {("lung opacity", "bilateral", "absent")}),
+], ids=["upper-lungs", "granulomas", "normal-statement"])
+def test_bilaterally_after_a_place_sides_what_is_there(tmp_path, text, expected):
+    assert _found_sided(tmp_path, text) == expected
