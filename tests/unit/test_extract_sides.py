@@ -21,3 +21,13 @@ from tests.unit.test_extract_rules import _found_sided  # noqa: E402
 ], ids=["upper-lungs", "granulomas", "normal-statement"])
 def test_bilaterally_after_a_place_sides_what_is_there(tmp_path, text, expected):
     assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Small effusion at the right base and atelectasis at the left base.",
+     {("pleural effusion", "right", "present"), ("atelectasis", "left", "present")}),
+    ("Postsurgical changes of the left shoulder and degenerative changes of the right shoulder.",
+     {("postsurgical changes", "left", "present"), ("shoulder osteoarthritis", "right", "present")}),
+], ids=["two-bases", "two-shoulders"])
+def test_a_place_after_a_preposition_places_the_finding_before_it(tmp_path, text, expected):
+    assert _found_sided(tmp_path, text) == expected

@@ -17,7 +17,7 @@ def link_anatomy(d: Draft, m: Mention) -> None:
     the right atrium and right ventricle" none)."""
     if names_a_study(d, m):
         return
-    hit = d.nearest(m, 6)
+    hit = _owner_before_preposition(d, m, d.nearest(m, 6))
     if hit and d.lower[m.end - 1] in _CHAMBERS and d.v.findings[hit[0].value].category in DEVICE_CATEGORIES:
         return
     items = [hit[1]] if hit else _coordinated_place(d, m)
@@ -26,6 +26,29 @@ def link_anatomy(d: Draft, m: Mention) -> None:
         d.entities.append(anat)
         for item in items:
             item["rel"].append(("located_at", anat))
+
+
+#: words that open a place phrase after the finding it places ("effusion at the right base"), the articles between
+#: them and the place, and the words that end the finding's clause before them ("..., and atelectasis at the left base")
+_LOCATIVES = {"in", "at", "within", "of", "over", "along", "overlying", "involving", "near", "throughout", "on"}
+_ARTICLES = {"the", "a", "an", "both"}
+_CLAUSE_BREAKS = {",", "and", "or", ";", "with", "but", "while", "which"}
+
+
+def _owner_before_preposition(d: Draft, m: Mention, hit: tuple[Mention, dict] | None) -> tuple[Mention, dict] | None:
+    """The finding that a sided place opened by a preposition places: the one before the preposition, in its
+    clause, rather than a nearer one after the place ("Small effusion at the right base and atelectasis at
+    the left base": the effusion is right, the atelectasis left; the guide's §5, the side stated for the
+    finding's location). ``hit`` (the nearest finding) otherwise."""
+    i = m.start - 1
+    while i >= 0 and d.lower[i] in _ARTICLES:
+        i -= 1
+    if hit is None or hit[0].start < m.start or i < 0 or d.lower[i] not in _LOCATIVES or not d.v.side_of(m.text):
+        return hit
+    before = [(o, it) for o, it in d.same_sentence(m) if o.end <= i and gap(o, m) <= 6]
+    if not before or any(w in _CLAUSE_BREAKS for w in d.lower[before[-1][0].end:i]):
+        return hit
+    return before[-1]
 
 
 #: words between two coordinated places ("at the left base and in the right upper lobe")
