@@ -31,3 +31,13 @@ def test_bilaterally_after_a_place_sides_what_is_there(tmp_path, text, expected)
 ], ids=["two-bases", "two-shoulders"])
 def test_a_place_after_a_preposition_places_the_finding_before_it(tmp_path, text, expected):
     assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Left basilar atelectasis and right middle lobe scarring.",
+     {("atelectasis", "left", "present"), ("pleural/parenchymal scarring", "right", "present")}),
+    ("Small left effusion and right middle lobe atelectasis.",
+     {("pleural effusion", "left", "present"), ("atelectasis", "right", "present")}),
+], ids=["scarring", "atelectasis"])
+def test_a_side_adjective_sides_the_finding_it_opens(tmp_path, text, expected):
+    assert _found_sided(tmp_path, text) == expected

@@ -99,12 +99,29 @@ _BORDERS = {"border", "borders", "margin", "silhouette"}
 def link_side(d: Draft, m: Mention) -> None:
     """A side word modifies the nearest observation of its sentence, at most three tokens away (not a device
     when it names a heart chamber)."""
-    hit = d.nearest(m, 3)
+    hit = _finding_it_opens(d, m) or d.nearest(m, 3)
     if hit and _names_chamber(d, m.end) and d.v.findings[hit[0].value].category in DEVICE_CATEGORIES:
         return
     if hit:
         d.entities.append({"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [("modify", hit[1])],
                            "_mod": True})
+
+
+#: side words that stand before what they side ("right", "left-sided", "bilateral"; not "bilaterally", which
+#: follows it)
+_SIDE_ADJECTIVES = {"left", "right", "left-sided", "right-sided", "bilateral"}
+
+
+def _finding_it_opens(d: Draft, m: Mention) -> tuple[Mention, dict] | None:
+    """The finding right after a side adjective (at most three tokens, none of them ending a clause) that it
+    opens, though a finding before it is nearer ("Left basilar atelectasis and right middle lobe scarring":
+    the scarring is right, not the atelectasis; the guide's §5); None when there is none."""
+    if d.lower[m.start] not in _SIDE_ADJECTIVES:
+        return None
+    after = d.nearest(m, 3, only_after=True)
+    if after is None or any(w in _CLAUSE_BREAKS for w in d.lower[m.end:after[0].start]):
+        return None
+    return after
 
 
 #: words between a side word and the anatomy phrase it sides ("right upper / mid lung"), and the words that
