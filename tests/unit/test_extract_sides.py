@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from tests.unit.test_extract_rules import _found_sided  # noqa: E402
+from tests.unit.test_extract_rules import _found_sided, _roundtrip  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -41,3 +41,19 @@ def test_a_place_after_a_preposition_places_the_finding_before_it(tmp_path, text
 ], ids=["scarring", "atelectasis"])
 def test_a_side_adjective_sides_the_finding_it_opens(tmp_path, text, expected):
     assert _found_sided(tmp_path, text) == expected
+
+
+def _placed(tmp_path, text):
+    """(finding, side, region) of every mention ingestion reads from ``text`` as a findings section."""
+    return {(m.finding, m.side, m.anatomy) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Patchy bilateral airspace disease in the lungs.",
+     {("airspace opacity", "bilateral", "left lung"), ("airspace opacity", "bilateral", "right lung")}),
+    ("Stable 1 cm nodule left mid chest.", {("mass/nodule (not otherwise specified)", "left", "left lung")}),
+    # a place whose parts are not one left and one right keeps its region and the stated side
+    ("Left PICC with tip in the SVC.", {("picc", "left", "svc")}),
+], ids=["lungs", "chest", "svc"])
+def test_a_stated_side_places_a_finding_in_the_part_on_that_side(tmp_path, text, expected):
+    assert _placed(tmp_path, text) == expected
