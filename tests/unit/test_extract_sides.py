@@ -28,7 +28,9 @@ def test_bilaterally_after_a_place_sides_what_is_there(tmp_path, text, expected)
      {("pleural effusion", "right", "present"), ("atelectasis", "left", "present")}),
     ("Postsurgical changes of the left shoulder and degenerative changes of the right shoulder.",
      {("postsurgical changes", "left", "present"), ("shoulder osteoarthritis", "right", "present")}),
-], ids=["two-bases", "two-shoulders"])
+    ("Patchy atelectasis in the medial right base and lingular scarring.",
+     {("linear/patchy atelectasis", "right", "present"), ("pleural/parenchymal scarring", None, "present")}),
+], ids=["two-bases", "two-shoulders", "position-word"])
 def test_a_place_after_a_preposition_places_the_finding_before_it(tmp_path, text, expected):
     assert _found_sided(tmp_path, text) == expected
 

@@ -28,10 +28,12 @@ def link_anatomy(d: Draft, m: Mention) -> None:
             item["rel"].append(("located_at", anat))
 
 
-#: words that open a place phrase after the finding it places ("effusion at the right base"), the articles between
-#: them and the place, and the words that end the finding's clause before them ("..., and atelectasis at the left base")
+#: words that open a place phrase after the finding it places ("effusion at the right base"), the articles and
+#: position words between them and the place ("in the medial right base"), and the words that end the finding's
+#: clause before them ("..., and atelectasis at the left base")
 _LOCATIVES = {"in", "at", "within", "of", "over", "along", "overlying", "involving", "near", "throughout", "on"}
-_ARTICLES = {"the", "a", "an", "both"}
+_ARTICLES = {"the", "a", "an", "both", "medial", "lateral", "anterior", "posterior", "superior", "inferior",
+             "peripheral", "central", "far"}
 _CLAUSE_BREAKS = {",", "and", "or", ";", "with", "but", "while", "which"}
 
 
