@@ -182,10 +182,10 @@ def _stated_side(obs: Entity, anatomy_ents: list[Entity], incoming: dict[str, li
 def _regions_of(obs: Entity, finding: str, anatomy_ents: list[Entity], consumed: set[str],
                 incoming: dict[str, list[tuple[str, Entity]]], vocab: Vocabulary,
                 unmapped: list[str]) -> tuple[list[str], str | None]:
-    """The observation's regions: its located_at targets with their own modifiers (``left`` -> ``base``),
-    else the finding's default regions on the stated side; and the side stated (left / right / bilateral or
-    None), which a side-less region cannot show ("left PICC" in the SVC). Unknown places are added to
-    ``unmapped``."""
+    """The observation's regions: its located_at targets with their own modifiers (``left`` -> ``base``), a
+    side-less one in its part on the stated side (:func:`_on_side`), else the finding's default regions on the
+    stated side; and the side stated (left / right / bilateral or None), which a side-less region without such
+    parts cannot show ("left PICC" in the SVC). Unknown places are added to ``unmapped``."""
     regions: list[str] = []
     side = _stated_side(obs, anatomy_ents, incoming, vocab)
     for anat in anatomy_ents:

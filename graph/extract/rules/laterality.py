@@ -32,18 +32,19 @@ def link_anatomy(d: Draft, m: Mention) -> None:
 #: position words between them and the place ("in the medial right base"), and the words that end the finding's
 #: clause before them ("..., and atelectasis at the left base")
 _LOCATIVES = {"in", "at", "within", "of", "over", "along", "overlying", "involving", "near", "throughout", "on"}
-_ARTICLES = {"the", "a", "an", "both", "medial", "lateral", "anterior", "posterior", "superior", "inferior",
+_BEFORE_PLACE = {"the", "a", "an", "both", "medial", "lateral", "anterior", "posterior", "superior", "inferior",
              "peripheral", "central", "far"}
 _CLAUSE_BREAKS = {",", "and", "or", ";", "with", "but", "while", "which"}
 
 
-def _owner_before_preposition(d: Draft, m: Mention, hit: tuple[Mention, dict] | None) -> tuple[Mention, dict] | None:
+def _owner_before_preposition(d: Draft, m: Mention,
+                              hit: tuple[Mention, dict] | None) -> tuple[Mention, dict] | None:
     """The finding that a sided place opened by a preposition places: the one before the preposition, in its
     clause, rather than a nearer one after the place ("Small effusion at the right base and atelectasis at
     the left base": the effusion is right, the atelectasis left; the guide's §5, the side stated for the
     finding's location). ``hit`` (the nearest finding) otherwise."""
     i = m.start - 1
-    while i >= 0 and d.lower[i] in _ARTICLES:
+    while i >= 0 and d.lower[i] in _BEFORE_PLACE:
         i -= 1
     if hit is None or hit[0].start < m.start or i < 0 or d.lower[i] not in _LOCATIVES or not d.v.side_of(m.text):
         return hit
@@ -152,7 +153,7 @@ def side_anatomy(d: Draft) -> None:
         if i is None:
             continue
         located = located_at[id(anat)]
-        if i < anat["_start"] and _names_chamber(d, i + 1):  # "leads in the right heart": a chamber's side is no device's (§5)
+        if i < anat["_start"] and _names_chamber(d, i + 1):  # "leads in the right heart": no device's side (§5)
             devices = {id(it) for o, it in d.obs_items if d.v.findings[o.value].category in DEVICE_CATEGORIES}
             located = [e for e in located if id(e) not in devices]
         side = side_at.get(i)
