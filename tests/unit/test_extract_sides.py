@@ -30,7 +30,10 @@ def test_bilaterally_after_a_place_sides_what_is_there(tmp_path, text, expected)
      {("postsurgical changes", "left", "present"), ("shoulder osteoarthritis", "right", "present")}),
     ("Patchy atelectasis in the medial right base and lingular scarring.",
      {("linear/patchy atelectasis", "right", "present"), ("pleural/parenchymal scarring", None, "present")}),
-], ids=["two-bases", "two-shoulders", "position-word"])
+    # a side word after a preposition is a place too
+    ("There is an effusion on the right and a pneumothorax on the left.",
+     {("pleural effusion", "right", "present"), ("pneumothorax", "left", "present")}),
+], ids=["two-bases", "two-shoulders", "position-word", "on-the-side"])
 def test_a_place_after_a_preposition_places_the_finding_before_it(tmp_path, text, expected):
     assert _found_sided(tmp_path, text) == expected
 

@@ -39,10 +39,11 @@ _CLAUSE_BREAKS = {",", "and", "or", ";", "with", "but", "while", "which"}
 
 def _owner_before_preposition(d: Draft, m: Mention,
                               hit: tuple[Mention, dict] | None) -> tuple[Mention, dict] | None:
-    """The finding that a sided place opened by a preposition places: the one before the preposition, in its
-    clause, rather than a nearer one after the place ("Small effusion at the right base and atelectasis at
-    the left base": the effusion is right, the atelectasis left; the guide's §5, the side stated for the
-    finding's location). ``hit`` (the nearest finding) otherwise."""
+    """The finding that a sided place or side word opened by a preposition places: the one before the
+    preposition, in its clause, rather than a nearer one after the place ("Small effusion at the right base and
+    atelectasis at the left base", "an effusion on the right and a pneumothorax on the left": the effusion is
+    right; the guide's §5, the side stated for the finding's location). ``hit`` (the nearest finding)
+    otherwise."""
     i = m.start - 1
     while i >= 0 and d.lower[i] in _BEFORE_PLACE:
         i -= 1
@@ -100,9 +101,10 @@ _BORDERS = {"border", "borders", "margin", "silhouette"}
 
 
 def link_side(d: Draft, m: Mention) -> None:
-    """A side word modifies the nearest observation of its sentence, at most three tokens away (not a device
-    when it names a heart chamber)."""
-    hit = _finding_it_opens(d, m) or d.nearest(m, 3)
+    """A side word modifies the finding it opens (:func:`_finding_it_opens`), or the one before the preposition
+    that opens it (:func:`_owner_before_preposition`), else the nearest observation of its sentence, at most
+    three tokens away (not a device when it names a heart chamber)."""
+    hit = _finding_it_opens(d, m) or _owner_before_preposition(d, m, d.nearest(m, 3))
     if hit and _names_chamber(d, m.end) and d.v.findings[hit[0].value].category in DEVICE_CATEGORIES:
         return
     if hit:
