@@ -183,10 +183,10 @@ def _stated_side(obs: Entity, anatomy_ents: list[Entity], incoming: dict[str, li
 def _regions_of(obs: Entity, finding: str, anatomy_ents: list[Entity], consumed: set[str],
                 incoming: dict[str, list[tuple[str, Entity]]], vocab: Vocabulary,
                 unmapped: list[str]) -> tuple[list[str], str | None]:
-    """The observation's regions: its located_at targets with their own modifiers (``left`` -> ``base``),
-    else the finding's default regions on the stated side; and the side stated (left / right / bilateral or
-    None), which a side-less region cannot show ("left PICC" in the SVC). Unknown places are added to
-    ``unmapped``."""
+    """The observation's regions: its located_at targets with their own modifiers (``left`` -> ``base``), a
+    side-less one in its part on the stated side (:func:`_on_side`), else the finding's default regions on the
+    stated side; and the side stated (left / right / bilateral or None), which a side-less region without such
+    parts cannot show ("left PICC" in the SVC). Unknown places are added to ``unmapped``."""
     regions: list[str] = []
     side = _stated_side(obs, anatomy_ents, incoming, vocab)
     for anat in anatomy_ents:
@@ -200,5 +200,42 @@ def _regions_of(obs: Entity, finding: str, anatomy_ents: list[Entity], consumed:
         found = vocab.regions_for(text_) or vocab.regions_for(anat.tokens)
         if not found:
             unmapped.append(f"region:{text_.lower()}")
-        regions.extend(found)
+        regions.extend(_on_side(found, side, vocab))
     return regions or list(vocab.default_regions(finding, side if side in ("left", "right") else None)), side
+
+
+def _on_side(regions: tuple[str, ...], side: str | None, vocab: Vocabulary) -> tuple[str, ...]:
+    """A place without a side whose parts come in a left and a right one, on the side the report states for the
+    finding ("bilateral airspace disease" in the "lungs": the left and right lung; "nodule" by the "left"
+    "heart border": the left cardiac silhouette; the annotation guide's §5); the regions as they are when no
+    side is stated or a region has a side or no such parts (the SVC of a "left PICC")."""
+    if side not in ("left", "right", "bilateral") or any(vocab.regions[r].side for r in regions):
+        return regions
+    sides = ("left", "right") if side == "bilateral" else (side,)
+    parts = _sided_parts(vocab)
+    if not regions or not all(r in parts for r in regions):
+        return regions
+    return tuple(parts[r][s] for r in regions for s in sides)
+
+
+def _sided_parts(vocab: Vocabulary) -> dict[str, dict[str, str]]:
+    """Region -> {"left": its left part, "right": its right part}, for side-less regions with exactly one part on
+    each side (lungs, cardiac silhouette, abdomen) or whose name with a side word names one region (the chest:
+    "left chest" is the left lung), computed once per vocabulary."""
+    if id(vocab) not in _SIDED_PARTS:
+        by_parent: dict[str, dict[str, list[str]]] = {}
+        for r in vocab.regions.values():
+            if r.parent and r.side in ("left", "right"):
+                by_parent.setdefault(r.parent, {}).setdefault(r.side, []).append(r.name)
+        parts = {parent: {s: names[0] for s, names in kids.items()} for parent, kids in by_parent.items()
+                 if set(kids) == {"left", "right"} and all(len(n) == 1 for n in kids.values())}
+        for r in vocab.regions.values():  # else its name with a side word: "left chest" is the left lung
+            named = {s: vocab.regions_for(f"{s} {r.name}") for s in ("left", "right")}
+            if r.side is None and r.name not in parts and all(len(n) == 1 for n in named.values()):
+                parts[r.name] = {s: n[0] for s, n in named.items()}
+        _SIDED_PARTS[id(vocab)] = parts
+    return _SIDED_PARTS[id(vocab)]
+
+
+#: id of a vocabulary -> :func:`_sided_parts`
+_SIDED_PARTS: dict[int, dict[str, dict[str, str]]] = {}

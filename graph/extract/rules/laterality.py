@@ -17,7 +17,7 @@ def link_anatomy(d: Draft, m: Mention) -> None:
     the right atrium and right ventricle" none)."""
     if names_a_study(d, m):
         return
-    hit = d.nearest(m, 6)
+    hit = _owner_before_preposition(d, m, d.nearest(m, 6))
     if hit and d.lower[m.end - 1] in _CHAMBERS and d.v.findings[hit[0].value].category in DEVICE_CATEGORIES:
         return
     items = [hit[1]] if hit else _coordinated_place(d, m)
@@ -26,6 +26,33 @@ def link_anatomy(d: Draft, m: Mention) -> None:
         d.entities.append(anat)
         for item in items:
             item["rel"].append(("located_at", anat))
+
+
+#: words that open a place phrase after the finding it places ("effusion at the right base"), the articles and
+#: position words between them and the place ("in the medial right base"), and the words that end the finding's
+#: clause before them ("..., and atelectasis at the left base")
+_LOCATIVES = {"in", "at", "within", "of", "over", "along", "overlying", "involving", "near", "throughout", "on"}
+_BEFORE_PLACE = {"the", "a", "an", "both", "medial", "lateral", "anterior", "posterior", "superior", "inferior",
+             "peripheral", "central", "far"}
+_CLAUSE_BREAKS = {",", "and", "or", ";", "with", "but", "while", "which"}
+
+
+def _owner_before_preposition(d: Draft, m: Mention,
+                              hit: tuple[Mention, dict] | None) -> tuple[Mention, dict] | None:
+    """The finding that a sided place or side word opened by a preposition places: the one before the
+    preposition, in its clause, rather than a nearer one after the place ("Small effusion at the right base and
+    atelectasis at the left base", "an effusion on the right and a pneumothorax on the left": the effusion is
+    right; the guide's §5, the side stated for the finding's location). ``hit`` (the nearest finding)
+    otherwise."""
+    i = m.start - 1
+    while i >= 0 and d.lower[i] in _BEFORE_PLACE:
+        i -= 1
+    if hit is None or hit[0].start < m.start or i < 0 or d.lower[i] not in _LOCATIVES or not d.v.side_of(m.text):
+        return hit
+    before = [(o, it) for o, it in d.same_sentence(m) if o.end <= i and gap(o, m) <= 6]
+    if not before or any(w in _CLAUSE_BREAKS for w in d.lower[before[-1][0].end:i]):
+        return hit
+    return before[-1]
 
 
 #: words between two coordinated places ("at the left base and in the right upper lobe")
@@ -74,14 +101,32 @@ _BORDERS = {"border", "borders", "margin", "silhouette"}
 
 
 def link_side(d: Draft, m: Mention) -> None:
-    """A side word modifies the nearest observation of its sentence, at most three tokens away (not a device
-    when it names a heart chamber)."""
-    hit = d.nearest(m, 3)
+    """A side word modifies the finding it opens (:func:`_finding_it_opens`), or the one before the preposition
+    that opens it (:func:`_owner_before_preposition`), else the nearest observation of its sentence, at most
+    three tokens away (not a device when it names a heart chamber)."""
+    hit = _finding_it_opens(d, m) or _owner_before_preposition(d, m, d.nearest(m, 3))
     if hit and _names_chamber(d, m.end) and d.v.findings[hit[0].value].category in DEVICE_CATEGORIES:
         return
     if hit:
         d.entities.append({"_start": m.start, "_end": m.end, "label": "ANAT-DP", "rel": [("modify", hit[1])],
                            "_mod": True})
+
+
+#: side words that stand before what they side ("right", "left-sided", "bilateral"; not "bilaterally", which
+#: follows it)
+_SIDE_ADJECTIVES = {"left", "right", "left-sided", "right-sided", "bilateral"}
+
+
+def _finding_it_opens(d: Draft, m: Mention) -> tuple[Mention, dict] | None:
+    """The finding right after a side adjective (at most three tokens, none of them ending a clause) that it
+    opens, though a finding before it is nearer ("Left basilar atelectasis and right middle lobe scarring":
+    the scarring is right, not the atelectasis; the guide's §5); None when there is none."""
+    if d.lower[m.start] not in _SIDE_ADJECTIVES:
+        return None
+    after = d.nearest(m, 3, only_after=True)
+    if after is None or any(w in _CLAUSE_BREAKS for w in d.lower[m.end:after[0].start]):
+        return None
+    return after
 
 
 #: words between a side word and the anatomy phrase it sides ("right upper / mid lung"), and the words that
@@ -106,14 +151,11 @@ def side_anatomy(d: Draft) -> None:
     side_at = {e["_start"]: e for e in d.entities if e["label"] == "ANAT-DP" and e["_end"] - e["_start"] == 1
                and d.lower[e["_start"]] in SIDE_WORDS}
     for anat in [e for e in d.entities if e["label"] == "ANAT-DP" and id(e) in located_at]:
-        i = anat["_start"] - 1
-        while i >= 0 and (d.lower[i] in _ZONE_WORDS or d.lower[i] in _ZONE_JOINS and i > 0
-                          and d.lower[i - 1] in _ZONE_WORDS and d.lower[i + 1] in _ZONE_WORDS):
-            i -= 1
-        if i < 0 or d.lower[i] not in SIDE_WORDS or d.sent_of[i] != d.sent_of[anat["_start"]]:
+        i = _side_word_of(d, anat)
+        if i is None:
             continue
         located = located_at[id(anat)]
-        if _names_chamber(d, i + 1):  # "leads in the right heart": a chamber's side is no device's (§5)
+        if i < anat["_start"] and _names_chamber(d, i + 1):  # "leads in the right heart": no device's side (§5)
             devices = {id(it) for o, it in d.obs_items if d.v.findings[o.value].category in DEVICE_CATEGORIES}
             located = [e for e in located if id(e) not in devices]
         side = side_at.get(i)
@@ -123,6 +165,22 @@ def side_anatomy(d: Draft) -> None:
         for e in located:
             if not any(t is e for _, t in side["rel"]):
                 side["rel"].append(("modify", e))
+
+
+def _side_word_of(d: Draft, anat: dict) -> int | None:
+    """The side word that sides the anatomy phrase ``anat``: right before it (zone words between, also
+    joined: "right mid and upper lung zone"), or "bilaterally" right after it ("opacities in the upper lungs
+    bilaterally", "the lung bases bilaterally": the guide's §5); None when there is none."""
+    i = anat["_start"] - 1
+    while i >= 0 and (d.lower[i] in _ZONE_WORDS or d.lower[i] in _ZONE_JOINS and i > 0
+                      and d.lower[i - 1] in _ZONE_WORDS and d.lower[i + 1] in _ZONE_WORDS):
+        i -= 1
+    if i >= 0 and d.lower[i] in SIDE_WORDS and d.sent_of[i] == d.sent_of[anat["_start"]]:
+        return i
+    after = anat["_end"]
+    if after < len(d.lower) and d.lower[after] == "bilaterally":
+        return after
+    return None
 
 
 #: plural paired anatomy, a side stated for both sides (the guide's §5: "bases", "apices", "hila")
