@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from graph.extract.rules.draft import Draft
 from graph.extract.rules.mentions import DEVICE_CATEGORIES, SIDE_WORDS, Mention, gap
-from graph.extract.rules.refer_back import previous_content_sentence
+from graph.extract.rules.refer_back import previous_content_sentence, stating_sentence
 from graph.vocabulary import Vocabulary
 
 
@@ -206,20 +206,28 @@ def _copy_anchors(d: Draft, source: dict, item: dict) -> bool:
 
 def _antecedents(d: Draft, o: Mention) -> list[dict] | None:
     """Rule 3 of :func:`place_unanchored`: in a sentence that opens with a word that points back ("This
-    likely represents a calcified granuloma."), the present findings of the previous sentence of its
-    section, whose place the reading shares (the annotation guide's §5 and §8); None when the sentence does
-    not point back or has no previous sentence."""
+    likely represents a calcified granuloma."), the present findings of the sentence it points to, whose place
+    the reading shares (the annotation guide's §5 and §8), those whose place states a side first (a reading
+    takes the side of the sign it reads: "Low lung volumes and airspace disease in the left base. It may be
+    pneumonia." is left, not the lungs' none); None when the sentence does not point back or has no previous
+    sentence."""
     k = _pointed_sentence(d, o)
-    return None if k < 0 else [it for o2, it in d.obs_items if d.sent_of[o2.start] == k and it["label"] == "OBS-DP"]
+    if k < 0:
+        return None
+    found = [it for o2, it in d.obs_items if d.sent_of[o2.start] == k and it["label"] == "OBS-DP"]
+    return sorted(found, key=lambda it: not _states_side(d, it))
 
 
 def _pointed_sentence(d: Draft, o: Mention) -> int:
-    """The previous sentence of ``o``'s section when ``o``'s sentence opens with a word that points back;
-    -1 otherwise."""
+    """When ``o``'s sentence opens with a word that points back, the sentence it points to: the nearest before
+    it in its section that names a finding or a place (:func:`graph.extract.rules.refer_back.stating_sentence`:
+    "Streaky opacity in the right lower lobe. Please correlate with symptoms. Findings may reflect
+    atelectasis." reads the opacity, as the refer-back of a change cue does); -1 otherwise."""
     start, end = d.sentence_of(o.start)
     if next((w for w in d.lower[start:end] if w.isalpha()), None) not in _POINTING_BACK:
         return -1
-    return previous_content_sentence(d, d.sent_of[o.start], d.sections[o.start])
+    section = d.sections[o.start]
+    return stating_sentence(d, previous_content_sentence(d, d.sent_of[o.start], section), section)
 
 
 def _anchor_to_sign(d: Draft, o: Mention, item: dict) -> None:

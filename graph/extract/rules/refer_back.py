@@ -43,7 +43,7 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     position ("Unchanged.", "No interval change."; "No interval change in XXXX position." speaks of a
     device). Then: the present (OBS-DP) findings of the previous sentence of the same section (list numbers
     such as "2." skipped; only its devices when the sentence speaks of a position; for an anaphor, the
-    nearest sentence that names a finding or a place: :func:`_stating_sentence`); none when that sentence
+    nearest sentence that names a finding or a place: :func:`stating_sentence`); none when that sentence
     states only absent findings ("No acute disease. Increased."), unless the sentence says "findings" ("No
     effusion. Findings are unchanged."): then the present findings of its section before it that carry no
     change yet. A section that opens with it: the present findings of the earlier findings / impression
@@ -61,7 +61,7 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     section = sections[m.start]
     k = previous_content_sentence(d, n, section)
     if words & _ANAPHORS:
-        k = _stating_sentence(d, k, section)
+        k = stating_sentence(d, k, section)
     if k >= 0:
         previous = [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"
                     and (not words & _POSITION or d.v.findings[o.value].category in DEVICE_CATEGORIES)]
@@ -100,7 +100,7 @@ def _alone(d: Draft, m: Mention, n: int, sent) -> bool:
 _CHAMBER_WORDS = {"atrium", "ventricle", "atria", "ventricles"}
 
 
-def _stating_sentence(d: Draft, k: int, section: str | None) -> int:
+def stating_sentence(d: Draft, k: int, section: str | None) -> int:
     """Sentence ``k`` or, when it names neither a finding nor a place (other than the heart chamber of a
     device's tip: "Correlate clinically.", "On the lateral view the lead is in the right ventricle."), the
     nearest sentence before it in its section that does: an anaphor refers to a finding (the guide's §8)."""
