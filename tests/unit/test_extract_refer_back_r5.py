@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from tests.unit.test_extract_rules import _sided  # noqa: E402
+from tests.unit.test_extract_rules import _roundtrip, _sided  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -25,3 +25,24 @@ from tests.unit.test_extract_rules import _sided  # noqa: E402
 def test_a_reading_that_points_back_takes_the_side_of_the_sign_it_reads(tmp_path, text, expected):
     """The guide's §5 and §8: a reading takes the side of the sign it reads, found as a refer-back finds it."""
     assert _sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Two tiny nodules in the right upper lobe. These nodules are densely calcified, in keeping with granulomatous "
+     "disease.", [("multiple masses/nodules", "present", None)]),
+    # through IS_A: the opacities are the atelectasis
+    ("Left basilar atelectasis. These opacities are best seen on the lateral view.",
+     [("atelectasis", "present", None)]),
+    # a change the sentence states keeps it there (the guide's §8: what the sentence says about it)
+    ("Bilateral pulmonary nodules. These nodules have increased in size since the prior study.",
+     [("multiple masses/nodules", "present", None), ("multiple masses/nodules", "present", "worsened")]),
+    # no earlier sentence states it: the demonstrative's finding is the sentence's own
+    ("Old fracture of the right 5th rib. These bony lesions could be metastatic.",
+     [("bone lesion", "present", None)]),
+], ids=["same-finding", "is-a", "changed", "not-stated-before"])
+def test_a_finding_a_demonstrative_points_back_to_is_not_repeated(tmp_path, text, expected):
+    """The guide's §8: the finding belongs to the sentence that states it and is not repeated."""
+    findings = {f for f, _, _ in expected} | {"lung opacity"}
+    mentions = _roundtrip(tmp_path, {"findings": text}).mentions
+    got = {(m.sentence_id, m.finding, m.polarity, m.change) for m in mentions if m.finding in findings}
+    assert sorted((g[1:] for g in got), key=str) == sorted(expected, key=str)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from graph.extract.rules.draft import Draft
 from graph.extract.rules.mentions import DEVICE_CATEGORIES, Mention
 from graph.extract.rules.sections import SECTION_ORDER
+from graph.vocabulary import Vocabulary, ancestors
 
 #: the only words of a sentence that refers back ("Unchanged.", "This is increased since the previous study.")
 _REFER_WORDS = {"this", "it", "these", "they", "that", "there", "which", "finding", "findings", "appearance",
@@ -111,6 +112,51 @@ def stating_sentence(d: Draft, k: int, section: str | None) -> int:
     while k >= 0 and k not in stating:
         k = previous_content_sentence(d, k, section)
     return k
+
+
+#: demonstratives that make the finding they open a sentence with the one an earlier sentence stated ("These nodules
+#: are densely calcified, ..."); at most :data:`_DEMONSTRATIVE_REACH` words between
+_DEMONSTRATIVES = {"this", "these", "that", "those"}
+_DEMONSTRATIVE_REACH = 2
+
+
+def drop_repeated_antecedents(d: Draft) -> None:
+    """A present finding that a demonstrative opens its sentence with ("These nodules are densely calcified, in
+    keeping with granulomatous disease." after "Two tiny nodules in the right upper lobe.") names
+    the finding of the sentence it points to (:func:`stating_sentence`) again, when that sentence states the
+    same finding or one related to it through IS_A present: it belongs to the sentence that states it and is
+    not repeated (the annotation guide's §8), unless the sentence says how it changed ("These opacities have
+    increased."). Runs after the change cues are linked."""
+    dropped = set()
+    for o, it in d.obs_items:
+        start = d.sentence_of(o.start)[0]
+        if (it["label"] != "OBS-DP" or id(it) in d.changed or d.lower[start] not in _DEMONSTRATIVES
+                or o.start - start - 1 > _DEMONSTRATIVE_REACH or any(i in d.obs_tokens for i in range(start, o.start))):
+            continue
+        section = d.sections[o.start]
+        k = stating_sentence(d, previous_content_sentence(d, d.sent_of[o.start], section), section)
+        related = _related(d.v, o.value)
+        if k >= 0 and any(d.sent_of[o2.start] == k and it2["label"] == "OBS-DP" and o2.value in related
+                          for o2, it2 in d.obs_items):
+            dropped.add(id(it))
+    d.drop(dropped)
+
+
+def _related(v: Vocabulary, finding: str) -> set[str]:
+    """``finding``, its IS_A ancestors and its descendants (computed once per vocabulary)."""
+    key = id(v)
+    if key not in _RELATED:
+        parents = {f.name: f.parents for f in v.findings.values()}
+        related = {name: {name} | ancestors(name, parents) for name in v.findings}
+        for name, anc in list(related.items()):
+            for a in anc:
+                related[a].add(name)
+        _RELATED[key] = related
+    return _RELATED[key].get(finding, {finding})
+
+
+#: id of a vocabulary -> finding -> :func:`_related`
+_RELATED: dict[int, dict[str, set[str]]] = {}
 
 
 def previous_content_sentence(d: Draft, n: int, section: str | None) -> int:
