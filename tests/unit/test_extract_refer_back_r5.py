@@ -46,3 +46,22 @@ def test_a_finding_a_demonstrative_points_back_to_is_not_repeated(tmp_path, text
     mentions = _roundtrip(tmp_path, {"findings": text}).mentions
     got = {(m.sentence_id, m.finding, m.polarity, m.change) for m in mentions if m.finding in findings}
     assert sorted((g[1:] for g in got), key=str) == sorted(expected, key=str)
+
+
+def _changes(tmp_path, text):
+    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The heart is enlarged. This has shown definite interval increase since the last radiograph.",
+     {("enlarged cardiac silhouette", "present", "worsened")}),
+    ("Solitary nodule in the left lower lobe. This is smoothly marginated, and is stable since the CT.",
+     {("mass/nodule (not otherwise specified)", "present", "no change")}),
+    # a hedge before the cue makes it speculation (the guide's §6)
+    ("Left basilar atelectasis. This may have increased since the prior study.",
+     {("atelectasis", "present", None)}),
+], ids=["shows-increase", "is-x-and-is-stable", "speculation"])
+def test_an_opening_pronoun_is_the_subject_of_a_change_cue_anywhere_in_a_sentence_that_names_nothing(
+        tmp_path, text, expected):
+    """The guide's §8: the sentence whose subject is a pronoun says how the finding it refers to changed."""
+    assert _changes(tmp_path, text) == expected

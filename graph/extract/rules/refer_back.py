@@ -79,11 +79,36 @@ def anaphor_subject(d: Draft, m: Mention) -> bool:
     """Cue ``m`` is the predicate of an anaphor that opens its sentence, whatever follows it ("These were not
     present on the prior study and may represent ...", "These are increased from prior, with the largest in
     the left base"): the words before the cue are refer-back words, one of them an anaphor (the guide's §8
-    labels such a sentence with the findings the anaphor refers to)."""
-    start = d.sentence_of(m.start)[0]
+    labels such a sentence with the findings the anaphor refers to); or the sentence opens with a pronoun
+    (:data:`_OPENING_ANAPHORS`), names no finding or place and holds no hedge before the cue ("This has
+    shown definite interval increase.", "This is smoothly marginated, and is stable since the CT.")."""
+    start, end = d.sentence_of(m.start)
     before = [w for w in d.lower[start:m.start] if w.isalpha()]
-    return (bool(set(before) & _ANAPHORS) and all(w in _REFER_WORDS for w in before)
-            and not any(start <= i < m.start for i in d.obs_tokens))
+    if any(start <= i < m.start for i in d.obs_tokens):
+        return False
+    if bool(set(before) & _ANAPHORS) and all(w in _REFER_WORDS for w in before):
+        return True
+    return (bool(before) and before[0] in _OPENING_ANAPHORS and _SPECULATION.isdisjoint(before)
+            and _names_nothing(d, d.sent_of[m.start], end))
+
+
+#: pronouns that, opening a sentence that names no finding or place, are the subject of its change cue
+#: wherever it stands ("This has shown definite interval increase.", "This is smoothly marginated, and is
+#: stable since the CT.")
+_OPENING_ANAPHORS = {"this", "these", "it", "they"}
+#: hedges (the guide's §3) before such a cue make it speculation, no change (§6: "This could have
+#: resolved")
+_SPECULATION = {"may", "might", "could", "would", "possible", "possibly", "probable", "probably", "likely",
+                "presumably", "if", "whether"}
+
+
+def _names_nothing(d: Draft, n: int, end: int) -> bool:
+    """Sentence ``n`` (ending at token ``end``) names no finding and no place or side other than refer-back
+    words."""
+    start = d.sent_bounds[n][0]
+    return not any(start <= i < end for i in d.obs_tokens) and not any(
+        x.kind in ("ANAT", "SIDE") and d.sent_of[x.start] == n and not set(d.lower[x.start:x.end]) <= _REFER_WORDS
+        for x in d.mods)
 
 
 def _alone(d: Draft, m: Mention, n: int, sent) -> bool:
