@@ -21,7 +21,10 @@ from tests.unit.test_extract_rules import _roundtrip, _sided  # noqa: E402
     ("Hypoinflated lungs with streaky airspace disease at the right base. It may represent pneumonia.",
      {("low lung volumes", None, "present", None), ("airspace opacity", "right", "present", None),
       ("pneumonia", "right", "uncertain", None)}),
-], ids=["skips-a-sentence-that-states-nothing", "sided-sign-first"])
+    # the reading's own place ("pleural" of "pleural reaction") states no side: the sign's side
+    ("Blunting of the left costophrenic angle. This may be a trace effusion or a pleural reaction.",
+     {("costophrenic angle blunting", "left", "present", None), ("pleural effusion", "left", "uncertain", None)}),
+], ids=["skips-a-sentence-that-states-nothing", "sided-sign-first", "own-place-without-side"])
 def test_a_reading_that_points_back_takes_the_side_of_the_sign_it_reads(tmp_path, text, expected):
     """The guide's §5 and §8: a reading takes the side of the sign it reads, found as a refer-back finds it."""
     assert _sided(tmp_path, text) == expected

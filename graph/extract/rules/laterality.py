@@ -134,7 +134,10 @@ def reading_sides(d: Draft) -> None:
     nodules", "left upper lobe opacification suggestive of hilar mass") and whose own place states no side
     ("pulmonary", "hilar", "pleural": either side) takes the sign's place and side: the guide's §5, a
     reading takes the side of the sign it reads (not a whole-body or midline condition: :func:`_lateral`).
-    Runs after :func:`side_anatomy`, which gives the sign the side written before its place."""
+    Runs after :func:`side_anatomy`, which gives the sign the side written before its place. So does a reading
+    placed without a side in a sentence that points back ("Blunting of the left costophrenic angle. This may be
+    a trace effusion or a pleural reaction.": left, not the "pleural" of its own sentence): it takes the
+    place of the first sided finding of the sentence it points to (:func:`_antecedents`)."""
     mention_of = {id(it): o for o, it in d.obs_items}
     for sign in [e for e in d.entities if e["label"].startswith("OBS") and id(e) in mention_of]:
         for r, reading in sign["rel"]:
@@ -142,6 +145,11 @@ def reading_sides(d: Draft) -> None:
             if (r == "suggestive_of" and o is not None and _lateral(o.value, d.v) and not _states_side(d, reading)
                     and _states_side(d, sign)):
                 _copy_anchors(d, sign, reading)
+    for o, it in d.obs_items:
+        if it["label"] == "OBS-U" and _lateral(o.value, d.v) and _opens_pointing_back(d, o) and not _states_side(d, it):
+            sided = [a for a in _antecedents(d, o) or () if _states_side(d, a)]
+            if sided:
+                _copy_anchors(d, sided[0], it)
 
 
 def _states_side(d: Draft, item: dict) -> bool:
@@ -223,11 +231,16 @@ def _pointed_sentence(d: Draft, o: Mention) -> int:
     it in its section that names a finding or a place (:func:`graph.extract.rules.refer_back.stating_sentence`:
     "Streaky opacity in the right lower lobe. Please correlate with symptoms. Findings may reflect
     atelectasis." reads the opacity, as the refer-back of a change cue does); -1 otherwise."""
-    start, end = d.sentence_of(o.start)
-    if next((w for w in d.lower[start:end] if w.isalpha()), None) not in _POINTING_BACK:
+    if not _opens_pointing_back(d, o):
         return -1
     section = d.sections[o.start]
     return stating_sentence(d, previous_content_sentence(d, d.sent_of[o.start], section), section)
+
+
+def _opens_pointing_back(d: Draft, o: Mention) -> bool:
+    """``o``'s sentence opens with a word that points back (:data:`_POINTING_BACK`)."""
+    start, end = d.sentence_of(o.start)
+    return next((w for w in d.lower[start:end] if w.isalpha()), None) in _POINTING_BACK
 
 
 def _anchor_to_sign(d: Draft, o: Mention, item: dict) -> None:
