@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from graph.extract.rules.draft import Draft
 from graph.extract.rules.mentions import DEVICE_CATEGORIES, SIDE_WORDS, Mention, gap
-from graph.extract.rules.refer_back import previous_content_sentence
+from graph.extract.rules.refer_back import previous_content_sentence, stating_sentence
 from graph.vocabulary import Vocabulary
 
 
@@ -192,7 +192,10 @@ def reading_sides(d: Draft) -> None:
     nodules", "left upper lobe opacification suggestive of hilar mass") and whose own place states no side
     ("pulmonary", "hilar", "pleural": either side) takes the sign's place and side: the guide's §5, a
     reading takes the side of the sign it reads (not a whole-body or midline condition: :func:`_lateral`).
-    Runs after :func:`side_anatomy`, which gives the sign the side written before its place."""
+    Runs after :func:`side_anatomy`, which gives the sign the side written before its place. So does a reading
+    placed without a side in a sentence that points back ("Blunting of the left costophrenic angle. This may be
+    a trace effusion or a pleural reaction.": left, not the "pleural" of its own sentence): it takes the
+    place of the first sided finding of the sentence it points to (:func:`_antecedents`)."""
     mention_of = {id(it): o for o, it in d.obs_items}
     for sign in [e for e in d.entities if e["label"].startswith("OBS") and id(e) in mention_of]:
         for r, reading in sign["rel"]:
@@ -200,6 +203,11 @@ def reading_sides(d: Draft) -> None:
             if (r == "suggestive_of" and o is not None and _lateral(o.value, d.v) and not _states_side(d, reading)
                     and _states_side(d, sign)):
                 _copy_anchors(d, sign, reading)
+    for o, it in d.obs_items:
+        if it["label"] == "OBS-U" and _lateral(o.value, d.v) and _opens_pointing_back(d, o) and not _states_side(d, it):
+            sided = [a for a in _antecedents(d, o) or () if _states_side(d, a)]
+            if sided:
+                _copy_anchors(d, sided[0], it)
 
 
 def _states_side(d: Draft, item: dict) -> bool:
@@ -264,20 +272,33 @@ def _copy_anchors(d: Draft, source: dict, item: dict) -> bool:
 
 def _antecedents(d: Draft, o: Mention) -> list[dict] | None:
     """Rule 3 of :func:`place_unanchored`: in a sentence that opens with a word that points back ("This
-    likely represents a calcified granuloma."), the present findings of the previous sentence of its
-    section, whose place the reading shares (the annotation guide's §5 and §8); None when the sentence does
-    not point back or has no previous sentence."""
+    likely represents a calcified granuloma."), the present findings of the sentence it points to, whose place
+    the reading shares (the annotation guide's §5 and §8), those whose place states a side first (a reading
+    takes the side of the sign it reads: "Low lung volumes and airspace disease in the left base. It may be
+    pneumonia." is left, not the lungs' none); None when the sentence does not point back or has no previous
+    sentence."""
     k = _pointed_sentence(d, o)
-    return None if k < 0 else [it for o2, it in d.obs_items if d.sent_of[o2.start] == k and it["label"] == "OBS-DP"]
+    if k < 0:
+        return None
+    found = [it for o2, it in d.obs_items if d.sent_of[o2.start] == k and it["label"] == "OBS-DP"]
+    return sorted(found, key=lambda it: not _states_side(d, it))
 
 
 def _pointed_sentence(d: Draft, o: Mention) -> int:
-    """The previous sentence of ``o``'s section when ``o``'s sentence opens with a word that points back;
-    -1 otherwise."""
-    start, end = d.sentence_of(o.start)
-    if next((w for w in d.lower[start:end] if w.isalpha()), None) not in _POINTING_BACK:
+    """When ``o``'s sentence opens with a word that points back, the sentence it points to: the nearest before
+    it in its section that names a finding or a place (:func:`graph.extract.rules.refer_back.stating_sentence`:
+    "Streaky opacity in the right lower lobe. Please correlate with symptoms. Findings may reflect
+    atelectasis." reads the opacity, as the refer-back of a change cue does); -1 otherwise."""
+    if not _opens_pointing_back(d, o):
         return -1
-    return previous_content_sentence(d, d.sent_of[o.start], d.sections[o.start])
+    section = d.sections[o.start]
+    return stating_sentence(d, previous_content_sentence(d, d.sent_of[o.start], section), section)
+
+
+def _opens_pointing_back(d: Draft, o: Mention) -> bool:
+    """``o``'s sentence opens with a word that points back (:data:`_POINTING_BACK`)."""
+    start, end = d.sentence_of(o.start)
+    return next((w for w in d.lower[start:end] if w.isalpha()), None) in _POINTING_BACK
 
 
 def _anchor_to_sign(d: Draft, o: Mention, item: dict) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from graph.extract.rules.draft import Draft
 from graph.extract.rules.mentions import DEVICE_CATEGORIES, Mention
 from graph.extract.rules.sections import SECTION_ORDER
+from graph.vocabulary import Vocabulary, ancestors
 
 #: the only words of a sentence that refers back ("Unchanged.", "This is increased since the previous study.")
 _REFER_WORDS = {"this", "it", "these", "they", "that", "there", "which", "finding", "findings", "appearance",
@@ -43,7 +44,7 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     position ("Unchanged.", "No interval change."; "No interval change in XXXX position." speaks of a
     device). Then: the present (OBS-DP) findings of the previous sentence of the same section (list numbers
     such as "2." skipped; only its devices when the sentence speaks of a position; for an anaphor, the
-    nearest sentence that names a finding or a place: :func:`_stating_sentence`); none when that sentence
+    nearest sentence that names a finding or a place: :func:`stating_sentence`); none when that sentence
     states only absent findings ("No acute disease. Increased."), unless the sentence says "findings" ("No
     effusion. Findings are unchanged."): then the present findings of its section before it that carry no
     change yet. A section that opens with it: the present findings of the earlier findings / impression
@@ -61,7 +62,7 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     section = sections[m.start]
     k = previous_content_sentence(d, n, section)
     if words & _ANAPHORS:
-        k = _stating_sentence(d, k, section)
+        k = stating_sentence(d, k, section)
     if k >= 0:
         previous = [(o, it) for o, it in d.obs_items if sent_of[o.start] == k and it["label"] == "OBS-DP"
                     and (not words & _POSITION or d.v.findings[o.value].category in DEVICE_CATEGORIES)]
@@ -78,11 +79,36 @@ def anaphor_subject(d: Draft, m: Mention) -> bool:
     """Cue ``m`` is the predicate of an anaphor that opens its sentence, whatever follows it ("These were not
     present on the prior study and may represent ...", "These are increased from prior, with the largest in
     the left base"): the words before the cue are refer-back words, one of them an anaphor (the guide's §8
-    labels such a sentence with the findings the anaphor refers to)."""
-    start = d.sentence_of(m.start)[0]
+    labels such a sentence with the findings the anaphor refers to); or the sentence opens with a pronoun
+    (:data:`_OPENING_ANAPHORS`), names no finding or place and holds no hedge before the cue ("This has
+    shown definite interval increase.", "This is smoothly marginated, and is stable since the CT.")."""
+    start, end = d.sentence_of(m.start)
     before = [w for w in d.lower[start:m.start] if w.isalpha()]
-    return (bool(set(before) & _ANAPHORS) and all(w in _REFER_WORDS for w in before)
-            and not any(start <= i < m.start for i in d.obs_tokens))
+    if any(start <= i < m.start for i in d.obs_tokens):
+        return False
+    if bool(set(before) & _ANAPHORS) and all(w in _REFER_WORDS for w in before):
+        return True
+    return (bool(before) and before[0] in _OPENING_ANAPHORS and _SPECULATION.isdisjoint(before)
+            and _names_nothing(d, d.sent_of[m.start], end))
+
+
+#: pronouns that, opening a sentence that names no finding or place, are the subject of its change cue
+#: wherever it stands ("This has shown definite interval increase.", "This is smoothly marginated, and is
+#: stable since the CT.")
+_OPENING_ANAPHORS = {"this", "these", "it", "they"}
+#: hedges (the guide's §3) before such a cue make it speculation, no change (§6: "This could have
+#: resolved")
+_SPECULATION = {"may", "might", "could", "would", "possible", "possibly", "probable", "probably", "likely",
+                "presumably", "if", "whether"}
+
+
+def _names_nothing(d: Draft, n: int, end: int) -> bool:
+    """Sentence ``n`` (ending at token ``end``) names no finding and no place or side other than refer-back
+    words."""
+    start = d.sent_bounds[n][0]
+    return not any(start <= i < end for i in d.obs_tokens) and not any(
+        x.kind in ("ANAT", "SIDE") and d.sent_of[x.start] == n and not set(d.lower[x.start:x.end]) <= _REFER_WORDS
+        for x in d.mods)
 
 
 def _alone(d: Draft, m: Mention, n: int, sent) -> bool:
@@ -100,7 +126,7 @@ def _alone(d: Draft, m: Mention, n: int, sent) -> bool:
 _CHAMBER_WORDS = {"atrium", "ventricle", "atria", "ventricles"}
 
 
-def _stating_sentence(d: Draft, k: int, section: str | None) -> int:
+def stating_sentence(d: Draft, k: int, section: str | None) -> int:
     """Sentence ``k`` or, when it names neither a finding nor a place (other than the heart chamber of a
     device's tip: "Correlate clinically.", "On the lateral view the lead is in the right ventricle."), the
     nearest sentence before it in its section that does: an anaphor refers to a finding (the guide's §8)."""
@@ -111,6 +137,51 @@ def _stating_sentence(d: Draft, k: int, section: str | None) -> int:
     while k >= 0 and k not in stating:
         k = previous_content_sentence(d, k, section)
     return k
+
+
+#: demonstratives that make the finding they open a sentence with the one an earlier sentence stated ("These nodules
+#: are densely calcified, ..."); at most :data:`_DEMONSTRATIVE_REACH` words between
+_DEMONSTRATIVES = {"this", "these", "that", "those"}
+_DEMONSTRATIVE_REACH = 2
+
+
+def drop_repeated_antecedents(d: Draft) -> None:
+    """A present finding that a demonstrative opens its sentence with ("These nodules are densely calcified, in
+    keeping with granulomatous disease." after "Two tiny nodules in the right upper lobe.") names
+    the finding of the sentence it points to (:func:`stating_sentence`) again, when that sentence states the
+    same finding or one related to it through IS_A present: it belongs to the sentence that states it and is
+    not repeated (the annotation guide's §8), unless the sentence says how it changed ("These opacities have
+    increased."). Runs after the change cues are linked."""
+    dropped = set()
+    for o, it in d.obs_items:
+        start = d.sentence_of(o.start)[0]
+        if (it["label"] != "OBS-DP" or id(it) in d.changed or d.lower[start] not in _DEMONSTRATIVES
+                or o.start - start - 1 > _DEMONSTRATIVE_REACH or any(i in d.obs_tokens for i in range(start, o.start))):
+            continue
+        section = d.sections[o.start]
+        k = stating_sentence(d, previous_content_sentence(d, d.sent_of[o.start], section), section)
+        related = _related(d.v, o.value)
+        if k >= 0 and any(d.sent_of[o2.start] == k and it2["label"] == "OBS-DP" and o2.value in related
+                          for o2, it2 in d.obs_items):
+            dropped.add(id(it))
+    d.drop(dropped)
+
+
+def _related(v: Vocabulary, finding: str) -> set[str]:
+    """``finding``, its IS_A ancestors and its descendants (computed once per vocabulary)."""
+    key = id(v)
+    if key not in _RELATED:
+        parents = {f.name: f.parents for f in v.findings.values()}
+        related = {name: {name} | ancestors(name, parents) for name in v.findings}
+        for name, anc in list(related.items()):
+            for a in anc:
+                related[a].add(name)
+        _RELATED[key] = related
+    return _RELATED[key].get(finding, {finding})
+
+
+#: id of a vocabulary -> finding -> :func:`_related`
+_RELATED: dict[int, dict[str, set[str]]] = {}
 
 
 def previous_content_sentence(d: Draft, n: int, section: str | None) -> int:
