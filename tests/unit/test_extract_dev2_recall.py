@@ -120,3 +120,17 @@ def test_mass_lesion(tmp_path, text, expected):
 def test_kyphotic_curvature_is_no_scoliosis(tmp_path):
     """A kyphotic curvature is a kyphosis (`other:kyphosis`), not the scoliosis a bare "curvature" is."""
     assert _found(tmp_path, "Increased kyphotic curvature of the thoracic spine.") == {("kyphosis", "present")}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Heart size is within normal limits.Lungs are clear.",
+     {("enlarged cardiac silhouette", "absent"), ("lung opacity", "absent")}),
+    ("No pleural effusion.There is a small left apical pneumothorax.",
+     {("pleural effusion", "absent"), ("pneumothorax", "present")}),
+    ("A 1.5 cm nodule.", {("mass/nodule (not otherwise specified)", "present")}),
+], ids=["normal-run-on", "negation-ends-at-the-period", "decimal"])
+def test_a_period_without_a_space_ends_its_sentence(tmp_path, text, expected):
+    """A period between a word and the capitalised word after it ends the sentence though the space after it is
+    missing ("within normal limits.Lungs are clear"): the second sentence is read (before, "limits.Lungs" was one
+    word) and a cue of the first does not reach into it; a decimal point stays inside its number."""
+    assert _found(tmp_path, text) == expected
