@@ -134,3 +134,16 @@ def test_a_period_without_a_space_ends_its_sentence(tmp_path, text, expected):
     missing ("within normal limits.Lungs are clear"): the second sentence is read (before, "limits.Lungs" was one
     word) and a cue of the first does not reach into it; a decimal point stays inside its number."""
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Chronic changes with flattening of the left hemidiaphragm.", {("hyperaeration", "left", "present")}),
+    ("Flattening of the thoracic vertebral bodies.", set()),
+    ("The mediastinal silhouette is widened.", {("mediastinal widening", None, "present")}),
+    ("The acromioclavicular joints are widened.", set()),
+], ids=["flattening-of-a-hemidiaphragm", "flattening-of-vertebrae", "widened-mediastinum", "widened-joints"])
+def test_flattening_and_widened_with_their_subject(tmp_path, text, expected):
+    """A bare "flattening" of a (hemi)diaphragm is hyperaeration and a bare "widened" of the mediastinum mediastinal
+    widening (the guide's §2: flattened hemidiaphragms, a widened mediastinum); of anything else they name nothing
+    (vocabulary 2026.11.26.5)."""
+    assert _found_sided(tmp_path, text) == expected

@@ -33,6 +33,11 @@ _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiop
                   "enlargement": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette"),
                   # "widening of the right acromioclavicular joint" is no mediastinal widening
                   "widening": ("mediastinum", "mediastinal", "paratracheal"),
+                  # "the mediastinal silhouette is widened" (the guide's §2: a widened mediastinum); "widened
+                  # acromioclavicular joints", "widened AP diameter" are none
+                  "widened": ("mediastinum", "mediastinal"),
+                  # "flattening of the left hemidiaphragm" is hyperaeration (the guide's §2: flattened hemidiaphragms)
+                  "flattening": ("diaphragm", "diaphragms", "hemidiaphragm", "hemidiaphragms"),
                   # "pleural effusion versus thickening" offers pleural thickening (the guide's §2: scarring);
                   # "bronchial wall thickening" or "paratracheal thickening" is none
                   "thickening": ("pleural", "pleura", "costophrenic", "apical", "apex", "apices", "biapical"),
