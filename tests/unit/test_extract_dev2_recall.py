@@ -147,3 +147,25 @@ def test_flattening_and_widened_with_their_subject(tmp_path, text, expected):
     widening (the guide's §2: flattened hemidiaphragms, a widened mediastinum); of anything else they name nothing
     (vocabulary 2026.11.26.5)."""
     assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Small calcification in the left lower lobe.", {("calcified nodule", "left", "present")}),
+    ("Stable calcifications right lung base.", {("calcified nodule", "right", "present")}),
+    ("Right hilar calcifications.", {("calcification", "right", "present")}),
+    ("Calcifications along the left pleural surface.", {("calcification", "left", "present")}),
+    ("Nodule in the right lower lobe.", {("mass/nodule (not otherwise specified)", "right", "present")}),
+], ids=["calcification-in-a-lobe", "calcifications-of-a-lung-base", "hilar", "pleural", "nodule-in-a-lobe"])
+def test_calcification_in_lung_tissue(tmp_path, text, expected):
+    """A calcification placed in a lung, a lobe or a zone of it is a calcified nodule (the guide's §2: calcifications in
+    the lung): ingestion also looks the span up as the lung's ("lung calcification"); at a hilum or the pleura it stays
+    a calcification, and a finding whose own name already says it is unchanged."""
+    assert _found_sided(tmp_path, text) == expected
+
+
+def test_splenic_calcification_is_named():
+    """A splenic calcification is a calcification named by its place (vocabulary 2026.11.26.5), so that the guide's
+    `other:splenic calcification` matches it."""
+    from graph.vocabulary import vocabulary
+
+    assert vocabulary().finding_for("splenic calcifications") == "calcification"
