@@ -169,3 +169,15 @@ def test_splenic_calcification_is_named():
     from graph.vocabulary import vocabulary
 
     assert vocabulary().finding_for("splenic calcifications") == "calcification"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Status post resection of the left upper lobe.", {("lobectomy", "left", "present")}),
+    ("Prior resection of the distal left clavicle.", set()),
+    ("Hilar distortion, postsurgical versus neoplastic.",
+     {("postsurgical changes", None, "uncertain"), ("lung cancer", None, "uncertain")}),
+], ids=["resection-of-a-lobe", "resection-of-a-clavicle", "neoplastic"])
+def test_resection_of_a_lobe_and_neoplastic(tmp_path, text, expected):
+    """A resection of a lobe is a lobectomy (the guide's §7: `other:lobectomy`; a bare "resection" names it only with a
+    lobe or lung in its sentence), and a bare "neoplastic" is a neoplastic process, lung cancer (§2)."""
+    assert _found_sided(tmp_path, text) == expected

@@ -50,6 +50,8 @@ _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiop
                   "osseous opacity": ("suspicious",), "osseous opacities": ("suspicious",),
                   # "fullness of the left hilum" is an enlarged hilum (the guide's §2: "hilar fullness"); of an atrium, none
                   "fullness": ("hilum", "hila"),
+                  # "resection of left upper lobe" is a lobectomy (the guide's §7); of a rib or a clavicle, none here
+                  "resection": ("lobe", "lobes", "lung"),
                   # "sternotomy XXXX is disrupted", "broken XXXX sternotomy XXXX": broken wires (the guide's §7)
                   **dict.fromkeys(("broken", "fractured", "disrupted"), ("sternotomy", "sternal"))}
 
