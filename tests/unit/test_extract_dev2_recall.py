@@ -181,3 +181,17 @@ def test_resection_of_a_lobe_and_neoplastic(tmp_path, text, expected):
     """A resection of a lobe is a lobectomy (the guide's §7: `other:lobectomy`; a bare "resection" names it only with a
     lobe or lung in its sentence), and a bare "neoplastic" is a neoplastic process, lung cancer (§2)."""
     assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Prominent left hilum.", {("enlarged hilum", "left", "present")}),
+    ("The right hilar contour is mildly prominent.", {("enlarged hilum", "right", "present")}),
+    ("Prominence of the left hilum which may represent adenopathy.",
+     {("enlarged hilum", "left", "present"), ("enlarged hilum", "left", "uncertain")}),
+    ("The ascending aorta is prominent.", set()),
+], ids=["prominent-left-hilum", "hilar-contour-is-prominent", "prominence-offering-adenopathy", "prominent-aorta"])
+def test_prominent_hilum(tmp_path, text, expected):
+    """A prominent hilum is an enlarged hilum (the guide's §2: "enlarged or prominent hila"), the sign present beside
+    the reading it offers of the same name (which §2 names once, present); a bare "prominent" names it only with a
+    hilum in its sentence (vocabulary 2026.11.26.5)."""
+    assert _found_sided(tmp_path, text) == expected
