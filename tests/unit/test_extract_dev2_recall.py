@@ -195,3 +195,12 @@ def test_prominent_hilum(tmp_path, text, expected):
     the reading it offers of the same name (which §2 names once, present); a bare "prominent" names it only with a
     hilum in its sentence (vocabulary 2026.11.26.5)."""
     assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text", ["Chronic, coarse interstitial lung markings.",
+                                  "Increased interstitial lung markings, possibly due to volume overload."],
+                         ids=["coarse", "increased"])
+def test_interstitial_lung_markings(tmp_path, text):
+    """Interstitial lung markings are interstitial markings (the guide's §2: increased reticular markings/ild pattern;
+    vocabulary 2026.11.26.5)."""
+    assert ("increased reticular markings/ild pattern", "present") in _found(tmp_path, text)
