@@ -204,3 +204,14 @@ def test_interstitial_lung_markings(tmp_path, text):
     """Interstitial lung markings are interstitial markings (the guide's §2: increased reticular markings/ild pattern;
     vocabulary 2026.11.26.5)."""
     assert ("increased reticular markings/ild pattern", "present") in _found(tmp_path, text)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("This could represent loculated fluid or atelectasis.",
+     {("pleural effusion", "uncertain"), ("atelectasis", "uncertain")}),
+    ("Pleural densities which may represent thickening or localized fluid.",
+     {("lung opacity", "present"), ("pleural/parenchymal scarring", "uncertain"), ("pleural effusion", "uncertain")}),
+], ids=["loculated-fluid", "localized-fluid"])
+def test_loculated_fluid(tmp_path, text, expected):
+    """Loculated or localized fluid is pleural fluid, a pleural effusion (vocabulary 2026.11.26.5)."""
+    assert _found(tmp_path, text) == expected
