@@ -215,3 +215,14 @@ def test_interstitial_lung_markings(tmp_path, text):
 def test_loculated_fluid(tmp_path, text, expected):
     """Loculated or localized fluid is pleural fluid, a pleural effusion (vocabulary 2026.11.26.5)."""
     assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Sternotomy wires, mediastinal clips and a prosthetic valve.",
+     {("sternotomy wires", "present"), ("surgical clips", "present"), ("prosthetic valve", "present")}),
+    ("Mediastinal clips and markers from prior CABG.", {("cabg grafts", "present")}),
+], ids=["mediastinal-clips", "mediastinal-clips-of-a-cabg"])
+def test_mediastinal_clips(tmp_path, text, expected):
+    """Mediastinal clips are surgical clips unless the sentence says they are a bypass graft's (the guide's §7:
+    `other:surgical clips` are clips not said to be CABG's), as mediastinal surgical clips were (2026.11.26.5)."""
+    assert _found(tmp_path, text) == expected

@@ -63,7 +63,8 @@ _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiop
 #: annotation guide's §7: `other:surgical clips` are clips not said to be CABG's; 10 IU reports outside the held-out
 #: ones)
 _CABG_WORDS = ("cabg", "bypass")
-_PART_OF = {"surgical clips": _CABG_WORDS, "surgical clip": _CABG_WORDS, "clips": _CABG_WORDS, "clip": _CABG_WORDS}
+_PART_OF = {"surgical clips": _CABG_WORDS, "surgical clip": _CABG_WORDS, "clips": _CABG_WORDS, "clip": _CABG_WORDS,
+            "mediastinal clips": _CABG_WORDS}
 
 
 @dataclass(frozen=True)
