@@ -50,8 +50,8 @@ _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiop
                   "osseous opacity": ("suspicious",), "osseous opacities": ("suspicious",),
                   # "fullness of the left hilum" is an enlarged hilum (the guide's §2: "hilar fullness"); of an atrium, none
                   "fullness": ("hilum", "hila"),
-                  # "prominence of the left hilum", "the left hilar contour is prominent" (the guide's §2: prominent hila
-                  # are an enlarged hilum); a prominent aorta, heart or vasculature is none here
+                  # "prominence of the left hilum", "the left hilar contour is prominent" (the guide's §2: prominent
+                  # hila are an enlarged hilum); a prominent aorta, heart or vasculature is none here
                   "prominent": ("hilum", "hila", "hilar"), "prominence": ("hilum", "hila", "hilar"),
                   # "resection of left upper lobe" is a lobectomy (the guide's §7); of a rib or a clavicle, none here
                   "resection": ("lobe", "lobes", "lung"),
