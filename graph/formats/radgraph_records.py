@@ -153,14 +153,31 @@ def _changes_by_observation(entities: dict[str, Entity], incoming: dict[str, lis
 def _finding_of(obs: Entity, anatomy_ents: list[Entity], modifiers: list[Entity],
                 vocab: Vocabulary) -> tuple[str | None, set[str]]:
     """(finding, eids of the anatomy entities its name used): modifier + span, anatomy + span
-    (``pleural`` + ``effusion``), else the span alone; None when the vocabulary knows none of them."""
+    (``pleural`` + ``effusion``), "lung" + span when every place is lung tissue (:func:`_in_lung_tissue`), else the
+    span alone; None when the vocabulary knows none of them."""
     finding, consumed = None, set()
     for mod in modifiers:
         finding = finding or vocab.finding_for(f"{mod.tokens} {obs.tokens}")
     for anat in anatomy_ents:
         if finding is None and (f := vocab.finding_for(f"{anat.tokens} {obs.tokens}")):
             finding, consumed = f, {anat.eid}
+    if finding is None and anatomy_ents and all(_in_lung_tissue(a.tokens, vocab) for a in anatomy_ents):
+        finding = vocab.finding_for(f"lung {obs.tokens}")
     return finding or vocab.finding_for(obs.tokens), consumed
+
+
+#: words of a place that is no lung tissue though the vocabulary places it in a lung ("left pleural", "left chest")
+_NOT_LUNG_TISSUE = {"pleural", "pleura", "hemithorax", "chest", "hilar", "hilum", "hila", "costophrenic",
+                    "cardiophrenic"}
+
+
+def _in_lung_tissue(phrase: str, vocab: Vocabulary) -> bool:
+    """The place is lung tissue: a lung, a lobe or a zone of it ("left upper lobe", "right lung base"), so that a
+    finding stated there is also the lung's ("calcification" in the left upper lobe is a "lung calcification", a
+    calcified nodule: the annotation guide's §2, calcifications in the lung); not a hilum, an angle or the pleura."""
+    regions = vocab.regions_for(phrase)
+    return (bool(regions) and not set(normalise_region_phrase(phrase).split()) & _NOT_LUNG_TISSUE
+            and all(r == "lungs" or vocab.regions[r].parent in ("lungs", "left lung", "right lung") for r in regions))
 
 
 def _anatomy_phrase(ent: Entity, incoming: dict[str, list[tuple[str, Entity]]]) -> str:

@@ -120,3 +120,109 @@ def test_mass_lesion(tmp_path, text, expected):
 def test_kyphotic_curvature_is_no_scoliosis(tmp_path):
     """A kyphotic curvature is a kyphosis (`other:kyphosis`), not the scoliosis a bare "curvature" is."""
     assert _found(tmp_path, "Increased kyphotic curvature of the thoracic spine.") == {("kyphosis", "present")}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Heart size is within normal limits.Lungs are clear.",
+     {("enlarged cardiac silhouette", "absent"), ("lung opacity", "absent")}),
+    ("No pleural effusion.There is a small left apical pneumothorax.",
+     {("pleural effusion", "absent"), ("pneumothorax", "present")}),
+    ("A 1.5 cm nodule.", {("mass/nodule (not otherwise specified)", "present")}),
+], ids=["normal-run-on", "negation-ends-at-the-period", "decimal"])
+def test_a_period_without_a_space_ends_its_sentence(tmp_path, text, expected):
+    """A period between a word and the capitalised word after it ends the sentence though the space after it is
+    missing ("within normal limits.Lungs are clear"): the second sentence is read (before, "limits.Lungs" was one
+    word) and a cue of the first does not reach into it; a decimal point stays inside its number."""
+    assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Chronic changes with flattening of the left hemidiaphragm.", {("hyperaeration", "left", "present")}),
+    ("Flattening of the thoracic vertebral bodies.", set()),
+    ("The mediastinal silhouette is widened.", {("mediastinal widening", None, "present")}),
+    ("The acromioclavicular joints are widened.", set()),
+], ids=["flattening-of-a-hemidiaphragm", "flattening-of-vertebrae", "widened-mediastinum", "widened-joints"])
+def test_flattening_and_widened_with_their_subject(tmp_path, text, expected):
+    """A bare "flattening" of a (hemi)diaphragm is hyperaeration and a bare "widened" of the mediastinum mediastinal
+    widening (the guide's §2: flattened hemidiaphragms, a widened mediastinum); of anything else they name nothing
+    (vocabulary 2026.11.26.5)."""
+    assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Small calcification in the left lower lobe.", {("calcified nodule", "left", "present")}),
+    ("Stable calcifications right lung base.", {("calcified nodule", "right", "present")}),
+    ("Right hilar calcifications.", {("calcification", "right", "present")}),
+    ("Calcifications along the left pleural surface.", {("calcification", "left", "present")}),
+    ("Nodule in the right lower lobe.", {("mass/nodule (not otherwise specified)", "right", "present")}),
+], ids=["calcification-in-a-lobe", "calcifications-of-a-lung-base", "hilar", "pleural", "nodule-in-a-lobe"])
+def test_calcification_in_lung_tissue(tmp_path, text, expected):
+    """A calcification placed in a lung, a lobe or a zone of it is a calcified nodule (the guide's §2: calcifications in
+    the lung): ingestion also looks the span up as the lung's ("lung calcification"); at a hilum or the pleura it stays
+    a calcification, and a finding whose own name already says it is unchanged."""
+    assert _found_sided(tmp_path, text) == expected
+
+
+def test_splenic_calcification_is_named():
+    """A splenic calcification is a calcification named by its place (vocabulary 2026.11.26.5), so that the guide's
+    `other:splenic calcification` matches it."""
+    from graph.vocabulary import vocabulary
+
+    assert vocabulary().finding_for("splenic calcifications") == "calcification"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Status post resection of the left upper lobe.", {("lobectomy", "left", "present")}),
+    ("Prior resection of the distal left clavicle.", set()),
+    ("Hilar distortion, postsurgical versus neoplastic.",
+     {("postsurgical changes", None, "uncertain"), ("lung cancer", None, "uncertain")}),
+], ids=["resection-of-a-lobe", "resection-of-a-clavicle", "neoplastic"])
+def test_resection_of_a_lobe_and_neoplastic(tmp_path, text, expected):
+    """A resection of a lobe is a lobectomy (the guide's §7: `other:lobectomy`; a bare "resection" names it only with a
+    lobe or lung in its sentence), and a bare "neoplastic" is a neoplastic process, lung cancer (§2)."""
+    assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Prominent left hilum.", {("enlarged hilum", "left", "present")}),
+    ("The right hilar contour is mildly prominent.", {("enlarged hilum", "right", "present")}),
+    ("Prominence of the left hilum which may represent adenopathy.",
+     {("enlarged hilum", "left", "present"), ("enlarged hilum", "left", "uncertain")}),
+    ("The ascending aorta is prominent.", set()),
+], ids=["prominent-left-hilum", "hilar-contour-is-prominent", "prominence-offering-adenopathy", "prominent-aorta"])
+def test_prominent_hilum(tmp_path, text, expected):
+    """A prominent hilum is an enlarged hilum (the guide's §2: "enlarged or prominent hila"), the sign present beside
+    the reading it offers of the same name (which §2 names once, present); a bare "prominent" names it only with a
+    hilum in its sentence (vocabulary 2026.11.26.5)."""
+    assert _found_sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text", ["Chronic, coarse interstitial lung markings.",
+                                  "Increased interstitial lung markings, possibly due to volume overload."],
+                         ids=["coarse", "increased"])
+def test_interstitial_lung_markings(tmp_path, text):
+    """Interstitial lung markings are interstitial markings (the guide's §2: increased reticular markings/ild pattern;
+    vocabulary 2026.11.26.5)."""
+    assert ("increased reticular markings/ild pattern", "present") in _found(tmp_path, text)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("This could represent loculated fluid or atelectasis.",
+     {("pleural effusion", "uncertain"), ("atelectasis", "uncertain")}),
+    ("Pleural densities which may represent thickening or localized fluid.",
+     {("lung opacity", "present"), ("pleural/parenchymal scarring", "uncertain"), ("pleural effusion", "uncertain")}),
+], ids=["loculated-fluid", "localized-fluid"])
+def test_loculated_fluid(tmp_path, text, expected):
+    """Loculated or localized fluid is pleural fluid, a pleural effusion (vocabulary 2026.11.26.5)."""
+    assert _found(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Sternotomy wires, mediastinal clips and a prosthetic valve.",
+     {("sternotomy wires", "present"), ("surgical clips", "present"), ("prosthetic valve", "present")}),
+    ("Mediastinal clips and markers from prior CABG.", {("cabg grafts", "present")}),
+], ids=["mediastinal-clips", "mediastinal-clips-of-a-cabg"])
+def test_mediastinal_clips(tmp_path, text, expected):
+    """Mediastinal clips are surgical clips unless the sentence says they are a bypass graft's (the guide's §7:
+    `other:surgical clips` are clips not said to be CABG's), as mediastinal surgical clips were (2026.11.26.5)."""
+    assert _found(tmp_path, text) == expected

@@ -33,6 +33,11 @@ _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiop
                   "enlargement": ("heart", "cardiac", "cardiomediastinal", "cardiopericardial", "silhouette"),
                   # "widening of the right acromioclavicular joint" is no mediastinal widening
                   "widening": ("mediastinum", "mediastinal", "paratracheal"),
+                  # "the mediastinal silhouette is widened" (the guide's §2: a widened mediastinum); "widened
+                  # acromioclavicular joints", "widened AP diameter" are none
+                  "widened": ("mediastinum", "mediastinal"),
+                  # "flattening of the left hemidiaphragm" is hyperaeration (the guide's §2: flattened hemidiaphragms)
+                  "flattening": ("diaphragm", "diaphragms", "hemidiaphragm", "hemidiaphragms"),
                   # "pleural effusion versus thickening" offers pleural thickening (the guide's §2: scarring);
                   # "bronchial wall thickening" or "paratracheal thickening" is none
                   "thickening": ("pleural", "pleura", "costophrenic", "apical", "apex", "apices", "biapical"),
@@ -45,6 +50,11 @@ _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiop
                   "osseous opacity": ("suspicious",), "osseous opacities": ("suspicious",),
                   # "fullness of the left hilum" is an enlarged hilum (the guide's §2: "hilar fullness"); of an atrium, none
                   "fullness": ("hilum", "hila"),
+                  # "prominence of the left hilum", "the left hilar contour is prominent" (the guide's §2: prominent
+                  # hila are an enlarged hilum); a prominent aorta, heart or vasculature is none here
+                  "prominent": ("hilum", "hila", "hilar"), "prominence": ("hilum", "hila", "hilar"),
+                  # "resection of left upper lobe" is a lobectomy (the guide's §7); of a rib or a clavicle, none here
+                  "resection": ("lobe", "lobes", "lung"),
                   # "sternotomy XXXX is disrupted", "broken XXXX sternotomy XXXX": broken wires (the guide's §7)
                   **dict.fromkeys(("broken", "fractured", "disrupted"), ("sternotomy", "sternal"))}
 
@@ -53,7 +63,8 @@ _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiop
 #: annotation guide's §7: `other:surgical clips` are clips not said to be CABG's; 10 IU reports outside the held-out
 #: ones)
 _CABG_WORDS = ("cabg", "bypass")
-_PART_OF = {"surgical clips": _CABG_WORDS, "surgical clip": _CABG_WORDS, "clips": _CABG_WORDS, "clip": _CABG_WORDS}
+_PART_OF = {"surgical clips": _CABG_WORDS, "surgical clip": _CABG_WORDS, "clips": _CABG_WORDS, "clip": _CABG_WORDS,
+            "mediastinal clips": _CABG_WORDS}
 
 
 @dataclass(frozen=True)
