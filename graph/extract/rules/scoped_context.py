@@ -6,7 +6,7 @@ lies within a few tokens or its sentence, so on a report of MIMIC-CXR length (ab
 8 modifiers) nine in ten of those calls are about pairs whose spans are apart, and ConText was about a fifth of the
 extractor's CPU time, half of it in ``modifies``.
 
-:class:`ScopedConTextGraph` leaves out only pairs that medspaCy's own tests reject: a target none of whose tokens
+:class:`ScopedConTextGraph` leaves out only pairs that medspaCy's own checks reject: a target none of whose tokens
 lies in a modifier's scope (the entities of ``doc.ents`` are sorted and do not overlap, so a bisection finds the
 ones that do), and two modifiers whose scopes are apart. The pairs it keeps are decided by medspaCy's
 ``modifies`` and ``limit_scope``, in medspaCy's order, so the edges and the span attributes are the same
