@@ -16,7 +16,8 @@ from tests.unit.test_extract_rules import _roundtrip, _sided  # noqa: E402
 
 @pytest.mark.parametrize("text,expected", [
     # the sentence between states nothing: the reading is of the opacity before it
-    ("Patchy opacity in the left upper lobe. Please correlate with symptoms. Findings may reflect pneumonia.", {("lung opacity", "left", "present", None), ("pneumonia", "left", "uncertain", None)}),
+    ("Patchy opacity in the left upper lobe. Please correlate with symptoms. Findings may reflect pneumonia.",
+     {("lung opacity", "left", "present", None), ("pneumonia", "left", "uncertain", None)}),
     # the sign with a side, not the side-less state beside it
     ("Hypoinflated lungs with streaky airspace disease at the right base. It may represent pneumonia.",
      {("low lung volumes", None, "present", None), ("airspace opacity", "right", "present", None),

@@ -33,7 +33,7 @@ def link_anatomy(d: Draft, m: Mention) -> None:
 #: clause before them ("..., and atelectasis at the left base")
 _LOCATIVES = {"in", "at", "within", "of", "over", "along", "overlying", "involving", "near", "throughout", "on"}
 _BEFORE_PLACE = {"the", "a", "an", "both", "medial", "lateral", "anterior", "posterior", "superior", "inferior",
-             "peripheral", "central", "far"}
+                 "peripheral", "central", "far"}
 _CLAUSE_BREAKS = {",", "and", "or", ";", "with", "but", "while", "which"}
 
 

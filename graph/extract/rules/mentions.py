@@ -48,7 +48,8 @@ _NEEDS_SUBJECT = {"enlarged": ("heart", "cardiac", "cardiomediastinal", "cardiop
                   # §2, a sclerotic focus of a bone); one that merely overlies the lung is the bone itself
                   "bony opacity": ("suspicious",), "bony opacities": ("suspicious",),
                   "osseous opacity": ("suspicious",), "osseous opacities": ("suspicious",),
-                  # "fullness of the left hilum" is an enlarged hilum (the guide's §2: "hilar fullness"); of an atrium, none
+                  # "fullness of the left hilum" is an enlarged hilum (the guide's §2: "hilar fullness"); of an
+                  # atrium, none
                   "fullness": ("hilum", "hila"),
                   # "prominence of the left hilum", "the left hilar contour is prominent" (the guide's §2: prominent
                   # hila are an enlarged hilum); a prominent aorta, heart or vasculature is none here

@@ -14,9 +14,10 @@ commas, does not end a list of subjects ("Normal cardiomediastinal silhouette, c
 vasculature and lung volumes"). A predicate right after "but" speaks for the subject of the finding before it
 ("The lungs are hypoinflated but clear": the lungs are clear; "but the mediastinum is normal" has its own subject).
 Not a normal statement: a predicate after "otherwise" ("the lungs are otherwise clear" denies only what the
-report did not name) or after a negation ("not clear"), and one that names what it is said of ("the lungs are clear
-of focal airspace disease, pneumothorax or effusion" denies those findings, which ConText reads, not a lung opacity). A hedge before the predicate ("probably normal")
-makes it OBS-U, as does a predicate that hedges by itself ("borderline heart size").
+report did not name) or after a negation ("not clear"), and one that names what it is said of ("the lungs are
+clear of focal airspace disease, pneumothorax or effusion" denies those findings, which ConText reads, not a lung
+opacity). A hedge before the predicate ("probably normal") makes it OBS-U, as does a predicate that hedges by
+itself ("borderline heart size").
 """
 
 from __future__ import annotations
