@@ -8,8 +8,9 @@ laterality (left / right / bilateral / none) and a RadGraph2 change class or non
 once by report into both; its held-out half, scored three times, was retired into ``dev`` (its sentences
 keep ``first_split: held-out``). ``iu_sentences_2.json``, drawn from other reports and annotated blind
 against the same guide, replaced it and was retired into ``dev`` the same way after one score;
-``iu_sentences_3.json`` adds development sentences, and ``iu_sentences_4.json``, drawn and annotated blind
-after them all, is the held-out set now (:data:`GOLD_FILES`).
+``iu_sentences_3.json`` adds development sentences; ``iu_sentences_4.json``, drawn and annotated blind
+after them, was held out and retired into ``dev`` after one score in turn; ``iu_sentences_5.json``, drawn and
+annotated blind after them all, is the held-out set now (:data:`GOLD_FILES`).
 
 Rules predictions: each report is extracted whole (context matters for refer-backs), read back with the
 ingestion parser (:func:`graph.formats.radgraph.doc_to_records`, so what is scored is what the graph
@@ -48,9 +49,8 @@ from graph.extract.iu import IUReport
 from graph.vocabulary import Vocabulary, ancestors, normalise_phrase, vocabulary
 
 GOLD_DIR = Path(__file__).resolve().parent / "gold"
-#: The gold files, read together: the first, second and third sets (all ``dev`` now) and the fourth, blind
-#: ``held-out`` set.
-GOLD_FILES: tuple[Path, ...] = tuple(GOLD_DIR / f"iu_sentences{n}.json" for n in ("", "_2", "_3", "_4"))
+#: The gold files, read together: the first four sets (all ``dev`` now) and the fifth, blind ``held-out`` set.
+GOLD_FILES: tuple[Path, ...] = tuple(GOLD_DIR / f"iu_sentences{n}.json" for n in ("", "_2", "_3", "_4", "_5"))
 SPLITS = ("dev", "held-out")
 ASSERTIONS = ("present", "absent", "uncertain")
 LATERALITIES = ("left", "right", "bilateral", "none")
