@@ -45,3 +45,18 @@ def test_a_reading_among_several_or_after_a_predicate_cue_has_no_change(tmp_path
     assert ("lung opacity", "present", "no change") in changes
     assert {c for f, _, c in changes if f == reading} == {None}
 
+
+@pytest.mark.parametrize("text,expected", [
+    ("The previously noted small left pneumothorax is not seen on the current study.",
+     {("pneumothorax", "absent", "resolved")}),
+    ("Previously described right upper lobe nodule is not visualized today.",
+     {("mass/nodule (not otherwise specified)", "absent", "resolved")}),
+], ids=["pneumothorax", "nodule"])
+def test_an_absent_finding_seen_before_has_resolved(tmp_path, text, expected):
+    """The guide's §6: a finding the prior study showed that is not seen now has resolved ("no longer seen")."""
+    assert _changes(tmp_path, text) == expected
+
+
+def test_a_present_finding_seen_before_takes_its_own_cue(tmp_path):
+    assert _changes(tmp_path, "The previously noted left lower lobe nodule is unchanged.") == {
+        ("mass/nodule (not otherwise specified)", "present", "no change")}
