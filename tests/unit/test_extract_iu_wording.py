@@ -181,12 +181,14 @@ def _changes(tmp_path, text):
      {("pleural/parenchymal scarring", "uncertain", "no change")}),
     ("Stable left basilar atelectasis vs consolidation.",
      {("atelectasis", "uncertain", "no change"), ("consolidation", "uncertain", "no change")}),
-    # ... not to readings offered after a comma, nor to a possible diagnosis
+    # ... not to several readings offered after a comma; the one reading of a changed sign has its change
+    # (change_cues.reading_changes)
     ("Stable blunting of the left costophrenic angle, scarring versus effusion.",
      {("costophrenic angle blunting", "present", "no change"), ("pleural/parenchymal scarring", "uncertain", None),
       ("pleural effusion", "uncertain", None)}),
     ("Stable right hilar nodule, possibly a granuloma.",
-     {("mass/nodule (not otherwise specified)", "present", "no change"), ("calcified nodule", "uncertain", None)}),
+     {("mass/nodule (not otherwise specified)", "present", "no change"),
+      ("calcified nodule", "uncertain", "no change")}),
 ], ids=["same-finding", "two-readings", "after-comma", "possible-diagnosis"])
 def test_change_cues_and_readings(tmp_path, text, expected):
     assert _changes(tmp_path, text) == expected
