@@ -343,8 +343,19 @@ def _hypothetical(m: Mention, d: Draft) -> bool:
 
 
 def _comparison_in(d: Draft, i: int) -> bool:
+    """The sentence of the cue at token ``i`` compares with a prior in words of its own: the words of its
+    other cues of a condition, and the comparison right after one, are theirs ("increased kyphosis, unchanged
+    from the prior study": the comparison says the kyphosis is unchanged, and "increased" states its degree;
+    the guide's §6)."""
     start, end = d.sentence_of(i)
-    return any(w in _COMPARISON_WORDS for w in d.lower[start:end])
+    others: set[int] = set()
+    for x in d.mods:
+        if x.kind == "CHANGE" and x.start != i and start <= x.start < end and CHANGE_CUES[x.value][0]:
+            j = x.start
+            while j < end and (j < x.end or d.lower[j] in _COMPARISON_WORDS or d.lower[j] in _FUNCTION_AFTER):
+                others.add(j)
+                j += 1
+    return any(w in _COMPARISON_WORDS for j, w in enumerate(d.lower[start:end], start) if j not in others)
 
 
 def _attributive(m: Mention, doc, sent_of: list[int], obs_tokens: set[int]) -> bool:
