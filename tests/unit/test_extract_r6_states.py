@@ -30,3 +30,22 @@ def test_the_comparison_of_another_cue_leaves_a_state_word_a_state(tmp_path, tex
     """The guide's §6: "increased kyphosis" is a state unless the sentence compares with a prior; a comparison
     that another cue makes ("similar to the prior") says the state is unchanged."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Faint increased density at the left base, likely due to overlying soft tissues.",
+     {("lung opacity", "present", None)}),
+    ("Mild increased opacity in the right lower zone, probably breast tissue.",
+     {("lung opacity", "present", None)}),
+    ("Slightly increased opacity at the left base compared to the right.",
+     {("lung opacity", "present", None)}),
+    # a prior named makes it a change again
+    ("Slightly increased opacity at the left base compared to the right and to the prior study.",
+     {("lung opacity", "present", "worsened")}),
+    ("Increased opacity at the left base, more than on the prior study, with overlying soft tissues.",
+     {("lung opacity", "present", "worsened")}),
+], ids=["soft-tissue", "breast", "sides", "sides-and-prior", "outside-and-prior"])
+def test_an_increased_density_put_down_to_the_body_wall_or_the_other_side_is_a_state(tmp_path, text, expected):
+    """The guide's §6: a density called increased because of overlying soft tissue, or more than on the other
+    side ("left worse than right"), states no change."""
+    assert _changes(tmp_path, text) == expected

@@ -298,11 +298,39 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
     subject = normalise_phrase(o.text) in _CHANGE_SUBJECTS
     if subject and m.value in _STATE_FORMS and not _comparison_in(d, m.start):
         return None  # "decreased lung volumes" is a state
+    if m.value in _STATE_FORMS and m.end <= o.start and (
+            _put_down_to_outside(d, m) and not _comparison_in(d, m.start) or _sides_compared(d, m)):
+        return None  # "subtle increased opacity related to soft tissues", "... of the right base than the left"
     is_device = d.v.findings[o.value].category in DEVICE_CATEGORIES
     label = dev_label if is_device else cond_label
     if subject and label in ("CHAN-CON-WOR", "CHAN-CON-IMP"):
         label = "CHAN-CON-IMP" if m.value in _MORE else "CHAN-CON-WOR" if m.value in _LESS else label
     return label
+
+
+#: what an increased density may be put down to outside the lungs (the guide's §6: a state, not a change)
+_OUTSIDE_CAUSES = {"soft", "breast", "breasts", "clothing", "technique", "artifact", "nipple", "nipples"}
+#: words that compare the two sides of the chest ("compared to the left"; "than" is its comparative's: "left
+#: greater than right"); a prior named besides ("... and to the prior study") makes it a change again
+_SIDE_COMPARERS = {"compared", "relative"}
+
+
+def _put_down_to_outside(d: Draft, m: Mention) -> bool:
+    """The sentence of cue ``m`` puts the density down to something outside the lungs ("subtle increased
+    opacity related to superimposed soft tissues", "mild increased density ... overlying clothing"): the
+    cue states how dense it looks, not a change (the guide's §6)."""
+    start, end = d.sentence_of(m.start)
+    return any(w in _OUTSIDE_CAUSES for w in d.lower[start:end])
+
+
+def _sides_compared(d: Draft, m: Mention) -> bool:
+    """After cue ``m`` its sentence compares two sides ("slightly increased opacity of the right base
+    compared to the left"): more on one side, not more than before (the guide's §6: "left worse than
+    right")."""
+    start, end = d.sentence_of(m.start)
+    words = d.lower[m.end:end]
+    return any(w in _SIDE_COMPARERS and _SIDE_WORDS_ONLY & set(words[n + 1:n + 4]) for n, w in enumerate(words)) \
+        and not any(w in _COMPARISON_WORDS - _SIDE_COMPARERS for w in d.lower[start:end])
 
 
 def drop_unchanged_subjects(d: Draft) -> None:
