@@ -49,3 +49,17 @@ def test_an_increased_density_put_down_to_the_body_wall_or_the_other_side_is_a_s
     """The guide's §6: a density called increased because of overlying soft tissue, or more than on the other
     side ("left worse than right"), states no change."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The previously seen small left pneumothorax is not visualized on this exam.",
+     {("pneumothorax", "absent", "resolved")}),
+    ("Previously noted left basilar nodule is not identified today.",
+     {("mass/nodule (not otherwise specified)", "absent", "resolved")}),
+    # a present finding takes the class of the sentence's other cue
+    ("The previously described right upper lobe nodule has increased in size.",
+     {("mass/nodule (not otherwise specified)", "present", "worsened")}),
+], ids=["pneumothorax", "nodule", "present"])
+def test_a_previously_seen_finding_that_is_not_seen_is_resolved(tmp_path, text, expected):
+    """The guide's §6: a finding no longer seen is CHAN-CON-RES and absent."""
+    assert _changes(tmp_path, text) == expected

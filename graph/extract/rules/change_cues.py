@@ -26,6 +26,11 @@ NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
 #: "again seen / noted" (the guide's §6) with every verb of seeing ("again identified", "again visualized")
 _SEEN_AGAIN = tuple(f"again {verb}" for verb in _SEEING)
 
+#: "previously seen / identified" before a finding the sentence negates ("The previously seen nodule is not
+#: visualized today"): the finding is resolved (the guide's §6, CHAN-CON-RES); before a present one
+#: ("the previously identified nodule has increased") or after one, the sentence's other cues say what changed
+_SEEN_EARLIER = tuple(f"previously {verb}" for verb in (*_SEEING, "described"))
+
 #: change cue -> (class for a condition, class for a device); None: not a change of that kind.
 CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-NC", "CHAN-NC") for w in (
@@ -51,7 +56,7 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: (None, "CHAN-DEV-AP") for w in ("placed", "inserted", "interval placement", "placement of", "interval")},
     **{w: ("CHAN-CON-RES", "CHAN-DEV-DISA") for w in (
         "resolved", "resolution", "cleared", "no longer seen", "no longer visualized",
-        "no longer present", "no longer identified", "interval resolution")},
+        "no longer present", "no longer identified", "interval resolution", *_SEEN_EARLIER)},
     **{w: (None, "CHAN-DEV-DISA") for w in ("removed", "removal", "interval removal", "extubated")},
     **{w: (None, "CHAN-DEV-PLACE") for w in (
         "advanced", "withdrawn", "retracted", "repositioned", "pulled back", "interval advancement")},
@@ -298,6 +303,9 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
     subject = normalise_phrase(o.text) in _CHANGE_SUBJECTS
     if subject and m.value in _STATE_FORMS and not _comparison_in(d, m.start):
         return None  # "decreased lung volumes" is a state
+    if m.value in _SEEN_EARLIER and (o.start < m.end or not any(x is o and it["label"] == "OBS-DA"
+                                                               for x, it in d.obs_items)):
+        return None  # "the previously seen nodule has increased": "increased" is the change
     if m.value in _STATE_FORMS and m.end <= o.start and (
             _put_down_to_outside(d, m) and not _comparison_in(d, m.start) or _sides_compared(d, m)):
         return None  # "subtle increased opacity related to soft tissues", "... of the right base than the left"
