@@ -63,3 +63,17 @@ def test_an_increased_density_put_down_to_the_body_wall_or_the_other_side_is_a_s
 def test_a_previously_seen_finding_that_is_not_seen_is_resolved(tmp_path, text, expected):
     """The guide's §6: a finding no longer seen is CHAN-CON-RES and absent."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Small right pleural effusion, differential diagnosis includes increased atelectasis or tumor progression.",
+     {("pleural effusion", "present", None), ("atelectasis", "uncertain", None), ("lung cancer", "uncertain", None)}),
+    # a cue before the differential keeps its class
+    ("Increased right pleural effusion, differential diagnosis includes atelectasis or tumor progression.",
+     {("pleural effusion", "present", "worsened"), ("atelectasis", "uncertain", None),
+      ("lung cancer", "uncertain", None)}),
+], ids=["in-the-list", "before-the-list"])
+def test_a_cue_in_a_differential_diagnosis_changes_nothing(tmp_path, text, expected):
+    """The guide's §6: speculation is no change; a cue among the items of a differential diagnosis does not
+    reach back to the findings named before it."""
+    assert _changes(tmp_path, text) == expected

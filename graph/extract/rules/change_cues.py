@@ -77,6 +77,8 @@ _SIDE_WORDS_ONLY = {"left", "right"}
 #: words that make a cue shortly after them hypothetical ("to document resolution", "if it does not resolve")
 _HYPOTHETICAL_WORDS = {"document", "ensure", "confirm", "assess", "until", "if"}
 _HYPOTHETICAL_REACH = 4
+#: words that open a list of possible diagnoses: the cues after them in the sentence are its items
+_DIFFERENTIAL_WORDS = {"differential"}
 #: words that may stand before a cue that opens its sentence; words that end the list it opens
 _OPENERS = {"there", "is", "are", "again"}
 _LIST_BREAKS = {"but", ";", "however", "which", "although", "while", "otherwise", "though"}
@@ -372,10 +374,13 @@ def _side_comparison(m: Mention, doc) -> bool:
 
 def _hypothetical(m: Mention, d: Draft) -> bool:
     """The cue is the object of a recommendation or a condition ("recommend follow-up to document resolution",
-    "to ensure clearing", "if this does not resolve"): a hypothetical states no change (the guide's §6:
+    "to ensure clearing", "if this does not resolve") or an item of a differential diagnosis ("differential
+    includes increased volume loss, tumor progression"): a hypothetical states no change (the guide's §6:
     speculation is no change)."""
-    start = max(d.sentence_of(m.start)[0], m.start - _HYPOTHETICAL_REACH)
-    return any(w in _HYPOTHETICAL_WORDS for w in d.lower[start:m.start])
+    first = d.sentence_of(m.start)[0]
+    start = max(first, m.start - _HYPOTHETICAL_REACH)
+    return any(w in _HYPOTHETICAL_WORDS for w in d.lower[start:m.start]) or any(
+        w in _DIFFERENTIAL_WORDS for w in d.lower[first:m.start])
 
 
 def _comparison_in(d: Draft, i: int) -> bool:
