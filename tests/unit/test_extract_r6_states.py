@@ -77,3 +77,12 @@ def test_a_cue_in_a_differential_diagnosis_changes_nothing(tmp_path, text, expec
     """The guide's §6: speculation is no change; a cue among the items of a differential diagnosis does not
     reach back to the findings named before it."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The lung volumes remain low.", {("low lung volumes", "present", "no change")}),
+    ("Lung volumes are low.", {("low lung volumes", "present", None)}),
+], ids=["remain-low", "are-low"])
+def test_low_lung_volumes_that_remain_are_unchanged(tmp_path, text, expected):
+    """The guide's §6: "remains" is a no-change cue; the finding's name does not swallow it."""
+    assert _changes(tmp_path, text) == expected
