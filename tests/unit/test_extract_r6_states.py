@@ -86,3 +86,16 @@ def test_a_cue_in_a_differential_diagnosis_changes_nothing(tmp_path, text, expec
 def test_low_lung_volumes_that_remain_are_unchanged(tmp_path, text, expected):
     """The guide's §6: "remains" is a no-change cue; the finding's name does not swallow it."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Mild diffuse interstitial prominence, worse in the left lung base.",
+     {("increased reticular markings/ild pattern", "present", None)}),
+    # a comparison with a prior, or no place after it, keeps the change
+    ("Mild diffuse interstitial prominence, worse in the left lung base since the prior study.",
+     {("increased reticular markings/ild pattern", "present", "worsened")}),
+    ("Right pleural effusion, worse on today's study.", {("pleural effusion", "present", "worsened")}),
+], ids=["where", "where-since-prior", "no-place"])
+def test_a_comparative_before_a_place_says_where_a_finding_is_worse(tmp_path, text, expected):
+    """The guide's §6: "left worse than right" states no change; nor does "worse in the left lung base"."""
+    assert _changes(tmp_path, text) == expected

@@ -311,6 +311,8 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
     if m.value in _STATE_FORMS and m.end <= o.start and (
             _put_down_to_outside(d, m) and not _comparison_in(d, m.start) or _sides_compared(d, m)):
         return None  # "subtle increased opacity related to soft tissues", "... of the right base than the left"
+    if m.value in _WHERE_MORE and _says_where(d, m) and not _comparison_in(d, m.start):
+        return None  # "interstitial prominence, worse in the right lung base": where it is worse
     is_device = d.v.findings[o.value].category in DEVICE_CATEGORIES
     label = dev_label if is_device else cond_label
     if subject and label in ("CHAN-CON-WOR", "CHAN-CON-IMP"):
@@ -323,6 +325,23 @@ _OUTSIDE_CAUSES = {"soft", "breast", "breasts", "clothing", "technique", "artifa
 #: words that compare the two sides of the chest ("compared to the left"; "than" is its comparative's: "left
 #: greater than right"); a prior named besides ("... and to the prior study") makes it a change again
 _SIDE_COMPARERS = {"compared", "relative"}
+
+
+#: comparatives that may say where a finding is worse ("worse in the right lung base") rather than that it
+#: grew; the words that then open the place
+_WHERE_MORE = {"worse", "larger", "more prominent"}
+_PLACE_OPENERS = {"in", "at", "on", "within", "toward", "towards"}
+
+
+def _says_where(d: Draft, m: Mention) -> bool:
+    """Cue ``m`` is followed by a place ("worse in the right lung base", "more prominent on the left"): it says
+    where a finding is more marked, a state like "left worse than right" (the guide's §6)."""
+    i = m.end
+    if i >= len(d.lower) or d.lower[i] not in _PLACE_OPENERS:
+        return False
+    i += 2 if i + 1 < len(d.lower) and d.lower[i + 1] == "the" else 1
+    return i < len(d.lower) and (d.lower[i] in _SIDE_WORDS_ONLY or any(
+        x.kind in ("ANAT", "SIDE") and x.start == i for x in d.mods))
 
 
 def _put_down_to_outside(d: Draft, m: Mention) -> bool:
