@@ -99,3 +99,9 @@ def test_low_lung_volumes_that_remain_are_unchanged(tmp_path, text, expected):
 def test_a_comparative_before_a_place_says_where_a_finding_is_worse(tmp_path, text, expected):
     """The guide's §6: "left worse than right" states no change; nor does "worse in the left lung base"."""
     assert _changes(tmp_path, text) == expected
+
+
+def test_persistence_is_a_no_change_cue(tmp_path):
+    """The guide's §6 lists "persistent"; its noun says the same."""
+    assert _changes(tmp_path, "There is persistence of a small right pleural effusion.") == {
+        ("pleural effusion", "present", "no change")}

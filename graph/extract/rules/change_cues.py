@@ -38,7 +38,7 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
         "without significant change", "without interval change", "without significant interval change",
         "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar",
         "appear similar", "similar to", "similar from",
-        "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
+        "similar in appearance", "persistent", "persistently", "persistence", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
         "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position", "as before",
         "there is again", "there are again", "is again", "are again", *_SEEN_BEFORE, *_SEEN_AGAIN)},
