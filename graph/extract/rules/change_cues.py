@@ -26,6 +26,11 @@ NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
 #: "again seen / noted" (the guide's §6) with every verb of seeing ("again identified", "again visualized")
 _SEEN_AGAIN = tuple(f"again {verb}" for verb in _SEEING)
 
+#: "previously seen / identified" before a finding the sentence negates ("The previously seen nodule is not
+#: visualized today"): the finding is resolved (the guide's §6, CHAN-CON-RES); before a present one
+#: ("the previously identified nodule has increased") or after one, the sentence's other cues say what changed
+_SEEN_EARLIER = tuple(f"previously {verb}" for verb in (*_SEEING, "described"))
+
 #: change cue -> (class for a condition, class for a device); None: not a change of that kind.
 CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-NC", "CHAN-NC") for w in (
@@ -33,7 +38,7 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
         "without significant change", "without interval change", "without significant interval change",
         "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar",
         "appear similar", "similar to", "similar from",
-        "similar in appearance", "persistent", "persistently", "redemonstration", "again demonstrated are", "persists", "persist",
+        "similar in appearance", "persistent", "persistently", "persistence", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
         "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position", "as before",
         "there is again", "there are again", "is again", "are again", *_SEEN_BEFORE, *_SEEN_AGAIN)},
@@ -51,7 +56,7 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: (None, "CHAN-DEV-AP") for w in ("placed", "inserted", "interval placement", "placement of", "interval")},
     **{w: ("CHAN-CON-RES", "CHAN-DEV-DISA") for w in (
         "resolved", "resolution", "cleared", "no longer seen", "no longer visualized",
-        "no longer present", "no longer identified", "interval resolution")},
+        "no longer present", "no longer identified", "interval resolution", *_SEEN_EARLIER)},
     **{w: (None, "CHAN-DEV-DISA") for w in ("removed", "removal", "interval removal", "extubated")},
     **{w: (None, "CHAN-DEV-PLACE") for w in (
         "advanced", "withdrawn", "retracted", "repositioned", "pulled back", "interval advancement")},
@@ -72,6 +77,8 @@ _SIDE_WORDS_ONLY = {"left", "right"}
 #: words that make a cue shortly after them hypothetical ("to document resolution", "if it does not resolve")
 _HYPOTHETICAL_WORDS = {"document", "ensure", "confirm", "assess", "until", "if"}
 _HYPOTHETICAL_REACH = 4
+#: words that open a list of possible diagnoses: the cues after them in the sentence are its items
+_DIFFERENTIAL_WORDS = {"differential"}
 #: words that may stand before a cue that opens its sentence; words that end the list it opens
 _OPENERS = {"there", "is", "are", "again"}
 _LIST_BREAKS = {"but", ";", "however", "which", "although", "while", "otherwise", "though"}
@@ -375,11 +382,61 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
     subject = normalise_phrase(o.text) in _CHANGE_SUBJECTS
     if subject and m.value in _STATE_FORMS and not _comparison_in(d, m.start):
         return None  # "decreased lung volumes" is a state
+    if m.value in _SEEN_EARLIER and (o.start < m.end or not any(x is o and it["label"] == "OBS-DA"
+                                                               for x, it in d.obs_items)):
+        return None  # "the previously seen nodule has increased": "increased" is the change
+    if m.value in _STATE_FORMS and m.end <= o.start and (
+            _put_down_to_outside(d, m) and not _comparison_in(d, m.start) or _sides_compared(d, m)):
+        return None  # "subtle increased opacity related to soft tissues", "... of the right base than the left"
+    if m.value in _WHERE_MORE and _says_where(d, m) and not _comparison_in(d, m.start):
+        return None  # "interstitial prominence, worse in the right lung base": where it is worse
     is_device = d.v.findings[o.value].category in DEVICE_CATEGORIES
     label = dev_label if is_device else cond_label
     if subject and label in ("CHAN-CON-WOR", "CHAN-CON-IMP"):
         label = "CHAN-CON-IMP" if m.value in _MORE else "CHAN-CON-WOR" if m.value in _LESS else label
     return label
+
+
+#: what an increased density may be put down to outside the lungs (the guide's §6: a state, not a change)
+_OUTSIDE_CAUSES = {"soft", "breast", "breasts", "clothing", "technique", "artifact", "nipple", "nipples"}
+#: words that compare the two sides of the chest ("compared to the left"; "than" is its comparative's: "left
+#: greater than right"); a prior named besides ("... and to the prior study") makes it a change again
+_SIDE_COMPARERS = {"compared", "relative"}
+
+
+#: comparatives that may say where a finding is worse ("worse in the right lung base") rather than that it
+#: grew; the words that then open the place
+_WHERE_MORE = {"worse", "larger", "more prominent"}
+_PLACE_OPENERS = {"in", "at", "on", "within", "toward", "towards"}
+
+
+def _says_where(d: Draft, m: Mention) -> bool:
+    """Cue ``m`` is followed by a place ("worse in the right lung base", "more prominent on the left"): it says
+    where a finding is more marked, a state like "left worse than right" (the guide's §6)."""
+    i = m.end
+    if i >= len(d.lower) or d.lower[i] not in _PLACE_OPENERS:
+        return False
+    i += 2 if i + 1 < len(d.lower) and d.lower[i + 1] == "the" else 1
+    return i < len(d.lower) and (d.lower[i] in _SIDE_WORDS_ONLY or any(
+        x.kind in ("ANAT", "SIDE") and x.start == i for x in d.mods))
+
+
+def _put_down_to_outside(d: Draft, m: Mention) -> bool:
+    """The sentence of cue ``m`` puts the density down to something outside the lungs ("subtle increased
+    opacity related to superimposed soft tissues", "mild increased density ... overlying clothing"): the
+    cue states how dense it looks, not a change (the guide's §6)."""
+    start, end = d.sentence_of(m.start)
+    return any(w in _OUTSIDE_CAUSES for w in d.lower[start:end])
+
+
+def _sides_compared(d: Draft, m: Mention) -> bool:
+    """After cue ``m`` its sentence compares two sides ("slightly increased opacity of the right base
+    compared to the left"): more on one side, not more than before (the guide's §6: "left worse than
+    right")."""
+    start, end = d.sentence_of(m.start)
+    words = d.lower[m.end:end]
+    return any(w in _SIDE_COMPARERS and _SIDE_WORDS_ONLY & set(words[n + 1:n + 4]) for n, w in enumerate(words)) \
+        and not any(w in _COMPARISON_WORDS - _SIDE_COMPARERS for w in d.lower[start:end])
 
 
 def drop_unchanged_subjects(d: Draft) -> None:
@@ -413,15 +470,29 @@ def _side_comparison(m: Mention, doc) -> bool:
 
 def _hypothetical(m: Mention, d: Draft) -> bool:
     """The cue is the object of a recommendation or a condition ("recommend follow-up to document resolution",
-    "to ensure clearing", "if this does not resolve"): a hypothetical states no change (the guide's §6:
+    "to ensure clearing", "if this does not resolve") or an item of a differential diagnosis ("differential
+    includes increased volume loss, tumor progression"): a hypothetical states no change (the guide's §6:
     speculation is no change)."""
-    start = max(d.sentence_of(m.start)[0], m.start - _HYPOTHETICAL_REACH)
-    return any(w in _HYPOTHETICAL_WORDS for w in d.lower[start:m.start])
+    first = d.sentence_of(m.start)[0]
+    start = max(first, m.start - _HYPOTHETICAL_REACH)
+    return any(w in _HYPOTHETICAL_WORDS for w in d.lower[start:m.start]) or any(
+        w in _DIFFERENTIAL_WORDS for w in d.lower[first:m.start])
 
 
 def _comparison_in(d: Draft, i: int) -> bool:
+    """The sentence of the cue at token ``i`` compares with a prior in words of its own: the words of its
+    other cues of a condition, and the comparison right after one, are theirs ("increased kyphosis, unchanged
+    from the prior study": the comparison says the kyphosis is unchanged, and "increased" states its degree;
+    the guide's §6)."""
     start, end = d.sentence_of(i)
-    return any(w in _COMPARISON_WORDS for w in d.lower[start:end])
+    others: set[int] = set()
+    for x in d.mods:
+        if x.kind == "CHANGE" and x.start != i and start <= x.start < end and CHANGE_CUES[x.value][0]:
+            j = x.start
+            while j < end and (j < x.end or d.lower[j] in _COMPARISON_WORDS or d.lower[j] in _FUNCTION_AFTER):
+                others.add(j)
+                j += 1
+    return any(w in _COMPARISON_WORDS for j, w in enumerate(d.lower[start:end], start) if j not in others)
 
 
 def _attributive(m: Mention, doc, sent_of: list[int], obs_tokens: set[int]) -> bool:
