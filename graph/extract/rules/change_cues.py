@@ -294,31 +294,6 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
     return linked
 
 
-#: a finding the sentence says the prior study showed ("the previously noted pneumothorax")
-_PREVIOUSLY_SEEN = {"identified", "seen", "noted", "visualized", "described", "demonstrated"}
-
-
-def previously_seen_absent(d: Draft) -> None:
-    """An absent finding named as seen on the prior study ("the previously noted left apical pneumothorax is
-    not seen now") has resolved: CHAN-CON-RES, a device CHAN-DEV-DISA (the guide's §6, "no
-    longer seen"). Places, sides, sizes and link words may stand between."""
-    if "previously" not in d.lower:
-        return
-    covered = {i for m in d.mods if m.kind in ("ANAT", "SIDE", "SEV") for i in range(m.start, m.end)}
-    for o, it in d.obs_items:
-        if it["label"] != "OBS-DA" or id(it) in d.changed:
-            continue
-        start = d.sentence_of(o.start)[0]
-        i = o.start - 1
-        while i > start and (i in covered or d.lower[i] in _LINK_WORDS):
-            i -= 1
-        if i > start and d.lower[i] in _PREVIOUSLY_SEEN and d.lower[i - 1] == "previously":
-            is_device = d.v.findings[o.value].category in DEVICE_CATEGORIES
-            d.entities.append({"_start": i - 1, "_end": i + 1, "label": "CHAN-DEV-DISA" if is_device else
-                               "CHAN-CON-RES", "rel": [("modify", it)]})
-            d.changed.add(id(it))
-
-
 #: words between a sign, its comma and the one reading offered for it ("nodule, presumably a granuloma")
 _APPOSITIVE_HEDGES = {"possibly", "presumably", "probably", "likely", "most", "a", "an", "xxxx"}
 #: words that offer a reading as one of several ("scarring or infiltrate", "scarring alternatively effusion")
