@@ -1,0 +1,34 @@
+"""The rules extractor's finding recall, issue 17's sixth round: two describing words that share a noun, and
+findings the vocabulary lacked (the annotation guide's §2).
+
+All report sentences here are synthetic, written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from tests.unit.test_extract_rules import _sided  # noqa: E402
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Scattered alveolar and interstitial opacities in both lower lobes.",
+     {("airspace opacity", "bilateral", "present", None),
+      ("increased reticular markings/ild pattern", "bilateral", "present", None)}),
+    ("No alveolar or interstitial opacities.",
+     {("airspace opacity", None, "absent", None), ("increased reticular markings/ild pattern", None, "absent", None)}),
+    ("Right apical chronic inflammatory and fibrotic changes, stable.",
+     {("chronic inflammatory change", "right", "present", "no change"),
+      ("pleural/parenchymal scarring", "right", "present", "no change")}),
+    ("Calcified and tortuous aorta.", {("vascular calcification", None, "present", None),
+                                      ("tortuous aorta", None, "present", None)}),
+    # "patchy" and "central" name no finding with the noun: one finding
+    ("Patchy and central interstitial opacities.", {("increased reticular markings/ild pattern", None, "present", None)}),
+], ids=["alveolar-and-interstitial", "negated-or", "two-word-adjective-with-change", "calcified-and-tortuous",
+        "no-second-finding"])
+def test_coordinated_describing_words(tmp_path, text, expected):
+    """"Alveolar and interstitial opacities" states alveolar opacities and interstitial opacities, each with the
+    sentence's side, polarity and change (observations._coordinated; the annotation guide's §2 names each phrase)."""
+    assert _sided(tmp_path, text) == expected
