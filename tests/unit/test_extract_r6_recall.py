@@ -32,3 +32,15 @@ def test_coordinated_describing_words(tmp_path, text, expected):
     """"Alveolar and interstitial opacities" states alveolar opacities and interstitial opacities, each with the
     sentence's side, polarity and change (observations._coordinated; the annotation guide's §2 names each phrase)."""
     assert _sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Prominent epicardial fat pads are again seen.", {("epicardial fat", None, "present", "no change")}),
+    ("There is a prominent left pericardial fat pad.", {("epicardial fat", "left", "present", None)}),
+    ("Right basilar opacity could represent cardiophrenic fat.",
+     {("lung opacity", "right", "present", None), ("epicardial fat", "right", "uncertain", None)}),
+], ids=["epicardial-fat-pads-again", "pericardial-fat-pad", "cardiophrenic-fat"])
+def test_epicardial_fat(tmp_path, text, expected):
+    """Prominent fat at the heart's borders is a finding of its own, named as the guide's `other:<name>` would name
+    it (epicardial, pericardial or cardiophrenic fat; vocabulary, issue 17's sixth round)."""
+    assert _sided(tmp_path, text) == expected
