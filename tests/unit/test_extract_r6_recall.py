@@ -44,3 +44,15 @@ def test_epicardial_fat(tmp_path, text, expected):
     """Prominent fat at the heart's borders is a finding of its own, named as the guide's `other:<name>` would name
     it (epicardial, pericardial or cardiophrenic fat; vocabulary, issue 17's sixth round)."""
     assert _sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Right upper lobe scarring with hilar retraction, unchanged.",
+     {("pleural/parenchymal scarring", "right", "present", "no change"),
+      ("hilar retraction", "right", "present", "no change")}),
+    ("The left hilum is retracted upward.", {("hilar retraction", "left", "present", None)}),
+], ids=["hilar-retraction", "hilum-is-retracted"])
+def test_hilar_retraction(tmp_path, text, expected):
+    """A hilum drawn up by scarring is a finding of its own, named as the guide's `other:<name>` would name it
+    (vocabulary, issue 17's sixth round)."""
+    assert _sided(tmp_path, text) == expected
