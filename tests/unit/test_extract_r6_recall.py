@@ -56,3 +56,17 @@ def test_hilar_retraction(tmp_path, text, expected):
     """A hilum drawn up by scarring is a finding of its own, named as the guide's `other:<name>` would name it
     (vocabulary, issue 17's sixth round)."""
     assert _sided(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Unchanged calcified granulomas/lymph nodes in both hila.",
+     {("calcified nodule", "bilateral", "present", "no change"),
+      ("granulomatous disease", "bilateral", "present", "no change")}),
+    ("Calcified granuloma and enlarged lymph nodes.",
+     {("calcified nodule", None, "present", None), ("enlarged hilum", None, "present", None)}),
+], ids=["slash-joined-nouns", "own-describing-word"])
+def test_shared_describing_word(tmp_path, text, expected):
+    """A describing word that opens a finding goes with the noun joined to it ("calcified granulomas / lymph
+    nodes": calcified lymph nodes, granulomatous disease; observations._shared_describer, the guide's §2), unless
+    that noun has a describing word of its own."""
+    assert _sided(tmp_path, text) == expected

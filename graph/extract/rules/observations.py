@@ -25,7 +25,7 @@ def add_observations(d: Draft, obs_spans: list[Mention]) -> None:
         item = {"_start": o.start, "_end": o.end, "label": label, "rel": [], "_finding": o.value}
         d.entities.append(item)
         d.obs_items.append((o, item))
-    d.obs_items = _coordinated(d, _compose(d))
+    d.obs_items = _coordinated(d, _shared_describer(d, _compose(d)))
 
 
 def link_severity(d: Draft, m: Mention) -> None:
@@ -63,6 +63,31 @@ def _compose(d: Draft) -> list[tuple[Mention, dict]]:
                 it["_finding"] = f
                 o = replace(o, value=f)
                 break
+        out.append((o, it))
+    return out
+
+
+#: words that join two nouns one describing word goes with ("calcified granulomas / lymph nodes")
+_NOUN_JOINERS = {"/", "and"}
+
+
+def _shared_describer(d: Draft, items: list[tuple[Mention, dict]]) -> list[tuple[Mention, dict]]:
+    """A describing word that opens a finding of two or more words goes with the noun joined to it by a slash or
+    "and" when, with that noun, it names another finding ("calcified granulomas / lymph nodes": calcified lymph
+    nodes, granulomatous disease, not enlarged hilum; the guide's §2), as :func:`_compose` composes a word just
+    before the noun."""
+    out = []
+    ends = {o.end: o for o, _ in items}
+    for o, it in items:
+        j = o.start - 1
+        prev = ends.get(j) if j > 0 and d.lower[j] in _NOUN_JOINERS else None
+        if prev is not None and prev.end - prev.start >= 2 and d.sent_of[prev.start] == d.sent_of[o.start]:
+            f = d.v.finding_for(f"{d.texts[prev.start]} {o.text}")
+            if f and f != o.value:
+                d.entities.append({"_start": prev.start, "_end": prev.start + 1, "label": "OBS-DP",
+                                   "rel": [("modify", it)], "_mod": True})
+                it["_finding"] = f
+                o = replace(o, value=f)
         out.append((o, it))
     return out
 
