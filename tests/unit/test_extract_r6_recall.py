@@ -75,8 +75,10 @@ def test_shared_describing_word(tmp_path, text, expected):
 @pytest.mark.parametrize("text,expected", [
     ("The chin overlies both lung apices.", {("artifact", "bilateral", "present", None)}),
     ("The left apex is partly obscured by the mandible.", {("artifact", "left", "present", None)}),
-], ids=["chin", "mandible"])
-def test_chin_over_the_apices(tmp_path, text, expected):
-    """The patient's chin or mandible over the apices is an overlying-object artifact (the guide's §2; vocabulary,
-    issue 17's sixth round)."""
+    ("Nipple piercings project over both lower lungs.", {("artifact", "bilateral", "present", None)}),
+    ("Overlying jewelry at the right base.", {("artifact", "right", "present", None)}),
+], ids=["chin", "mandible", "piercings", "jewelry"])
+def test_overlying_objects(tmp_path, text, expected):
+    """The patient's chin or mandible over the apices, jewelry and piercings are overlying-object artifacts (the
+    guide's §2; vocabulary, issue 17's sixth round)."""
     assert _sided(tmp_path, text) == expected
