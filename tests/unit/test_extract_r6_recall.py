@@ -82,3 +82,16 @@ def test_overlying_objects(tmp_path, text, expected):
     """The patient's chin or mandible over the apices, jewelry and piercings are overlying-object artifacts (the
     guide's §2; vocabulary, issue 17's sixth round)."""
     assert _sided(tmp_path, text) == expected
+
+
+def test_coordinated_words_open_the_text():
+    """The first describing word may be the text's first token (a sentence given alone, without a section
+    header)."""
+    from graph.extract.rules import build_pipeline, doc_to_radgraph
+    from graph.vocabulary import vocabulary
+
+    v = vocabulary()
+    doc = doc_to_radgraph(build_pipeline(v)("Alveolar and interstitial opacities."), v)
+    spans = {(e["tokens"], e["label"], tuple(r[0] for r in e["relations"])) for e in doc["entities"].values()}
+    assert spans == {("Alveolar", "OBS-DP", ("modify",)), ("interstitial opacities", "OBS-DP", ()),
+                     ("opacities", "OBS-DP", ())}

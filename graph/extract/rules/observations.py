@@ -107,12 +107,13 @@ def _coordinated(d: Draft, items: list[tuple[Mention, dict]]) -> list[tuple[Ment
     for o, it in items:
         out.append((o, it))
         j = o.start - 1
-        if o.end - o.start < 2 or j < 2 or lower[j] not in _COORDINATORS or sent_of[j] != sent_of[o.start]:
+        if o.end - o.start < 2 or j < 1 or lower[j] not in _COORDINATORS or sent_of[j] != sent_of[o.start]:
             continue
         head = " ".join(d.texts[o.start + 1:o.end])
         for n in (2, 1):
             words = range(j - n, j)
-            if sent_of[j - n] != sent_of[o.start] or any(i in d.obs_tokens or not lower[i].isalpha() for i in words):
+            if j < n or sent_of[j - n] != sent_of[o.start] or any(i in d.obs_tokens or not lower[i].isalpha()
+                                                                  for i in words):
                 continue
             f = d.v.finding_for(" ".join(d.texts[i] for i in words) + " " + head)
             if f and f != o.value:
