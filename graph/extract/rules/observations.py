@@ -25,7 +25,7 @@ def add_observations(d: Draft, obs_spans: list[Mention]) -> None:
         item = {"_start": o.start, "_end": o.end, "label": label, "rel": [], "_finding": o.value}
         d.entities.append(item)
         d.obs_items.append((o, item))
-    d.obs_items = _compose(d)
+    d.obs_items = _coordinated(d, _shared_describer(d, _compose(d)))
 
 
 def link_severity(d: Draft, m: Mention) -> None:
@@ -64,6 +64,65 @@ def _compose(d: Draft) -> list[tuple[Mention, dict]]:
                 o = replace(o, value=f)
                 break
         out.append((o, it))
+    return out
+
+
+#: words that join two nouns one describing word goes with ("calcified granulomas / lymph nodes")
+_NOUN_JOINERS = {"/", "and"}
+
+
+def _shared_describer(d: Draft, items: list[tuple[Mention, dict]]) -> list[tuple[Mention, dict]]:
+    """A describing word that opens a finding of two or more words goes with the noun joined to it by a slash or
+    "and" when, with that noun, it names another finding ("calcified granulomas / lymph nodes": calcified lymph
+    nodes, granulomatous disease, not enlarged hilum; the guide's §2), as :func:`_compose` composes a word just
+    before the noun."""
+    out = []
+    ends = {o.end: o for o, _ in items}
+    for o, it in items:
+        j = o.start - 1
+        prev = ends.get(j) if j > 0 and d.lower[j] in _NOUN_JOINERS else None
+        if prev is not None and prev.end - prev.start >= 2 and d.sent_of[prev.start] == d.sent_of[o.start]:
+            f = d.v.finding_for(f"{d.texts[prev.start]} {o.text}")
+            if f and f != o.value:
+                d.entities.append({"_start": prev.start, "_end": prev.start + 1, "label": "OBS-DP",
+                                   "rel": [("modify", it)], "_mod": True})
+                it["_finding"] = f
+                o = replace(o, value=f)
+        out.append((o, it))
+    return out
+
+
+#: words that join two describing words of one noun ("alveolar and interstitial opacities")
+_COORDINATORS = {"and", "or", ","}
+
+
+def _coordinated(d: Draft, items: list[tuple[Mention, dict]]) -> list[tuple[Mention, dict]]:
+    """Two describing words that share a noun name two findings ("alveolar and interstitial opacities": airspace
+    opacity and interstitial opacities; "chronic inflammatory and fibrotic changes"), as the guide's §2 names each
+    phrase: a finding of two or more words whose noun, after the one or two words before "and" / "or" / a comma,
+    names another finding gets that one too, as the noun alone (OBS, the same polarity) with the words before as
+    its OBS-DP ``modify`` (ingestion composes modifier + span)."""
+    sent_of, lower = d.sent_of, d.lower
+    out = []
+    for o, it in items:
+        out.append((o, it))
+        j = o.start - 1
+        if o.end - o.start < 2 or j < 1 or lower[j] not in _COORDINATORS or sent_of[j] != sent_of[o.start]:
+            continue
+        head = " ".join(d.texts[o.start + 1:o.end])
+        for n in (2, 1):
+            words = range(j - n, j)
+            if j < n or sent_of[j - n] != sent_of[o.start] or any(i in d.obs_tokens or not lower[i].isalpha()
+                                                                  for i in words):
+                continue
+            f = d.v.finding_for(" ".join(d.texts[i] for i in words) + " " + head)
+            if f and f != o.value:
+                noun = Mention(o.start + 1, o.end, "OBS", head, f)
+                item = {"_start": noun.start, "_end": noun.end, "label": it["label"], "rel": [], "_finding": f}
+                d.entities += [item, {"_start": j - n, "_end": j, "label": "OBS-DP", "rel": [("modify", item)],
+                                      "_mod": True}]
+                out.append((noun, item))
+                break
     return out
 
 
