@@ -53,8 +53,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     """
     v = v or vocabulary()
     d = Draft.start(doc, v)
-    obs_spans, d.mods = mention_spans(doc, v)
-    obs_spans = [o for o in obs_spans if has_subject(o, d.lower, d.sentence_of(o.start))]
+    obs_spans, d.mods = mention_spans(doc, v, keep=lambda o: has_subject(o, d.lower, d.sentence_of(o.start)))
     d.obs_tokens = {i for o in obs_spans for i in range(o.start, o.end)}
     add_observations(d, obs_spans)
     drop_named_generics(d)

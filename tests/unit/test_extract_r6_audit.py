@@ -1,0 +1,34 @@
+"""The rules extractor's change classes on patterns found by auditing unlabelled IU sentences with change cues
+against graph/extract/gold/ANNOTATION_GUIDE.md's §6 and §8 (issue 17, sixth round).
+
+All report sentences here are synthetic, written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
+
+
+def _changes(tmp_path, text):
+    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Faint nodular opacities in the left upper zone. These are more prominent than on the prior exam.",
+     {("multiple masses/nodules", "present", "worsened")}),
+    ("Patchy right basilar opacity is less prominent than on the prior study.",
+     {("lung opacity", "present", "improved")}),
+    # "prominent" names an enlarged hilum beside a hilum: the finding keeps it, the cue its head
+    ("The right hilum is more prominent than on the prior exam.",
+     {("enlarged hilum", "present", "worsened")}),
+    ("Less prominent left hilum since the previous radiograph.",
+     {("enlarged hilum", "present", "improved")}),
+], ids=["refer-back", "predicate", "hilum-predicate", "hilum-attributive"])
+def test_more_or_less_prominent_is_a_change_cue(tmp_path, text, expected):
+    """The guide's §6: "more prominent" is a worsening (and "less prominent" an improvement), also where its
+    last word could name an enlarged hilum."""
+    assert _changes(tmp_path, text) == expected
