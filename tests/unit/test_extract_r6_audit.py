@@ -32,3 +32,15 @@ def test_more_or_less_prominent_is_a_change_cue(tmp_path, text, expected):
     """The guide's §6: "more prominent" is a worsening (and "less prominent" an improvement), also where its
     last word could name an enlarged hilum."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Dual-XXXX cardiac XXXX in unchanged position.", {("cardiac pacer and wires", "present", "no change")}),
+    ("A single cardiac XXXX projects over the right ventricle.", {("cardiac pacer and wires", "present", None)}),
+    # after a side it is a heart border
+    ("Mild obscuration of the right cardiac XXXX.", set()),
+], ids=["stable", "tip", "border"])
+def test_a_redacted_cardiac_device_is_the_pacemaker(tmp_path, text, expected):
+    """The guide's §7: the pacemaker, its generator or its leads are `cardiac pacer and wires`; IU redacts the
+    device's name after "cardiac"."""
+    assert _changes(tmp_path, text) == expected
