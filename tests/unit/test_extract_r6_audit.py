@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
+from graph.extract.rules import extract_text  # noqa: E402
 from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
 
 
@@ -44,3 +45,27 @@ def test_a_redacted_cardiac_device_is_the_pacemaker(tmp_path, text, expected):
     """The guide's §7: the pacemaker, its generator or its leads are `cardiac pacer and wires`; IU redacts the
     device's name after "cardiac"."""
     assert _changes(tmp_path, text) == expected
+
+
+def _refers_back(text, cue):
+    """The targets of the no-change entity of ``cue`` (a word that occurs once in ``text``)."""
+    doc = extract_text({"findings": text}, "k")["k"]
+    ents = doc["entities"]
+    return {ents[t]["tokens"] for e in ents.values() if e["label"] == "CHAN-NC" and e["tokens"] == cue
+            for _, t in e["relations"]}
+
+
+@pytest.mark.parametrize("text,cue,expected", [
+    ("Both views show an unchanged cardiomediastinal silhouette. The cardiac silhouette remains mildly enlarged.",
+     "unchanged", {"enlarged"}),
+    ("Stable cardiomegaly since the prior exam. The heart size is unchanged.", "unchanged", {"cardiomegaly"}),
+    # the heart called abnormal nowhere, or without a no-change cue of its own: nothing
+    ("No effusion. Unchanged cardiomediastinal silhouette.", "Unchanged", set()),
+    ("Cardiomegaly. Unchanged cardiomediastinal silhouette.", "Unchanged", set()),
+    # a size stated in the stable sentence is its own
+    ("Unchanged cardiomegaly. Heart size upper limits of normal but stable.", "stable", set()),
+], ids=["remains-enlarged-after", "stable-cardiomegaly-before", "normal-heart", "no-cue-of-its-own", "size-stated"])
+def test_a_stable_heart_refers_back_to_the_unchanged_enlarged_heart(text, cue, expected):
+    """The guide's §6: a stable heart is a refer-back to the enlarged heart of its report (when that heart is
+    called unchanged where it is stated, so that its own sentence keeps its class)."""
+    assert _refers_back(text, cue) == expected

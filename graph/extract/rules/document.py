@@ -12,7 +12,7 @@ from graph.extract.rules.mentions import Mention, has_subject, mention_spans
 from graph.extract.rules.normals import add_normal_statements
 from graph.extract.rules.observations import (add_observations, drop_named_generics, link_severity,
                                               link_suggestive)
-from graph.extract.rules.refer_back import drop_repeated_antecedents, refer_back
+from graph.extract.rules.refer_back import drop_repeated_antecedents, refer_back, stable_abnormal_heart
 from graph.vocabulary import Vocabulary, vocabulary
 
 DATA_SOURCE = "cxrkg-rules"
@@ -61,7 +61,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     unlinked = _link_modifiers(d)
     reading_changes(d)
     for m in unlinked:
-        targets = refer_back(d, m)
+        targets = refer_back(d, m) or stable_abnormal_heart(d, m)
         if targets:
             link_change(d, m, targets)
     drop_repeated_antecedents(d)
