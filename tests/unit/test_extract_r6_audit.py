@@ -69,3 +69,14 @@ def test_a_stable_heart_refers_back_to_the_unchanged_enlarged_heart(text, cue, e
     """The guide's §6: a stable heart is a refer-back to the enlarged heart of its report (when that heart is
     called unchanged where it is stated, so that its own sentence keeps its class)."""
     assert _refers_back(text, cue) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Chronic left apical scarring, not significantly XXXX from prior.",
+     {("pleural/parenchymal scarring", "present", "no change")}),
+    ("Coarse interstitial markings in both lungs. This is overall not significantly XXXX.",
+     {("increased reticular markings/ild pattern", "present", "no change")}),
+], ids=["predicate", "refer-back"])
+def test_not_significantly_redacted_is_no_change(tmp_path, text, expected):
+    """The guide's §6 (no significant change): IU redacts "changed" after "not significantly"."""
+    assert _changes(tmp_path, text) == expected

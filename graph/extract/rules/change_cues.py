@@ -31,12 +31,14 @@ _SEEN_AGAIN = tuple(f"again {verb}" for verb in _SEEING)
 #: ("the previously identified nodule has increased") or after one, the sentence's other cues say what changed
 _SEEN_EARLIER = tuple(f"previously {verb}" for verb in (*_SEEING, "described"))
 
-#: change cue -> (class for a condition, class for a device); None: not a change of that kind.
+#: change cue -> (class for a condition, class for a device); None: not a change of that kind. IU redacts the
+#: "changed" of "not significantly changed" ("scarring, not significantly XXXX from prior": 3 reports).
 CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-NC", "CHAN-NC") for w in (
         "unchanged", "stable", "stably", "no change", "no significant change", "no interval change",
         "without significant change", "without interval change", "without significant interval change",
-        "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar",
+        "not significantly changed", "not significantly xxxx", "without change", "similar to prior",
+        "similar to the prior", "appears similar",
         "appear similar", "similar to", "similar from",
         "similar in appearance", "persistent", "persistently", "persistence", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
