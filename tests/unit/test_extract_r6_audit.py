@@ -80,3 +80,15 @@ def test_a_stable_heart_refers_back_to_the_unchanged_enlarged_heart(text, cue, e
 def test_not_significantly_redacted_is_no_change(tmp_path, text, expected):
     """The guide's §6 (no significant change): IU redacts "changed" after "not significantly"."""
     assert _changes(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("A pacemaker in the left chest wall with stable intact XXXX placement.",
+     {("cardiac pacer and wires", "present", "no change")}),
+    ("An AICD is seen in the right chest wall with unchanged placement.",
+     {("cardiac pacer and wires", "present", "no change")}),
+], ids=["intact", "placement"])
+def test_a_stable_placement_after_a_device_is_the_devices(tmp_path, text, expected):
+    """The guide's §7: "stable position of the pacemaker" is the device's no change, also where the place comes
+    after the device ("with stable intact lead placement")."""
+    assert _changes(tmp_path, text) == expected

@@ -103,11 +103,12 @@ _ATTRIBUTIVE_CUES = {"stable", "unchanged", "grossly unchanged", "increased", "d
                      "increasing", "decreasing", "improving", "worsening", "persistent", "new", "enlarging",
                      "progressive", "resolving", "resolved", "diminished", "reduced", "larger", "smaller", "worse",
                      "more prominent", "less prominent", "redemonstrated", "re-demonstrated", "developing"}
-#: words after a cue that do not make it attributive ("effusion, increased in size", "stable since")
+#: words after a cue that do not make it attributive ("effusion, increased in size", "stable since"; "pacemaker
+#: with stable intact lead placement": the place of the device before it)
 _FUNCTION_AFTER = {"from", "since", "in", "compared", "comparison", "to", "with", "when", "as", "and", "on", "at", "by",
                    "than", "relative", "over", "of", "the", "or", "but", "which", "versus", "vs", "now", "there",
                    "this", "is", "are", "was", "were", "has", "have", "been", "be", "appears", "appear", "position",
-                   "positioning", "size", "appearance", "configuration", "extent", "degree", "xxxx", "without", "for"}
+                   "placement", "intact", "positioning", "size", "appearance", "configuration", "extent", "degree", "xxxx", "without", "for"}
 
 
 def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
