@@ -36,10 +36,11 @@ def test_more_or_less_prominent_is_a_change_cue(tmp_path, text, expected):
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("Dual-XXXX cardiac XXXX in unchanged position.", {("cardiac pacer and wires", "present", "no change")}),
-    ("A single cardiac XXXX projects over the right ventricle.", {("cardiac pacer and wires", "present", None)}),
+    ("Cardiac XXXX unchanged in position since the last exam.", {("cardiac pacer and wires", "present", "no change")}),
+    ("A cardiac XXXX overlies the left chest with its tip in the right ventricle.",
+     {("cardiac pacer and wires", "present", None)}),
     # after a side it is a heart border
-    ("Mild obscuration of the right cardiac XXXX.", set()),
+    ("The right cardiac XXXX is partly obscured by overlying soft tissue.", set()),
 ], ids=["stable", "tip", "border"])
 def test_a_redacted_cardiac_device_is_the_pacemaker(tmp_path, text, expected):
     """The guide's §7: the pacemaker, its generator or its leads are `cardiac pacer and wires`; IU redacts the
@@ -56,7 +57,7 @@ def _refers_back(text, cue):
 
 
 @pytest.mark.parametrize("text,cue,expected", [
-    ("Both views show an unchanged cardiomediastinal silhouette. The cardiac silhouette remains mildly enlarged.",
+    ("The cardiomediastinal silhouette is unchanged. The heart remains mildly enlarged.",
      "unchanged", {"enlarged"}),
     ("Stable cardiomegaly since the prior exam. The heart size is unchanged.", "unchanged", {"cardiomegaly"}),
     # the heart called abnormal nowhere, or without a no-change cue of its own: nothing
@@ -74,7 +75,7 @@ def test_a_stable_heart_refers_back_to_the_unchanged_enlarged_heart(text, cue, e
 @pytest.mark.parametrize("text,expected", [
     ("Chronic left apical scarring, not significantly XXXX from prior.",
      {("pleural/parenchymal scarring", "present", "no change")}),
-    ("Coarse interstitial markings in both lungs. This is overall not significantly XXXX.",
+    ("Coarse interstitial markings in both lungs. This is not significantly XXXX since the last exam.",
      {("increased reticular markings/ild pattern", "present", "no change")}),
 ], ids=["predicate", "refer-back"])
 def test_not_significantly_redacted_is_no_change(tmp_path, text, expected):
@@ -83,7 +84,7 @@ def test_not_significantly_redacted_is_no_change(tmp_path, text, expected):
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("A pacemaker in the left chest wall with stable intact XXXX placement.",
+    ("Dual-lead pacemaker over the right chest with stable intact XXXX placement.",
      {("cardiac pacer and wires", "present", "no change")}),
     ("An AICD is seen in the right chest wall with unchanged placement.",
      {("cardiac pacer and wires", "present", "no change")}),

@@ -32,7 +32,7 @@ _SEEN_AGAIN = tuple(f"again {verb}" for verb in _SEEING)
 _SEEN_EARLIER = tuple(f"previously {verb}" for verb in (*_SEEING, "described"))
 
 #: change cue -> (class for a condition, class for a device); None: not a change of that kind. IU redacts the
-#: "changed" of "not significantly changed" ("scarring, not significantly XXXX from prior": 3 reports).
+#: "changed" of "not significantly changed" ("effusion, not significantly XXXX since the last study": 3 reports).
 CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-NC", "CHAN-NC") for w in (
         "unchanged", "stable", "stably", "no change", "no significant change", "no interval change",
