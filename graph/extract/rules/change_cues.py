@@ -31,12 +31,14 @@ _SEEN_AGAIN = tuple(f"again {verb}" for verb in _SEEING)
 #: ("the previously identified nodule has increased") or after one, the sentence's other cues say what changed
 _SEEN_EARLIER = tuple(f"previously {verb}" for verb in (*_SEEING, "described"))
 
-#: change cue -> (class for a condition, class for a device); None: not a change of that kind.
+#: change cue -> (class for a condition, class for a device); None: not a change of that kind. IU redacts the
+#: "changed" of "not significantly changed" ("effusion, not significantly XXXX since the last study": 3 reports).
 CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
     **{w: ("CHAN-NC", "CHAN-NC") for w in (
         "unchanged", "stable", "stably", "no change", "no significant change", "no interval change",
         "without significant change", "without interval change", "without significant interval change",
-        "not significantly changed", "without change", "similar to prior", "similar to the prior", "appears similar",
+        "not significantly changed", "not significantly xxxx", "without change", "similar to prior",
+        "similar to the prior", "appears similar",
         "appear similar", "similar to", "similar from",
         "similar in appearance", "persistent", "persistently", "persistence", "redemonstration", "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
@@ -101,11 +103,12 @@ _ATTRIBUTIVE_CUES = {"stable", "unchanged", "grossly unchanged", "increased", "d
                      "increasing", "decreasing", "improving", "worsening", "persistent", "new", "enlarging",
                      "progressive", "resolving", "resolved", "diminished", "reduced", "larger", "smaller", "worse",
                      "more prominent", "less prominent", "redemonstrated", "re-demonstrated", "developing"}
-#: words after a cue that do not make it attributive ("effusion, increased in size", "stable since")
+#: words after a cue that do not make it attributive ("effusion, increased in size", "stable since"; "pacemaker
+#: with stable intact lead placement": the place of the device before it)
 _FUNCTION_AFTER = {"from", "since", "in", "compared", "comparison", "to", "with", "when", "as", "and", "on", "at", "by",
                    "than", "relative", "over", "of", "the", "or", "but", "which", "versus", "vs", "now", "there",
                    "this", "is", "are", "was", "were", "has", "have", "been", "be", "appears", "appear", "position",
-                   "positioning", "size", "appearance", "configuration", "extent", "degree", "xxxx", "without", "for"}
+                   "placement", "intact", "positioning", "size", "appearance", "configuration", "extent", "degree", "xxxx", "without", "for"}
 
 
 def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:

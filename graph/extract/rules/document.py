@@ -12,7 +12,7 @@ from graph.extract.rules.mentions import Mention, has_subject, mention_spans
 from graph.extract.rules.normals import add_normal_statements
 from graph.extract.rules.observations import (add_observations, drop_named_generics, link_severity,
                                               link_suggestive)
-from graph.extract.rules.refer_back import drop_repeated_antecedents, refer_back
+from graph.extract.rules.refer_back import drop_repeated_antecedents, refer_back, stable_abnormal_heart
 from graph.vocabulary import Vocabulary, vocabulary
 
 DATA_SOURCE = "cxrkg-rules"
@@ -53,8 +53,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     """
     v = v or vocabulary()
     d = Draft.start(doc, v)
-    obs_spans, d.mods = mention_spans(doc, v)
-    obs_spans = [o for o in obs_spans if has_subject(o, d.lower, d.sentence_of(o.start))]
+    obs_spans, d.mods = mention_spans(doc, v, keep=lambda o: has_subject(o, d.lower, d.sentence_of(o.start)))
     d.obs_tokens = {i for o in obs_spans for i in range(o.start, o.end)}
     add_observations(d, obs_spans)
     drop_named_generics(d)
@@ -62,7 +61,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     unlinked = _link_modifiers(d)
     reading_changes(d)
     for m in unlinked:
-        targets = refer_back(d, m)
+        targets = refer_back(d, m) or stable_abnormal_heart(d, m)
         if targets:
             link_change(d, m, targets)
     drop_repeated_antecedents(d)

@@ -23,6 +23,8 @@ _NOT_AFTER = {"density": _BONE_WORDS + ("mineral",), "densities": _BONE_WORDS + 
               # with no "suspicious" in its sentence is no finding at all, see _NEEDS_SUBJECT)
               "opacity": _BONE_WORDS, "opacities": _BONE_WORDS,
               # a bare "failure" is the heart's ("cardiomegaly without failure"), not another organ's
+              # "obscuration of the left cardiac XXXX" is a heart border, not a redacted pacemaker
+              "cardiac xxxx": ("left", "right"),
               "failure": ("respiratory", "renal", "kidney", "liver", "hepatic", "organ", "multiorgan", "graft"),
               # "old fracture deformities of the ribs" are healed fractures, no deformity besides them
               "deformity": ("fracture",), "deformities": ("fracture",)}
@@ -80,9 +82,13 @@ class Mention:
     value: str | None = None
 
 
-def mention_spans(doc, v: Vocabulary) -> tuple[list[Mention], list[Mention]]:
+def mention_spans(doc, v: Vocabulary, keep=None) -> tuple[list[Mention], list[Mention]]:
     """(observations, modifiers) with overlaps resolved: findings win; an anatomy phrase overlapping the
-    start of a finding keeps its leading part (``left`` of ``left pleural`` + ``pleural effusion``)."""
+    start of a finding keeps its leading part (``left`` of ``left pleural`` + ``pleural effusion``).
+
+    ``keep``: a test a finding must pass to be one (:func:`has_subject`); one that fails it leaves its words to
+    the modifiers ("These are more prominent than on the prior study": "prominent" names an enlarged hilum
+    only beside a hilum, so "more prominent" is the change cue)."""
     from spacy.util import filter_spans
 
     obs = []
@@ -92,6 +98,7 @@ def mention_spans(doc, v: Vocabulary) -> tuple[list[Mention], list[Mention]]:
         elif v.finding_for(e.text) and not _not_a_finding(e, doc):
             start = _after_side_word(e, doc, v)
             obs.append(Mention(start, e.end, "OBS", doc[start:e.end].text, v.finding_for(e.text)))
+    obs = [o for o in obs if keep is None or keep(o)]
     taken = set().union(*(range(o.start, o.end) for o in obs)) if obs else set()
     cands = []
     for s in filter_spans(list(doc.spans.get("cxr_modifiers", []))):
@@ -99,7 +106,11 @@ def mention_spans(doc, v: Vocabulary) -> tuple[list[Mention], list[Mention]]:
         if not rng & taken:
             cands.append(Mention(s.start, s.end, s.label_, s.text, normalise_phrase(s.text)))
             continue
-        if s.label_ == "ANAT":
+        if s.label_ == "CHANGE" and s.start not in taken and s.end - 1 in taken:
+            # "the left hilum is more prominent": the finding keeps "prominent", the cue its head "more"
+            end = next(i for i in range(s.start, s.end) if i in taken)
+            cands.append(Mention(s.start, end, "CHANGE", doc[s.start:end].text, normalise_phrase(s.text)))
+        elif s.label_ == "ANAT":
             end = s.start
             while end < s.end and end not in taken:
                 end += 1

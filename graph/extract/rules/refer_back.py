@@ -202,3 +202,31 @@ def previous_content_sentence(d: Draft, n: int, section: str | None) -> int:
             return k
         k -= 1
     return -1
+
+
+#: regions of the heart that a no-change cue may call stable ("Stable cardiomediastinal silhouette", "heart size
+#: is unchanged"); the finding that makes them abnormal
+_HEART_REGIONS = {"heart", "cardiac silhouette"}
+_ENLARGED_HEART = "enlarged cardiac silhouette"
+
+
+def stable_abnormal_heart(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
+    """What a no-change cue left without a finding refers to when it calls the heart stable ("Unchanged
+    cardiomediastinal silhouette."): the enlarged heart of another sentence of the report that is itself called
+    unchanged ("The cardiac silhouette remains enlarged."). The guide's §6 labels such a stable sentence with
+    `enlarged cardiac silhouette` present, CHAN-NC, and with nothing when the report calls the heart abnormal
+    nowhere. None when the sentence states the heart's size itself, normal statements included ("Heart size
+    upper limits normal, but stable"), and none for an enlarged heart without a no-change cue of its own: the
+    sentence that states it keeps its class."""
+    from graph.extract.rules.change_cues import CHANGE_CUES  # here: change_cues imports this module
+
+    n = d.sent_of[m.start]
+    if CHANGE_CUES[m.value][0] != "CHAN-NC" or any(
+            e["label"].startswith("OBS") and not e.get("_mod") and d.sent_of[e["_start"]] == n
+            and e.get("_finding", _ENLARGED_HEART) == _ENLARGED_HEART for e in d.entities) or not any(
+            x.kind == "ANAT" and d.sent_of[x.start] == n and _HEART_REGIONS & set(d.v.regions_for(x.text))
+            for x in d.mods):
+        return []
+    no_change = {id(t) for e in d.entities if e["label"] == "CHAN-NC" for _, t in e["rel"]}
+    return [(o, it) for o, it in d.obs_items if o.value == _ENLARGED_HEART and it["label"] == "OBS-DP"
+            and id(it) in no_change and d.sections[o.start] in ("findings", "impression")]
