@@ -10,11 +10,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
-
-
-def _changes(tmp_path, text):
-    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+from tests.unit.test_extract_rules import changes_of  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -30,7 +26,7 @@ def _changes(tmp_path, text):
 def test_a_stable_normal_structure_ends_at_its_comma(tmp_path, text, expected):
     """The guide's §6: a cue on a normal structure goes to the abnormalities inside it ("stable mediastinal
     contours with aortic tortuosity"), not to the items listed after it."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -44,7 +40,7 @@ def test_a_stable_normal_structure_ends_at_its_comma(tmp_path, text, expected):
 def test_a_quantity_cue_of_a_word_that_is_no_finding_changes_nothing_after_it(tmp_path, text, expected):
     """The guide's §6: a change cue changes the finding it describes; "decreased vascular markings" says the
     markings are fewer, not that the hyperexpansion named after them has improved."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -56,7 +52,7 @@ def test_a_quantity_cue_of_a_word_that_is_no_finding_changes_nothing_after_it(tm
 ], ids=["cabg", "sternotomy", "removal", "in-the-interval"])
 def test_interval_before_a_device_is_its_placement(tmp_path, text, expected):
     """The guide's §6 and §7: a device placed in the interval is CHAN-DEV-AP ("interval CABG")."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -69,7 +65,7 @@ def test_interval_before_a_device_is_its_placement(tmp_path, text, expected):
 ], ids=["appear-similar", "similar-to-the-previous", "similar-from"])
 def test_similar_to_a_prior_study_is_no_change(tmp_path, text, expected):
     """The guide's §6 lists "similar" among the no-change cues, whatever names the prior study."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -80,7 +76,7 @@ def test_similar_to_a_prior_study_is_no_change(tmp_path, text, expected):
 def test_an_absent_finding_has_no_change(tmp_path, text, expected):
     """The guide's §6: a negated finding has no change (only a resolved finding or a removed device is absent
     with a change)."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -93,7 +89,7 @@ def test_an_absent_finding_has_no_change(tmp_path, text, expected):
 def test_increased_markings_compared_with_a_prior_are_worse(tmp_path, text, expected):
     """The guide's §6: "increased interstitial markings" is a state unless the sentence compares with a prior
     ("interval", "since") and no other cue says how they changed."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -102,7 +98,7 @@ def test_increased_markings_compared_with_a_prior_are_worse(tmp_path, text, expe
 ], ids=["identified", "visualized"])
 def test_again_with_any_verb_of_seeing_is_no_change(tmp_path, text, expected):
     """The guide's §6: "again seen / noted" is no change, with the other verbs of seeing IU uses."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -114,4 +110,4 @@ def test_again_with_any_verb_of_seeing_is_no_change(tmp_path, text, expected):
 def test_increased_before_a_shape_is_its_degree(tmp_path, text, expected):
     """The guide's §6: a change word that states a state ("increased kyphosis": exaggerated) is no change
     unless the sentence compares with a prior or uses a verb of change."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected

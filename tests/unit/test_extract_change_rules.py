@@ -10,11 +10,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
-
-
-def _changes(tmp_path, text):
-    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+from tests.unit.test_extract_rules import _roundtrip, changes_of  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -30,7 +26,7 @@ def _changes(tmp_path, text):
      {("lung opacity", "present", "no change"), ("pleural/parenchymal scarring", "uncertain", None)}),
 ], ids=["reading-after-the-cue", "place-after-the-cue", "attributive-cue", "close-reading"])
 def test_an_anaphor_that_opens_its_sentence_refers_back(tmp_path, text, expected):
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -38,7 +34,7 @@ def test_an_anaphor_that_opens_its_sentence_refers_back(tmp_path, text, expected
     ("Left basilar atelectasis. This is without interval change.", {("atelectasis", "present", "no change")}),
 ], ids=["after-the-finding", "refer-back"])
 def test_without_change_is_no_change(tmp_path, text, expected):
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -49,7 +45,7 @@ def test_without_change_is_no_change(tmp_path, text, expected):
      {("picc", "present", "no change"), ("pleural effusion", "present", None)}),
 ], ids=["device", "devices-only"])
 def test_a_change_of_position_refers_back_to_devices(tmp_path, text, expected):
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -59,7 +55,7 @@ def test_a_change_of_position_refers_back_to_devices(tmp_path, text, expected):
     ("Right upper lobe opacity, which has resolved.", {("lung opacity", "absent", "resolved")}),
 ], ids=["document-resolution", "ensure-clearing", "resolved"])
 def test_a_recommended_resolution_is_no_change(tmp_path, text, expected):
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 def _places(tmp_path, text):
@@ -127,7 +123,7 @@ def test_chest_ct_is_no_place(tmp_path):
      {("mass/nodule (not otherwise specified)", "present", "new")}),
 ], ids=["seen-well", "also-identified", "not-visualized"])
 def test_seen_on_the_prior_study_with_other_verbs_and_adverbs(tmp_path, text, expected):
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -138,7 +134,7 @@ def test_seen_on_the_prior_study_with_other_verbs_and_adverbs(tmp_path, text, ex
      {("cardiac pacer and wires", "present", None)}),
 ], ids=["over-a-recommendation", "not-over-a-place"])
 def test_an_anaphor_reaches_back_over_sentences_that_state_nothing(tmp_path, text, expected):
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 def _anatomies(tmp_path, text):
@@ -163,12 +159,12 @@ def test_coordinated_places_are_all_the_findings_places(tmp_path, text, expected
     ("Small left pleural effusion, unchanged.", {("pleural effusion", "present", "no change")}),
 ], ids=["own-subject", "no-subject"])
 def test_a_predicative_cue_speaks_of_its_clauses_subject(tmp_path, text, expected):
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 def test_a_finding_shown_to_change_is_no_hypothetical(tmp_path):
     # "demonstrate" reports what the films show ("Radiographs demonstrate ..."), not what a follow-up should
-    assert _changes(tmp_path, "Frontal and lateral radiographs demonstrate new right basilar consolidation.") == {
+    assert changes_of(tmp_path, "Frontal and lateral radiographs demonstrate new right basilar consolidation.") == {
         ("consolidation", "present", "new")}
 
 
@@ -192,4 +188,4 @@ def test_a_bare_no_change_cue_is_the_whole_study(tmp_path, report, change):
     ("Lung volumes are increased.", set()),
 ], ids=["decreased", "reduced", "compared", "increased"])
 def test_lung_volumes_called_less_are_low(tmp_path, text, expected):
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected

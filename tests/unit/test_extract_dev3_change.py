@@ -10,11 +10,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
-
-
-def _changes(tmp_path, text):
-    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+from tests.unit.test_extract_rules import _roundtrip, changes_of  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -29,7 +25,7 @@ def _changes(tmp_path, text):
 def test_seen_on_the_prior_with_an_adverb_before_the_verb(tmp_path, text, expected):
     """The guide's §6: "seen / present on the prior study" is no change, "not seen on the prior study" new,
     also with the adverb before the verb and with "previously" for the prior study."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -46,7 +42,7 @@ def test_seen_on_the_prior_with_an_adverb_before_the_verb(tmp_path, text, expect
 def test_a_cue_before_a_list_applies_to_the_list(tmp_path, text, expected):
     """The guide's §6: a cue that opens a list of findings applies to the list, also where the list does not
     open its sentence."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 def _sides(tmp_path, text):
@@ -95,7 +91,7 @@ def test_the_right_heart_is_no_side_of_a_device(tmp_path, text, expected):
 ], ids=["is-again", "are-again"])
 def test_a_finding_that_is_again_so_is_unchanged(tmp_path, text, expected):
     """The guide's §6: "again seen / noted" is no change, and so is a finding that "is again" what it was."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 def test_a_reading_of_the_appearance_takes_the_place_of_the_sign_before(tmp_path):

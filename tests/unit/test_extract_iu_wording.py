@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from tests.unit.test_extract_rules import _found, _roundtrip, _sided  # noqa: E402
+from tests.unit.test_extract_rules import _found, _roundtrip, _sided, changes_of  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -171,10 +171,6 @@ def test_hedges(tmp_path, text, expected):
     assert _found(tmp_path, text) == expected
 
 
-def _changes(tmp_path, text):
-    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
-
-
 @pytest.mark.parametrize("text,expected", [
     # a cue that names two readings of one feature applies to both ...
     ("Unchanged right apical pleural thickening versus scarring.",
@@ -191,7 +187,7 @@ def _changes(tmp_path, text):
       ("calcified nodule", "uncertain", "no change")}),
 ], ids=["same-finding", "two-readings", "after-comma", "possible-diagnosis"])
 def test_change_cues_and_readings(tmp_path, text, expected):
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 def test_a_heart_chamber_gives_no_side(tmp_path):
@@ -205,7 +201,7 @@ def test_a_heart_chamber_gives_no_side(tmp_path):
     ("Small left pleural effusion. Unchanged.", None),  # a bare no-change cue: the whole study (§6)
 ], ids=["stable-chest", "appearance-similar", "this-appearance", "bare-cue"])
 def test_whole_study_statements_do_not_refer_back(tmp_path, text, change):
-    assert _changes(tmp_path, text) == {("pleural effusion", "present", change)}
+    assert changes_of(tmp_path, text) == {("pleural effusion", "present", change)}
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -11,11 +11,7 @@ import pytest
 pytest.importorskip("medspacy")
 
 from graph.extract.rules import extract_text  # noqa: E402
-from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
-
-
-def _changes(tmp_path, text):
-    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+from tests.unit.test_extract_rules import changes_of  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -32,7 +28,7 @@ def _changes(tmp_path, text):
 def test_more_or_less_prominent_is_a_change_cue(tmp_path, text, expected):
     """The guide's §6: "more prominent" is a worsening (and "less prominent" an improvement), also where its
     last word could name an enlarged hilum."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -45,7 +41,7 @@ def test_more_or_less_prominent_is_a_change_cue(tmp_path, text, expected):
 def test_a_redacted_cardiac_device_is_the_pacemaker(tmp_path, text, expected):
     """The guide's §7: the pacemaker, its generator or its leads are `cardiac pacer and wires`; IU redacts the
     device's name after "cardiac"."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 def _refers_back(text, cue):
@@ -80,7 +76,7 @@ def test_a_stable_heart_refers_back_to_the_unchanged_enlarged_heart(text, cue, e
 ], ids=["predicate", "refer-back"])
 def test_not_significantly_redacted_is_no_change(tmp_path, text, expected):
     """The guide's §6 (no significant change): IU redacts "changed" after "not significantly"."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -92,4 +88,4 @@ def test_not_significantly_redacted_is_no_change(tmp_path, text, expected):
 def test_a_stable_placement_after_a_device_is_the_devices(tmp_path, text, expected):
     """The guide's §7: "stable position of the pacemaker" is the device's no change, also where the place comes
     after the device ("with stable intact lead placement")."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected

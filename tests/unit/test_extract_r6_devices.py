@@ -10,11 +10,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
-
-
-def _changes(tmp_path, text):
-    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+from tests.unit.test_extract_rules import changes_of  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -29,10 +25,10 @@ def _changes(tmp_path, text):
 ], ids=["cervical-fusion", "thoracic-fusion", "fixation-placed", "fixation-unchanged"])
 def test_a_procedure_done_in_the_interval_is_a_device_placed(tmp_path, text, expected):
     """The guide's §6 (CHAN-DEV-AP: device placed in the interval) and §7 (post-surgical states are findings)."""
-    assert expected in _changes(tmp_path, text)
+    assert expected in changes_of(tmp_path, text)
 
 
 def test_spinal_fixation_is_the_fusion_not_a_fracture_fixation(tmp_path):
     """§7: spinal hardware is `other:spinal fusion`."""
-    got = {f for f, _, _ in _changes(tmp_path, "Lower thoracic spinal fixation hardware.")}
+    got = {f for f, _, _ in changes_of(tmp_path, "Lower thoracic spinal fixation hardware.")}
     assert "spinal fusion hardware" in got and "fracture fixation" not in got

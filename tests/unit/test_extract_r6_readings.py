@@ -10,11 +10,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
-
-
-def _changes(tmp_path, text):
-    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+from tests.unit.test_extract_rules import changes_of  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -31,7 +27,7 @@ def _changes(tmp_path, text):
 def test_the_one_reading_of_a_changed_sign_has_its_change(tmp_path, text, expected):
     """The guide's §6: a cue before a sign names the feature, whichever finding it is, so the one reading
     offered for it has the sign's class."""
-    assert _changes(tmp_path, text) >= expected
+    assert changes_of(tmp_path, text) >= expected
 
 
 @pytest.mark.parametrize("text,reading", [
@@ -41,7 +37,7 @@ def test_the_one_reading_of_a_changed_sign_has_its_change(tmp_path, text, expect
     ("Right basilar opacity, stable since the prior study and may represent atelectasis.", "atelectasis"),
 ], ids=["several", "after-predicate"])
 def test_a_reading_among_several_or_after_a_predicate_cue_has_no_change(tmp_path, text, reading):
-    changes = _changes(tmp_path, text)
+    changes = changes_of(tmp_path, text)
     assert ("lung opacity", "present", "no change") in changes
     assert {c for f, _, c in changes if f == reading} == {None}
 
@@ -54,9 +50,9 @@ def test_a_reading_among_several_or_after_a_predicate_cue_has_no_change(tmp_path
 ], ids=["pneumothorax", "nodule"])
 def test_an_absent_finding_seen_before_has_resolved(tmp_path, text, expected):
     """The guide's §6: a finding the prior study showed that is not seen now has resolved ("no longer seen")."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 def test_a_present_finding_seen_before_takes_its_own_cue(tmp_path):
-    assert _changes(tmp_path, "The previously noted left lower lobe nodule is unchanged.") == {
+    assert changes_of(tmp_path, "The previously noted left lower lobe nodule is unchanged.") == {
         ("mass/nodule (not otherwise specified)", "present", "no change")}

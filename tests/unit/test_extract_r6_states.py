@@ -10,11 +10,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
-
-
-def _changes(tmp_path, text):
-    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+from tests.unit.test_extract_rules import changes_of  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -29,7 +25,7 @@ def _changes(tmp_path, text):
 def test_the_comparison_of_another_cue_leaves_a_state_word_a_state(tmp_path, text, expected):
     """The guide's §6: "increased kyphosis" is a state unless the sentence compares with a prior; a comparison
     that another cue makes ("similar to the prior") says the state is unchanged."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -48,7 +44,7 @@ def test_the_comparison_of_another_cue_leaves_a_state_word_a_state(tmp_path, tex
 def test_an_increased_density_put_down_to_the_body_wall_or_the_other_side_is_a_state(tmp_path, text, expected):
     """The guide's §6: a density called increased because of overlying soft tissue, or more than on the other
     side ("left worse than right"), states no change."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -62,7 +58,7 @@ def test_an_increased_density_put_down_to_the_body_wall_or_the_other_side_is_a_s
 ], ids=["pneumothorax", "nodule", "present"])
 def test_a_previously_seen_finding_that_is_not_seen_is_resolved(tmp_path, text, expected):
     """The guide's §6: a finding no longer seen is CHAN-CON-RES and absent."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -76,7 +72,7 @@ def test_a_previously_seen_finding_that_is_not_seen_is_resolved(tmp_path, text, 
 def test_a_cue_in_a_differential_diagnosis_changes_nothing(tmp_path, text, expected):
     """The guide's §6: speculation is no change; a cue among the items of a differential diagnosis does not
     reach back to the findings named before it."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -85,7 +81,7 @@ def test_a_cue_in_a_differential_diagnosis_changes_nothing(tmp_path, text, expec
 ], ids=["remain-low", "are-low"])
 def test_low_lung_volumes_that_remain_are_unchanged(tmp_path, text, expected):
     """The guide's §6: "remains" is a no-change cue; the finding's name does not swallow it."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -98,10 +94,10 @@ def test_low_lung_volumes_that_remain_are_unchanged(tmp_path, text, expected):
 ], ids=["where", "where-since-prior", "no-place"])
 def test_a_comparative_before_a_place_says_where_a_finding_is_worse(tmp_path, text, expected):
     """The guide's §6: "left worse than right" states no change; nor does "worse in the left lung base"."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 def test_persistence_is_a_no_change_cue(tmp_path):
     """The guide's §6 lists "persistent"; its noun says the same."""
-    assert _changes(tmp_path, "There is persistence of a small right pleural effusion.") == {
+    assert changes_of(tmp_path, "There is persistence of a small right pleural effusion.") == {
         ("pleural effusion", "present", "no change")}

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from tests.unit.test_extract_rules import _roundtrip, _sided  # noqa: E402
+from tests.unit.test_extract_rules import _roundtrip, _sided, changes_of  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -52,10 +52,6 @@ def test_a_finding_a_demonstrative_points_back_to_is_not_repeated(tmp_path, text
     assert sorted((g[1:] for g in got), key=str) == sorted(expected, key=str)
 
 
-def _changes(tmp_path, text):
-    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
-
-
 @pytest.mark.parametrize("text,expected", [
     ("The heart is enlarged. This has shown definite interval increase since the last radiograph.",
      {("enlarged cardiac silhouette", "present", "worsened")}),
@@ -68,4 +64,4 @@ def _changes(tmp_path, text):
 def test_an_opening_pronoun_is_the_subject_of_a_change_cue_anywhere_in_a_sentence_that_names_nothing(
         tmp_path, text, expected):
     """The guide's §8: the sentence whose subject is a pronoun says how the finding it refers to changed."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected

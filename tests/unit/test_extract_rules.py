@@ -62,6 +62,11 @@ def _roundtrip(tmp_path, report, key="r1"):
     return parsed
 
 
+def changes_of(tmp_path, text):
+    """``{(finding, polarity, change)}`` of a findings section ``text``, as ingestion reads the extractor's output."""
+    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+
+
 @pytest.mark.parametrize("text,expected", CASES, ids=[c[0][:40] for c in CASES])
 def test_roundtrip_mentions(tmp_path, text, expected):
     parsed = _roundtrip(tmp_path, {"findings": text})
