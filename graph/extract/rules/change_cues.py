@@ -367,7 +367,7 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
             _put_down_to_outside(d, m) and not _comparison_in(d, m.start) or _sides_compared(d, m)):
         return None  # "subtle increased opacity related to soft tissues", "... of the right base than the left"
     if m.value in _WHERE_MORE and _says_where(d, m) and not _comparison_in(d, m.start):
-        return None  # "interstitial prominence, worse in the right lung base": where it is worse
+        return None  # "opacities, worse at the left base": where it is worse
     is_device = d.v.findings[o.value].category in DEVICE_CATEGORIES
     label = dev_label if is_device else cond_label
     if subject and label in ("CHAN-CON-WOR", "CHAN-CON-IMP"):

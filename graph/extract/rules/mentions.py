@@ -23,7 +23,7 @@ _NOT_AFTER = {"density": _BONE_WORDS + ("mineral",), "densities": _BONE_WORDS + 
               # with no "suspicious" in its sentence is no finding at all, see _NEEDS_SUBJECT)
               "opacity": _BONE_WORDS, "opacities": _BONE_WORDS,
               # a bare "failure" is the heart's ("cardiomegaly without failure"), not another organ's
-              # "obscuration of the left cardiac XXXX" is a heart border, not a redacted pacemaker
+              # a side before a redacted "cardiac XXXX" makes it a heart border, not a redacted pacemaker
               "cardiac xxxx": ("left", "right"),
               "failure": ("respiratory", "renal", "kidney", "liver", "hepatic", "organ", "multiorgan", "graft"),
               # "old fracture deformities of the ribs" are healed fractures, no deformity besides them
