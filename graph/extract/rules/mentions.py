@@ -22,9 +22,9 @@ _NOT_AFTER = {"density": _BONE_WORDS + ("mineral",), "densities": _BONE_WORDS + 
               # "no suspicious bony opacities" denies a bone lesion, not a lung opacity (the guide's §2; a bony opacity
               # with no "suspicious" in its sentence is no finding at all, see _NEEDS_SUBJECT)
               "opacity": _BONE_WORDS, "opacities": _BONE_WORDS,
-              # a bare "failure" is the heart's ("cardiomegaly without failure"), not another organ's
               # a side before a redacted "cardiac XXXX" makes it a heart border, not a redacted pacemaker
               "cardiac xxxx": ("left", "right"),
+              # a bare "failure" is the heart's ("cardiomegaly without failure"), not another organ's
               "failure": ("respiratory", "renal", "kidney", "liver", "hepatic", "organ", "multiorgan", "graft"),
               # "old fracture deformities of the ribs" are healed fractures, no deformity besides them
               "deformity": ("fracture",), "deformities": ("fracture",)}
