@@ -54,6 +54,9 @@ class Finding:
     cuis: tuple[str, ...]
     synonyms: tuple[str, ...]
     region_patterns: tuple[str, ...]
+    #: forms that name the finding only as the subject of a stated change ("heart size has increased"), and
+    #: otherwise a normal structure: not synonyms, so keyword matching leaves them alone
+    subjects: tuple[str, ...] = ()
 
 
 _SPACE = re.compile(r"\s+")
@@ -188,6 +191,7 @@ def load_vocabulary(path: Path = VOCAB_FILE) -> Vocabulary:
             cuis=tuple(spec.get("cuis", ())),
             synonyms=tuple(spec.get("synonyms", ())),
             region_patterns=tuple(spec["regions"]),
+            subjects=tuple(spec.get("subjects", ())),
         )
         for name, spec in raw["findings"].items()
     }
@@ -201,7 +205,7 @@ def load_vocabulary(path: Path = VOCAB_FILE) -> Vocabulary:
 
     finding_forms: dict[str, str] = {}
     for f in findings.values():
-        for form in (f.name, *f.synonyms):
+        for form in (f.name, *f.synonyms, *f.subjects):
             finding_forms.setdefault(normalise_phrase(form), f.name)
 
     region_forms: dict[str, tuple[str, ...]] = {normalise_phrase(n): (n,) for n in regions}

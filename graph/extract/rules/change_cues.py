@@ -1,12 +1,12 @@
 """RadGraph2 change entities: the change cues, their classes, and how a cue finds the observation it
 modifies (rules 1-3 of :func:`graph.extract.rules.document.doc_to_radgraph`; rule 4, the refer-back, is
-:mod:`graph.extract.rules.refer_back`). Change subjects ("lung volumes", "aeration") are kept only when a
-cue links to them (:func:`drop_unchanged_subjects`)."""
+:mod:`graph.extract.rules.refer_back`). Change subjects ("lung volumes", "aeration", the
+vocabulary's "heart size") are kept only when a cue links to them (:func:`drop_unchanged_subjects`)."""
 
 from __future__ import annotations
 
 from graph.extract.rules.draft import Draft, is_alternative
-from graph.extract.rules.mentions import DEVICE_CATEGORIES, Mention
+from graph.extract.rules.mentions import DEVICE_CATEGORIES, Mention, is_change_subject
 from graph.extract.rules.refer_back import anaphor_subject
 from graph.extract.rules.sections import SECTION_ORDER
 from graph.vocabulary import normalise_phrase
@@ -87,8 +87,9 @@ _LIST_BREAKS = {"but", ";", "however", "which", "although", "while", "otherwise"
 
 #: forms that name a finding only as the subject of a stated change ("decreasing lung volumes" -> low lung
 #: volumes worsened, "improved aeration" -> atelectasis improved); without a change cue they are dropped
-#: ("normal lung volumes", "aeration of the lungs") and their quantity cues read inversely
-_CHANGE_SUBJECTS = {"lung volumes", "lung volume", "aeration"}
+#: ("normal lung volumes", "aeration of the lungs") and their quantity cues read inversely. The vocabulary's
+#: change subjects ("heart size has increased" -> enlarged cardiac silhouette worsened) are such forms read directly
+_INVERSE_SUBJECTS = {"lung volumes", "lung volume", "aeration"}
 _MORE = {"increased", "increasing", "increase", "enlarging", "larger", "more prominent", "interval increase"}
 _LESS = {"decreased", "decreasing", "decrease", "smaller", "less prominent", "diminished", "reduced",
          "interval decrease"}
@@ -129,7 +130,7 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     after = [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < structure_end
              and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
              and (it["label"] != "OBS-DA" or not _RESOLUTIONS.isdisjoint(CHANGE_CUES[m.value]))
-             and _free_gap(m, o, d.doc, covered) <= (0 if normalise_phrase(o.text) in _CHANGE_SUBJECTS else 2)]
+             and _free_gap(m, o, d.doc, covered) <= (0 if _change_subject(d, o) else 2)]
     after = min(after, key=lambda p: p[0].start) if after else None
     if anaphor_subject(d, m) and (after is None or after[1]["label"] == "OBS-U" and not is_alternative(d, after[0])):
         return False  # "These were not present on the prior study and may represent ...": a refer-back (rule 4)
@@ -278,7 +279,7 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
     cond_label, dev_label = CHANGE_CUES[m.value]
     linked = False
     for o, it in targets:
-        if _less_state(d, m, o):
+        if _quantity_state(d, m, o):
             it["_state"] = True  # "lung volumes are decreased": low lung volumes, a state (the guide's §6)
         label = _change_class(d, m, o, cond_label, dev_label)
         if label is None or (it["label"] == "OBS-DA" and label not in _RESOLUTIONS):
@@ -357,8 +358,7 @@ def _state(m: Mention, o: Mention) -> bool:
 def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_label: str | None) -> str | None:
     """The class cue ``m`` gives observation ``o``: the device class for a device, the condition class
     otherwise, read inversely for a change subject; None when it states no change of ``o``."""
-    subject = normalise_phrase(o.text) in _CHANGE_SUBJECTS
-    if subject and m.value in _STATE_FORMS and not _comparison_in(d, m.start):
+    if _change_subject(d, o) and m.value in _STATE_FORMS and not _compared(d, m):
         return None  # "decreased lung volumes" is a state
     if m.value in _SEEN_EARLIER and (o.start < m.end or not any(x is o and it["label"] == "OBS-DA"
                                                                for x, it in d.obs_items)):
@@ -370,7 +370,7 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
         return None  # "opacities, worse at the left base": where it is worse
     is_device = d.v.findings[o.value].category in DEVICE_CATEGORIES
     label = dev_label if is_device else cond_label
-    if subject and label in ("CHAN-CON-WOR", "CHAN-CON-IMP"):
+    if normalise_phrase(o.text) in _INVERSE_SUBJECTS and label in ("CHAN-CON-WOR", "CHAN-CON-IMP"):
         label = "CHAN-CON-IMP" if m.value in _MORE else "CHAN-CON-WOR" if m.value in _LESS else label
     return label
 
@@ -419,17 +419,53 @@ def _sides_compared(d: Draft, m: Mention) -> bool:
 
 def drop_unchanged_subjects(d: Draft) -> None:
     """Change subjects without a change are not findings ("normal lung volumes"): they go, with the
-    relations to them and the modifiers left without a target; not those a state word calls less ("lung
-    volumes are decreased": low lung volumes, present, no change; the guide's §6)."""
-    d.drop({id(it) for o, it in d.obs_items
-            if normalise_phrase(o.text) in _CHANGE_SUBJECTS and id(it) not in d.changed and not it.get("_state")})
+    relations to them and the modifiers left without a target; not those a state word calls what their finding
+    is ("lung volumes are decreased": low lung volumes, "increased heart size": an enlarged cardiac silhouette,
+    present, no change; the guide's §6). A subject whose sentence names its finding otherwise ("the heart is
+    enlarged and has increased in size") or calls it normal now ("heart size has decreased and is now normal")
+    goes too: that mention or the normal statement says what the finding is."""
+    d.drop({id(it) for o, it in d.obs_items if _change_subject(d, o) and (
+        id(it) not in d.changed and not it.get("_state") or _named_otherwise(d, o, it))})
 
 
-def _less_state(d: Draft, m: Mention, o: Mention) -> bool:
-    """Cue ``m`` states that change subject ``o`` is less, as a state: "lung volumes are decreased" (no
-    comparison in the sentence)."""
-    return (normalise_phrase(o.text) in _CHANGE_SUBJECTS and m.value in _STATE_FORMS and m.value in _LESS
-            and not _comparison_in(d, m.start))
+def _named_otherwise(d: Draft, o: Mention, item: dict) -> bool:
+    """Another mention of change subject ``o``'s finding in its sentence, or a normal statement of a structure
+    that overlaps it."""
+    n = d.sent_of[o.start]
+    return any(x.value == o.value and it is not item and d.sent_of[x.start] == n for x, it in d.obs_items) or any(
+        e["label"].startswith("OBS") and "_finding" not in e and not e.get("_mod") and any(
+            r == "located_at" and t["_start"] < o.end and o.start < t["_end"] for r, t in e["rel"])
+        for e in d.entities)
+
+
+def _quantity_state(d: Draft, m: Mention, o: Mention) -> bool:
+    """Cue ``m`` states, as a state, that change subject ``o`` is what its finding is: less for an inverse
+    subject ("lung volumes are decreased"), more for another ("increased heart size"); no comparison in the
+    sentence (:func:`_compared`)."""
+    return (_change_subject(d, o) and m.value in _STATE_FORMS and not _compared(d, m)
+            and m.value in (_LESS if normalise_phrase(o.text) in _INVERSE_SUBJECTS else _MORE))
+
+
+def _change_subject(d: Draft, o: Mention) -> bool:
+    """Finding mention ``o`` is a change subject: an inverse one or one of the vocabulary's."""
+    return normalise_phrase(o.text) in _INVERSE_SUBJECTS or is_change_subject(o, d.v)
+
+
+#: auxiliaries that make a state word a verb of change ("have decreased"); nouns that, before "in", name a change
+#: ("increase in heart size")
+_PERFECT = {"has", "have", "had"}
+_CHANGE_NOUNS = {"increase", "decrease"}
+
+
+def _compared(d: Draft, m: Mention) -> bool:
+    """Cue ``m`` states a change: its sentence compares with a prior (:func:`_comparison_in`), or the cue is a
+    verb of change ("heart size has increased", "lung volumes have decreased": the guide's §6) or a noun of one
+    ("increase in heart size")."""
+    i = m.start - 1
+    while i >= 0 and d.lower[i].endswith("ly"):
+        i -= 1
+    return (i >= 0 and d.lower[i] in _PERFECT or m.value in _CHANGE_NOUNS and m.end < len(d.lower)
+            and d.lower[m.end] == "in" or _comparison_in(d, m.start))
 
 
 def _free_gap(m: Mention, o: Mention, doc, covered: set[int]) -> int:

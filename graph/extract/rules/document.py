@@ -45,15 +45,17 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
        change.") speaks of the whole study, and a cue after "to document", "if", "until" ... is
        hypothetical: they change nothing.
 
-    Change subjects ("lung volumes", "aeration") are kept only when a cue links to them, their quantity
-    cues read inversely ("decreasing lung volumes" -> CHAN-CON-WOR), and a state word ("decreased") changes
-    them only in a sentence that names a comparison ("decreased from the prior study"). A scoliosis
+    Change subjects ("lung volumes", "aeration"; the vocabulary's, "heart size", only beside a quantity word)
+    are kept only when a cue links to them, the quantity cues of "lung volumes" and "aeration" read inversely
+    ("decreasing lung volumes" -> CHAN-CON-WOR), and a state word ("decreased") changes them only in a sentence
+    that names a comparison ("decreased from the prior study") or as a verb or noun of change ("have decreased",
+    "increase in heart size"). A scoliosis
     mention gets the direction of its curve ("dextro", "rightward", "convex to the right") as an ANAT-DP
     ``modify`` (the side MeSH gives it); the direction inside the word ("dextroscoliosis") needs none.
     """
     v = v or vocabulary()
     d = Draft.start(doc, v)
-    obs_spans, d.mods = mention_spans(doc, v, keep=lambda o: has_subject(o, d.lower, d.sentence_of(o.start)))
+    obs_spans, d.mods = mention_spans(doc, v, keep=lambda o: has_subject(o, d.lower, d.sentence_of(o.start), v))
     d.obs_tokens = {i for o in obs_spans for i in range(o.start, o.end)}
     add_observations(d, obs_spans)
     drop_named_generics(d)

@@ -70,6 +70,17 @@ _PART_OF = {"surgical clips": _CABG_WORDS, "surgical clip": _CABG_WORDS, "clips"
             "mediastinal clips": _CABG_WORDS}
 
 
+#: words that state a change of a change subject of the vocabulary ("heart size has increased", "interval increase
+#: in heart size": the guide's §6); without one next to it the subject is a normal structure ("heart size is stable")
+_QUANTITY_WORDS = {"increased", "increase", "increasing", "enlarging", "larger", "decreased", "decrease", "decreasing",
+                   "smaller", "reduced", "diminished"}
+#: words between a change subject and the quantity word after it ("heart size has slightly increased") or before it
+#: ("increase in the heart size")
+_VERBS_BETWEEN = {"is", "has", "have", "was", "been", "appears", "appear"}
+_BEFORE_SUBJECT = {"in", "the"}
+_QUANTITY_REACH = 4
+
+
 @dataclass(frozen=True)
 class Mention:
     """One matched span of a Doc: ``start`` / ``end`` (exclusive) are spaCy token indices; ``kind`` is OBS,
@@ -150,16 +161,39 @@ def _not_a_finding(ent, doc) -> bool:
     return bool(before) and ent.start > 0 and doc[ent.start - 1].lower_ in before
 
 
-def has_subject(o: Mention, lower: list[str], sentence: tuple[int, int]) -> bool:
-    """False for a bare form of :data:`_NEEDS_SUBJECT` whose subject word is not in its sentence, and for a form of
-    :data:`_PART_OF` whose whole is (``lower``: the Doc's lower-case tokens; ``sentence``: the (start, end) tokens of
+def has_subject(o: Mention, lower: list[str], sentence: tuple[int, int], v: Vocabulary) -> bool:
+    """False for a bare form of :data:`_NEEDS_SUBJECT` whose subject word is not in its sentence, for a form of
+    :data:`_PART_OF` whose whole is, and for a change subject of the vocabulary (:func:`is_change_subject`) without a
+    quantity word next to it (``lower``: the Doc's lower-case tokens; ``sentence``: the (start, end) tokens of
     ``o``'s sentence)."""
     form = normalise_phrase(o.text)
+    if is_change_subject(o, v):
+        return _quantity_next_to(o, lower, sentence)
     words, whole = _NEEDS_SUBJECT.get(form), _PART_OF.get(form)
     if not words and not whole:
         return True
     said = lower[sentence[0]:sentence[1]]
     return (not words or any(w in words for w in said)) and not (whole and any(w in whole for w in said))
+
+
+def is_change_subject(o: Mention, v: Vocabulary) -> bool:
+    """The finding mention is one of its finding's change subjects ("heart size": the vocabulary's ``subjects``)."""
+    return any(normalise_phrase(s) == normalise_phrase(o.text) for s in v.findings[o.value].subjects)
+
+
+def _quantity_next_to(o: Mention, lower: list[str], sentence: tuple[int, int]) -> bool:
+    """A quantity word follows the mention, with verbs and adverbs only between ("heart size has increased", "the
+    heart is slightly larger"), or stands before it, with "in" or "the" only between ("increase in heart size",
+    "increased heart size")."""
+    i = o.end
+    while i < min(sentence[1], o.end + _QUANTITY_REACH) and (lower[i] in _VERBS_BETWEEN or lower[i].endswith("ly")):
+        i += 1
+    if i < sentence[1] and lower[i] in _QUANTITY_WORDS:
+        return True
+    j = o.start - 1
+    while j >= max(sentence[0], o.start - 2) and lower[j] in _BEFORE_SUBJECT:
+        j -= 1
+    return j >= sentence[0] and lower[j] in _QUANTITY_WORDS
 
 
 def gap(a: Mention, b: Mention) -> int:

@@ -101,12 +101,13 @@ def _keep_words_whole(nlp) -> None:
 
 
 def _finding_rules(v: Vocabulary) -> list:
-    """One OBS rule per surface form of a finding (name and synonyms) that the vocabulary maps back to it."""
+    """One OBS rule per surface form of a finding (name, synonyms and change subjects) that the vocabulary maps
+    back to it."""
     from medspacy.target_matcher import TargetRule
 
     rules = []
     for f in v.findings.values():
-        for form in dict.fromkeys(normalise_phrase(x) for x in (f.name, *f.synonyms)):
+        for form in dict.fromkeys(normalise_phrase(x) for x in (f.name, *f.synonyms, *f.subjects)):
             if form and v.finding_for(form) == f.name:
                 rules.append(TargetRule(form, "OBS", attributes=None, metadata={"finding": f.name}))
     return rules
