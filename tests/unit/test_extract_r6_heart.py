@@ -10,11 +10,7 @@ import pytest
 
 pytest.importorskip("medspacy")
 
-from tests.unit.test_extract_rules import _roundtrip  # noqa: E402
-
-
-def _changes(tmp_path, text):
-    return {(m.finding, m.polarity, m.change) for m in _roundtrip(tmp_path, {"findings": text}).mentions}
+from tests.unit.test_extract_rules import changes_of  # noqa: E402
 
 
 _HEART = "enlarged cardiac silhouette"
@@ -34,7 +30,7 @@ _HEART = "enlarged cardiac silhouette"
 def test_stated_change_of_heart_size(tmp_path, text, change):
     """The guide's §6 (§2 names `enlarged cardiac silhouette`): an increase of the heart's size relative to a
     prior is the enlarged cardiac silhouette worsened, a decrease improved."""
-    assert (_HEART, "present", change) in _changes(tmp_path, text)
+    assert (_HEART, "present", change) in changes_of(tmp_path, text)
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -51,12 +47,12 @@ def test_heart_size_without_a_stated_change(tmp_path, text, expected):
     """The guide's §6: a normal structure called stable or normal keeps giving nothing or its normal statement
     (a decrease to normal is the normal statement's); a state without comparison ("increased heart size") is an
     enlarged cardiac silhouette with no change; the heart as the place of another finding is no subject."""
-    assert _changes(tmp_path, text) == expected
+    assert changes_of(tmp_path, text) == expected
 
 
 def test_lung_volumes_verb_of_change(tmp_path):
     """The guide's §6: "have decreased" is a verb of change, so lower lung volumes are a worsening."""
-    assert _changes(tmp_path, "Lung volumes have decreased.") == {("low lung volumes", "present", "worsened")}
+    assert changes_of(tmp_path, "Lung volumes have decreased.") == {("low lung volumes", "present", "worsened")}
 
 
 
