@@ -9,7 +9,7 @@ text is written anywhere by this module (the IU licence forbids redistributing e
 Used once per gold set: ``python -m graph.extract.gold_draw --seed 20262 --per-stratum 45 --out FILE``
 wrote the candidates of ``iu_sentences_2.json`` (issue 17's second held-out set), ``--seed 20264 --per-stratum 60``
 those of ``iu_sentences_4.json`` (the fourth), ``--seed 20265 --per-stratum 70`` those of ``iu_sentences_5.json``
-(the fifth, held-out now).
+(the fifth), ``--seed 20266 --per-stratum 70`` those of ``iu_sentences_6.json`` (the sixth, held-out now).
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ once by report into both; its held-out half, scored three times, was retired int
 keep ``first_split: held-out``). ``iu_sentences_2.json``, drawn from other reports and annotated blind
 against the same guide, replaced it and was retired into ``dev`` the same way after one score;
 ``iu_sentences_3.json`` adds development sentences; ``iu_sentences_4.json``, drawn and annotated blind
-after them, was held out and retired into ``dev`` after one score in turn; ``iu_sentences_5.json``, drawn and
-annotated blind after them all, is the held-out set now (:data:`GOLD_FILES`).
+after them, and ``iu_sentences_5.json`` after it, were each held out and retired into ``dev`` after one score
+in turn; ``iu_sentences_6.json``, drawn and annotated blind after them all, is the held-out set now
+(:data:`GOLD_FILES`).
 
 Rules predictions: each report is extracted whole (context matters for refer-backs), read back with the
 ingestion parser (:func:`graph.formats.radgraph.doc_to_records`, so what is scored is what the graph
@@ -49,8 +50,8 @@ from graph.extract.iu import IUReport
 from graph.vocabulary import Vocabulary, ancestors, normalise_phrase, vocabulary
 
 GOLD_DIR = Path(__file__).resolve().parent / "gold"
-#: The gold files, read together: the first four sets (all ``dev`` now) and the fifth, blind ``held-out`` set.
-GOLD_FILES: tuple[Path, ...] = tuple(GOLD_DIR / f"iu_sentences{n}.json" for n in ("", "_2", "_3", "_4", "_5"))
+#: The gold files, read together: the first five sets (all ``dev`` now) and the sixth, blind ``held-out`` set.
+GOLD_FILES: tuple[Path, ...] = tuple(GOLD_DIR / f"iu_sentences{n}.json" for n in ("", "_2", "_3", "_4", "_5", "_6"))
 SPLITS = ("dev", "held-out")
 ASSERTIONS = ("present", "absent", "uncertain")
 LATERALITIES = ("left", "right", "bilateral", "none")
