@@ -106,13 +106,13 @@ def _phrases(eid: str, ents: dict) -> list[str]:
     return [f"{m} {e['tokens']}" for m in mods] + [f"{a} {e['tokens']}" for a in anat] + [e["tokens"]]
 
 
-def rules_targets(doc: dict, v: Vocabulary) -> set[str]:
-    """Targets with a present (OBS-DP), non-modifier observation in a RadGraph document; the span is read
-    as ingestion reads it (the first of :func:`_phrases` that names a finding)."""
+def rules_targets(doc: dict, v: Vocabulary, label: str = "OBS-DP") -> set[str]:
+    """Targets with a present (``label`` OBS-DP; OBS-U: uncertain), non-modifier observation in a RadGraph
+    document; the span is read as ingestion reads it (the first of :func:`_phrases` that names a finding)."""
     ents = doc["entities"]
     out: set[str] = set()
     for eid, e in ents.items():
-        if e["label"] != "OBS-DP" or any(r == "modify" for r, _ in e["relations"]):
+        if e["label"] != label or any(r == "modify" for r, _ in e["relations"]):
             continue
         phrase = next((p for p in _phrases(eid, ents) if v.finding_for(p)), e["tokens"])
         out |= _target_of(phrase, v)
