@@ -1,0 +1,25 @@
+"""The rules extractor's assertion and change on IU wordings, read as graph/extract/gold/ANNOTATION_GUIDE.md's §3
+and §6 say (issue 17, sixth round).
+
+All report sentences here are synthetic, written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("medspacy")
+
+from tests.unit.test_extract_rules import changes_of  # noqa: E402
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Possibility of a right upper lobe pneumonia.", {("pneumonia", "uncertain", None)}),
+    ("Further imaging could exclude the possibility of a lung nodule.",
+     {("mass/nodule (not otherwise specified)", "uncertain", None)}),
+    ("A small pleural effusion is a possibility.", {("pleural effusion", "uncertain", None)}),
+], ids=["before", "exclude-the", "after"])
+def test_a_possibility_is_a_hedge(tmp_path, text, expected):
+    """The guide's §3: "possible" hedges a finding, and so does its noun ("possibility of X", "X is a
+    possibility")."""
+    assert changes_of(tmp_path, text) == expected
