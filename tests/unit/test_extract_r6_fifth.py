@@ -23,3 +23,14 @@ def test_a_possibility_is_a_hedge(tmp_path, text, expected):
     """The guide's §3: "possible" hedges a finding, and so does its noun ("possibility of X", "X is a
     possibility")."""
     assert changes_of(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Recurrent small right pleural effusion.", {("pleural effusion", "present", "new")}),
+    ("There is recurrence of the left pneumothorax.", {("pneumothorax", "present", "new")}),
+    # a negated recurrence states no finding and no change
+    ("No evidence of recurrence. No pneumothorax.", {("pneumothorax", "absent", None)}),
+], ids=["recurrent", "recurrence-of", "negated"])
+def test_a_recurrent_finding_is_new(tmp_path, text, expected):
+    """The guide's §6: a finding that has come back was not on the prior study, so it is new (CHAN-CON-AP)."""
+    assert changes_of(tmp_path, text) == expected

@@ -54,7 +54,9 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
         "less prominent", "diminished", "reduced", "interval improvement", "interval decrease")},
     **{w: ("CHAN-CON-AP", "CHAN-DEV-AP") for w in (
         "new", "newly", "interval development", "interval appearance", "developing", "new onset", "developed",
-        "has developed", "have developed", "development of", *NOT_SEEN_BEFORE)},
+        "has developed", "have developed", "development of", *NOT_SEEN_BEFORE,
+        # a finding back after it had gone is new on this study ("recurrent effusion", "recurrence of pneumothorax")
+        "recurrent", "recurrence of", "recurrence")},
     **{w: (None, "CHAN-DEV-AP") for w in ("placed", "inserted", "interval placement", "placement of", "interval")},
     **{w: ("CHAN-CON-RES", "CHAN-DEV-DISA") for w in (
         "resolved", "resolution", "cleared", "no longer seen", "no longer visualized",
@@ -103,7 +105,8 @@ _COMPARISON_WORDS = {"prior", "previous", "previously", "since", "compared", "co
 _ATTRIBUTIVE_CUES = {"stable", "unchanged", "grossly unchanged", "increased", "decreased", "improved", "worsened",
                      "increasing", "decreasing", "improving", "worsening", "persistent", "new", "enlarging",
                      "progressive", "resolving", "resolved", "diminished", "reduced", "larger", "smaller", "worse",
-                     "more prominent", "less prominent", "redemonstrated", "re-demonstrated", "developing"}
+                     "more prominent", "less prominent", "redemonstrated", "re-demonstrated", "developing",
+                     "recurrent"}
 #: words after a cue that do not make it attributive ("effusion, increased in size", "stable since"; "pacemaker
 #: with stable intact lead placement": the place of the device before it)
 _FUNCTION_AFTER = {"from", "since", "in", "compared", "comparison", "to", "with", "when", "as", "and", "on", "at", "by",
