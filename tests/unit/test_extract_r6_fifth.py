@@ -34,3 +34,17 @@ def test_a_possibility_is_a_hedge(tmp_path, text, expected):
 def test_a_recurrent_finding_is_new(tmp_path, text, expected):
     """The guide's §6: a finding that has come back was not on the prior study, so it is new (CHAN-CON-AP)."""
     assert changes_of(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("No focal consolidation, no definite pleural effusion seen, right hilar calcifications and a small nodule "
+     "in the right lung.",
+     {("consolidation", "absent", None), ("pleural effusion", "absent", None), ("calcification", "present", None),
+      ("mass/nodule (not otherwise specified)", "present", None)}),
+    # the next clause's own negation still negates
+    ("No definite pleural effusion seen, no pneumothorax.",
+     {("pleural effusion", "absent", None), ("pneumothorax", "absent", None)}),
+], ids=["present-after", "negated-after"])
+def test_a_negation_ends_at_seen_and_its_comma(tmp_path, text, expected):
+    """The guide's §3: "no X seen" negates X; the findings of the clause after its comma are stated as seen."""
+    assert changes_of(tmp_path, text) == expected

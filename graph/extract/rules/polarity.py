@@ -62,7 +62,10 @@ _AFTER_SCOPE = 3
 #: kept depended on how many rules there are)
 _DROPPED_CONTEXT_RULES = {": no", ": none", "free", "evaluate for"}
 _TERMINATE = ("there is", "there are", "which", "however", "although", "but", "otherwise", "with the exception",
-              "except", "while", "though")
+              "except", "while", "though",
+              # "no X seen, Y": the verb closes the negated clause, the comma opens another (the guide's §3
+              # negates what the negation names, not a later clause's findings)
+              "seen ,")
 
 
 def add_context(nlp):
