@@ -48,3 +48,13 @@ def test_a_recurrent_finding_is_new(tmp_path, text, expected):
 def test_a_negation_ends_at_seen_and_its_comma(tmp_path, text, expected):
     """The guide's §3: "no X seen" negates X; the findings of the clause after its comma are stated as seen."""
     assert changes_of(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Developing or resolving right basilar pneumonia.", {("pneumonia", "present", None)}),
+    ("Improved left lower lobe consolidation with residual or recurrent pneumonia.",
+     {("consolidation", "present", "improved"), ("pneumonia", "present", None)}),
+], ids=["two-cues", "residual"])
+def test_two_courses_offered_are_no_change(tmp_path, text, expected):
+    """The guide's §6: speculation ("developing or resolving pneumonia") states no change."""
+    assert changes_of(tmp_path, text) == expected

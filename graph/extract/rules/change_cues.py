@@ -124,6 +124,8 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
         return True  # "right larger than left" compares sides, not studies
     if _hypothetical(m, d):
         return True  # "follow-up to document resolution" states no change
+    if _alternative_courses(m, d):
+        return True  # "developing or resolving pneumonia" offers two courses, states neither
     # a possible diagnosis carries no change (link_change): after a verb cue ("again noted ... suggesting a
     # granulomatous process") the change is the earlier finding's; an adjective ("resolving pneumonia") is
     # the speculation's own
@@ -494,6 +496,24 @@ def _hypothetical(m: Mention, d: Draft) -> bool:
     start = max(first, m.start - _HYPOTHETICAL_REACH)
     return any(w in _HYPOTHETICAL_WORDS for w in d.lower[start:m.start]) or any(
         w in _DIFFERENTIAL_WORDS for w in d.lower[first:m.start])
+
+
+#: words that offer one course of a finding as an alternative to another ("residual or recurrent pneumonia")
+_ALTERNATIVES = {"or", "versus", "vs", "vs.", "and/or"}
+#: a course that is no change cue of its own
+_COURSES = {"residual"}
+
+
+def _alternative_courses(m: Mention, d: Draft) -> bool:
+    """Cue ``m`` is one of two courses joined by "or" ("developing or resolving pneumonia", "residual or
+    recurrent pneumonia"): speculation, no change (the guide's §6)."""
+    def course_at(i: int, before: bool) -> bool:
+        if not 0 <= i < len(d.lower) or d.sent_of[i] != d.sent_of[m.start]:
+            return False
+        return d.lower[i] in _COURSES or any(x.kind == "CHANGE" and x is not m and (
+            x.end - 1 == i if before else x.start == i) for x in d.mods)
+    return (m.start > 0 and d.lower[m.start - 1] in _ALTERNATIVES and course_at(m.start - 2, True)) or (
+        m.end < len(d.lower) and d.lower[m.end] in _ALTERNATIVES and course_at(m.end + 1, False))
 
 
 def _comparison_in(d: Draft, i: int) -> bool:
