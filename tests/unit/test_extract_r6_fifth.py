@@ -58,3 +58,17 @@ def test_a_negation_ends_at_seen_and_its_comma(tmp_path, text, expected):
 def test_two_courses_offered_are_no_change(tmp_path, text, expected):
     """The guide's §6: speculation ("developing or resolving pneumonia") states no change."""
     assert changes_of(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("There are streaky opacities in the lung bases unchanged, probably chronic atelectasis.",
+     {("lung opacity", "present", "no change"), ("atelectasis", "uncertain", None)}),
+    ("Mild cardiomegaly is stable, small left pleural effusion.",
+     {("enlarged cardiac silhouette", "present", "no change"), ("pleural effusion", "present", None)}),
+    # a cue that opens its clause still describes what follows its comma
+    ("There is stable, mild cardiomegaly.", {("enlarged cardiac silhouette", "present", "no change")}),
+], ids=["reading-after", "finding-after", "opener"])
+def test_a_cue_before_a_comma_is_its_findings(tmp_path, text, expected):
+    """The guide's §6: a cue after its finding ("opacities ... unchanged,") changes that finding, not the
+    finding named after the comma."""
+    assert changes_of(tmp_path, text) == expected

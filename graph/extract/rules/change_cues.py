@@ -137,6 +137,8 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
              and (it["label"] != "OBS-DA" or not _RESOLUTIONS.isdisjoint(CHANGE_CUES[m.value]))
              and _free_gap(m, o, d.doc, covered) <= (0 if _change_subject(d, o) else 2)]
     after = min(after, key=lambda p: p[0].start) if after else None
+    if after and _closes_clause(m, d):
+        after = None  # "opacities in the lung bases unchanged, probably atelectasis": the cue is the opacities'
     if anaphor_subject(d, m) and (after is None or after[1]["label"] == "OBS-U" and not is_alternative(d, after[0])):
         return False  # "These were not present on the prior study and may represent ...": a refer-back (rule 4)
     # attributive cue ("new effusion", "improved right basilar consolidation") -> the next finding;
@@ -155,6 +157,17 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     if _opens_sentence(m, d) and (targets or m.value in _ATTRIBUTIVE_CUES):
         targets += [t for t in _list_after(d, m) if t not in targets]
     return link_change(d, m, targets) or bool(targets)
+
+
+def _closes_clause(m: Mention, d: Draft) -> bool:
+    """Cue ``m`` stands after its finding and before a comma ("opacities in the bases unchanged, ..."): it
+    ends the finding's clause, so it says nothing of the findings after the comma; not a cue that opens its
+    clause ("There is stable, mild cardiomegaly"), nor a change subject's ("heart size has decreased, though
+    the heart remains enlarged": the change is the finding's that the sentence names)."""
+    if m.end >= len(d.lower) or d.lower[m.end] != "," or _opens_sentence(m, d):
+        return False
+    before = [o for o, _ in d.same_sentence(m) if o.end <= m.start]
+    return bool(before) and not _change_subject(d, max(before, key=lambda o: o.end))
 
 
 #: cues that state a change only before the device or post-surgical state they describe ("interval CABG",
