@@ -54,7 +54,9 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
         "less prominent", "diminished", "reduced", "interval improvement", "interval decrease")},
     **{w: ("CHAN-CON-AP", "CHAN-DEV-AP") for w in (
         "new", "newly", "interval development", "interval appearance", "developing", "new onset", "developed",
-        "has developed", "have developed", "development of", *NOT_SEEN_BEFORE)},
+        "has developed", "have developed", "development of", *NOT_SEEN_BEFORE,
+        # a finding back after it had gone is new on this study ("recurrent effusion", "recurrence of pneumothorax")
+        "recurrent", "recurrence of", "recurrence")},
     **{w: (None, "CHAN-DEV-AP") for w in ("placed", "inserted", "interval placement", "placement of", "interval")},
     **{w: ("CHAN-CON-RES", "CHAN-DEV-DISA") for w in (
         "resolved", "resolution", "cleared", "no longer seen", "no longer visualized",
@@ -103,7 +105,8 @@ _COMPARISON_WORDS = {"prior", "previous", "previously", "since", "compared", "co
 _ATTRIBUTIVE_CUES = {"stable", "unchanged", "grossly unchanged", "increased", "decreased", "improved", "worsened",
                      "increasing", "decreasing", "improving", "worsening", "persistent", "new", "enlarging",
                      "progressive", "resolving", "resolved", "diminished", "reduced", "larger", "smaller", "worse",
-                     "more prominent", "less prominent", "redemonstrated", "re-demonstrated", "developing"}
+                     "more prominent", "less prominent", "redemonstrated", "re-demonstrated", "developing",
+                     "recurrent"}
 #: words after a cue that do not make it attributive ("effusion, increased in size", "stable since"; "pacemaker
 #: with stable intact lead placement": the place of the device before it)
 _FUNCTION_AFTER = {"from", "since", "in", "compared", "comparison", "to", "with", "when", "as", "and", "on", "at", "by",
@@ -121,6 +124,8 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
         return True  # "right larger than left" compares sides, not studies
     if _hypothetical(m, d):
         return True  # "follow-up to document resolution" states no change
+    if _alternative_courses(m, d):
+        return True  # "developing or resolving pneumonia" offers two courses, states neither
     # a possible diagnosis carries no change (link_change): after a verb cue ("again noted ... suggesting a
     # granulomatous process") the change is the earlier finding's; an adjective ("resolving pneumonia") is
     # the speculation's own
@@ -132,6 +137,8 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
              and (it["label"] != "OBS-DA" or not _RESOLUTIONS.isdisjoint(CHANGE_CUES[m.value]))
              and _free_gap(m, o, d.doc, covered) <= (0 if _change_subject(d, o) else 2)]
     after = min(after, key=lambda p: p[0].start) if after else None
+    if after and _closes_clause(m, d):
+        after = None  # "opacities in the lung bases unchanged, probably atelectasis": the cue is the opacities'
     if anaphor_subject(d, m) and (after is None or after[1]["label"] == "OBS-U" and not is_alternative(d, after[0])):
         return False  # "These were not present on the prior study and may represent ...": a refer-back (rule 4)
     # attributive cue ("new effusion", "improved right basilar consolidation") -> the next finding;
@@ -150,6 +157,17 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     if _opens_sentence(m, d) and (targets or m.value in _ATTRIBUTIVE_CUES):
         targets += [t for t in _list_after(d, m) if t not in targets]
     return link_change(d, m, targets) or bool(targets)
+
+
+def _closes_clause(m: Mention, d: Draft) -> bool:
+    """Cue ``m`` stands after its finding and before a comma ("opacities in the bases unchanged, ..."): it
+    ends the finding's clause, so it says nothing of the findings after the comma; not a cue that opens its
+    clause ("There is stable, mild cardiomegaly"), nor a change subject's ("heart size has decreased, though
+    the heart remains enlarged": the change is the finding's that the sentence names)."""
+    if m.end >= len(d.lower) or d.lower[m.end] != "," or _opens_sentence(m, d):
+        return False
+    before = [o for o, _ in d.same_sentence(m) if o.end <= m.start]
+    return bool(before) and not _change_subject(d, max(before, key=lambda o: o.end))
 
 
 #: cues that state a change only before the device or post-surgical state they describe ("interval CABG",
@@ -491,6 +509,24 @@ def _hypothetical(m: Mention, d: Draft) -> bool:
     start = max(first, m.start - _HYPOTHETICAL_REACH)
     return any(w in _HYPOTHETICAL_WORDS for w in d.lower[start:m.start]) or any(
         w in _DIFFERENTIAL_WORDS for w in d.lower[first:m.start])
+
+
+#: words that offer one course of a finding as an alternative to another ("residual or recurrent pneumonia")
+_ALTERNATIVES = {"or", "versus", "vs", "vs.", "and/or"}
+#: a course that is no change cue of its own
+_COURSES = {"residual"}
+
+
+def _alternative_courses(m: Mention, d: Draft) -> bool:
+    """Cue ``m`` is one of two courses joined by "or" ("developing or resolving pneumonia", "residual or
+    recurrent pneumonia"): speculation, no change (the guide's §6)."""
+    def course_at(i: int, before: bool) -> bool:
+        if not 0 <= i < len(d.lower) or d.sent_of[i] != d.sent_of[m.start]:
+            return False
+        return d.lower[i] in _COURSES or any(x.kind == "CHANGE" and x is not m and (
+            x.end - 1 == i if before else x.start == i) for x in d.mods)
+    return (m.start > 0 and d.lower[m.start - 1] in _ALTERNATIVES and course_at(m.start - 2, True)) or (
+        m.end < len(d.lower) and d.lower[m.end] in _ALTERNATIVES and course_at(m.end + 1, False))
 
 
 def _comparison_in(d: Draft, i: int) -> bool:

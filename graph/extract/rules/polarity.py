@@ -21,7 +21,9 @@ _POSSIBLE_AFTER = ("may be present", "could be present", "is suspected", "are su
                    "cannot be confidently excluded", "can not be confidently excluded",
                    # the guide's §3 "differential diagnosis includes", said after the reading
                    "is in the differential", "are in the differential", "is a consideration", "is another consideration",
-                   "would be a consideration", "are considerations", "would be considerations")
+                   "would be a consideration", "are considerations", "would be considerations",
+                   # the guide's §3 "possible", as a noun ("true nodule is a possibility")
+                   "is a possibility", "are a possibility")
 #: "difficult to exclude" hedges the finding on either side of it ("pulmonary edema difficult to entirely exclude",
 #: "difficult to completely exclude a superimposed pneumonia"): one rule per span, as two rules of one span prune
 #: each other
@@ -35,7 +37,7 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     "suggest", "suggests", "suggesting", "suggestive of",
                     # hedges of the annotation guide's §3
                     "concerning for", "presumed", "presumably", "favor", "favored", "favoring", "suggestion of",
-                    "equivocal", "perhaps", "considerations", "considerations include", "considerations would include",
+                    "equivocal", "perhaps", "possibility of", "considerations", "considerations include", "considerations would include",
                     # a reading to be checked clinically is offered, not stated ("Please correlate clinically for
                     # pneumonia")
                     "correlate clinically for", "correlate for", "clinical correlation for",
@@ -60,7 +62,10 @@ _AFTER_SCOPE = 3
 #: kept depended on how many rules there are)
 _DROPPED_CONTEXT_RULES = {": no", ": none", "free", "evaluate for"}
 _TERMINATE = ("there is", "there are", "which", "however", "although", "but", "otherwise", "with the exception",
-              "except", "while", "though")
+              "except", "while", "though",
+              # "no X seen, Y": the verb closes the negated clause, the comma opens another (the guide's §3
+              # negates what the negation names, not a later clause's findings)
+              "seen ,")
 
 
 def add_context(nlp):
