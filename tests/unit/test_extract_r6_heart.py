@@ -70,3 +70,14 @@ def test_heart_subjects_are_read_as_the_finding_but_not_keyword_matched():
     report = IUReport("1", "x", "", "", text, "", (), (), ())
     gold = GoldSentence("1", "findings", 0, len(text), "dev", "", ())
     assert baseline_predictions({"1": report}, [gold], v)[gold.key] == []
+
+
+def test_the_findings_matcher_sets_a_change_subject_only_beside_a_quantity_word():
+    """A normal "heart size" never reaches ConText or the rules: the matcher drops it (the speed of MIMIC-length
+    reports, where nearly every report names the heart), and keeps the one whose size has changed."""
+    from graph.extract.rules.sections import compose_text
+    from graph.extract.rules.spacy_pipeline import build_pipeline
+
+    doc = build_pipeline()(compose_text({"findings": "Heart size is normal. Heart size has increased since the prior."}))
+    subjects = [e for e in doc.ents if e.text.lower() == "heart size"]
+    assert [e.sent.text.split()[-1] for e in subjects] == ["prior."]

@@ -5,6 +5,7 @@ overlaps resolved, and the token-distance and subject checks that the linking ru
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from graph.vocabulary import Vocabulary, normalise_phrase
 
@@ -168,7 +169,7 @@ def has_subject(o: Mention, lower: list[str], sentence: tuple[int, int], v: Voca
     ``o``'s sentence)."""
     form = normalise_phrase(o.text)
     if is_change_subject(o, v):
-        return _quantity_next_to(o, lower, sentence)
+        return quantity_next_to(o.start, o.end, lower, sentence)
     words, whole = _NEEDS_SUBJECT.get(form), _PART_OF.get(form)
     if not words and not whole:
         return True
@@ -181,17 +182,17 @@ def is_change_subject(o: Mention, v: Vocabulary) -> bool:
     return any(normalise_phrase(s) == normalise_phrase(o.text) for s in v.findings[o.value].subjects)
 
 
-def _quantity_next_to(o: Mention, lower: list[str], sentence: tuple[int, int]) -> bool:
-    """A quantity word follows the mention, with verbs and adverbs only between ("heart size has increased", "the
-    heart is slightly larger"), or stands before it, with "in" or "the" only between ("increase in heart size",
-    "increased heart size")."""
-    i = o.end
-    while i < min(sentence[1], o.end + _QUANTITY_REACH) and (lower[i] in _VERBS_BETWEEN or lower[i].endswith("ly")):
+def quantity_next_to(start: int, end: int, lower: Sequence[str], sentence: tuple[int, int]) -> bool:
+    """A quantity word follows tokens ``start:end``, with verbs and adverbs only between ("heart size has
+    increased", "the heart is slightly larger"), or stands before them, with "in" or "the" only between ("increase
+    in heart size", "increased heart size"); ``lower``: the lower-case tokens, ``sentence``: its (start, end)."""
+    i = end
+    while i < min(sentence[1], end + _QUANTITY_REACH) and (lower[i] in _VERBS_BETWEEN or lower[i].endswith("ly")):
         i += 1
     if i < sentence[1] and lower[i] in _QUANTITY_WORDS:
         return True
-    j = o.start - 1
-    while j >= max(sentence[0], o.start - 2) and lower[j] in _BEFORE_SUBJECT:
+    j = start - 1
+    while j >= max(sentence[0], start - 2) and lower[j] in _BEFORE_SUBJECT:
         j -= 1
     return j >= sentence[0] and lower[j] in _QUANTITY_WORDS
 

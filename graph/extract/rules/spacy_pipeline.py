@@ -12,7 +12,7 @@ import sys
 
 from graph.extract.rules.change_cues import CHANGE_CUES
 from graph.extract.rules.target_spans import FACTORY, register_factory
-from graph.extract.rules.mentions import SIDE_COORDINATIONS, SIDE_WORDS
+from graph.extract.rules.mentions import SIDE_COORDINATIONS, SIDE_WORDS, quantity_next_to
 from graph.extract.rules.normals import normal_rules
 from graph.extract.rules.phrase_patterns import patterns_to_phrases
 from graph.extract.rules.polarity import add_context
@@ -73,6 +73,7 @@ def _build(v: Vocabulary):
     register_factory()
     findings = nlp.add_pipe(FACTORY, name="cxr_findings")
     findings.add(_finding_rules(v) + _predicate_rules(v))
+    findings.keep = _subject_beside_quantity(v)
     mods = nlp.add_pipe(FACTORY, name="cxr_modifiers", config={"span_group": "cxr_modifiers", "prune": False})
     mods.add(_modifier_rules(v))
     normals = nlp.add_pipe(FACTORY, name="cxr_normals", config={"span_group": "cxr_normals", "prune": False})
@@ -111,6 +112,32 @@ def _finding_rules(v: Vocabulary) -> list:
             if form and v.finding_for(form) == f.name:
                 rules.append(TargetRule(form, "OBS", attributes=None, metadata={"finding": f.name}))
     return rules
+
+
+def _subject_beside_quantity(v: Vocabulary):
+    """The findings matcher's test: a change subject of the vocabulary ("heart", "heart size": nearly every report
+    names them as normal structures) is kept only beside a quantity word
+    (:func:`graph.extract.rules.mentions.quantity_next_to`), as :func:`~graph.extract.rules.mentions.has_subject`
+    would keep it later, so that ConText and the rules never see the others."""
+    forms = {normalise_phrase(s) for f in v.findings.values() for s in f.subjects}
+
+    def keep(span) -> bool:
+        if normalise_phrase(span.text) not in forms:
+            return True
+        sent = span.sent
+        return quantity_next_to(span.start, span.end, _LowerTokens(span.doc), (sent.start, sent.end))
+
+    return keep
+
+
+class _LowerTokens:
+    """A Doc's lower-case token texts, by index, without a list built per Doc."""
+
+    def __init__(self, doc) -> None:
+        self.doc = doc
+
+    def __getitem__(self, i: int) -> str:
+        return self.doc[i].lower_
 
 
 def _predicate_rules(v: Vocabulary) -> list:

@@ -31,6 +31,9 @@ class TargetSpans:
         self.name = name
         self.span_group = span_group
         self.matcher = MedspacyMatcher(nlp, name=name, phrase_matcher_attr="LOWER", prune=prune)
+        #: a test a matched span must pass to be set (None: every span is), so that a form that names a finding
+        #: only in some company ("heart size" beside "has increased") costs the later components nothing elsewhere
+        self.keep = None
 
     def add(self, rules) -> None:
         """Add TargetRules (see ``medspacy.target_matcher.TargetMatcher.add``)."""
@@ -45,6 +48,8 @@ class TargetSpans:
         strings, rule_map = doc.vocab.strings, self.matcher.rule_map
         spans = [Span(doc, start, end, label=rule_map[strings[match_id]].category)
                  for match_id, start, end in self.matcher(doc)]
+        if self.keep is not None:
+            spans = [span for span in spans if self.keep(span)]
         if self.span_group is not None:
             group = doc.spans.get(self.span_group)
             doc.spans[self.span_group] = list(group) + spans if group is not None else spans
