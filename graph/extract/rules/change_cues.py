@@ -40,7 +40,8 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
         "not significantly changed", "not significantly xxxx", "without change", "similar to prior",
         "similar to the prior", "appears similar",
         "appear similar", "similar to", "similar from",
-        "similar in appearance", "persistent", "persistently", "persistence", "redemonstration", "again demonstrated are", "persists", "persist",
+        "similar in appearance", "persistent", "persistently", "persistence", "redemonstration",
+        "again demonstrated are", "persists", "persist",
         "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
         "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position", "as before",
         "there is again", "there are again", "is again", "are again", *_SEEN_BEFORE, *_SEEN_AGAIN)},
@@ -112,7 +113,8 @@ _ATTRIBUTIVE_CUES = {"stable", "unchanged", "grossly unchanged", "increased", "d
 _FUNCTION_AFTER = {"from", "since", "in", "compared", "comparison", "to", "with", "when", "as", "and", "on", "at", "by",
                    "than", "relative", "over", "of", "the", "or", "but", "which", "versus", "vs", "now", "there",
                    "this", "is", "are", "was", "were", "has", "have", "been", "be", "appears", "appear", "position",
-                   "placement", "intact", "positioning", "size", "appearance", "configuration", "extent", "degree", "xxxx", "without", "for"}
+                   "placement", "intact", "positioning", "size", "appearance", "configuration", "extent", "degree",
+                   "xxxx", "without", "for"}
 
 
 def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:

@@ -37,7 +37,8 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     "suggest", "suggests", "suggesting", "suggestive of",
                     # hedges of the annotation guide's §3
                     "concerning for", "presumed", "presumably", "favor", "favored", "favoring", "suggestion of",
-                    "equivocal", "perhaps", "possibility of", "considerations", "considerations include", "considerations would include",
+                    "equivocal", "perhaps", "possibility of", "considerations", "considerations include",
+                    "considerations would include",
                     # a reading to be checked clinically is offered, not stated ("Please correlate clinically for
                     # pneumonia")
                     "correlate clinically for", "correlate for", "clinical correlation for",
