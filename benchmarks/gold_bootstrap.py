@@ -1,8 +1,8 @@
 """How much the annotated-sentence figures of one split would move with another draw of its reports: 95 %
 intervals of finding recall, assertion accuracy and finding-level change micro-F1 over 1,000 bootstrap resamples
 of the split's reports (a report's sentences stay together, as they were drawn), from one run of the rules
-extractor (:func:`graph.extract.gold_eval.rules_predictions`) and the figures of
-:func:`graph.extract.gold_eval.score`. It re-scores the predictions the split's own score makes; it tunes
+extractor (:func:`graph.extract.eval.gold_eval.rules_predictions`) and the figures of
+:func:`graph.extract.eval.gold_eval.score`. It re-scores the predictions the split's own score makes; it tunes
 nothing, so on ``held-out`` run it only with that split's one score.
 
     python benchmarks/gold_bootstrap.py --split held-out
@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import random
 
-from graph.extract.gold_eval import SPLITS, load_gold, rules_predictions, score
-from graph.extract.iu import load_reports
+from graph.extract.eval.gold_eval import SPLITS, load_gold, rules_predictions, score
+from graph.datasets.iu import load_reports
 from graph.vocabulary import vocabulary
 
 FIGURES = (("finding recall", "recall"), ("assertion accuracy", "assertion_accuracy"),

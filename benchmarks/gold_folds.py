@@ -1,5 +1,5 @@
 """Development figures of the rules extractor on the annotated IU sentences, on the whole ``dev`` half and
-on its two folds (:func:`graph.extract.gold_eval.dev_fold`), so that a rule change can be kept only when it
+on its two folds (:func:`graph.extract.eval.gold_eval.dev_fold`), so that a rule change can be kept only when it
 helps (or is neutral) on both; with ``--mesh``, also the IU-vs-MeSH micro-F1 and laterality of
 ``cxrkg eval-extract``, whose floors (0.92) a change must keep; with ``--misses``, the development
 findings missed, per fold.
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 
-from graph.extract.gold_eval import GOLD_FIGURES, dev_fold, load_gold, rules_predictions, score
-from graph.extract.iu import load_reports
+from graph.extract.eval.gold_eval import GOLD_FIGURES, dev_fold, load_gold, rules_predictions, score
+from graph.datasets.iu import load_reports
 from graph.vocabulary import vocabulary
 
 
@@ -44,7 +44,7 @@ def main() -> None:
             for key, finding in scores[name].misses:
                 print(f"  {finding:<32} {key[0]:>5} {text[key][:110]}")
     if args.mesh:
-        from graph.extract.evaluate import evaluate_all
+        from graph.extract.eval.evaluate import evaluate_all
 
         result = evaluate_all(reports, v=v)
         print(f"\nIU vs MeSH: rules micro-F1 {result.scores['rules'].micro_f1():.3f}, "

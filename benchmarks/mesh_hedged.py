@@ -1,5 +1,5 @@
 """How often IU's MeSH indexers tag a finding that the rules extractor reads only as uncertain in a report: for
-each MeSH target of ``cxrkg eval-extract`` (:data:`graph.extract.evaluate.TARGETS`), the reports of all 3,955
+each MeSH target of ``cxrkg eval-extract`` (:data:`graph.extract.eval.evaluate.TARGETS`), the reports of all 3,955
 whose findings and impression hold an uncertain (OBS-U) mention of the target and no present one, and how many
 of those carry the target's MeSH major tag.
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from graph.extract.evaluate import gold_targets, rules_targets
-from graph.extract.iu import load_reports
+from graph.extract.eval.evaluate import gold_targets, rules_targets
+from graph.datasets.iu import load_reports
 from graph.extract.rules.stream import extract
 from graph.vocabulary import vocabulary
 

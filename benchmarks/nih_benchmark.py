@@ -8,7 +8,7 @@ Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/bench-nih, Bolt port 769
 3. the bulk flow (what `cxrkg ingest --bulk` runs) on an empty store in a fresh subprocess: seconds of the
    flow and of the whole process, elements, peak memory of the Python processes; the independent check
    and the queries then run on this graph;
-4. the independent check (graph.datasets.nih_check: plain pandas over the NIH tables against the graph's
+4. the independent check (graph.datasets.nih.check: plain pandas over the NIH tables against the graph's
    study-level counts and new_finding_patients answers): cells and patient sets compared, mismatches;
 5. named queries on the NIH graph, 5 warm-up then 50 timed runs each, p50 / p95 in ms.
 
@@ -68,7 +68,7 @@ def _print_load(title: str, r: dict, wall: float, rss: float, extra: str = "") -
 
 def _convert(cohort: Path, patients: int | None) -> float:
     """Step 1: `cxrkg datasets nih` into a fresh folder, no server running; returns its seconds."""
-    from graph.datasets.nih import convert_nih
+    from graph.datasets.nih.convert import convert_nih
 
     shutil.rmtree(cohort, ignore_errors=True)  # a fresh folder, as a first conversion writes
     t = time.perf_counter()
@@ -97,8 +97,8 @@ def _bulk_load(settings, server, cohort: Path, convert_s: float) -> None:
 
 def _check_and_query(server, patients: int | None) -> None:
     """Steps 4 and 5: the independent check, then the named queries' latencies, on the bulk-loaded graph."""
-    from graph.datasets.nih_check import check_nih
-    from graph.datasets.nih_reference import load_tables
+    from graph.datasets.nih.check import check_nih
+    from graph.datasets.nih.reference import load_tables
     from graph.store import shared_store
 
     server.start()  # running already (the bulk flow starts it); a no-op then

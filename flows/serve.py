@@ -9,7 +9,7 @@ and the two ways cxrkg serves them.
   schedule with Prefect's own schedule classes and calls the flows in this process at those times;
   the runs, logs and artifacts still go to Prefect's local database.
 
-One run of ``cxrkg-watch`` (see ``graph.dropfolder`` for the drop-folder contract):
+One run of ``cxrkg-watch`` (see ``graph.ingest.dropfolder`` for the drop-folder contract):
 
     scan (files younger than ``settle_seconds`` wait) -> ingest flow (only new or changed files, by
     content hash) -> rejected-files report (rewritten every run) -> archive (only committed files, if
@@ -34,7 +34,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.schedules import Cron, Interval, Schedule
 
 from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, ingest_flow, stage
-from graph.dropfolder import Moved, archive_files, check_folders, committed_files, loadable_files, settling_files
+from graph.ingest.dropfolder import Moved, archive_files, check_folders, committed_files, loadable_files, settling_files
 from graph.records import write_rejections
 from graph.store import shared_store
 from graph.vocabulary import vocabulary
@@ -146,7 +146,7 @@ def watch_flow(drop_folder: str, archive_folder: str | None = None, rejected_rep
         the run's :class:`WatchSummary`; it is also published as the markdown artifact
         ``cxrkg-ingest-summary``.
     Raises:
-        FileNotFoundError, NotADirectoryError, ValueError: see ``graph.dropfolder.check_folders``.
+        FileNotFoundError, NotADirectoryError, ValueError: see ``graph.ingest.dropfolder.check_folders``.
     """
     started = time.perf_counter()
     drop = Path(drop_folder).resolve()
@@ -234,7 +234,7 @@ def watch_deployment(drop_folder: str, schedule: Schedule, archive_folder: str |
     """The ``cxrkg-watch/drop-folder`` deployment (a ``RunnerDeployment``), one run at a time.
 
     Raises:
-        FileNotFoundError, NotADirectoryError, ValueError: bad folders (``graph.dropfolder.check_folders``).
+        FileNotFoundError, NotADirectoryError, ValueError: bad folders (``graph.ingest.dropfolder.check_folders``).
     """
     drop = Path(drop_folder).resolve()
     check_folders(drop, Path(archive_folder) if archive_folder else None)

@@ -56,11 +56,12 @@ app.add_typer(datasets_app, name="datasets")
 def datasets_iu(out: Path = typer.Option(..., help="folder for the torchxrayvision 1.5.7 wheel")) -> None:
     """Fetch the Indiana University chest X-ray reports (3,955, CC BY-NC-ND 4.0, Demner-Fushman et al.,
     JAMIA 2016) inside the torchxrayvision 1.5.7 wheel from the package registry, checked by sha256."""
-    from graph.extract.iu import IUReport, IUUnavailable, fetch_wheel, iter_reports
+    from graph.datasets.wheel import WheelUnavailable, fetch_wheel
+    from graph.datasets.iu import IUReport, iter_reports
 
     try:
         wheel = fetch_wheel(out)
-    except IUUnavailable as exc:
+    except WheelUnavailable as exc:
         fail(str(exc))
     reports = sum(1 for r in iter_reports(wheel) if isinstance(r, IUReport))
     console.print(f"{wheel}: {reports} reports")
@@ -73,7 +74,7 @@ def datasets_nih(out: Path = typer.Option(..., help="folder for the scene graphs
     """Convert NIH ChestX-ray14 (112,120 images, Wang et al., CVPR 2017) and Google's adjudicated labels
     (Majkowska et al., Radiology 2020) from the torchxrayvision 1.5.7 wheel into Chest ImaGenome-format scene
     graphs plus metadata.csv. Dates are synthetic; only their order is NIH's."""
-    from graph.datasets.nih import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih, locate_wheel
+    from graph.datasets.nih.convert import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih, locate_wheel
 
     try:
         summary = convert_nih(out, locate_wheel(cache=cache), patients)

@@ -146,7 +146,7 @@ def _counts_line(title: str, rows: list[dict], key, count: str) -> str:
 def iu_section(console: Console, out: Path) -> None:
     """Extract and ingest the 3,955 IU reports (rules extractor) and print their ten most frequent present
     findings and stated changes; says why and skips when the IU wheel cannot be fetched or spaCy is missing."""
-    from graph.extract.iu import IUUnavailable, fetch_wheel
+    from graph.datasets.wheel import WheelUnavailable, fetch_wheel
     from graph.store import read_statements as rs
     from graph.store import shared_store
 
@@ -155,7 +155,7 @@ def iu_section(console: Console, out: Path) -> None:
         import medspacy  # noqa: F401
 
         fetch_wheel()
-    except (IUUnavailable, ImportError) as exc:
+    except (WheelUnavailable, ImportError) as exc:
         console.print(f"skipped: {exc}")
         return
     from flows.extract_flow import extract_flow
@@ -188,8 +188,8 @@ def nih_section(console: Console, out: Path) -> None:
     radiologist-adjudicated ones disagree. Says why and skips when the wheel cannot be fetched."""
     from collections import Counter
 
-    from graph.datasets.nih import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih
-    from graph.extract.iu import IUUnavailable
+    from graph.datasets.nih.convert import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih
+    from graph.datasets.wheel import WheelUnavailable
     from graph.store.queries import get_query, run_named
     from graph.store import shared_store
 
@@ -199,7 +199,7 @@ def nih_section(console: Console, out: Path) -> None:
             nih = convert_nih(out)
             console.print(f"{nih.images:,} images (= studies) of {nih.patients:,} patients, "
                           f"{nih.longitudinal_patients:,} with two or more -> {nih.out}", highlight=False)
-    except (DatasetUnavailable, IUUnavailable) as exc:
+    except (DatasetUnavailable, WheelUnavailable) as exc:
         console.print(f"skipped: {exc}")
         return
     run_ingest([out], None, out.parent / "nih-rejected.json", progress=False, brief=True)

@@ -84,7 +84,7 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
 def _iu_folder_as_iu(source: str, cache: Optional[Path]) -> tuple[str, Optional[Path]]:
     """A folder that `cxrkg datasets iu --out DIR` filled (the IU wheel and no reports of its own) is the IU
     source with DIR as its cache, so `cxrkg extract DIR` after it does what a user means."""
-    from graph.extract.iu import WHEEL_NAME
+    from graph.datasets.wheel import WHEEL_NAME
 
     folder = Path(source)
     if source != "iu" and folder.is_dir() and (folder / WHEEL_NAME).is_file() and cache is None \
@@ -97,11 +97,11 @@ def _check_source(source: str, cache: Optional[Path]) -> None:
     """Fail unless the source can be read: for ``iu`` the IU wheel (fetched into ``cache`` when missing),
     else an existing file or folder."""
     if source == "iu":
-        from graph.extract.iu import IUUnavailable, fetch_wheel
+        from graph.datasets.wheel import WheelUnavailable, fetch_wheel
 
         try:
             fetch_wheel(cache)
-        except IUUnavailable as exc:
+        except WheelUnavailable as exc:
             fail(str(exc))
     elif not Path(source).exists():
         fail(f"{source}: no such file or folder (expected `iu`, a folder, or a .csv / .txt / .xml file)")
@@ -167,7 +167,7 @@ class GoldSplit(str, Enum):
 @app.command("eval-extract")
 def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
                  gold: Optional[GoldSplit] = typer.Option(None, help="score the annotated IU sentences of this "
-                                                                     "split instead (graph/extract/gold/)"),
+                                                                     "split instead (graph/extract/eval/gold/)"),
                  unmapped: bool = typer.Option(False, "--unmapped", help="list the phrases of a corpus that no "
                                                "vocabulary entry or cue covers, by frequency, instead"),
                  source: str = typer.Option("iu", help="--unmapped: the corpus (iu, a folder, a .csv / .txt / .xml "
@@ -182,19 +182,20 @@ def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache
     with `--gold`, on one split of the annotated IU sentences (findings, assertion, laterality, change);
     with `--unmapped`, list the unread phrases of a corpus by frequency and the vocabulary entries without a
     UMLS CUI (vocabulary gaps)."""
-    from graph.extract.iu import IUUnavailable, load_reports
+    from graph.datasets.wheel import WheelUnavailable
+    from graph.datasets.iu import load_reports
 
     if unmapped:
         _unmapped(source, cache, top, fmt, exclude_gold.value if exclude_gold else None)
         return
     try:
         reports = load_reports(cache)
-    except IUUnavailable as exc:
+    except WheelUnavailable as exc:
         fail(str(exc))
     if gold is not None:
         _eval_gold(reports, gold.value, fmt)
         return
-    from graph.extract.evaluate import evaluate_all, format_report
+    from graph.extract.eval.evaluate import evaluate_all, format_report
 
     result = evaluate_all(reports)
     if fmt == "json":
@@ -204,7 +205,7 @@ def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache
 
 
 def _eval_gold(reports: list, split: str, fmt: ReportFormat) -> None:
-    from graph.extract.gold_eval import GoldError, evaluate_gold, format_gold_table
+    from graph.extract.eval.gold_eval import GoldError, evaluate_gold, format_gold_table
 
     try:
         scores = evaluate_gold(reports, split)
@@ -217,10 +218,10 @@ def _eval_gold(reports: list, split: str, fmt: ReportFormat) -> None:
 
 
 def _unmapped(source: str, cache: Optional[Path], top: int, fmt: ReportFormat, exclude: str | None) -> None:
-    from graph.extract.gold_eval import gold_report_ids
+    from graph.extract.eval.gold_eval import gold_report_ids
     from graph.extract.inputs import IU_PREFIX, iter_inputs
-    from graph.extract.iu import IUUnavailable
-    from graph.extract.unmapped import format_unmapped, unmapped_phrases, without_cui
+    from graph.datasets.wheel import WheelUnavailable
+    from graph.extract.eval.unmapped import format_unmapped, unmapped_phrases, without_cui
     from graph.records import Rejection
 
     texts: list = []
@@ -230,7 +231,7 @@ def _unmapped(source: str, cache: Optional[Path], top: int, fmt: ReportFormat, e
         texts = [r.report for r in iter_inputs(source, cache=cache)
                  if not isinstance(r, Rejection) and r.doc_key not in skip]
         counts = unmapped_phrases(texts)
-    except (IUUnavailable, ValueError, FileNotFoundError, ImportError, OSError) as exc:
+    except (WheelUnavailable, ValueError, FileNotFoundError, ImportError, OSError) as exc:
         fail(str(exc))
     missing = without_cui()
     if fmt == "json":

@@ -40,8 +40,8 @@ def forecast(snapshot: Path = typer.Option(..., exists=True, file_okay=False,
     AUROC / AUPRC (macro over findings) and macro-F1 over onset / resolution / persistence / stays absent,
     on the development (val) and held-out (test) patients, with 95 % bootstrap intervals."""
     from gnn.errors import GnnError
-    from gnn.forecast import forecast_table
-    from gnn.forecast_gnn import ForecastGnnConfig
+    from gnn.forecast.rows import forecast_table
+    from gnn.forecast.model import ForecastGnnConfig
 
     try:
         cfg = ForecastGnnConfig.from_file(config) if config else ForecastGnnConfig(seed=split_seed)
@@ -58,7 +58,7 @@ def forecast(snapshot: Path = typer.Option(..., exists=True, file_okay=False,
     if fmt == ReportFormat.json:
         sys.stdout.write(json.dumps(full, indent=2, default=float) + "\n")
         return
-    from gnn.forecast_report import table_rows
+    from gnn.forecast.report import table_rows
 
     console.print(f"{len(table.findings)} findings; (pair, finding) rows: " +
                   ", ".join(f"{k} {v:,} of {report.patients[k]:,} patients" for k, v in report.rows.items()))
@@ -74,9 +74,9 @@ def _evaluate(table, cfg, bootstrap: int, seed: int, snapshot: Path, save_model:
     """The baselines and (with a config) the graph forecaster, fitted and scored on val and test; the
     graph forecaster saved to ``save_model`` when given."""
     from gnn.export import Manifest
-    from gnn.forecast_baselines import BASELINES
-    from gnn.forecast_gnn import GRAPH_FORECASTER, gnn_forecaster
-    from gnn.forecast_report import evaluate_forecasters
+    from gnn.forecast.baselines import BASELINES
+    from gnn.forecast.model import GRAPH_FORECASTER, gnn_forecaster
+    from gnn.forecast.report import evaluate_forecasters
 
     if save_model and cfg is None:
         fail("--save-model needs the graph forecaster (drop --no-gnn)")
@@ -93,8 +93,8 @@ def _evaluate(table, cfg, bootstrap: int, seed: int, snapshot: Path, save_model:
 
 def _ablation(table, cfg, train_fraction: float, max_epochs: Optional[int], bootstrap: int, seed: int,
               out: Optional[Path], fmt: ReportFormat) -> None:
-    """Run and print the ablation (:mod:`gnn.forecast_ablation`)."""
-    from gnn.forecast_ablation import ablation_models, ablation_rows, run_ablation
+    """Run and print the ablation (:mod:`gnn.forecast.ablation`)."""
+    from gnn.forecast.ablation import ablation_models, ablation_rows, run_ablation
 
     result = run_ablation(table, ablation_models(cfg, max_epochs, _log), train_fraction, bootstrap, seed, _log)
     rows = ablation_rows(result)

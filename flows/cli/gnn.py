@@ -150,8 +150,8 @@ def predict(checkpoint: Optional[Path] = typer.Option(None, help="model file; de
 
 
 def _write_forecasts(path: Path) -> None:
-    from gnn.forecast_compare import write_forecasts
-    from gnn.forecast_gnn import load_forecaster
+    from gnn.forecast.compare import write_forecasts
+    from gnn.forecast.model import load_forecaster
 
     summary = _guard(write_forecasts, store_or_fail(), _guard(load_forecaster, path),
                      lambda line: err.print(line, highlight=False))
@@ -202,8 +202,8 @@ def _compare_forecast(patient: str, current: Optional[str], prior: Optional[str]
                       path: Path, fmt: ReportFormat) -> None:
     from dataclasses import asdict
 
-    from gnn.forecast_compare import compare_forecast
-    from gnn.forecast_gnn import load_forecaster
+    from gnn.forecast.compare import compare_forecast
+    from gnn.forecast.model import load_forecaster
 
     result = _guard(compare_forecast, store_or_fail(), patient, _guard(load_forecaster, path), current, prior,
                     finding)

@@ -38,7 +38,7 @@ def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, 
                                                     "server when PREFECT_API_URL is set)")) -> None:
     """Watch a drop folder on a cron or interval schedule and ingest what is new or changed (and serve the
     training flow's deployment when flows/train_flow.py exists)."""
-    from graph.dropfolder import check_folders
+    from graph.ingest.dropfolder import check_folders
 
     store_or_fail()
     from flows import serve as srv

@@ -1,7 +1,8 @@
-"""Public datasets converted into the formats cxrkg ingests.
+"""Public datasets converted into the formats cxrkg ingests, all read from the torchxrayvision wheel.
 
+- :mod:`graph.datasets.wheel`: the wheel itself (download, checksum).
+- :mod:`graph.datasets.iu`: the Indiana University / Open-i reports, streamed out of the wheel.
 - :mod:`graph.datasets.nih`: NIH ChestX-ray14 tables (and Google's adjudicated labels for a subset) as
-  Chest ImaGenome-format scene graphs plus a metadata CSV.
-- :mod:`graph.datasets.nih_reference`: an independent plain-pandas computation of the longitudinal truth
-  (states and events per patient, follow-up and finding) from the same tables.
+  Chest ImaGenome-format scene graphs plus a metadata CSV (:mod:`graph.datasets.nih.convert`), and an
+  independent plain-pandas computation of the longitudinal truth (:mod:`graph.datasets.nih.reference`).
 """

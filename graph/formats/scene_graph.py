@@ -138,7 +138,7 @@ class RegionAttributes(_Entry):
     texture_cues: PerPhraseLabels | None = None
     object_id: StrictStr | None = None
     # cxrkg extension (not in the Chest ImaGenome release): the dataset or labeler that stated this
-    # entry's attributes, so one image can carry two sources (graph.datasets.nih writes the NIH
+    # entry's attributes, so one image can carry two sources (graph.datasets.nih.convert writes the NIH
     # text-mined and the Google adjudicated labels this way). Absent: chest_imagenome.
     source: StrictStr = SOURCE_IMAGENOME
 

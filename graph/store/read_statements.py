@@ -19,7 +19,7 @@ RETURN finding, change, reports
 
 
 # --- drop folder -----------------------------------------------------------------------------------
-# What the graph committed for these files (graph.dropfolder decides which files are done).
+# What the graph committed for these files (graph.ingest.dropfolder decides which files are done).
 COMMITTED_SOURCE_FILES = """
 UNWIND $paths AS path
 MATCH (f:SourceFile {path: path})
@@ -28,7 +28,7 @@ RETURN f.path AS path, f.sha256 AS sha256, f.vocabulary_version AS vocabulary_ve
 """
 
 
-# --- independent checks (graph.datasets.nih_check, graph.synth_check) -------------------------------
+# --- independent checks (graph.datasets.nih.check, graph.synth.check) -------------------------------
 # The given patients' study-level states, and their derived events, per finding and study year.
 STUDY_STATE_COUNTS = """
 UNWIND $patient_ids AS pid

@@ -15,21 +15,21 @@ PATIENTS = 250  # the first text-mined vs adjudicated disagreement is patient 21
 
 @pytest.fixture(scope="module")
 def nih_slice(tmp_path_factory):
-    from graph.datasets.nih import DatasetUnavailable, convert_nih
-    from graph.datasets.nih_reference import load_tables
-    from graph.extract.iu import IUUnavailable
+    from graph.datasets.nih.convert import DatasetUnavailable, convert_nih
+    from graph.datasets.nih.reference import load_tables
+    from graph.datasets.wheel import WheelUnavailable
 
     out = tmp_path_factory.mktemp("nih")
     try:
         summary = convert_nih(out, limit_patients=PATIENTS)
         tables = load_tables(limit_patients=PATIENTS)
-    except (DatasetUnavailable, IUUnavailable) as exc:
+    except (DatasetUnavailable, WheelUnavailable) as exc:
         pytest.skip(f"NIH tables unavailable here: {exc}")
     return out, summary, tables
 
 
 def test_graph_answers_equal_the_reference(store, nih_slice):
-    from graph.datasets.nih_check import check_nih, graph_counts, nih_patient_ids
+    from graph.datasets.nih.check import check_nih, graph_counts, nih_patient_ids
 
     out, summary, tables = nih_slice
     _, result = load_into(store, out)
@@ -59,11 +59,11 @@ def test_forecast_targets_on_real_patients_equal_the_reference_events(store, nih
     """The next-study forecasting rows, built from the exported graph, hold exactly the reference's
     study-level onsets, resolutions (stated or no longer mentioned) and persistence per finding; the
     baselines then score on them."""
-    from graph.datasets.nih_reference import reference_counts
+    from graph.datasets.nih.reference import reference_counts
     from gnn.export import export_snapshot
-    from gnn.forecast import CLASSES, forecast_table
-    from gnn.forecast_gnn import GRAPH_FORECASTER
-    from gnn.forecast_report import evaluate_forecasters
+    from gnn.forecast.rows import CLASSES, forecast_table
+    from gnn.forecast.model import GRAPH_FORECASTER
+    from gnn.forecast.report import evaluate_forecasters
 
     out, _, tables = nih_slice
     load_into(store, out)
@@ -112,9 +112,9 @@ def test_forecaster_beside_the_derived_events_in_compare_and_stated_vs_predicted
 
     from flows.cli import app
     from gnn.export import export_snapshot, read_graph_tables
-    from gnn.forecast import CLASSES, ONSET, forecast_table
-    from gnn.forecast_compare import compare_forecast
-    from gnn.forecast_gnn import load_forecaster
+    from gnn.forecast.rows import CLASSES, ONSET, forecast_table
+    from gnn.forecast.compare import compare_forecast
+    from gnn.forecast.model import load_forecaster
 
     out, _, _ = nih_slice
     load_into(store, out)

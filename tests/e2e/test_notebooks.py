@@ -31,8 +31,8 @@ NIH_PATIENTS = 250
 def nih_snapshot(neo4j_server, tmp_path_factory):
     """A snapshot of the first 250 NIH ChestX-ray14 patients, or None where the NIH tables are unavailable."""
     from tests.helpers import load_into
-    from graph.datasets.nih import DatasetUnavailable, convert_nih
-    from graph.extract.iu import IUUnavailable
+    from graph.datasets.nih.convert import DatasetUnavailable, convert_nih
+    from graph.datasets.wheel import WheelUnavailable
     from graph.store import reset_shared_store, shared_store
     from graph.vocabulary import vocabulary
     from gnn.export import export_snapshot
@@ -40,7 +40,7 @@ def nih_snapshot(neo4j_server, tmp_path_factory):
     out = tmp_path_factory.mktemp("notebook-nih")
     try:
         convert_nih(out / "cohort", limit_patients=NIH_PATIENTS)
-    except (DatasetUnavailable, IUUnavailable):
+    except (DatasetUnavailable, WheelUnavailable):
         return None
     reset_shared_store()
     store = shared_store()

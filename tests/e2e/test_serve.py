@@ -132,7 +132,7 @@ def _age(folder: Path, seconds: float) -> None:
 @pytest.mark.slow
 def test_archive_moves_only_committed_files_and_young_files_wait(store, prefect_harness, tmp_path):
     from flows.serve import watch_flow
-    from graph.dropfolder import settling_files
+    from graph.ingest.dropfolder import settling_files
     from graph.formats.files import sha256_of
 
     drop, archive = tmp_path / "drop", tmp_path / "archive"
@@ -170,7 +170,7 @@ def test_archive_moves_only_committed_files_and_young_files_wait(store, prefect_
 
 
 def test_a_file_changed_after_its_load_is_not_archived(store, tmp_path):
-    from graph.dropfolder import archive_files, committed_files
+    from graph.ingest.dropfolder import archive_files, committed_files
     from graph.ingest import discover, load_files, plan_ingest
     from graph.vocabulary import vocabulary
 

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 
 from graph.synth import GROUND_TRUTH, write_cohort
-from graph.synth_check import check_sparse_cohort, truth_events
+from graph.synth.check import check_sparse_cohort, truth_events
 from tests.helpers import load_into
 
 

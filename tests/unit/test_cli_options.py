@@ -33,7 +33,7 @@ def test_extract_help_keeps_the_radgraph_extra_in_brackets():
 
 def test_a_folder_filled_by_datasets_iu_is_the_iu_source(tmp_path):
     from flows.cli.extract import _iu_folder_as_iu
-    from graph.extract.iu import WHEEL_NAME
+    from graph.datasets.wheel import WHEEL_NAME
 
     (tmp_path / WHEEL_NAME).write_bytes(b"wheel")
     assert _iu_folder_as_iu(str(tmp_path), None) == ("iu", tmp_path)

@@ -1,4 +1,4 @@
-"""NIH ChestX-ray14 conversion (graph.datasets.nih) and its independent reference (graph.datasets.nih_reference).
+"""NIH ChestX-ray14 conversion (graph.datasets.nih.convert) and its independent reference (graph.datasets.nih.reference).
 
 No Neo4j. The hand-made tables below are synthetic; the last tests read the real wheel (the package registry or a
 filled CXRKG_IU_CACHE) and are skipped, not passed, when it cannot be obtained.
@@ -18,10 +18,10 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from graph.datasets import nih
-from graph.datasets import nih_reference as ref
-from graph.datasets.nih import LABEL_MAP, SOURCE_GOOGLE, SOURCE_TEXT, DatasetUnavailable, NIHTables
-from graph.extract.iu import IUUnavailable
+from graph.datasets.nih import convert as nih
+from graph.datasets.nih import reference as ref
+from graph.datasets.nih.convert import LABEL_MAP, SOURCE_GOOGLE, SOURCE_TEXT, DatasetUnavailable, NIHTables
+from graph.datasets.wheel import WheelUnavailable
 from graph.formats.scene_graph import parse_scene_graph
 from graph.vocabulary import vocabulary
 
@@ -352,7 +352,7 @@ PATIENTS = 200
 def real(tmp_path_factory):
     try:
         tables = ref.load_tables(limit_patients=PATIENTS)
-    except (DatasetUnavailable, IUUnavailable) as exc:
+    except (DatasetUnavailable, WheelUnavailable) as exc:
         pytest.skip(f"NIH tables unavailable: {exc}")
     out = tmp_path_factory.mktemp("nih")
     summary = nih.convert_nih(out, limit_patients=PATIENTS)

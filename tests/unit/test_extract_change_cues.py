@@ -1,4 +1,4 @@
-"""Change cues of the rules extractor on hand-labelled IU sentences (graph/extract/gold/iu_change_cues.json).
+"""Change cues of the rules extractor on hand-labelled IU sentences (graph/extract/eval/gold/iu_change_cues.json).
 
 The labels file holds report ids, section, character offsets and labels only, never report text: the
 sentences are read from the torchxrayvision wheel at test time (skipped when it cannot be obtained)."""
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from graph.extract import evaluate as E
+from graph.extract.eval import evaluate as E
 
 
 def test_labels_file_holds_no_text():
@@ -23,17 +23,17 @@ def test_labels_file_holds_no_text():
 @pytest.fixture(scope="module")
 def cue_scores():
     pytest.importorskip("medspacy")
-    from graph.extract import iu
+    from graph.datasets import iu, wheel
 
     try:
         reports = {r.report_id: r for r in iu.load_reports()}
-    except iu.IUUnavailable as exc:
+    except wheel.WheelUnavailable as exc:
         pytest.skip(f"IU reports unavailable: {exc}")
     return E.evaluate_change_cues(reports, E.load_change_labels(E.DEFAULT_CHANGE_LABELS))
 
 
 def test_offsets_are_sentences(cue_scores):
-    from graph.extract import iu
+    from graph.datasets import iu
 
     reports = {r.report_id: r for r in iu.load_reports()}
     for row in E.load_change_labels(E.DEFAULT_CHANGE_LABELS):

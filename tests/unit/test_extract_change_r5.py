@@ -1,4 +1,4 @@
-"""The rules extractor's change classes on IU wordings, read as graph/extract/gold/ANNOTATION_GUIDE.md's §6, §7
+"""The rules extractor's change classes on IU wordings, read as graph/extract/eval/gold/ANNOTATION_GUIDE.md's §6, §7
 and §8 say (issue 17, fifth round).
 
 All report sentences here are synthetic, written for these tests.

@@ -1,5 +1,5 @@
 """The rules extractor's change classes and sides on IU wordings of the development set iu_sentences_3.json
-(issue 17, fourth round), read as graph/extract/gold/ANNOTATION_GUIDE.md's §5, §6 and §8 say.
+(issue 17, fourth round), read as graph/extract/eval/gold/ANNOTATION_GUIDE.md's §5, §6 and §8 say.
 
 All report sentences here are synthetic, written for these tests.
 """

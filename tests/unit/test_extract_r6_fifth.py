@@ -1,4 +1,4 @@
-"""The rules extractor's assertion and change on IU wordings, read as graph/extract/gold/ANNOTATION_GUIDE.md's §3
+"""The rules extractor's assertion and change on IU wordings, read as graph/extract/eval/gold/ANNOTATION_GUIDE.md's §3
 and §6 say (issue 17, sixth round).
 
 All report sentences here are synthetic, written for these tests.

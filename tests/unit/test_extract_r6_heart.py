@@ -1,5 +1,5 @@
 """The rules extractor on a change of the heart's size stated with the heart as its subject ("heart size has
-increased", "interval increase in heart size": graph/extract/gold/ANNOTATION_GUIDE.md §6; issue 17, sixth round).
+increased", "interval increase in heart size": graph/extract/eval/gold/ANNOTATION_GUIDE.md §6; issue 17, sixth round).
 
 All report sentences here are synthetic, written for these tests (MIMIC-CXR reports state such changes often).
 """
@@ -59,8 +59,8 @@ def test_lung_volumes_verb_of_change(tmp_path):
 def test_heart_subjects_are_read_as_the_finding_but_not_keyword_matched():
     """Ingestion reads a change subject as its finding; the keyword baseline, which reads every synonym in
     every sentence, leaves the heart's normal-structure names alone ("Heart size is normal.")."""
-    from graph.extract.gold_eval import GoldSentence, baseline_predictions
-    from graph.extract.iu import IUReport
+    from graph.extract.eval.gold_eval import GoldSentence, baseline_predictions
+    from graph.datasets.iu import IUReport
     from graph.vocabulary import vocabulary
 
     v = vocabulary()

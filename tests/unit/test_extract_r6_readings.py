@@ -1,5 +1,5 @@
 """How a change cue reaches the findings of its sentence: the reading offered for a changed sign
-(graph/extract/gold/ANNOTATION_GUIDE.md's §6; issue 17, sixth round).
+(graph/extract/eval/gold/ANNOTATION_GUIDE.md's §6; issue 17, sixth round).
 
 All report sentences here are synthetic, written for these tests.
 """

@@ -1,5 +1,5 @@
 """The rules extractor's change classes where a change word states a state, read as
-graph/extract/gold/ANNOTATION_GUIDE.md's §6 says (issue 17, sixth round).
+graph/extract/eval/gold/ANNOTATION_GUIDE.md's §6 says (issue 17, sixth round).
 
 All report sentences here are synthetic, written for these tests.
 """

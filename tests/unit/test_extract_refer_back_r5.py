@@ -1,4 +1,4 @@
-"""Refer-backs on IU wordings, read as graph/extract/gold/ANNOTATION_GUIDE.md's §8 says (issue 17, fifth
+"""Refer-backs on IU wordings, read as graph/extract/eval/gold/ANNOTATION_GUIDE.md's §8 says (issue 17, fifth
 round): a sentence whose subject is an anaphor is labelled with the findings it refers to, with their side and
 what it says about them.
 

@@ -180,7 +180,7 @@ def test_change_subjects_and_new_forms(tmp_path, text, expected):
     ("Mild scoliosis.", None),
 ])
 def test_scoliosis_direction(tmp_path, text, side):
-    from graph.extract.evaluate import curve_sides
+    from graph.extract.eval.evaluate import curve_sides
 
     doc = extract_text({"findings": text}, "k")["k"]
     assert curve_sides(doc, "scoliosis", vocabulary()) == ({side} if side else set())

@@ -8,8 +8,8 @@ import statistics
 import pytest
 
 from graph.extract.inputs import CsvColumns, iter_csv
-from graph.extract.iu import IUReport
-from graph.extract.scale_corpus import MEAN_WORDS, sentence_pools, word_counts, write_corpus
+from graph.datasets.iu import IUReport
+from graph.extract.eval.scale_corpus import MEAN_WORDS, sentence_pools, word_counts, write_corpus
 
 REPORTS = [IUReport(str(i), f"{i}.xml", "", "", "The heart is normal. No effusion. Small left effusion is seen.",
                     "No acute disease. Stable.", (), (), ()) for i in range(3)]

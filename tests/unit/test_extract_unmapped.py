@@ -12,7 +12,7 @@ pytest.importorskip("medspacy")
 from typer.testing import CliRunner  # noqa: E402
 
 from flows.cli import app  # noqa: E402
-from graph.extract.unmapped import MAX_WORDS, unmapped_phrases  # noqa: E402
+from graph.extract.eval.unmapped import MAX_WORDS, unmapped_phrases  # noqa: E402
 
 
 def test_only_unread_phrases_are_counted():
@@ -43,7 +43,7 @@ def test_cli_lists_by_frequency(tmp_path):
 
 
 def test_vocabulary_entries_without_a_cui_are_listed(tmp_path):
-    from graph.extract.unmapped import without_cui
+    from graph.extract.eval.unmapped import without_cui
     from graph.vocabulary import vocabulary
 
     v = vocabulary()
@@ -60,7 +60,7 @@ def test_vocabulary_entries_without_a_cui_are_listed(tmp_path):
 
 
 def test_reports_of_a_gold_split_can_be_left_out(tmp_path, monkeypatch):
-    import graph.extract.gold_eval as gold_eval
+    import graph.extract.eval.gold_eval as gold_eval
 
     gold = tmp_path / "gold.json"
     gold.write_text(json.dumps({"sentences": [{"report_id": "2", "split": "held-out"}]}))

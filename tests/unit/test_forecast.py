@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from gnn.errors import GnnError
-from gnn.forecast import CLASSES, FEATURES, ONSET, PERSISTENCE, RESOLUTION, STAYS_ABSENT, build_forecast_table
-from gnn.forecast_baselines import BASELINES
-from gnn.forecast_eval import macro_f1, per_finding, score
-from gnn.forecast_report import evaluate_forecasters, table_rows
+from gnn.forecast.rows import CLASSES, FEATURES, ONSET, PERSISTENCE, RESOLUTION, STAYS_ABSENT, build_forecast_table
+from gnn.forecast.baselines import BASELINES
+from gnn.forecast.evaluation import macro_f1, per_finding, score
+from gnn.forecast.report import evaluate_forecasters, table_rows
 
 EFF, ATL = "pleural effusion", "atelectasis"
 
@@ -169,7 +169,7 @@ def _one_leads_to_another(n_patients=300, seed=2):
 
 
 def test_the_graph_forecaster_learns_a_signal_across_findings():
-    from gnn.forecast_gnn import ForecastGnnConfig, gnn_forecaster
+    from gnn.forecast.model import ForecastGnnConfig, gnn_forecaster
 
     table = build_forecast_table(*_one_leads_to_another())
     lines = []
@@ -181,7 +181,7 @@ def test_the_graph_forecaster_learns_a_signal_across_findings():
 
 
 def test_per_finding_intervals_bracket_each_findings_auroc():
-    from gnn.forecast_eval import per_finding_intervals
+    from gnn.forecast.evaluation import per_finding_intervals
 
     table = build_forecast_table(*_one_leads_to_another(n_patients=120))
     rows = table.rows

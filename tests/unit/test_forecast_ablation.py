@@ -1,4 +1,4 @@
-"""The forecasting ablation (gnn/forecast_ablation.py) and the graph forecaster's YAML config: removed
+"""The forecasting ablation (gnn/forecast/ablation.py) and the graph forecaster's YAML config: removed
 inputs are constant in every split, the subsample is fixed per patient, and a signal that lives only
 across findings is lost by both models exactly when the other findings are removed."""
 
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from gnn.errors import GnnError
-from gnn.forecast import FEATURES, build_forecast_table
-from gnn.forecast_baselines import gbt
-from gnn.forecast_ablation import (ALL_INPUTS, GROUPS, OWN_ONLY, ablation_models, ablation_rows, run_ablation,
+from gnn.forecast.rows import FEATURES, build_forecast_table
+from gnn.forecast.baselines import gbt
+from gnn.forecast.ablation import (ALL_INPUTS, GROUPS, OWN_ONLY, ablation_models, ablation_rows, run_ablation,
                                    subsample_training, variants, without)
-from gnn.forecast_gnn import GRAPH_FORECASTER, ForecastGnnConfig
+from gnn.forecast.model import GRAPH_FORECASTER, ForecastGnnConfig
 from tests.unit.test_forecast import _one_leads_to_another
 
 TREES = "gradient-boosted trees"
@@ -66,7 +66,7 @@ def test_a_signal_across_findings_is_lost_only_without_the_other_findings(table)
 def test_without_other_findings_each_finding_of_the_graph_attends_to_itself_only():
     import torch
 
-    from gnn.forecast_gnn import FindingGraphNet
+    from gnn.forecast.model import FindingGraphNet
 
     torch.manual_seed(0)
     x = torch.randn(3, 4, 5)
@@ -81,7 +81,7 @@ def test_without_other_findings_each_finding_of_the_graph_attends_to_itself_only
 
 
 def test_forecast_config_reads_yaml_and_names_bad_keys(tmp_path):
-    from gnn.forecast_gnn import DEFAULT_FORECAST_CONFIG
+    from gnn.forecast.model import DEFAULT_FORECAST_CONFIG
 
     assert ForecastGnnConfig.from_file(DEFAULT_FORECAST_CONFIG) == ForecastGnnConfig()  # the file is the defaults
     path = tmp_path / "f.yaml"
@@ -97,7 +97,7 @@ def test_forecast_config_reads_yaml_and_names_bad_keys(tmp_path):
 
 
 def test_a_saved_forecaster_predicts_as_before_and_a_foreign_file_is_refused(tmp_path):
-    from gnn.forecast_gnn import gnn_forecaster, load_forecaster
+    from gnn.forecast.model import gnn_forecaster, load_forecaster
 
     table = build_forecast_table(*_one_leads_to_another(n_patients=60))
     fitted = gnn_forecaster(ForecastGnnConfig(hidden=8, epochs=2, attend_across=False))(table)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from graph.extract.gold_draw import draw, in_tests_key, normalised, pool, segment
-from graph.extract.iu import IUReport
+from graph.extract.eval.gold_draw import draw, in_tests_key, normalised, pool, segment
+from graph.datasets.iu import IUReport
 
 
 def _sentences(text):
@@ -48,12 +48,12 @@ def test_strata_draw_in_order_once_per_sentence_and_stock_phrase():
 
 
 def test_the_shipped_gold_sets_are_guide_sentences_and_share_no_report():
-    from graph.extract import iu
-    from graph.extract.gold_eval import load_gold
+    from graph.datasets import iu, wheel
+    from graph.extract.eval.gold_eval import load_gold
 
     try:
         reports = {r.report_id: r for r in iu.load_reports()}
-    except iu.IUUnavailable as exc:
+    except wheel.WheelUnavailable as exc:
         pytest.skip(f"IU reports unavailable: {exc}")
     gold = load_gold()
     for g in gold:

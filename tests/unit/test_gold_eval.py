@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from graph.extract.gold_eval import (GoldError, GoldFinding, GoldSentence, Predicted, baseline_predictions,
+from graph.extract.eval.gold_eval import (GoldError, GoldFinding, GoldSentence, Predicted, baseline_predictions,
                                      dev_fold, gold_report_ids, load_gold, score)
-from graph.extract.iu import IUReport
+from graph.datasets.iu import IUReport
 from graph.vocabulary import vocabulary
 
 V = vocabulary()
@@ -95,7 +95,7 @@ def test_dev_folds_are_fixed_and_both_hold_reports():
 def _rules_on(text: str, *spans: tuple[int, int]) -> list[list[Predicted]]:
     """The rules' predictions for the sentences ``text[start:end]`` of a findings section ``text``."""
     pytest.importorskip("medspacy")
-    from graph.extract.gold_eval import rules_predictions
+    from graph.extract.eval.gold_eval import rules_predictions
 
     gold = [GoldSentence("9", "findings", start, end, "dev", "x", ()) for start, end in spans]
     got = rules_predictions({"9": IUReport("9", "9.xml", "", "", text, "", (), (), ())}, gold, V)

@@ -55,12 +55,12 @@ def test_same_modifiers_and_attributes_as_medspacys_context():
 
 
 def test_same_on_iu_reports():
-    from graph.extract import iu
+    from graph.datasets import iu, wheel
     from graph.extract.rules import compose_text
 
     try:
         reports = iu.load_reports()[:300]
-    except iu.IUUnavailable as exc:
+    except wheel.WheelUnavailable as exc:
         pytest.skip(f"IU reports unavailable: {exc}")
     ours, theirs = _both([compose_text({"findings": r.findings, "impression": r.impression}) for r in reports])
     assert ours == theirs and sum(map(len, ours)) > 500

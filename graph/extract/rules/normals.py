@@ -1,7 +1,7 @@
 """Normal statements ("The lungs are clear.", "Heart size and pulmonary vasculature are normal.", "Normal
 cardiomediastinal silhouette."): the structure as an ANAT-DP entity and what is said of it as an OBS-DP
 entity located at it, as RadGraph annotates them. Ingestion reads the pair through the vocabulary's
-normal-statement table as the absences it asserts (``graph.formats.radgraph_records``), so a RadGraph file
+normal-statement table as the absences it asserts (``graph.formats.radgraph.records``), so a RadGraph file
 written by another extractor is read the same way.
 
 Subjects and predicates are the phrases of that table (``cxr_normals`` span group). A predicate speaks for

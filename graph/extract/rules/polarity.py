@@ -46,7 +46,7 @@ _POSSIBLE_BEFORE = ("could be", "may", "could", "question of", "questionable", "
                     "may be secondary to", "could be secondary to", "possibly secondary to", "may be related to",
                     "could be related to", "possibly related to",
                     # IU's de-identification took "likely" out of every report ("most XXXX", "XXXX represents";
-                    # graph/extract/gold/ANNOTATION_GUIDE.md §9)
+                    # graph/extract/eval/gold/ANNOTATION_GUIDE.md §9)
                     "most xxxx", "xxxx represents", "xxxx representing", "xxxx represent", "xxxx reflecting",
                     "xxxx reflects", "xxxx reflect", "xxxx due to", "xxxx secondary to", "xxxx from")
 _NORMAL_AFTER = ("within normal limits", "within limits of normal", "appear normal", "appears normal",

@@ -1,0 +1,161 @@
+"""Scoring forecasts of the next study (:mod:`gnn.forecast.rows`), with bootstrap intervals over patients.
+
+Per finding:
+- onset AUROC / AUPRC: among (pair, finding) rows whose prior study does not have the finding, how well the
+  probability of "present next" ranks the onsets;
+- resolution AUROC / AUPRC: among rows whose prior study has it, how well 1 - that probability ranks the
+  resolutions.
+Macro figures average the findings whose subset holds both outcomes (others are left out and counted).
+Macro-F1 is over the four targets (onset, resolution, persistence, stays absent), each row's predicted class
+being its prior state and "present next" at probability >= 0.5; scikit-learn's ``f1_score`` with all four
+labels given, so a class missing from a split scores 0 rather than vanishing from the average.
+
+Intervals: the 2.5th and 97.5th percentiles over ``bootstrap`` resamples of the split's patients with
+replacement (Efron and Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 13: percentile intervals),
+every row of a drawn patient drawn with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
+
+from gnn.forecast.rows import ONSET, PERSISTENCE, RESOLUTION, STAYS_ABSENT
+
+METRICS = ("onset_auroc", "onset_auprc", "resolution_auroc", "resolution_auprc", "macro_f1")
+
+
+@dataclass
+class Scores:
+    """One model on one split: macro figures with their intervals, and the per-finding figures.
+
+    Attributes:
+        point: metric -> value on the split (NaN when no finding qualifies).
+        interval: metric -> (low, high) 95 % percentile bootstrap interval.
+        per_finding: one row per finding: finding, onset_auroc, onset_auprc, resolution_auroc,
+            resolution_auprc, onsets, resolutions (counts of positives).
+        findings_scored: metric -> number of findings in its macro average.
+    """
+
+    point: dict[str, float]
+    interval: dict[str, tuple[float, float]] = field(default_factory=dict)
+    per_finding: pd.DataFrame | None = None
+    findings_scored: dict[str, int] = field(default_factory=dict)
+
+
+def _subset_scores(y: np.ndarray, score: np.ndarray, w: np.ndarray | None = None) -> tuple[float, float]:
+    if w is not None:
+        keep = w > 0
+        y, score, w = y[keep], score[keep], w[keep]
+    if len(y) == 0 or y.min() == y.max():
+        return np.nan, np.nan
+    return roc_auc_score(y, score, sample_weight=w), average_precision_score(y, score, sample_weight=w)
+
+
+class Subsets:
+    """The rows of each finding's onset and resolution subsets, found once for every bootstrap draw."""
+
+    def __init__(self, rows: pd.DataFrame):
+        self.prior = rows["prior_present"].to_numpy()
+        self.next = rows["next_present"].to_numpy()
+        self.target = rows["target"].to_numpy()
+        self.by_finding = {f: (idx[self.prior[idx] == 0], idx[self.prior[idx] == 1])
+                           for f, idx in rows.groupby("finding", sort=True).indices.items()}
+
+    def per_finding(self, p: np.ndarray, w: np.ndarray | None = None) -> pd.DataFrame:
+        out = []
+        for finding, (onset, resolution) in self.by_finding.items():
+            wo, wr = (None, None) if w is None else (w[onset], w[resolution])
+            o_auc, o_ap = _subset_scores(self.next[onset], p[onset], wo)
+            r_auc, r_ap = _subset_scores(1 - self.next[resolution], 1 - p[resolution], wr)
+            out.append({"finding": finding, "onset_auroc": o_auc, "onset_auprc": o_ap, "resolution_auroc": r_auc,
+                        "resolution_auprc": r_ap, "onsets": int(self.next[onset].sum()),
+                        "resolutions": int((1 - self.next[resolution]).sum())})
+        return pd.DataFrame(out)
+
+    def macro_f1(self, p: np.ndarray, w: np.ndarray | None = None) -> float:
+        will = p >= 0.5
+        predicted = np.where(self.prior == 1, np.where(will, PERSISTENCE, RESOLUTION),
+                             np.where(will, ONSET, STAYS_ABSENT))
+        return float(f1_score(self.target, predicted, labels=[ONSET, RESOLUTION, PERSISTENCE, STAYS_ABSENT],
+                              average="macro", zero_division=0, sample_weight=w))
+
+    def macro(self, p: np.ndarray, w: np.ndarray | None = None) -> tuple[dict[str, float], pd.DataFrame]:
+        table = self.per_finding(p, w)
+        point = {m: float(table[m].mean()) if table[m].notna().any() else np.nan for m in METRICS[:4]}
+        point["macro_f1"] = self.macro_f1(p, w)
+        return point, table
+
+
+def per_finding(rows: pd.DataFrame, p: np.ndarray) -> pd.DataFrame:
+    """Onset and resolution AUROC / AUPRC for each finding of ``rows`` (NaN where a subset has one outcome)."""
+    return Subsets(rows).per_finding(np.asarray(p, dtype=float))
+
+
+def macro_f1(rows: pd.DataFrame, p: np.ndarray) -> float:
+    """Macro-F1 over the four targets, predicted from the prior state and ``p >= 0.5``."""
+    return Subsets(rows).macro_f1(np.asarray(p, dtype=float))
+
+
+def score(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = 200, seed: int = 0) -> Scores:
+    """Every figure of the module docstring for one model's probabilities ``p`` (one per row of ``rows``).
+    A bootstrap draw weighs each row by how often its patient was drawn.
+
+    Raises:
+        ValueError: ``p`` and ``rows`` differ in length, or ``p`` holds values outside [0, 1] or NaN.
+    """
+    p = np.asarray(p, dtype=float)
+    if len(p) != len(rows):
+        raise ValueError(f"{len(p)} probabilities for {len(rows)} rows")
+    if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
+        raise ValueError("probabilities must lie in [0, 1]")
+    subsets = Subsets(rows)
+    point, table = subsets.macro(p)
+    scored = {m: int(table[m].notna().sum()) for m in METRICS[:4]}
+    patient, n_patients = pd.factorize(rows["patient_id"])[0], rows["patient_id"].nunique()
+    rng = np.random.default_rng(seed)
+    draws = {m: [] for m in METRICS}
+    for _ in range(bootstrap):
+        counts = np.bincount(rng.integers(0, n_patients, n_patients), minlength=n_patients)
+        sample, _ = subsets.macro(p, counts[patient].astype(float))
+        for m in METRICS:
+            draws[m].append(sample[m])
+    interval = {}
+    for m, values in draws.items():
+        v = np.asarray(values, dtype=float)
+        interval[m] = (float(np.nanpercentile(v, 2.5)), float(np.nanpercentile(v, 97.5))) if np.isfinite(v).any() \
+            else (np.nan, np.nan)
+    return Scores(point, interval, table, scored)
+
+
+def per_finding_intervals(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = 200, seed: int = 0) -> pd.DataFrame:
+    """:func:`per_finding` with a 95 % percentile interval over ``bootstrap`` patient resamples for each
+    finding's onset and resolution AUROC (columns ``onset_auroc_low`` / ``_high``, ``resolution_auroc_low`` /
+    ``_high``; NaN where no draw had both outcomes).
+
+    Raises:
+        ValueError: as :func:`score`.
+    """
+    p = np.asarray(p, dtype=float)
+    if len(p) != len(rows):
+        raise ValueError(f"{len(p)} probabilities for {len(rows)} rows")
+    subsets = Subsets(rows)
+    table = subsets.per_finding(p)
+    patient, n_patients = pd.factorize(rows["patient_id"])[0], rows["patient_id"].nunique()
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(bootstrap):
+        counts = np.bincount(rng.integers(0, n_patients, n_patients), minlength=n_patients)
+        draws.append(subsets.per_finding(p, counts[patient].astype(float)))
+    for m in ("onset_auroc", "resolution_auroc"):
+        values = np.array([d[m].to_numpy(dtype=float) for d in draws]).reshape(len(draws), len(table))
+        finite = np.isfinite(values).any(axis=0)
+        low, high = np.full(len(table), np.nan), np.full(len(table), np.nan)
+        if finite.any():
+            low[finite] = np.nanpercentile(values[:, finite], 2.5, axis=0)
+            high[finite] = np.nanpercentile(values[:, finite], 97.5, axis=0)
+        table[f"{m}_low"], table[f"{m}_high"] = low, high
+    return table

@@ -1,0 +1,1 @@
+"""NIH ChestX-ray14 (torchxrayvision wheel tables) converted to scene graphs, and its independent reference."""

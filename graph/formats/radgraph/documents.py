@@ -1,0 +1,96 @@
+"""The documents of a RadGraph-family file in every spelling, one ``(doc_key, doc)`` at a time.
+
+Spellings (docs/formats.md §2-§3): ``{doc_key: doc}`` (RadGraph v1 / RadGraph2, the ``radgraph`` package
+keyed ``"0"``, ``"1"`` ...), its ``test.json`` variant with ``labeler_1`` / ``labeler_2`` per document, the
+package's processed-annotations list, and RadGraph-XL DyGIE JSONL. Every doc is normalised to
+``{"text", "entities"}`` (v1-style entities) or is the :class:`~graph.records.InputError` that rejects it.
+:func:`iter_documents` reads a JSON file whole; :mod:`graph.formats.radgraph.stream` streams one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from graph.records import InputError
+
+def _jsonl_doc(line: dict, file: str) -> tuple[str, str, dict]:
+    """Convert one DyGIE-style RadGraph-XL line to (doc_key, text, v1-style entities)."""
+    doc_key = str(line.get("doc_key", ""))
+    sentences, ner, rels = line.get("sentences"), line.get("ner"), line.get("relations", [])
+    if not isinstance(sentences, list) or not isinstance(ner, list):
+        raise InputError(file, doc_key, "sentences" if not isinstance(sentences, list) else "ner", "expected a list")
+    tokens = [t for sent in sentences for t in sent]
+    entities, by_span = {}, {}
+    for sent in ner:
+        for span in sent:
+            s, e, label = span
+            eid = str(len(entities) + 1)
+            entities[eid] = {"tokens": " ".join(tokens[s:e + 1]), "label": label, "start_ix": s, "end_ix": e, "relations": []}
+            by_span[(s, e)] = eid
+    for sent in rels:
+        for s1, e1, s2, e2, label in sent:
+            if (s1, e1) not in by_span or (s2, e2) not in by_span:
+                raise InputError(file, doc_key, "relations", f"{label} relation between spans that are not entities")
+            entities[by_span[(s1, e1)]]["relations"].append([label, by_span[(s2, e2)]])
+    return doc_key, " ".join(tokens), entities
+
+
+def jsonl_documents(path: Path, file: str) -> Iterator[tuple[str, Any]]:
+    """JSONL, one line at a time: each line is a record of its own (an unreadable line is rejected alone)."""
+    with path.open("rb") as fh:
+        for n, raw_line in enumerate(fh, start=1):
+            if not raw_line.strip():
+                continue
+            try:
+                line = json.loads(raw_line)
+                doc_key, text, ents = _jsonl_doc(line, file)
+                yield doc_key or f"line {n}", {"text": text, "entities": ents}
+            except json.JSONDecodeError as exc:
+                yield f"line {n}", InputError(file, f"line {n}", None, f"invalid JSON: {exc}")
+            except InputError as exc:
+                yield exc.record or f"line {n}", exc
+            except (TypeError, ValueError) as exc:
+                yield f"line {n}", InputError(file, f"line {n}", "ner", f"malformed span: {exc}")
+
+
+def processed_annotations_item(n: int, item: Any, file: str) -> tuple[str, Any]:
+    """One item of the package's processed-annotations list as (report_id, doc or InputError)."""
+    if not isinstance(item, dict) or "report_id" not in item:
+        return f"[{n}]", InputError(file, f"[{n}]", "report_id", "list items need report_id")
+    doc = (item.get("processed_annotations") or {}).get("radgraph_annotations", {}).get("0")
+    return str(item["report_id"]), doc if doc is not None else InputError(
+        file, str(item["report_id"]), "processed_annotations.radgraph_annotations.0", "missing")
+
+
+def with_labeler_1(doc: Any) -> Any:
+    """The ``test.json`` variant: a document without ``entities`` but with ``labeler_1`` reads labeler_1."""
+    if isinstance(doc, dict) and "entities" not in doc and "labeler_1" in doc:
+        return {**doc, "entities": (doc["labeler_1"] or {}).get("entities")}
+    return doc
+
+
+def iter_documents(path: Path, file: str) -> Iterator[tuple[str, Any]]:
+    """Yield ``(doc_key, doc)`` with doc = ``{"text", "entities"}`` or an InputError for a bad record.
+
+    Reads a JSON file whole (see :func:`graph.formats.radgraph.stream.stream_documents` for big files); JSONL line by line.
+
+    Raises:
+        InputError: the whole file is unreadable (invalid JSON, unexpected top level).
+    """
+    if path.suffix == ".jsonl":
+        yield from jsonl_documents(path, file)
+        return
+    try:
+        raw = json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(file, None, None, f"invalid JSON: {exc}") from exc
+    if isinstance(raw, list):  # radgraph package processed-annotations list
+        for n, item in enumerate(raw):
+            yield processed_annotations_item(n, item, file)
+        return
+    if not isinstance(raw, dict):
+        raise InputError(file, None, None, f"top level is {type(raw).__name__}, expected an object or list")
+    for doc_key, doc in raw.items():
+        yield doc_key, with_labeler_1(doc)

@@ -1,0 +1,258 @@
+"""One RadGraph document's validated entities as normalised records: a report and its mentions.
+
+How entities become mentions (findings from spans and their modifiers, regions from located_at targets or
+the finding's default regions, severity, linked RadGraph2 change entities, sentences and report sections)
+is in :func:`doc_to_records`.
+"""
+
+from __future__ import annotations
+
+from graph.formats.radgraph.doc_mapping import DocStudy
+from graph.formats.radgraph.entities import Entity
+from graph.records import SOURCE_RADGRAPH, MentionRecord, ReportRecord, stable_id
+from graph.vocabulary import Vocabulary, normalise_phrase, normalise_region_phrase
+
+#: Report section headers recognised in tokenized text (``FINDINGS :`` or ``FINDINGS:``), MIMIC-CXR's and
+#: Open-i's section names.
+SECTION_NAMES = ("comparison", "indication", "history", "technique", "examination", "findings", "impression")
+_SENTENCE_END = {".", "?", "!"}
+
+
+def token_sections(tokens: list[str], names: tuple[str, ...] = SECTION_NAMES) -> list[str | None]:
+    """Per token, the (lower-case) report section it sits in: a header is a section name followed by a colon,
+    in the token or the next one (``FINDINGS :``); None before the first header."""
+    out, section, last = [], None, len(tokens) - 1
+    for i, tok in enumerate(tokens):
+        if tok.endswith(":") or (i < last and tokens[i + 1] == ":"):  # the colon first: it rules out most tokens
+            word = tok.rstrip(":").lower()
+            if word in names:
+                section = word
+        out.append(section)
+    return out
+
+
+def sentence_index(tokens: list[str]) -> list[int]:
+    """Per token, the index of its sentence (0-based): a sentence ends after ``.``, ``?``, ``!`` or a
+    section header's ``:``. A RadGraph mention's ``sentence_id`` is ``<doc_key>|<index>``."""
+    sent_of, sent = [], 0
+    for tok in tokens:
+        sent_of.append(sent)
+        if tok in _SENTENCE_END or tok == ":":
+            sent += 1
+    return sent_of
+
+
+def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: DocStudy, file: str,
+                   vocab: Vocabulary) -> tuple[ReportRecord, list[MentionRecord]]:
+    """Normalise one document's entities into mentions.
+
+    For each observation entity: the finding is its span, or anatomy + span (``pleural`` + ``effusion``),
+    or modifier + span, looked up in the vocabulary; its anatomy is the located_at target with that
+    target's own modifiers (``left`` -> ``base``), else the finding's default regions on the stated side;
+    severity comes from modifying severity words; a change comes from a CHAN entity linked by a relation
+    in either direction, else from an unlinked CHAN entity in the same sentence. Observation spans that only
+    modify another observation (``small``, ``increased``) are modifiers, not findings. Unknown terms are
+    returned on the report's ``unmapped_terms``.
+    """
+    tokens = text.split(" ")
+    sent_of, section_of = sentence_index(tokens), token_sections(tokens)
+    incoming: dict[str, list[tuple[str, Entity]]] = {eid: [] for eid in entities}
+    for ent in entities.values():
+        for rtype, target in ent.relations:
+            incoming[target].append((rtype, ent))
+    linked_changes = _changes_by_observation(entities, incoming, sent_of)
+
+    mentions: list[MentionRecord] = []
+    unmapped: list[str] = []
+    for obs in (e for e in entities.values() if e.kind == "OBS"):
+        anatomy_ents = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
+        modifiers = [src for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "OBS"]
+        finding, consumed = _finding_of(obs, anatomy_ents, modifiers, vocab)
+        if finding is not None:
+            regions, side = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped)
+            scored = [(vocab.severity_of(mod.tokens), mod.tokens.lower()) for mod in modifiers]
+            severity = max(((sc, w) for sc, w in scored if sc is not None), key=lambda x: x[0], default=(None, None))
+            changes = linked_changes.get(obs.eid, [])
+            stated = [(finding, region, obs.polarity) for region in dict.fromkeys(regions)]
+        elif absences := _normal_absences(obs, anatomy_ents, incoming, vocab):
+            severity, changes = (None, None), []  # a normal structure called stable is no change
+            # "the left lung is clear" denies on the left only (the annotation guide's §5)
+            side = _stated_side(obs, anatomy_ents, incoming, vocab)
+            stated = [(f, region, absences[f]) for f in absences
+                      for region in vocab.default_regions(f, side if side in ("left", "right") else None)]
+        else:
+            modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
+            if not modifies_obs and vocab.severity_of(obs.tokens) is None:
+                unmapped.append(obs.tokens.lower())
+            continue
+        change_ent = changes[0] if changes else None
+        sentence = sent_of[min(obs.start, len(tokens) - 1)] if tokens else 0
+        evidence = " ".join(t for t, si in zip(tokens, sent_of) if si == sentence)
+        section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
+        for finding, region, polarity in stated:
+            mentions.append(MentionRecord(
+                mention_id=stable_id(SOURCE_RADGRAPH, study.study_id, doc_key, region, finding, obs.eid),
+                study_id=study.study_id, anatomy=region, finding=finding, polarity=polarity,
+                severity=severity[1], severity_score=severity[0],
+                change=vocab.change_labels[change_ent.change_label] if change_ent else None,
+                change_label=change_ent.change_label if change_ent else None, prior_image_id=None,
+                evidence=evidence, source=SOURCE_RADGRAPH, file=file, record=doc_key, section=section,
+                sentence_id=f"{doc_key}|{sentence}", side=side,
+            ))
+    report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
+    return report, mentions
+
+
+#: a normal statement's polarity -> the polarity of the absences it states; a denied normal ("the lungs
+#: are not clear") states no specific finding
+_NORMAL_POLARITY = {"present": "absent", "uncertain": "uncertain"}
+
+
+def _normal_absences(obs: Entity, anatomy_ents: list[Entity], incoming: dict[str, list[tuple[str, Entity]]],
+                     vocab: Vocabulary) -> dict[str, str]:
+    """finding -> polarity for a normal statement: an observation (``clear``) located at the structures it
+    speaks for (``lungs``; a structure is its ANAT entity with the ANAT entities that modify it, in text
+    order: ``costophrenic`` + ``angles``), looked up in the vocabulary's normal-statement table; {} when it
+    is none."""
+    polarity = _NORMAL_POLARITY.get(obs.polarity or "present")
+    if polarity is None:
+        return {}
+    out: dict[str, str] = {}
+    for a in anatomy_ents:
+        parts = sorted([src for rtype, src in incoming[a.eid] if rtype == "modify" and src.kind == "ANAT"] + [a],
+                       key=lambda e: e.start)
+        for subject in dict.fromkeys((a.tokens, " ".join(p.tokens for p in parts))):
+            out.update((f, polarity) for f in vocab.normal_absences(subject, obs.tokens))
+    return out
+
+
+def _changes_by_observation(entities: dict[str, Entity], incoming: dict[str, list[tuple[str, Entity]]],
+                            sent_of: list[int]) -> dict[str, list[Entity]]:
+    """observation eid -> its CHAN entities: linked by a relation in either direction, else (an unlinked
+    CHAN) the nearest observation of the same sentence."""
+    linked: dict[str, list[Entity]] = {}
+    unlinked: list[Entity] = []
+    for ent in entities.values():
+        if ent.kind != "CHAN":
+            continue
+        targets = [entities[t] for _, t in ent.relations if entities[t].kind == "OBS"]
+        targets += [src for _, src in incoming[ent.eid] if src.kind == "OBS"]
+        for t in targets:
+            linked.setdefault(t.eid, []).append(ent)
+        if not targets:
+            unlinked.append(ent)
+    observations = [e for e in entities.values() if e.kind == "OBS"]
+    last = len(sent_of) - 1
+    for chan in unlinked:
+        same = [o for o in observations if sent_of[min(o.start, last)] == sent_of[min(chan.start, last)]]
+        if same:
+            linked.setdefault(min(same, key=lambda o: abs(o.start - chan.start)).eid, []).append(chan)
+    return linked
+
+
+def _finding_of(obs: Entity, anatomy_ents: list[Entity], modifiers: list[Entity],
+                vocab: Vocabulary) -> tuple[str | None, set[str]]:
+    """(finding, eids of the anatomy entities its name used): modifier + span, anatomy + span
+    (``pleural`` + ``effusion``), "lung" + span when every place is lung tissue (:func:`_in_lung_tissue`), else the
+    span alone; None when the vocabulary knows none of them."""
+    finding, consumed = None, set()
+    for mod in modifiers:
+        finding = finding or vocab.finding_for(f"{mod.tokens} {obs.tokens}")
+    for anat in anatomy_ents:
+        if finding is None and (f := vocab.finding_for(f"{anat.tokens} {obs.tokens}")):
+            finding, consumed = f, {anat.eid}
+    if finding is None and anatomy_ents and all(_in_lung_tissue(a.tokens, vocab) for a in anatomy_ents):
+        finding = vocab.finding_for(f"lung {obs.tokens}")
+    return finding or vocab.finding_for(obs.tokens), consumed
+
+
+#: words of a place that is no lung tissue though the vocabulary places it in a lung ("left pleural", "left chest")
+_NOT_LUNG_TISSUE = {"pleural", "pleura", "hemithorax", "chest", "hilar", "hilum", "hila", "costophrenic",
+                    "cardiophrenic"}
+
+
+def _in_lung_tissue(phrase: str, vocab: Vocabulary) -> bool:
+    """The place is lung tissue: a lung, a lobe or a zone of it ("left upper lobe", "right lung base"), so that a
+    finding stated there is also the lung's ("calcification" in the left upper lobe is a "lung calcification", a
+    calcified nodule: the annotation guide's §2, calcifications in the lung); not a hilum, an angle or the pleura."""
+    regions = vocab.regions_for(phrase)
+    return (bool(regions) and not set(normalise_region_phrase(phrase).split()) & _NOT_LUNG_TISSUE
+            and all(r == "lungs" or vocab.regions[r].parent in ("lungs", "left lung", "right lung") for r in regions))
+
+
+def _anatomy_phrase(ent: Entity, incoming: dict[str, list[tuple[str, Entity]]]) -> str:
+    """An anatomy entity with the anatomy words that modify it, in text order ("left" + "lung")."""
+    parts = [ent] + [src for rtype, src in incoming[ent.eid] if rtype == "modify" and src.kind == "ANAT"]
+    return " ".join(p.tokens for p in sorted(parts, key=lambda e: e.start))
+
+
+def _stated_side(obs: Entity, anatomy_ents: list[Entity], incoming: dict[str, list[tuple[str, Entity]]],
+                 vocab: Vocabulary) -> str | None:
+    """The side an observation's report states: of the anatomy words modifying it and of its places with
+    their own modifiers. Both sides, or "bilateral" among them, make bilateral ("opacities in the right upper
+    lobe and left lower lobe"); None when no side is stated."""
+    sides = {vocab.side_of(src.tokens) for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "ANAT"}
+    sides |= {vocab.side_of(_anatomy_phrase(anat, incoming)) for anat in anatomy_ents}
+    sides.discard(None)
+    return "bilateral" if "bilateral" in sides or len(sides) > 1 else next(iter(sides), None)
+
+
+def _regions_of(obs: Entity, finding: str, anatomy_ents: list[Entity], consumed: set[str],
+                incoming: dict[str, list[tuple[str, Entity]]], vocab: Vocabulary,
+                unmapped: list[str]) -> tuple[list[str], str | None]:
+    """The observation's regions: its located_at targets with their own modifiers (``left`` -> ``base``), a
+    side-less one in its part on the stated side (:func:`_on_side`), else the finding's default regions on the
+    stated side; and the side stated (left / right / bilateral or None), which a side-less region without such
+    parts cannot show ("left PICC" in the SVC). Unknown places are added to ``unmapped``."""
+    regions: list[str] = []
+    side = _stated_side(obs, anatomy_ents, incoming, vocab)
+    for anat in anatomy_ents:
+        text_ = _anatomy_phrase(anat, incoming)
+        if anat.eid in consumed:
+            # "pleural" went into "pleural effusion"; keep a more specific place its modifiers name
+            # ("left mid lung" + "opacity"), else the finding's default regions on that side
+            rest = " ".join(w for w in normalise_region_phrase(text_).split() if w not in ("left", "right", "bilateral"))
+            if rest == normalise_phrase(anat.tokens):
+                continue
+        found = vocab.regions_for(text_) or vocab.regions_for(anat.tokens)
+        if not found:
+            unmapped.append(f"region:{text_.lower()}")
+        regions.extend(_on_side(found, side, vocab))
+    return regions or list(vocab.default_regions(finding, side if side in ("left", "right") else None)), side
+
+
+def _on_side(regions: tuple[str, ...], side: str | None, vocab: Vocabulary) -> tuple[str, ...]:
+    """A place without a side whose parts come in a left and a right one, on the side the report states for the
+    finding ("bilateral airspace disease" in the "lungs": the left and right lung; "nodule" by the "left"
+    "heart border": the left cardiac silhouette; the annotation guide's §5); the regions as they are when no
+    side is stated or a region has a side or no such parts (the SVC of a "left PICC")."""
+    if side not in ("left", "right", "bilateral") or any(vocab.regions[r].side for r in regions):
+        return regions
+    sides = ("left", "right") if side == "bilateral" else (side,)
+    parts = _sided_parts(vocab)
+    if not regions or not all(r in parts for r in regions):
+        return regions
+    return tuple(parts[r][s] for r in regions for s in sides)
+
+
+def _sided_parts(vocab: Vocabulary) -> dict[str, dict[str, str]]:
+    """Region -> {"left": its left part, "right": its right part}, for side-less regions with exactly one part on
+    each side (lungs, cardiac silhouette, abdomen) or whose name with a side word names one region (the chest:
+    "left chest" is the left lung), computed once per vocabulary."""
+    if id(vocab) not in _SIDED_PARTS:
+        by_parent: dict[str, dict[str, list[str]]] = {}
+        for r in vocab.regions.values():
+            if r.parent and r.side in ("left", "right"):
+                by_parent.setdefault(r.parent, {}).setdefault(r.side, []).append(r.name)
+        parts = {parent: {s: names[0] for s, names in kids.items()} for parent, kids in by_parent.items()
+                 if set(kids) == {"left", "right"} and all(len(n) == 1 for n in kids.values())}
+        for r in vocab.regions.values():  # else its name with a side word: "left chest" is the left lung
+            named = {s: vocab.regions_for(f"{s} {r.name}") for s in ("left", "right")}
+            if r.side is None and r.name not in parts and all(len(n) == 1 for n in named.values()):
+                parts[r.name] = {s: n[0] for s, n in named.items()}
+        _SIDED_PARTS[id(vocab)] = parts
+    return _SIDED_PARTS[id(vocab)]
+
+
+#: id of a vocabulary -> :func:`_sided_parts`
+_SIDED_PARTS: dict[int, dict[str, dict[str, str]]] = {}
