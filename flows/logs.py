@@ -40,7 +40,8 @@ def logging_config(log_file: Path, level: str = "INFO") -> dict:
 
 def route_library_logs(home: Path, level: str = "INFO") -> Path:
     """Write ``home/logs/prefect-logging.yml`` and point Prefect at it (unless the user already did);
-    also turn off Prefect's anonymous telemetry, which this machine cannot send and would log as an error.
+    also turn off Prefect's anonymous telemetry, which this machine cannot send and would log as an error, and
+    give Prefect's ephemeral API server 120 s to start (``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``).
     Returns the log file. Call before Prefect is imported.
 
     Raises:
@@ -57,4 +58,7 @@ def route_library_logs(home: Path, level: str = "INFO") -> Path:
             settings.write_text(text)
         os.environ["PREFECT_LOGGING_SETTINGS_PATH"] = str(settings)
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    # Prefect gives its ephemeral API server 20 s to start; on a busy 2-core machine it needs more, and the
+    # command would fail before doing any work
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     return log_file
