@@ -75,8 +75,8 @@ def _check(questions: Path, patients: int | None) -> int:
     frame = read_questions(questions)
     result = check_answers(frame, load_tables(limit_patients=patients))
     seconds = time.perf_counter() - started
-    types = frame["question_type"].value_counts().to_dict()
-    print(f"questions in {questions.name}: {len(frame):,} ({', '.join(f'{k} {v:,}' for k, v in sorted(types.items()))})")
+    types = ", ".join(f"{k} {v:,}" for k, v in sorted(frame["question_type"].value_counts().to_dict().items()))
+    print(f"questions in {questions.name}: {len(frame):,} ({types})")
     print(f"independent check: {result.pairs_checked:,} pairs, {result.questions_checked:,} difference and abnormality "
           f"questions checked, {result.unchecked:,} unchecked, in {seconds:.1f} s; "
           f"{len(result.mismatches):,} mismatches", flush=True)

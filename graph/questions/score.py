@@ -38,6 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from graph.formats.files import read_string_csv
 from graph.records import InputError
 
 COLUMNS = ("study_id", "subject_id", "ref_id", "question_type", "question", "answer")
@@ -71,14 +72,7 @@ def read_question_file(path: Path, gold: bool) -> pd.DataFrame:
         ScoreInputError: the file cannot be read, lacks a column, has an empty key field (or, gold, an empty
             answer) or holds one key twice.
     """
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ScoreInputError(str(path), None, None, f"not a readable CSV ({exc})") from exc
-    missing = [c for c in COLUMNS if c not in frame.columns]
-    if missing:
-        raise ScoreInputError(str(path), "line 1 (header)", missing[0],
-                              f"column(s) {', '.join(missing)} missing; expected {', '.join(COLUMNS)}")
+    frame = read_string_csv(path, COLUMNS, ScoreInputError, "a question file")
     frame = frame[list(COLUMNS)].assign(line=range(2, len(frame) + 2))
     required = (*KEY, "question_type", "answer") if gold else (*KEY,)
     for column in required:

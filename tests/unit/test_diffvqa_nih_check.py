@@ -90,7 +90,8 @@ RIGHT = [
     # cardiomegaly has two names: naming it (or not) is not checked
     ("00000013_030", "00000013_024", "difference", Q_DIFFERENCE,
      ADDS.format("atelectasis, cardiomegaly, pneumothorax, and emphysema")),
-    ("00000013_030", "00000013_022", "difference", Q_DIFFERENCE, ADDS.format("atelectasis, pneumothorax, and emphysema")),
+    ("00000013_030", "00000013_022", "difference", Q_DIFFERENCE,
+     ADDS.format("atelectasis, pneumothorax, and emphysema")),
     ("00000003_002", "00000003_001", "difference", Q_DIFFERENCE, NOTHING),
     # the reference's Infiltration may be named lung opacity or not: the main's lung opacity is not checked
     ("00000013_008", "00000013_007", "difference", Q_DIFFERENCE, NOTHING),

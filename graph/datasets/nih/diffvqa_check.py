@@ -296,7 +296,8 @@ def _pair_problem(study_id: str, subject_id: str, ref_id: str, studies: dict[str
     if ref.patient_id != main.patient_id:
         return f"ref_id {ref_id!r} belongs to patient {ref.patient_id!r}, not {main.patient_id!r}"
     if ref.follow_up >= main.follow_up:
-        return f"ref_id {ref_id!r} (follow-up {ref.follow_up}) is not earlier than the study (follow-up {main.follow_up})"
+        return (f"ref_id {ref_id!r} (follow-up {ref.follow_up}) is not earlier than the study "
+                f"(follow-up {main.follow_up})")
     return None
 
 
