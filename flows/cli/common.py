@@ -102,6 +102,16 @@ def print_rows(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None =
 
 
 
+def print_whole(renderable: Any) -> None:
+    """Print ``renderable`` (a table whose commands or names sit in ``no_wrap`` columns) at the terminal's
+    width, or wider when it needs more: rich would otherwise cut those cells with an ellipsis; a wider line
+    is folded by the terminal, not broken by cxrkg."""
+    from rich.measure import Measurement
+
+    least = Measurement.get(console, console.options, renderable).minimum
+    console.print(renderable, width=max(console.width, least))
+
+
 def _cut_widths(columns: list[str], cells: list[list[str]], short: int = 14) -> list[int | None]:
     """Column widths that fit the console with one line per row: columns up to ``short`` characters keep
     their width (None), the longer ones share the rest equally (cut with an ellipsis)."""

@@ -1,6 +1,6 @@
-"""Errors, rejections and summary lines never hard-wrap a command or a path, at any terminal width: rich takes
-its width from ``COLUMNS`` when its console is made, so each width runs in a process of its own (no Java, no
-Neo4j: the refusal below comes before the server is built)."""
+"""Errors, rejections, summary lines, the query catalogue and help never cut or hard-wrap a command, a name or
+a path, at any terminal width: rich and typer take their width from ``COLUMNS`` when they first draw, so each
+width runs in a process of its own (no Java, no Neo4j: the refusal below comes before the server is built)."""
 
 from __future__ import annotations
 
@@ -61,3 +61,23 @@ def test_rejections_summary_lines_and_failures_keep_paths_whole(tmp_path, column
     assert f"rejected-files report: {path}.rejected.json" in err
     assert f"library log (Prefect, warnings): {path}/logs/cxrkg.log" in out
     assert any(f"cannot write {path}: run `cxrkg db start --fresh`" in line for line in err), done.stderr
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_the_query_catalogue_keeps_every_name_and_parameter_whole(columns):
+    from graph.store.queries import catalogue
+
+    done = _run(["-m", "flows.cli", "queries"], columns)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for q in catalogue().values():
+        assert any(f" {q.name} " in line for line in lines), (q.name, done.stdout)
+        for p in q.params:
+            assert any(f" {p.name}:" in line for line in lines), (q.name, p.name, done.stdout)
+
+
+@pytest.mark.parametrize("command, option", [("ingest", "--doc-mapping"), ("extract", "--radgraph-cache")])
+def test_help_keeps_every_option_whole_in_a_narrow_terminal(command, option):
+    done = _run(["-m", "flows.cli", command, "--help"], 60)
+    assert done.returncode == 0, done.stderr
+    assert "…" not in done.stdout and option in done.stdout, done.stdout
