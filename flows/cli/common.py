@@ -14,8 +14,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-console = Console()
-err = Console(stderr=True)
+# soft_wrap: a line longer than the terminal is written whole and the terminal folds it, so a command or a
+# path in an error, a summary or a rejection is never split by an inserted line break (copied from the terminal,
+# it still runs); tables still fit the width (their cells wrap or are cut inside the table's own borders)
+console = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 class RowFormat(str, Enum):
@@ -38,7 +41,7 @@ BUSY = 5  # exit code: a write waited too long for another transaction's locks
 
 def fail(message: str, code: int = 1) -> None:
     """Print an error line (no traceback) and exit with ``code``."""
-    err.print(f"[bold red]error:[/] {message}")
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -97,6 +100,16 @@ def print_rows(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None =
         if wrap:  # a table cut to one line per row is a glance, not a result to count
             console.print(f"{len(rows)} row(s)")
 
+
+
+def print_whole(renderable: Any) -> None:
+    """Print ``renderable`` (a table whose commands or names sit in ``no_wrap`` columns) at the terminal's
+    width, or wider when it needs more: rich would otherwise cut those cells with an ellipsis; a wider line
+    is folded by the terminal, not broken by cxrkg."""
+    from rich.measure import Measurement
+
+    least = Measurement.get(console, console.options, renderable).minimum
+    console.print(renderable, width=max(console.width, least))
 
 
 def _cut_widths(columns: list[str], cells: list[list[str]], short: int = 14) -> list[int | None]:

@@ -19,6 +19,7 @@ Exit codes (also in the README):
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 
 from flows.cli.common import BUSY, err
@@ -27,6 +28,10 @@ DEBUG_FLAG = "--debug"
 # quick commands (issue 18: 0.3 s each) validate only cxrkg's own settings, which no pydantic plugin observes;
 # looking plugins up scans every installed package's entry points, 20 ms of such a command
 _NO_PYDANTIC_PLUGINS = {"db", "queries", "query", "stats"}
+# typer draws help and usage errors as wide as the terminal and cuts option names and defaults to fit
+# ("--doc-mappi…"); every command's widest line fits in 120 columns, so they are drawn at least that wide
+# and a narrower terminal folds the lines instead (typer reads TERMINAL_WIDTH when it first draws help)
+HELP_MIN_COLUMNS = 120
 
 
 def explain(exc: BaseException) -> tuple[str, int]:
@@ -54,6 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     args = [a for a in args if a != DEBUG_FLAG]
     if debug:
         os.environ["CXRKG_DEBUG"] = "1"
+    if "TERMINAL_WIDTH" not in os.environ:
+        os.environ["TERMINAL_WIDTH"] = str(max(shutil.get_terminal_size().columns, HELP_MIN_COLUMNS))
     if args[:1] and args[0] in _NO_PYDANTIC_PLUGINS:
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")  # documented by pydantic (plugins)
     try:

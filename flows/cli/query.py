@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import console, err, fail, print_rows, reader_or_fail, RowFormat
+from flows.cli.common import console, err, fail, print_rows, print_whole, reader_or_fail, RowFormat
 
 
 @app.command()
@@ -19,11 +19,12 @@ def queries() -> None:
     from graph.store.queries import catalogue
 
     table = Table(title="query catalogue")
-    for c in ("name", "parameters", "purpose"):
-        table.add_column(c, overflow="fold")
+    table.add_column("name", no_wrap=True)  # names and parameters are typed by users: never cut or split
+    table.add_column("parameters", no_wrap=True)
+    table.add_column("purpose", min_width=20)
     for q in catalogue().values():
-        table.add_row(q.name, ", ".join(_param_text(p) for p in q.params), q.purpose)
-    console.print(table)
+        table.add_row(q.name, "\n".join(_param_text(p) for p in q.params), q.purpose)
+    print_whole(table)
 
 
 def _param_text(p) -> str:

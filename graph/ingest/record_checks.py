@@ -6,7 +6,7 @@ writing.
 An image id names one Chest ImaGenome image (``dicom_id``) and a report id one RadGraph ``doc_key``; the
 same id in two files would store one node with two files' content (or two links to it), so the later
 claim (graph first, then file order in the batch) is rejected, naming both files. A Chest ImaGenome
-comparison relates an image to an image of the patient's prior study (docs/formats.md §1.4): one naming an
+comparison relates an image to an image of the patient's prior study (docs/formats.md §1.5): one naming an
 image of another patient, or of its own study, is rejected with the whole scene graph, as any other field
 error of a scene graph is.
 """

@@ -1,6 +1,6 @@
 """Writing a cohort: files in the released layouts, ground truth, embeddings, malformed inputs.
 
-Layout of :func:`write_cohort`'s output (docs/formats.md): ``scene_graphs/p1X/<dicom_id>_SceneGraph.json``
+Layout of :func:`write_cohort`'s output (docs/formats.md §1.1): ``scene_graphs/p1X/<dicom_id>_SceneGraph.json``
 (one per frontal image), ``radgraph/p1X/p1XXXXXXX/sXXXXXXXX.json`` (one RadGraph document per report),
 ``mimic-cxr-2.0.0-metadata.csv`` (one row per image, laterals included), ``ground_truth.parquet``,
 with ``embeddings`` also ``region_embeddings.parquet``, with ``malformed`` > 0 also ``malformed/``.
