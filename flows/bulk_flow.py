@@ -31,7 +31,6 @@ from graph.settings import local_server_settings, neo4j_settings
 from graph.store import reset_shared_store, shared_store
 from graph.vocabulary import vocabulary
 
-
 MAX_WORKERS = 8  # processes writing batches at once
 
 

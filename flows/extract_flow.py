@@ -24,8 +24,17 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.ingest_flow import IngestSummary, ingest_flow
 from graph.extract.inputs import CsvColumns, iter_inputs
-from graph.extract.pipeline import (DEFAULT_SHARD_SIZE, ExtractionOutput, ExtractionSummary, Shard, ShardResult,
-                                   extract_shard, iter_shards, run_extraction, shared_extractor)
+from graph.extract.pipeline import (
+    DEFAULT_SHARD_SIZE,
+    ExtractionOutput,
+    ExtractionSummary,
+    Shard,
+    ShardResult,
+    extract_shard,
+    iter_shards,
+    run_extraction,
+    shared_extractor,
+)
 
 INGEST_BATCH_FILES = 4  # shards per load task: bounds the memory of one task to a few thousand reports
 #: messages each Dask comm and worker keeps for debugging (distributed's ``admin.low-level-log-length``,

@@ -19,8 +19,18 @@ from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from graph.ingest import (BatchResult, InputFile, IngestPlan, batch_keys, discover, parsed_ahead, plan_ingest,
-                          store_files, with_known_fingerprints, write_window)
+from graph.ingest import (
+    BatchResult,
+    IngestPlan,
+    InputFile,
+    batch_keys,
+    discover,
+    parsed_ahead,
+    plan_ingest,
+    store_files,
+    with_known_fingerprints,
+    write_window,
+)
 from graph.records import ParsedFile, Rejection, write_rejections
 from graph.store import LINK_CHUNK, WriteCounts, shared_store
 from graph.store.stats import label_counts

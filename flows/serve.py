@@ -24,7 +24,8 @@ import asyncio
 import time
 import zoneinfo
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -145,6 +146,7 @@ def watch_flow(drop_folder: str, archive_folder: str | None = None, rejected_rep
     Returns:
         the run's :class:`WatchSummary`; it is also published as the markdown artifact
         ``cxrkg-ingest-summary``.
+
     Raises:
         FileNotFoundError, NotADirectoryError, ValueError: see ``graph.ingest.dropfolder.check_folders``.
     """

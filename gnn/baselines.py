@@ -18,6 +18,7 @@ import numpy as np
 from gnn.dataset import CLASS_INDEX, CLASSES, ProgressionData
 from gnn.features import stated_present, stated_uncertain
 
+
 def _present(x: np.ndarray) -> np.ndarray:
     """``[N]`` bool: any source states present or uncertain."""
     return stated_present(x) | stated_uncertain(x)

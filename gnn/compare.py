@@ -22,14 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from graph.store import statements as st
-from graph.store import GraphStore
-from graph.vocabulary import vocabulary
 from gnn.baselines import PresenceRule, _present
 from gnn.dataset import CLASSES, build
 from gnn.errors import GnnError
 from gnn.export import read_graph_tables
 from gnn.features import MENTIONED, highest_severity, stated_present, stated_uncertain
+from graph.store import GraphStore
+from graph.store import statements as st
+from graph.vocabulary import vocabulary
 
 SEVERITY_WORDS = {1: "mild", 2: "moderate", 3: "severe"}
 

@@ -43,9 +43,17 @@ from torch_geometric.data import HeteroData
 from gnn.errors import GnnError
 from gnn.export import GraphTables, Manifest, load_tables
 from gnn.features import feature_names
+from gnn.pair_inputs import (
+    Key,
+    ObservationFeatures,
+    PairInputs,
+    SnapshotIndex,
+    Vocab,
+    as_list,
+    pair_inputs,
+    snapshot_frames,
+)
 from gnn.splits import split_of  # noqa: F401  (part of this module's API)
-from gnn.pair_inputs import (Key, ObservationFeatures, PairInputs, SnapshotIndex, Vocab, as_list, pair_inputs,
-                             snapshot_frames)
 
 CLASSES: tuple[str, ...] = ("improved", "worsened", "no change", "new", "resolved")
 CLASS_INDEX = {c: i for i, c in enumerate(CLASSES)}

@@ -42,11 +42,11 @@ from typing import Any, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graph.formats.files import sha256_of
-from graph.store import statements as st
-from graph.store import GraphStore
-from graph.vocabulary import vocabulary
 from gnn.errors import GnnError
+from graph.formats.files import sha256_of
+from graph.store import GraphStore
+from graph.store import statements as st
+from graph.vocabulary import vocabulary
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"

@@ -27,11 +27,11 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from graph.store import GraphStore
 from gnn.baselines import _present
 from gnn.dataset import CLASSES, ProgressionData, build
 from gnn.errors import GnnError
 from gnn.export import read_graph_tables
+from graph.store import GraphStore
 
 WRITE_BATCH_PATIENTS = 500
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
-
 from datetime import datetime
+from typing import Any, Iterable, Mapping
 
 from graph.events import DERIVED, NEW, NOT_MENTIONED, Event, MentionFact, PatientDerivation, StudyFact, derive_patient
 from graph.records import MentionRecord, ParsedFile, file_key, observation_id

@@ -193,8 +193,8 @@ def print_rejections(rejections: list, report: str | None, report_name: str) -> 
 
 def local_server():
     """The local server of CXRKG_HOME; an error when NEO4J_URI points elsewhere."""
-    from graph.settings import local_server_settings, neo4j_settings
     from graph.server import LocalNeo4jServer
+    from graph.settings import local_server_settings, neo4j_settings
 
     if neo4j_settings().external:
         fail("NEO4J_URI is set: cxrkg uses that server and does not manage a local one. "

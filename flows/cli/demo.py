@@ -74,8 +74,8 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
 
 def _run_sections(console: Console, out: Path | None, patients: int, seed: int) -> None:
     from graph.settings import local_server_settings
-    from graph.store.stats import graph_stats
     from graph.store import shared_store
+    from graph.store.stats import graph_stats
     from graph.synth import write_cohort
 
     cohort = out or local_server_settings().home / "demo" / f"cohort-{patients}-seed{seed}"
@@ -190,8 +190,8 @@ def nih_section(console: Console, out: Path) -> None:
 
     from graph.datasets.nih.convert import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih
     from graph.datasets.wheel import WheelUnavailable
-    from graph.store.queries import get_query, run_named
     from graph.store import shared_store
+    from graph.store.queries import get_query, run_named
 
     console.rule("real longitudinal labels: NIH ChestX-ray14 (NIH Clinical Center; Google adjudicated labels)")
     try:

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import console, err, fail, print_rows, reader_or_fail, RowFormat
+from flows.cli.common import RowFormat, console, err, fail, print_rows, reader_or_fail
 
 
 @app.command()

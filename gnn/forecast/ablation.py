@@ -34,8 +34,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from gnn.forecast.rows import FEATURES, ForecastTable
 from gnn.forecast.evaluation import METRICS, Subsets
+from gnn.forecast.rows import FEATURES, ForecastTable
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "own history": ("state_not_mentioned", "state_absent", "state_uncertain", "state_present", "n_present_before",

@@ -26,15 +26,15 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from gnn.compare import finding_names, study_pair
+from gnn.errors import GnnError
+from gnn.forecast.model import TrainedGraphForecaster
+from gnn.forecast.rows import CLASSES, ONSET, PERSISTENCE, RESOLUTION, STAYS_ABSENT, build_forecast_table
+from gnn.prediction import WRITE_BATCH_PATIENTS
 from graph.store import GraphStore
 from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.store.queries import get_query, run_named
-from gnn.compare import finding_names, study_pair
-from gnn.errors import GnnError
-from gnn.forecast.rows import CLASSES, ONSET, PERSISTENCE, RESOLUTION, STAYS_ABSENT, build_forecast_table
-from gnn.forecast.model import TrainedGraphForecaster
-from gnn.prediction import WRITE_BATCH_PATIENTS
 
 STUDY_COLUMNS = ["patient_id", "study_id", "study_datetime", "study_order", "prior_study_id", "prior_days",
                  "age_decile", "gender"]

@@ -28,9 +28,8 @@ from torch import Tensor, nn
 
 from gnn.config_file import ConfigFile
 from gnn.errors import GnnError
-from gnn.forecast.rows import ForecastTable
 from gnn.forecast.evaluation import Subsets
-
+from gnn.forecast.rows import ForecastTable
 
 GRAPH_FORECASTER = "graph (attention over findings)"
 # The shipped configuration (its defaults), inside the package so an installed cxrkg finds it.

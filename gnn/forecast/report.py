@@ -10,9 +10,9 @@ from typing import Callable
 
 import numpy as np
 
-from gnn.forecast.rows import CLASSES, ForecastTable
 from gnn.forecast.baselines import BASELINES
-from gnn.forecast.evaluation import METRICS, Scores, score
+from gnn.forecast.evaluation import Scores, score
+from gnn.forecast.rows import CLASSES, ForecastTable
 
 Forecaster = Callable[[ForecastTable], Callable[[np.ndarray], np.ndarray]]
 SPLITS = ("val", "test")

@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from graph.extract.inputs import ReportInput
-from graph.records import write_rejections
-from graph.records import Rejection
+from graph.records import Rejection, write_rejections
 
 EXTRACTORS = ("rules", "radgraph")
 DEFAULT_SHARD_SIZE = 500

@@ -404,6 +404,7 @@ def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = 
         a ParsedFile with one StudyRecord (gender, age decile, reason for exam), one ImageRecord (view,
         StudyOrder, one BoundingBoxRecord per ``objects[]`` entry) and the mentions (with sentence id
         and temporal / texture / comparison cues of their phrase).
+
     Raises:
         InputError: invalid or truncated JSON, a wrong type, a missing required field, an unknown
             region of an attributes entry or relationship, parallel lists of unequal length, a polarity other than

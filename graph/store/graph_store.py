@@ -16,14 +16,14 @@ from typing import Any, Iterable
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
 
+from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, fresh_patient_rows
+from graph.events import MentionFact, StudyFact, derive_patient
+from graph.records import ParsedFile, file_key
+from graph.settings import Neo4jSettings, neo4j_settings
 from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.store.busy import GraphBusy, check_lock_wait, run_write  # noqa: F401  (GraphBusy: re-exported)
 from graph.store.errors import GraphUnavailable, LoginRefused  # noqa: F401  (re-exported)
-from graph.settings import Neo4jSettings, neo4j_settings
-from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, fresh_patient_rows
-from graph.events import MentionFact, StudyFact, derive_patient
-from graph.records import ParsedFile, file_key
 from graph.vocabulary import Vocabulary
 
 LINK_CHUNK = 500  # patients per link transaction

@@ -7,9 +7,25 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from graph.synth.plan import _Stmt
-from graph.synth.tables import (_CHAN, _CHAN_DEV, _CHANGE_WORDS, _check, _CHRONIC, _DEVICES, _FORMS, _IX,
-                                _LEFT_ONLY_PRE, _SEVERITY_WORDS, _SITE_POST, _SITE_PRE, _SITE_UNKNOWN, _tables,
-                                _UNKNOWN_FORMS, L, TRACKED)
+from graph.synth.tables import (
+    _CHAN,
+    _CHAN_DEV,
+    _CHANGE_WORDS,
+    _CHRONIC,
+    _DEVICES,
+    _FORMS,
+    _IX,
+    _LEFT_ONLY_PRE,
+    _SEVERITY_WORDS,
+    _SITE_POST,
+    _SITE_PRE,
+    _SITE_UNKNOWN,
+    _UNKNOWN_FORMS,
+    TRACKED,
+    L,
+    _check,
+    _tables,
+)
 
 
 class _Sentence:

@@ -7,7 +7,7 @@ import random
 from graph.synth.plan import _Stmt
 from graph.synth.render import _Rendered
 from graph.synth.simulate import _Study
-from graph.synth.tables import _CHRONIC, _PREDICATE, _tables, _TEXTURE
+from graph.synth.tables import _CHRONIC, _PREDICATE, _TEXTURE, _tables
 
 
 def _objects(rng: random.Random, image_id: str, rows: int, cols: int) -> list[dict]:

@@ -7,7 +7,6 @@ from functools import lru_cache
 
 from graph.vocabulary import Vocabulary, vocabulary
 
-
 EMBEDDING_DIM = 32
 EMBEDDING_NOISE = 2.0        # sd of the independent per (image, region) noise, per dimension
 EMBEDDING_IMAGE_NOISE = 2.0  # sd of the per-image shift shared by its regions, per dimension

@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from graph.extract.eval.evaluate import CHANGE_CLASSES, NEGATION_WORDS, sentence_tokens
 from graph.datasets.iu import IUReport
+from graph.extract.eval.evaluate import CHANGE_CLASSES, NEGATION_WORDS, sentence_tokens
 from graph.vocabulary import Vocabulary, ancestors, normalise_phrase, vocabulary
 
 GOLD_DIR = Path(__file__).resolve().parent / "gold"

@@ -15,6 +15,7 @@ from typing import Any, Iterator
 
 from graph.records import InputError
 
+
 def _jsonl_doc(line: dict, file: str) -> tuple[str, str, dict]:
     """Convert one DyGIE-style RadGraph-XL line to (doc_key, text, v1-style entities)."""
     doc_key = str(line.get("doc_key", ""))
