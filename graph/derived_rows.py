@@ -4,6 +4,8 @@
 Kept apart from the store so that any writer (the transactional load and link step, the bulk import)
 writes the same graph from the same derivation. Neo4j stores no nulls, and ``neo4j-admin database
 import`` cannot store an empty list, so neither is ever written: an absent list property means empty.
+Every node and relationship row is checked against the graph schema (graph/schema.yaml): a property it
+does not declare is an error (:class:`graph.schema.SchemaError`), not a property stored by one loader only.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Iterable, Mapping
 
 from graph.events import DERIVED, NEW, NOT_MENTIONED, Event, MentionFact, PatientDerivation, StudyFact, derive_patient
 from graph.records import MentionRecord, ParsedFile, file_key, observation_id
+from graph.schema import graph_schema
 from graph.vocabulary import vocabulary
 
 
@@ -105,7 +108,34 @@ def derived_rows(derivations: Mapping[str, PatientDerivation],
     for r in rows.observations:
         ms = by_place.get(_place(r))
         r["props"].update(observation_summary(ms) if ms else dict.fromkeys(_SUMMARY_KEYS))
+    check_keys("Observation", (r["props"] for r in rows.observations))
+    check_keys("StudyFinding", rows.study_findings, also=_STUDY_FINDING_FLAGS)
+    check_keys("PROGRESSION", (e["props"] for e in [*rows.anatomy_events, *rows.study_events]))
     return rows
+
+
+_STUDY_FINDING_FLAGS = frozenset({"onset"})  # whether onset_datetime is the study's date (set by the writer)
+_STUDY_ROW_EXTRA = frozenset({"gender"})  # the patient's, merged into its study's row
+
+
+def check_keys(name: str, rows: Iterable[Mapping[str, Any]], also: frozenset[str] = frozenset()) -> None:
+    """Check that rows of label or relationship type ``name`` hold only properties the graph schema declares
+    for it (or the writer's own fields in ``also``): one set comparison per row.
+
+    Args:
+        name: a label or relationship type of graph/schema.yaml.
+        rows: the rows (property -> value).
+        also: row fields that are not stored properties (flags the statements read).
+
+    Raises:
+        graph.schema.SchemaError: a row with an undeclared property; names ``name``, the row's key and the
+            property.
+    """
+    schema = graph_schema()
+    allowed = schema.row_keys(name) | also
+    for row in rows:
+        if not allowed.issuperset(row):
+            schema.check_row(name, {k: v for k, v in row.items() if k not in also})
 
 
 _SUMMARY_KEYS = ("severity", "severity_score", "sources", "stated_changes", "evidence")
@@ -246,4 +276,15 @@ def batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list
             oid = observation_id(m.study_id, m.anatomy, m.finding)
             observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
                                           "finding": m.finding, "mentions": []})["mentions"].append(mention_props(m))
+    _check_batch_rows(studies, images, boxes, reports, observations)
     return studies, images, boxes, reports, observations
+
+
+def _check_batch_rows(studies: dict[str, dict[str, Any]], images: list[dict], boxes: list[dict], reports: list[dict],
+                      observations: dict[str, dict[str, Any]]) -> None:
+    """:func:`check_keys` over the rows of :func:`batch_rows`."""
+    check_keys("Study", studies.values(), also=_STUDY_ROW_EXTRA)
+    check_keys("Image", images)
+    check_keys("BoundingBox", boxes)
+    check_keys("Report", reports)
+    check_keys("Mention", (props for o in observations.values() for props in o["mentions"]))
