@@ -306,7 +306,9 @@ def run_locally(jobs: list[LocalJob], max_runs: int | None = None, now: Callable
     Args:
         jobs: the flows and their schedules.
         max_runs: stop after this many runs (None: until interrupted).
-        now, sleep, log: clock, sleep and output (for tests).
+        now: the clock (for tests; default: UTC now).
+        sleep: waits that many seconds (for tests).
+        log: takes each line of output (for tests).
 
     Returns:
         the number of runs started.

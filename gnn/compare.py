@@ -136,9 +136,11 @@ def compare(store: GraphStore, patient_id: str, current: str | None = None, prio
     """Answer "what changed between these two studies?" for one patient.
 
     Args:
+        store: the graph to read the patient from.
         patient_id: the patient.
-        current, prior: study ids; default the patient's last study and the one before it. Any two
-            studies of the patient may be given, the prior being the earlier.
+        current: the current study's id; default the patient's last study.
+        prior: the prior study's id; default the study before ``current``. Any two studies of the
+            patient may be given, the prior being the earlier.
         checkpoint: a model file, or an already loaded ``(model, meta)`` pair (what a warm caller
             passes), or None for the latest registered model (if any).
         finding: restrict to this finding (name or synonym) and the findings that are a kind of it.

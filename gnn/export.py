@@ -161,6 +161,7 @@ def iter_graph_rows(store: GraphStore, patient_ids: list[str] | None = None,
     patient tables, each from one read transaction.
 
     Args:
+        store: the graph to read.
         patient_ids: restrict to these patients (sorted here); None for every patient in the graph.
         chunk: patients per read transaction.
 
@@ -231,6 +232,7 @@ def export_snapshot(store: GraphStore, out_dir: Path, embeddings: Path | None = 
     patients. Cost: about one read transaction per table per ``chunk`` patients.
 
     Args:
+        store: the graph to read.
         out_dir: the snapshot folder (created).
         embeddings: optional parquet of per (image, region) vectors (columns image_id, anatomy,
             embedding: list of floats of one length), e.g. an image encoder over Chest ImaGenome boxes;
@@ -337,4 +339,5 @@ def load_tables(folder: Path) -> tuple[Manifest, dict[str, "pa.Table"]]:
 
 
 def current_vocabulary_version() -> str:
+    """The packaged vocabulary's version (what a snapshot's manifest records)."""
     return vocabulary().version

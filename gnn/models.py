@@ -88,7 +88,7 @@ class ProgressionGNN(nn.Module):
     def forward(self, data) -> Tensor:
         x_dict = {t: self.encoders[t](data[t].x) for t in NODE_TYPES}
         edge_index_dict = {et: data[et].edge_index for et in EDGE_TYPES if et in data.edge_types}
-        for conv, norms in zip(self.convs, self.norms):
+        for conv, norms in zip(self.convs, self.norms, strict=True):
             out = conv(x_dict, edge_index_dict)
             x_dict = {t: norms[t](x_dict[t] + self.dropout(torch.relu(out[t]))) if t in out else x_dict[t]
                       for t in NODE_TYPES}

@@ -126,6 +126,8 @@ def resolve_device(device: str) -> torch.device:
 
 
 def in_dims(data: ProgressionData) -> dict[str, int]:
+    """Input widths of the model's node types for ``data``: observation features, anatomy and finding
+    vocabulary sizes, study features (2, plus the embedding and its flag when there are embeddings)."""
     return {"observation": data.num_features, "anatomy": len(data.vocab.anatomy),
             "finding": len(data.vocab.findings), "study": 2 + (data.embedding_dim + 1 if data.embedding_dim else 0)}
 

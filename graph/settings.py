@@ -150,7 +150,7 @@ def settings() -> Settings:
     key = tuple(os.environ.get(n) for n in _ENV_NAMES)
     if key not in _read:
         try:
-            _read[key] = Settings.model_validate({n: v for n, v in zip(_ENV_NAMES, key) if v})
+            _read[key] = Settings.model_validate({n: v for n, v in zip(_ENV_NAMES, key, strict=True) if v})
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'NEO4J_*'}={e.get('input')!r}: {e['msg']}"
                                  for e in exc.errors())

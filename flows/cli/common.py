@@ -89,7 +89,7 @@ def print_rows(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None =
         table = Table(title=title, show_lines=False)
         cells = [["" if r.get(c) is None else ", ".join(map(str, r[c])) if isinstance(r.get(c), list)
                   else str(r.get(c)) for c in columns] for r in rows]
-        for c, width in zip(columns, [None] * len(columns) if wrap else _cut_widths(columns, cells)):
+        for c, width in zip(columns, [None] * len(columns) if wrap else _cut_widths(columns, cells), strict=True):
             table.add_column(c, overflow="fold" if wrap else "ellipsis", no_wrap=not wrap, width=width)
         for row in cells:
             table.add_row(*row)

@@ -39,7 +39,7 @@ def worsening_agreement(graph_rows: list[dict], truth: pd.DataFrame) -> tuple[se
     got = {(r["study_id"], r["anatomy"]) for r in graph_rows}
     worse = truth[truth["change"] == "worsened"]
     up = truth[truth["change"].isin(["worsened", "new"])]
-    return got, set(zip(worse["study_id"], worse["anatomy"])), set(zip(up["study_id"], up["anatomy"]))
+    return got, set(zip(worse["study_id"], worse["anatomy"], strict=True)), set(zip(up["study_id"], up["anatomy"], strict=True))
 
 
 def _truth(cohort: Path) -> pd.DataFrame:

@@ -114,8 +114,13 @@ def run_ablation(table: ForecastTable, models: dict[str, Callable[[tuple[str, ..
     the validation patients with a shared patient bootstrap.
 
     Args:
+        table: the forecasting rows with their patient split.
         models: name -> a function of the removed groups returning the forecaster to fit (so a model can
             drop more than columns, as the graph forecaster drops attention across findings).
+        train_fraction: the share of training patients kept (0 < fraction <= 1), drawn with ``seed``.
+        bootstrap: patient bootstrap draws of the validation scores and their differences.
+        seed: seed of the training subsample and of the bootstrap.
+        log: takes a line of progress per fitted model and variant.
         only: fit only these variants (``all inputs`` is always fitted: the differences are to it).
 
     Raises:
@@ -158,7 +163,7 @@ def _paired_bootstrap(rows: pd.DataFrame, probs: dict[tuple[str, str], np.ndarra
         result.delta[(model, variant)] = {m: result.point[(model, variant)][m] - result.point[(model, ALL_INPUTS)][m]
                                           for m in METRICS}
         result.interval[(model, variant)] = {m: _percentiles([d[m] for d in sample]) for m in METRICS}
-        result.delta_interval[(model, variant)] = {m: _percentiles([d[m] - f[m] for d, f in zip(sample, full)])
+        result.delta_interval[(model, variant)] = {m: _percentiles([d[m] - f[m] for d, f in zip(sample, full, strict=True)])
                                                    for m in METRICS}
 
 

@@ -179,6 +179,6 @@ def _edges(rows: pd.DataFrame, p: np.ndarray, region: dict[str, str], model_vers
     out = kept.assign(anatomy=kept["finding"].map(region), change=np.array(CLASSES, dtype=object)[forecast[keep]],
                       probability=np.where(p >= 0.5, p, 1 - p), model_version=model_version,
                       snapshot_hash=snapshot_hash).to_dict("records")
-    for r, q in zip(out, p):
+    for r, q in zip(out, p, strict=True):
         r["classes"], r["probabilities"] = FORECAST_CLASSES, [round(float(q), 5), round(1 - float(q), 5)]
     return out

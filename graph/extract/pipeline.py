@@ -236,6 +236,7 @@ def run_extraction(inputs: Iterable[ReportInput | Rejection], out: Path, extract
         extractor: a name (see :func:`get_extractor`) or an extractor callable.
         shard_size: reports per output JSON file (bounds memory).
         rejected_report: where to write the rejections (default ``out/rejected.json``), only when any.
+        extractor_name: the name the summary gives the extractor (default: ``extractor``'s name).
 
     Returns:
         the summary; ``summary.ok`` is False when any file or record was rejected.

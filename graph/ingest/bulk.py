@@ -136,7 +136,7 @@ class BulkSink:
         for row in batch.source_files:
             self._write_source_file(row)
         held = {p for p in batch.link & patients if p not in self._parked}
-        for into, facts in zip(self._held, _facts(held, studies, images, batch.files)):
+        for into, facts in zip(self._held, _facts(held, studies, images, batch.files), strict=True):
             for pid, values in facts.items():
                 _extend(into.setdefault(pid, type(values)()), values)
         self._park(patients - held, studies, images, batch.files)

@@ -71,7 +71,13 @@ def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedF
     """Check a parsed batch against the graph (study owners, dates) and write it; see :func:`load_files`.
 
     Args:
-        files: the batch's input files; ``parsed`` holds their :func:`parse_files` results, in order.
+        store: where the batch is written: the graph (:class:`graph.store.GraphStore`) or a bulk load's
+            import files (:class:`graph.ingest.bulk.BulkSink`).
+        files: the batch's input files.
+        parsed: their :func:`parse_files` results, in order.
+        vocab: the vocabulary the files were parsed with.
+        changed: paths of files loaded before whose content changed (their old records are retracted).
+        metadata_paths: MIMIC-CXR metadata CSV files, the study dates of records that carry none.
         link: patients to relink in the batch's own transaction(s) (those with no files elsewhere);
             ``result.linked`` says which were, ``result.patients`` minus those still need
             :meth:`GraphStore.link_patients`.

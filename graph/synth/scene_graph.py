@@ -27,7 +27,7 @@ def _objects(rng: random.Random, image_id: str, rows: int, cols: int) -> list[di
             continue
         fr = [c / 224.0 for c in t.box_template[name]]
         fx1, fy1, fx2, fy2 = [0.5 + (c - 0.5) * scale + d + rng.uniform(-0.012, 0.012)
-                              for c, d in zip(fr, (dx, dy, dx, dy))]
+                              for c, d in zip(fr, (dx, dy, dx, dy), strict=True)]
         # edge boxes are clamped at 0: the loader rejects negative coordinates (box by box)
         ox1, oy1, ox2, oy2 = (max(0, round(fx1 * cols)), max(0, round(fy1 * rows)), round(fx2 * cols),
                               round(fy2 * rows))

@@ -87,7 +87,7 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
             continue
         change_ent = changes[0] if changes else None
         sentence = sent_of[min(obs.start, len(tokens) - 1)] if tokens else 0
-        evidence = " ".join(t for t, si in zip(tokens, sent_of) if si == sentence)
+        evidence = " ".join(t for t, si in zip(tokens, sent_of, strict=True) if si == sentence)
         section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
         for finding, region, polarity in stated:
             mentions.append(MentionRecord(
