@@ -164,7 +164,7 @@ def compare(store: GraphStore, patient_id: str, current: str | None = None, prio
                  use_embeddings=bool(meta and meta["embedding_dim"]),
                  embedding_stats=meta.get("embedding_stats") if meta else None)
     proba = None
-    if model is not None:
+    if model is not None and meta is not None:
         from gnn.training import check_compatible, predict_proba
 
         check_compatible(meta, data, check_hash=False)

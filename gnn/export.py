@@ -248,15 +248,16 @@ def export_snapshot(store: GraphStore, out_dir: Path, embeddings: Path | None = 
     """
     t0 = time.perf_counter()
     out = Path(out_dir)
-    emb_table, emb_dim = _check_embeddings(Path(embeddings)) if embeddings else (None, None)
+    emb_path = Path(embeddings) if embeddings else None
+    emb_table, emb_dim = _check_embeddings(emb_path) if emb_path else (None, None)
     out.mkdir(parents=True, exist_ok=True)
     _remove_snapshot_files(out)
     tally = _write_tables(store, out, chunk)
     versions = [r["version"] for r in store.read(st.GNN_VOCABULARY_VERSIONS)]
     emb_sha = None
-    if emb_table is not None:
+    if emb_table is not None and emb_path is not None:
         tally.rows["region_embeddings"] = _write_embeddings(emb_table, tally.image_ids, out)
-        emb_sha = sha256_of(Path(embeddings))
+        emb_sha = sha256_of(emb_path)
     manifest = Manifest(
         format_version=FORMAT_VERSION, content_hash=tally.hasher.hexdigest(versions), vocabulary_versions=versions,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), rows=tally.rows,

@@ -286,6 +286,8 @@ def _region_embeddings(et: pa.Table, images: pd.DataFrame, embedding_stats: tupl
             acc = sums.setdefault((s, region), [np.zeros(emb_dim, np.float32), 0])
             acc[0] += vec
             acc[1] += 1
+    if embedding_stats is None:  # no embedding rows and no saved statistics: nothing to standardise
+        return {}, {}, emb_dim, None
     mean, std = (np.asarray(embedding_stats[0], np.float32), np.asarray(embedding_stats[1], np.float32))
     emb = {k: (v[0] / v[1] - mean) / std for k, v in sums.items()}
     # per study: the mean over all its regions (the image-level summary the study node carries)

@@ -76,7 +76,7 @@ def observation_summary(mentions: Iterable[MentionFact]) -> dict[str, Any]:
     distinct and sorted; an empty list is None (not stored)."""
     ms = list(mentions)
     scored = [m for m in ms if m.severity_score is not None]
-    top = min(scored, key=lambda m: (-m.severity_score, m.severity or "")) if scored else None
+    top = min(scored, key=lambda m: (-(m.severity_score or 0), m.severity or "")) if scored else None
     return {"severity": top.severity if top else None, "severity_score": top.severity_score if top else None,
             "sources": sorted({m.source for m in ms}) or None,
             "stated_changes": sorted({m.change for m in ms if m.change is not None}) or None,
@@ -106,8 +106,8 @@ def derived_rows(derivations: Mapping[str, PatientDerivation],
     rows.observations += [_observation_row(owner[place], *place, NOT_MENTIONED, [], [])
                           for place in by_place if place not in places]
     for r in rows.observations:
-        ms = by_place.get(_place(r))
-        r["props"].update(observation_summary(ms) if ms else dict.fromkeys(_SUMMARY_KEYS))
+        stated = by_place.get(_place(r))
+        r["props"].update(observation_summary(stated) if stated else dict.fromkeys(_SUMMARY_KEYS))
     check_keys("Observation", (r["props"] for r in rows.observations))
     check_keys("StudyFinding", rows.study_findings, also=_STUDY_FINDING_FLAGS)
     check_keys("PROGRESSION", (e["props"] for e in [*rows.anatomy_events, *rows.study_events]))
@@ -256,7 +256,10 @@ def batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list
     """The rows of a batch's parsed files: studies by id (a study's attributes merged over its files), images,
     bounding boxes, reports, and observations by id with their mentions' properties."""
     studies: dict[str, dict[str, Any]] = {}
-    images, boxes, reports, observations = [], [], [], {}
+    images: list[dict[str, Any]] = []
+    boxes: list[dict[str, Any]] = []
+    reports: list[dict[str, Any]] = []
+    observations: dict[str, dict[str, Any]] = {}
     for pf in files:
         for s in pf.studies:
             row = studies.setdefault(s.study_id, {"study_id": s.study_id, "patient_id": s.patient_id,

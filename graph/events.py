@@ -299,11 +299,11 @@ def _derived_events(d: PatientDerivation, anatomy_level: bool) -> list[Event]:
     place stated in neither has no event)."""
     by_study: dict[str, dict[tuple[str | None, str], str]] = defaultdict(dict)
     if anatomy_level:
-        for (study, anatomy, finding), state in d.anatomy_states.items():
-            by_study[study][(anatomy, finding)] = state
+        for (study, region, name), state in d.anatomy_states.items():
+            by_study[study][(region, name)] = state
     else:
-        for (study, finding), state in d.study_states.items():
-            by_study[study][(None, finding)] = state
+        for (study, name), state in d.study_states.items():
+            by_study[study][(None, name)] = state
     events = []
     for study, (prior, _) in d.prior.items():
         now_states, before_states = by_study.get(study, {}), by_study.get(prior, {})

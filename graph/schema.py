@@ -270,3 +270,7 @@ def markdown(schema: GraphSchema | None = None) -> str:
              *_table(("Label", "Key", "Properties", "Indexes"), nodes), "",
              *_table(("Relationship", "From -> to", "Properties", "Indexes"), rels)]
     return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m graph.schema: the README's model block
+    print(markdown(), end="")

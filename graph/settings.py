@@ -180,6 +180,7 @@ def neo4j_settings() -> Neo4jSettings:
     """
     s = settings()
     if s.neo4j_uri:
+        assert s.neo4j_user is not None and s.neo4j_password is not None  # Settings requires all three together
         return Neo4jSettings(uri=s.neo4j_uri, user=s.neo4j_user, password=s.neo4j_password,
                              database=s.neo4j_database, external=True)
     local = local_server_settings()

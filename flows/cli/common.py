@@ -146,15 +146,15 @@ def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | Non
                bulk: bool = False, batch_files: int = 500, brief: bool = False):
     """Run the ingest flow (or the bulk flow) with ``batch_files`` files per batch and print its summary
     (in one line when ``brief``); returns the summary."""
-    args = dict(doc_mapping=str(doc_mapping) if doc_mapping else None,
-                rejected_report=str(rejected) if rejected else None, progress=progress, batch_files=batch_files)
+    mapping, report = (str(doc_mapping) if doc_mapping else None), (str(rejected) if rejected else None)
     if not bulk:
         store_or_fail()
         from flows.ingest_flow import ingest_flow
         from graph.store import GraphBusy
 
         try:
-            summary = ingest_flow([str(p) for p in paths], **args)
+            summary = ingest_flow([str(p) for p in paths], doc_mapping=mapping, rejected_report=report,
+                                  progress=progress, batch_files=batch_files)
         except GraphBusy as exc:
             fail(str(exc), BUSY)
     else:
@@ -164,7 +164,8 @@ def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | Non
         from graph.store import GraphUnavailable
 
         try:
-            summary = bulk_ingest_flow([str(p) for p in paths], **args)
+            summary = bulk_ingest_flow([str(p) for p in paths], doc_mapping=mapping, rejected_report=report,
+                                       progress=progress, batch_files=batch_files)
         except (BulkRefused, BulkInputError, ServerError, GraphUnavailable) as exc:
             fail(str(exc))
     (print_summary_line if brief else print_summary)(summary)

@@ -92,7 +92,10 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int) 
     truth = _truth(cohort)
     store = shared_store()
     per_patient = _worsenings(store, sorted(truth.loc[truth["change"] == "worsened", "patient_id"].unique()))
-    got_all, worse_all, up_all, exact = set(), set(), set(), []
+    got_all: set[tuple[str, str]] = set()
+    worse_all: set[tuple[str, str]] = set()
+    up_all: set[tuple[str, str]] = set()
+    exact = []
     for pid, rows in per_patient.items():
         got, worse, up = worsening_agreement(rows, truth[truth["patient_id"] == pid])
         got_all, worse_all, up_all = got_all | got, worse_all | worse, up_all | up

@@ -51,7 +51,7 @@ ABLATION_METRICS = ("onset_auroc", "resolution_auroc", "macro_f1")
 
 def variants() -> dict[str, tuple[str, ...]]:
     """Variant name -> the removed groups: every input, each group removed alone, and own history only."""
-    out = {ALL_INPUTS: ()}
+    out: dict[str, tuple[str, ...]] = {ALL_INPUTS: ()}
     out.update({f"without {g}": (g,) for g in GROUPS})
     out[OWN_ONLY] = tuple(g for g in GROUPS if g != "own history")
     return out

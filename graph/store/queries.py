@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -30,7 +30,7 @@ def _iso_date(value: str) -> str:
     return date.fromisoformat(value).isoformat()
 
 
-_PARAM_TYPES = {"string": str, "int": int, "float": float, "date": _iso_date}
+_PARAM_TYPES: dict[str, Callable[[Any], Any]] = {"string": str, "int": int, "float": float, "date": _iso_date}
 _HEADER = re.compile(r"^//\s*(name|purpose|param|columns):\s?(.*)$")
 
 

@@ -72,7 +72,12 @@ class _RelCounter:
 def _add_phrase(e: dict, sts: list[_Stmt], words: dict[int, str], text: str, phrase_id: str) -> None:
     """One phrase of an attributes entry: its labels with their CUIs, the normal / abnormal label, and the
     comparison, temporal, severity and texture cues, each list parallel to the phrases (formats.md §1.4)."""
-    labels, ids, comp, sev, tex, tmp = [], [], [], [], [], []
+    labels: list[str] = []
+    ids: list[str] = []
+    comp: list[str] = []
+    sev: list[str] = []
+    tex: list[str] = []
+    tmp: list[str] = []
     for st in sts:
         labels.append(_label(st.finding, st.polarity))
         ids.append(_cui(st.finding))
@@ -105,12 +110,13 @@ def _add_phrase(e: dict, sts: list[_Stmt], words: dict[int, str], text: str, phr
 
 def _comparison(relationship_id: str, st: _Stmt, text: str, region: str, image_id: str, prior_image: str) -> dict:
     """A Chest ImaGenome comparison relationship between the same region of this and the prior image."""
+    changes = st.imagenome or []
     return {
         "relationship_id": relationship_id,
-        "predicate": "[" + ", ".join(f"'{_PREDICATE[c]}'" for c in st.imagenome) + "]",
+        "predicate": "[" + ", ".join(f"'{_PREDICATE[c]}'" for c in changes) + "]",
         "synsets": [],
-        "relationship_names": [f"comparison|yes|{c}" for c in st.imagenome],
-        "relationship_contexts": [1.0] * len(st.imagenome),
+        "relationship_names": [f"comparison|yes|{c}" for c in changes],
+        "relationship_contexts": [1.0] * len(changes),
         "phrase": text,
         "attributes": [_label(st.finding, "present")],
         "bbox_name": region,

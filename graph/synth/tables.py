@@ -82,7 +82,7 @@ _SITE_POST = {
     "aorta": ["of the aorta"],
 }
 # anatomy the vocabulary does not know (exercises unmapped-term counting); side is still recognisable
-_SITE_UNKNOWN = {("mid", R): "right middle lobe", ("mid", L): "left mid lung field"}
+_SITE_UNKNOWN: dict[tuple[str, str | None], str] = {("mid", R): "right middle lobe", ("mid", L): "left mid lung field"}
 _LEFT_ONLY_PRE = {"lower": ["left retrocardiac"]}
 
 # finding -> (observation spans, plural span or None, severity scale or None, count noun, OBS modifiers)

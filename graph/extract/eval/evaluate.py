@@ -31,7 +31,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from graph.datasets.iu import IUReport
 from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
@@ -384,7 +384,7 @@ class EvalResult:
     n_reports: int
 
     def as_dict(self) -> dict:
-        out = {"reports": self.n_reports, "findings": {}, "laterality": {}, "change_cues": None}
+        out: dict[str, Any] = {"reports": self.n_reports, "findings": {}, "laterality": {}, "change_cues": None}
         for name, sc in self.scores.items():
             out["findings"][name] = {"per_finding": {t: dict(zip(("precision", "recall", "f1"), sc.prf(t), strict=True),
                                                              tp=sc.counts[t][0], fp=sc.counts[t][1], fn=sc.counts[t][2])
