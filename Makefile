@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.cxrkg-installed
 
-.PHONY: install server demo test test-unit bench clean
+.PHONY: install server demo lint test test-unit bench clean
 
 install: $(STAMP) server
 
@@ -28,7 +28,12 @@ $(SERVER)/target/cxrkg-neo4j-server.jar: $(SERVER)/pom.xml $(shell find $(SERVER
 demo: install
 	$(VENV)/bin/cxrkg demo
 
-test: install
+# The quality gate (configured in pyproject.toml): ruff, then mypy, over graph/, gnn/ and flows/
+lint: $(STAMP)
+	$(PY) -m ruff check graph gnn flows
+	$(PY) -m mypy
+
+test: install lint
 	$(PY) -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; fi; exit $$rc
 
 # tests/unit only: no Java, no Neo4j, no server build

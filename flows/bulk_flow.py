@@ -31,7 +31,6 @@ from graph.settings import local_server_settings, neo4j_settings
 from graph.store import reset_shared_store, shared_store
 from graph.vocabulary import vocabulary
 
-
 MAX_WORKERS = 8  # processes writing batches at once
 
 
@@ -127,7 +126,7 @@ def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping:
 
 def _count_rows(summary: IngestSummary, sink: BulkSink) -> None:
     """The summary's studies, observations and progression edges: rows of their import files."""
-    rows = Counter()
+    rows: Counter[str] = Counter()
     for f in sink.listing():
         rows[f.group] += f.rows
     summary.studies, summary.observations = rows["nodes=Study"], rows["nodes=Observation"]

@@ -24,8 +24,17 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.ingest_flow import IngestSummary, ingest_flow
 from graph.extract.inputs import CsvColumns, iter_inputs
-from graph.extract.pipeline import (DEFAULT_SHARD_SIZE, ExtractionOutput, ExtractionSummary, Shard, ShardResult,
-                                   extract_shard, iter_shards, run_extraction, shared_extractor)
+from graph.extract.pipeline import (
+    DEFAULT_SHARD_SIZE,
+    ExtractionOutput,
+    ExtractionSummary,
+    Shard,
+    ShardResult,
+    extract_shard,
+    iter_shards,
+    run_extraction,
+    shared_extractor,
+)
 
 INGEST_BATCH_FILES = 4  # shards per load task: bounds the memory of one task to a few thousand reports
 #: messages each Dask comm and worker keeps for debugging (distributed's ``admin.low-level-log-length``,
@@ -151,11 +160,15 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         source: ``iu``, a folder of .txt / Open-i .xml reports, or a .csv / .txt / .xml file.
         out: output folder (``radgraph/part-*.json``, ``doc_mapping.csv``, ``rejected.json``).
         extractor: ``rules`` (offline) or ``radgraph`` (the radgraph package; see the README).
+        ingest: load the extracted files into the graph afterwards.
         columns: CSV column names (id, text, optional patient and study date).
         cache: IU wheel cache folder (default ``CXRKG_IU_CACHE``).
+        id_prefix: prepended to every report id (doc_key); default: the input kind's own (``IU-`` for IU reports).
         shard_size: reports per output file.
         rejected_report: extraction rejections (default ``out/rejected.json``).
         ingest_rejected_report: ingestion rejections (default ``out/rejected-ingest.json``).
+        progress: show the ingestion's progress bar.
+        radgraph_options: keyword arguments of the ``radgraph`` extractor (its model and batch options).
         workers: > 0 extracts shards in parallel on a local Dask cluster of that many worker processes;
             0 extracts in this process.
         dask_address: an existing Dask scheduler (``tcp://host:8786``) to extract on instead.

@@ -19,8 +19,18 @@ from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from graph.ingest import (BatchResult, InputFile, IngestPlan, batch_keys, discover, parsed_ahead, plan_ingest,
-                          store_files, with_known_fingerprints, write_window)
+from graph.ingest import (
+    BatchResult,
+    IngestPlan,
+    InputFile,
+    batch_keys,
+    discover,
+    parsed_ahead,
+    plan_ingest,
+    store_files,
+    with_known_fingerprints,
+    write_window,
+)
 from graph.records import ParsedFile, Rejection, write_rejections
 from graph.store import LINK_CHUNK, WriteCounts, shared_store
 from graph.store.stats import label_counts
@@ -89,6 +99,8 @@ def prepare_schema() -> None:
 
 @task(cache_policy=NO_CACHE)
 def plan(paths: list[str], exclude: list[str]) -> IngestPlan:
+    """Discover the input files under ``paths`` (less ``exclude``) and plan what to load against the
+    hashes the graph holds (files whose size and modification time are unchanged are not read)."""
     skipped: list[Rejection] = []
     files = discover((Path(p) for p in paths), exclude=(Path(p) for p in exclude), fingerprints=False,
                      skipped=skipped)
@@ -118,6 +130,7 @@ def store_batch(files: list[InputFile], parsed: list[ParsedFile], changed: set[s
 
 @task(cache_policy=NO_CACHE)
 def link(patient_ids: list[str]) -> WriteCounts:
+    """Relink the patients (derived states and events) that no batch relinked itself."""
     started = time.perf_counter()
     counts = shared_store().link_patients(patient_ids)
     get_run_logger().info("link: %d patients, %d elements in %.2fs", len(patient_ids),

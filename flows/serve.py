@@ -24,7 +24,8 @@ import asyncio
 import time
 import zoneinfo
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -145,6 +146,7 @@ def watch_flow(drop_folder: str, archive_folder: str | None = None, rejected_rep
     Returns:
         the run's :class:`WatchSummary`; it is also published as the markdown artifact
         ``cxrkg-ingest-summary``.
+
     Raises:
         FileNotFoundError, NotADirectoryError, ValueError: see ``graph.ingest.dropfolder.check_folders``.
     """
@@ -204,6 +206,7 @@ def make_schedule(timezone: str, cron: str | None = None, interval_seconds: floa
             return Cron(cron, timezone=timezone)
         except ValueError as exc:
             raise ValueError(f"invalid cron expression {cron!r}: {exc}") from exc
+    assert interval_seconds is not None  # exactly one of the two was given
     if interval_seconds <= 0:
         raise ValueError(f"interval must be positive, got {interval_seconds}")
     anchor = datetime.now(tz).replace(hour=0, minute=0, second=0, microsecond=0)
@@ -217,15 +220,20 @@ def next_run_times(schedule: Schedule, after: datetime, n: int = 1) -> list[date
     """
     from prefect.server.schemas import schedules as server_schedules
 
+    s: server_schedules.CronSchedule | server_schedules.IntervalSchedule
     if schedule.cron:
         s = server_schedules.CronSchedule(cron=schedule.cron, timezone=schedule.timezone, day_or=schedule.day_or)
     else:
-        s = server_schedules.IntervalSchedule(interval=schedule.interval, anchor_date=schedule.anchor_date,
+        assert schedule.interval is not None  # a schedule has a cron expression or an interval
+        # pydantic validates the plain datetime into Prefect's DateTime type
+        s = server_schedules.IntervalSchedule(interval=schedule.interval,
+                                              anchor_date=schedule.anchor_date,  # type: ignore[arg-type]
                                               timezone=schedule.timezone)
     if after.tzinfo is None:
         after = after.replace(tzinfo=dt_timezone.utc)
     dates = asyncio.run(s.get_dates(n=n + 1, start=after))
-    return [d for d in dates if d > after][:n]
+    out: list[datetime] = [d for d in dates if d > after]
+    return out[:n]
 
 
 def watch_deployment(drop_folder: str, schedule: Schedule, archive_folder: str | None = None,
@@ -263,7 +271,7 @@ def train_deployment(schedule: Schedule | None = None, parameters: dict[str, Any
 
 
 def _describe(schedule: Schedule) -> str:
-    if schedule.cron:
+    if schedule.cron or schedule.interval is None:
         return f"cron {schedule.cron} {schedule.timezone}"
     return f"every {schedule.interval.total_seconds():g}s {schedule.timezone}"
 
@@ -304,7 +312,9 @@ def run_locally(jobs: list[LocalJob], max_runs: int | None = None, now: Callable
     Args:
         jobs: the flows and their schedules.
         max_runs: stop after this many runs (None: until interrupted).
-        now, sleep, log: clock, sleep and output (for tests).
+        now: the clock (for tests; default: UTC now).
+        sleep: waits that many seconds (for tests).
+        log: takes each line of output (for tests).
 
     Returns:
         the number of runs started.

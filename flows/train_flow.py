@@ -20,7 +20,6 @@ from prefect.cache_policies import NO_CACHE
 from graph.settings import settings
 
 
-
 def _home() -> Path:
     return settings().home.expanduser()
 

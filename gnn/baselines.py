@@ -13,10 +13,13 @@ Every baseline returns ``[N, 5]`` class probabilities in :data:`gnn.dataset.CLAS
 
 from __future__ import annotations
 
+from typing import Callable, Protocol
+
 import numpy as np
 
 from gnn.dataset import CLASS_INDEX, CLASSES, ProgressionData
 from gnn.features import stated_present, stated_uncertain
+
 
 def _present(x: np.ndarray) -> np.ndarray:
     """``[N]`` bool: any source states present or uncertain."""
@@ -100,4 +103,17 @@ class PairModel:
         return out
 
 
-BASELINES = {"majority": MajorityClass, "presence_rule": PresenceRule, "pair_gbt": PairModel}
+class Baseline(Protocol):
+    """What every baseline offers: fit on the training rows, then ``[N, 5]`` class probabilities."""
+
+    def fit(self, data: ProgressionData, rows: np.ndarray) -> Baseline:
+        """Fit on ``rows`` of ``data`` and return the fitted baseline."""
+        ...
+
+    def predict_proba(self, data: ProgressionData, rows: np.ndarray) -> np.ndarray:
+        """Class probabilities of ``rows``, in :data:`gnn.dataset.CLASSES` order."""
+        ...
+
+
+BASELINES: dict[str, Callable[..., Baseline]] = {"majority": MajorityClass, "presence_rule": PresenceRule,
+                                                 "pair_gbt": PairModel}

@@ -22,14 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from graph.store import statements as st
-from graph.store import GraphStore
-from graph.vocabulary import vocabulary
 from gnn.baselines import PresenceRule, _present
 from gnn.dataset import CLASSES, build
 from gnn.errors import GnnError
 from gnn.export import read_graph_tables
 from gnn.features import MENTIONED, highest_severity, stated_present, stated_uncertain
+from graph.store import GraphStore
+from graph.store import statements as st
+from graph.vocabulary import vocabulary
 
 SEVERITY_WORDS = {1: "mild", 2: "moderate", 3: "severe"}
 
@@ -136,9 +136,11 @@ def compare(store: GraphStore, patient_id: str, current: str | None = None, prio
     """Answer "what changed between these two studies?" for one patient.
 
     Args:
+        store: the graph to read the patient from.
         patient_id: the patient.
-        current, prior: study ids; default the patient's last study and the one before it. Any two
-            studies of the patient may be given, the prior being the earlier.
+        current: the current study's id; default the patient's last study.
+        prior: the prior study's id; default the study before ``current``. Any two studies of the
+            patient may be given, the prior being the earlier.
         checkpoint: a model file, or an already loaded ``(model, meta)`` pair (what a warm caller
             passes), or None for the latest registered model (if any).
         finding: restrict to this finding (name or synonym) and the findings that are a kind of it.
@@ -162,7 +164,7 @@ def compare(store: GraphStore, patient_id: str, current: str | None = None, prio
                  use_embeddings=bool(meta and meta["embedding_dim"]),
                  embedding_stats=meta.get("embedding_stats") if meta else None)
     proba = None
-    if model is not None:
+    if model is not None and meta is not None:
         from gnn.training import check_compatible, predict_proba
 
         check_compatible(meta, data, check_hash=False)

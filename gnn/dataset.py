@@ -43,9 +43,17 @@ from torch_geometric.data import HeteroData
 from gnn.errors import GnnError
 from gnn.export import GraphTables, Manifest, load_tables
 from gnn.features import feature_names
+from gnn.pair_inputs import (
+    Key,
+    ObservationFeatures,
+    PairInputs,
+    SnapshotIndex,
+    Vocab,
+    as_list,
+    pair_inputs,
+    snapshot_frames,
+)
 from gnn.splits import split_of  # noqa: F401  (part of this module's API)
-from gnn.pair_inputs import (Key, ObservationFeatures, PairInputs, SnapshotIndex, Vocab, as_list, pair_inputs,
-                             snapshot_frames)
 
 CLASSES: tuple[str, ...] = ("improved", "worsened", "no change", "new", "resolved")
 CLASS_INDEX = {c: i for i, c in enumerate(CLASSES)}
@@ -177,7 +185,7 @@ class _Samples:
         ``inputs`` the class index and its source)."""
         k = len(inputs.keys)
         first = len(self.rows)
-        for (a, f), (lab, src) in zip(inputs.keys, labels):
+        for (a, f), (lab, src) in zip(inputs.keys, labels, strict=True):
             self.rows.append((self.patient_of[current], current, prior, a, f, lab, src, len(self.samples)))
         store = inputs.graph[LABEL_EDGE]
         store.edge_label_index = torch.stack([torch.arange(k), torch.arange(k, 2 * k)])
@@ -211,7 +219,7 @@ def _checked_study_pairs(studies: pd.DataFrame, index: SnapshotIndex,
     """
     if study_pairs is None:
         sp = studies[studies["prior_study_id"].notna()]
-        study_pairs = list(zip(sp["study_id"], sp["prior_study_id"]))
+        study_pairs = list(zip(sp["study_id"], sp["prior_study_id"], strict=True))
     if not study_pairs:
         raise GnnError("no study pairs: every patient in the graph has a single study, so there is no change to "
                        "learn or predict")
@@ -232,6 +240,7 @@ def build(tables: dict[str, Any] | GraphTables, content_hash: str | None = None,
     pair its inputs (:mod:`gnn.pair_inputs`) and the progression targets (:class:`_StatedChanges`).
 
     Args:
+        tables: the snapshot tables, by name (Arrow tables or rows), or a :class:`GraphTables`.
         content_hash: the snapshot hash (taken from ``GraphTables`` when given those).
         split_seed: seed of the patient split.
         study_pairs: (current study, prior study) pairs to build; default every study with a PRIOR

@@ -196,7 +196,7 @@ def write_report(report: dict[str, Any], out_dir: Path) -> dict[str, Path]:
     names = ["gnn", report["best_baseline"]]
     fig = Figure(figsize=(6 * len(names), 5))
     axes = fig.subplots(1, len(names))
-    for ax, name in zip(axes, names):
+    for ax, name in zip(axes, names, strict=True):
         cm = np.array(report["models"][name]["summary"]["five_class"]["confusion"], dtype=float)
         norm = cm / np.maximum(cm.sum(1, keepdims=True), 1)
         ax.imshow(norm, cmap="Blues", vmin=0, vmax=1)

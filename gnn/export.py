@@ -42,11 +42,11 @@ from typing import Any, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graph.formats.files import sha256_of
-from graph.store import statements as st
-from graph.store import GraphStore
-from graph.vocabulary import vocabulary
 from gnn.errors import GnnError
+from graph.formats.files import sha256_of
+from graph.store import GraphStore
+from graph.store import statements as st
+from graph.vocabulary import vocabulary
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
@@ -161,6 +161,7 @@ def iter_graph_rows(store: GraphStore, patient_ids: list[str] | None = None,
     patient tables, each from one read transaction.
 
     Args:
+        store: the graph to read.
         patient_ids: restrict to these patients (sorted here); None for every patient in the graph.
         chunk: patients per read transaction.
 
@@ -231,6 +232,7 @@ def export_snapshot(store: GraphStore, out_dir: Path, embeddings: Path | None = 
     patients. Cost: about one read transaction per table per ``chunk`` patients.
 
     Args:
+        store: the graph to read.
         out_dir: the snapshot folder (created).
         embeddings: optional parquet of per (image, region) vectors (columns image_id, anatomy,
             embedding: list of floats of one length), e.g. an image encoder over Chest ImaGenome boxes;
@@ -246,15 +248,16 @@ def export_snapshot(store: GraphStore, out_dir: Path, embeddings: Path | None = 
     """
     t0 = time.perf_counter()
     out = Path(out_dir)
-    emb_table, emb_dim = _check_embeddings(Path(embeddings)) if embeddings else (None, None)
+    emb_path = Path(embeddings) if embeddings else None
+    emb_table, emb_dim = _check_embeddings(emb_path) if emb_path else (None, None)
     out.mkdir(parents=True, exist_ok=True)
     _remove_snapshot_files(out)
     tally = _write_tables(store, out, chunk)
     versions = [r["version"] for r in store.read(st.GNN_VOCABULARY_VERSIONS)]
     emb_sha = None
-    if emb_table is not None:
+    if emb_table is not None and emb_path is not None:
         tally.rows["region_embeddings"] = _write_embeddings(emb_table, tally.image_ids, out)
-        emb_sha = sha256_of(Path(embeddings))
+        emb_sha = sha256_of(emb_path)
     manifest = Manifest(
         format_version=FORMAT_VERSION, content_hash=tally.hasher.hexdigest(versions), vocabulary_versions=versions,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), rows=tally.rows,
@@ -337,4 +340,5 @@ def load_tables(folder: Path) -> tuple[Manifest, dict[str, "pa.Table"]]:
 
 
 def current_vocabulary_version() -> str:
+    """The packaged vocabulary's version (what a snapshot's manifest records)."""
     return vocabulary().version

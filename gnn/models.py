@@ -23,6 +23,8 @@ Hu et al., WWW 2020), all from PyTorch Geometric.
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import torch
 from torch import Tensor, nn
 from torch_geometric.nn import GATConv, HeteroConv, HGTConv, SAGEConv
@@ -30,7 +32,8 @@ from torch_geometric.utils import scatter
 
 from gnn.dataset import CLASSES, EDGE_TYPES, LABEL_EDGE, NODE_TYPES
 
-CONVS = ("sage", "gat", "hgt")
+Conv = Literal["sage", "gat", "hgt"]
+CONVS = get_args(Conv)
 
 
 class ProgressionGNN(nn.Module):
@@ -79,6 +82,7 @@ class ProgressionGNN(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.pair_context = pair_context
         pair = [nn.Linear(4 * hidden, hidden), nn.ReLU(), nn.Dropout(dropout)]
+        self.readout: nn.Module
         if pair_context:
             self.pair = nn.Sequential(*pair)
             self.readout = nn.Linear(4 * hidden, len(CLASSES))
@@ -88,7 +92,8 @@ class ProgressionGNN(nn.Module):
     def forward(self, data) -> Tensor:
         x_dict = {t: self.encoders[t](data[t].x) for t in NODE_TYPES}
         edge_index_dict = {et: data[et].edge_index for et in EDGE_TYPES if et in data.edge_types}
-        for conv, norms in zip(self.convs, self.norms):
+        for conv, norms in zip(self.convs, self.norms, strict=True):
+            assert isinstance(norms, nn.ModuleDict)  # one LayerNorm per node type (see __init__)
             out = conv(x_dict, edge_index_dict)
             x_dict = {t: norms[t](x_dict[t] + self.dropout(torch.relu(out[t]))) if t in out else x_dict[t]
                       for t in NODE_TYPES}

@@ -78,7 +78,7 @@ class Vocab:
 
 def _study_times(studies: pd.DataFrame) -> dict[str, pd.Timestamp]:
     when = pd.to_datetime(studies["study_datetime"].astype("string").str.slice(0, 26), errors="coerce", format="ISO8601")
-    return dict(zip(studies["study_id"], when))
+    return dict(zip(studies["study_id"], when, strict=True))
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class SnapshotIndex:
         studies = frames["studies"]
         return cls(vocab, {n: i for i, n in enumerate(vocab.anatomy)}, {n: i for i, n in enumerate(vocab.findings)},
                    torch.eye(len(vocab.anatomy)), torch.eye(len(vocab.findings)),
-                   dict(zip(studies["study_id"], studies["patient_id"])), _study_times(studies))
+                   dict(zip(studies["study_id"], studies["patient_id"], strict=True)), _study_times(studies))
 
     def interval_days(self, current: str, prior: str) -> float:
         """Days from ``prior`` to ``current``, at least 0; 0 when either time is unknown."""
@@ -167,7 +167,7 @@ class ObservationFeatures:
         mean embedding and a has-embedding flag."""
         rows = [[1.0, math.log1p(days) / 6.0], [0.0, 0.0]]
         if self.embedding_dim:
-            for row, sid in zip(rows, (current, prior)):
+            for row, sid in zip(rows, (current, prior), strict=True):
                 e = self.studies.get(sid)
                 row.extend((e if e is not None else np.zeros(self.embedding_dim, np.float32)).tolist()
                            + [1.0 if e is not None else 0.0])
@@ -272,7 +272,7 @@ def _region_embeddings(et: pa.Table, images: pd.DataFrame, embedding_stats: tupl
                        ) -> tuple[dict[Key, np.ndarray], dict[str, np.ndarray], int, tuple | None]:
     """(per (study, anatomy) the standardised mean embedding over the study's images, per study the mean
     over its regions, the dimension, the (mean, sd) used: ``embedding_stats`` or computed over every row)."""
-    img_study = dict(zip(images["image_id"], images["study_id"]))
+    img_study = dict(zip(images["image_id"], images["study_id"], strict=True))
     emb_dim = len(et.column("embedding")[0].as_py()) if et.num_rows else 0
     if embedding_stats is None and et.num_rows:
         allv = np.asarray(et.column("embedding").to_pylist(), dtype=np.float64)
@@ -280,12 +280,14 @@ def _region_embeddings(et: pa.Table, images: pd.DataFrame, embedding_stats: tupl
     et = et.filter(pa.compute.is_in(et.column("image_id"), value_set=pa.array(list(img_study), pa.string())))
     vecs = np.asarray(et.column("embedding").to_pylist(), dtype=np.float32).reshape(-1, emb_dim or 1)
     sums: dict[Key, list] = {}
-    for img, region, vec in zip(et.column("image_id").to_pylist(), et.column("anatomy").to_pylist(), vecs):
+    for img, region, vec in zip(et.column("image_id").to_pylist(), et.column("anatomy").to_pylist(), vecs, strict=True):
         s = img_study.get(img)
         if s is not None:
             acc = sums.setdefault((s, region), [np.zeros(emb_dim, np.float32), 0])
             acc[0] += vec
             acc[1] += 1
+    if embedding_stats is None:  # no embedding rows and no saved statistics: nothing to standardise
+        return {}, {}, emb_dim, None
     mean, std = (np.asarray(embedding_stats[0], np.float32), np.asarray(embedding_stats[1], np.float32))
     emb = {k: (v[0] / v[1] - mean) / std for k, v in sums.items()}
     # per study: the mean over all its regions (the image-level summary the study node carries)

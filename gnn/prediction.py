@@ -27,11 +27,11 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from graph.store import GraphStore
 from gnn.baselines import _present
 from gnn.dataset import CLASSES, ProgressionData, build
 from gnn.errors import GnnError
 from gnn.export import read_graph_tables
+from graph.store import GraphStore
 
 WRITE_BATCH_PATIENTS = 500
 
@@ -138,11 +138,13 @@ def predict(store: GraphStore, checkpoint: Path | None = None, write_back: bool 
     """Score every consecutive study pair of the graph with a checkpoint; optionally write the edges back.
 
     Args:
+        store: the graph to score (and to write the predictions to).
         checkpoint: model file; default the latest registered.
         write_back: store the predictions in Neo4j (see the module docstring).
         allow_new_data: accept a graph whose content hash is not the checkpoint's snapshot hash
             (e.g. after new studies were ingested); otherwise that is an error.
         embeddings: region embeddings parquet, required when the model was trained with them.
+        device: the torch device to score on (``cpu``, ``cuda``).
 
     Returns:
         (one row per scored pair: patient_id, study_id, prior_study_id, anatomy, finding, change,
@@ -174,7 +176,7 @@ def predict(store: GraphStore, checkpoint: Path | None = None, write_back: bool 
     out = out.reset_index(drop=True)
     stated_keys = _stated_keys(tables)
     is_stated = np.array([k in stated_keys for k in zip(out["study_id"], out["prior_study_id"], out["anatomy"],
-                                                         out["finding"])], dtype=bool)
+                                                         out["finding"], strict=True)], dtype=bool)
     out["stated"] = is_stated
     written = 0
     if write_back:
@@ -196,7 +198,7 @@ def _write_back(store: GraphStore, rows: pd.DataFrame, proba: np.ndarray, meta: 
                 patients: list[str]) -> int:
     records = rows.to_dict("records")
     by_patient: dict[str, list[dict[str, Any]]] = {}
-    for r, pr in zip(records, proba):
+    for r, pr in zip(records, proba, strict=True):
         by_patient.setdefault(r["patient_id"], []).append({
             "study_id": r["study_id"], "prior_study_id": r["prior_study_id"], "anatomy": r["anatomy"],
             "finding": r["finding"], "change": r["change"], "probability": float(r["probability"]),

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal, get_args
 
 import numpy as np
 import torch
@@ -24,10 +24,11 @@ from gnn.config_file import ConfigFile
 from gnn.dataset import CLASSES, LABEL_EDGE, ProgressionData
 from gnn.errors import GnnError
 from gnn.metrics import macro_f1
-from gnn.models import CONVS, ProgressionGNN
+from gnn.models import Conv, ProgressionGNN
 
 CHECKPOINT_KIND = "cxrkg-progression-gnn"
-LR_SCHEDULES = ("constant", "cosine")
+LrSchedule = Literal["constant", "cosine"]
+LR_SCHEDULES = get_args(LrSchedule)
 
 # The tuned configuration (gnn/README.md), shipped inside the package so an installed cxrkg finds it.
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "gnn.yaml"
@@ -57,7 +58,7 @@ class TrainConfig(ConfigFile):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    model: Literal[CONVS] = "sage"
+    model: Conv = "sage"
     hidden: int = Field(64, ge=1)
     layers: int = Field(3, ge=1)
     heads: int = Field(2, ge=1)
@@ -72,7 +73,7 @@ class TrainConfig(ConfigFile):
     use_embeddings: bool = True
     class_weights: bool = True
     pair_context: bool = True
-    lr_schedule: Literal[LR_SCHEDULES] = "cosine"
+    lr_schedule: LrSchedule = "cosine"
     ema_decay: float = Field(0.99, ge=0, lt=1)
 
     @field_validator("lr", "weight_decay", "dropout", "ema_decay", mode="before")
@@ -126,6 +127,8 @@ def resolve_device(device: str) -> torch.device:
 
 
 def in_dims(data: ProgressionData) -> dict[str, int]:
+    """Input widths of the model's node types for ``data``: observation features, anatomy and finding
+    vocabulary sizes, study features (2, plus the embedding and its flag when there are embeddings)."""
     return {"observation": data.num_features, "anatomy": len(data.vocab.anatomy),
             "finding": len(data.vocab.findings), "study": 2 + (data.embedding_dim + 1 if data.embedding_dim else 0)}
 
@@ -146,7 +149,7 @@ def _loader(data: ProgressionData, indices: list[int], batch_size: int, shuffle:
 
 
 @torch.no_grad()
-def predict_proba(model: ProgressionGNN, data: ProgressionData, sample_indices: list[int] | None = None,
+def predict_proba(model: nn.Module, data: ProgressionData, sample_indices: list[int] | None = None,
                   device: str | torch.device = "cpu", batch_size: int = 256) -> tuple[np.ndarray, np.ndarray]:
     """Class probabilities for every pair of the given samples.
 
@@ -196,6 +199,7 @@ def train_model(data: ProgressionData, config: TrainConfig, device: str = "cpu",
         if best.stop_after(epoch, f1, run.scored):
             break
     model = build_model(data, config)
+    assert best.state is not None, "the first epoch's macro-F1 (>= 0) always beats the initial -1"
     model.load_state_dict(best.state)
     model.eval()
     return TrainResult(model, config, best.epoch, best.f1, history,

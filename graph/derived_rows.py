@@ -4,18 +4,20 @@
 Kept apart from the store so that any writer (the transactional load and link step, the bulk import)
 writes the same graph from the same derivation. Neo4j stores no nulls, and ``neo4j-admin database
 import`` cannot store an empty list, so neither is ever written: an absent list property means empty.
+Every node and relationship row is checked against the graph schema (graph/schema.yaml): a property it
+does not declare is an error (:class:`graph.schema.SchemaError`), not a property stored by one loader only.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
-
 from datetime import datetime
+from typing import Any, Iterable, Mapping
 
 from graph.events import DERIVED, NEW, NOT_MENTIONED, Event, MentionFact, PatientDerivation, StudyFact, derive_patient
 from graph.records import MentionRecord, ParsedFile, file_key, observation_id
+from graph.schema import graph_schema
 from graph.vocabulary import vocabulary
 
 
@@ -74,7 +76,7 @@ def observation_summary(mentions: Iterable[MentionFact]) -> dict[str, Any]:
     distinct and sorted; an empty list is None (not stored)."""
     ms = list(mentions)
     scored = [m for m in ms if m.severity_score is not None]
-    top = min(scored, key=lambda m: (-m.severity_score, m.severity or "")) if scored else None
+    top = min(scored, key=lambda m: (-(m.severity_score or 0), m.severity or "")) if scored else None
     return {"severity": top.severity if top else None, "severity_score": top.severity_score if top else None,
             "sources": sorted({m.source for m in ms}) or None,
             "stated_changes": sorted({m.change for m in ms if m.change is not None}) or None,
@@ -104,9 +106,37 @@ def derived_rows(derivations: Mapping[str, PatientDerivation],
     rows.observations += [_observation_row(owner[place], *place, NOT_MENTIONED, [], [])
                           for place in by_place if place not in places]
     for r in rows.observations:
-        ms = by_place.get(_place(r))
-        r["props"].update(observation_summary(ms) if ms else dict.fromkeys(_SUMMARY_KEYS))
+        stated = by_place.get(_place(r))
+        r["props"].update(observation_summary(stated) if stated else dict.fromkeys(_SUMMARY_KEYS))
+    check_keys("Observation", (r["props"] for r in rows.observations))
+    check_keys("StudyFinding", rows.study_findings, also=_STUDY_FINDING_FLAGS)
+    check_keys("PROGRESSION", (e["props"] for e in [*rows.anatomy_events, *rows.study_events]))
     return rows
+
+
+_STUDY_FINDING_FLAGS = frozenset({"onset"})  # whether onset_datetime is the study's date (set by the writer)
+_STUDY_ROW_EXTRA = frozenset({"gender"})  # the patient's, merged into its study's row
+
+
+def check_keys(name: str, rows: Iterable[Mapping[str, Any]], also: frozenset[str] = frozenset()) -> None:
+    """Check that rows of label or relationship type ``name`` hold only properties the graph schema declares
+    for it (or the writer's own fields in ``also``): one union of the rows' keys, compared once.
+
+    Args:
+        name: a label or relationship type of graph/schema.yaml.
+        rows: the rows (property -> value).
+        also: row fields that are not stored properties (flags the statements read).
+
+    Raises:
+        graph.schema.SchemaError: a row with an undeclared property; names ``name``, the row's key and the
+            property.
+    """
+    schema = graph_schema()
+    rows = rows if isinstance(rows, list) else list(rows)
+    if set().union(*rows) <= schema.row_keys(name) | also:
+        return
+    for row in rows:
+        schema.check_row(name, {k: v for k, v in row.items() if k not in also})
 
 
 _SUMMARY_KEYS = ("severity", "severity_score", "sources", "stated_changes", "evidence")
@@ -227,7 +257,10 @@ def batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list
     """The rows of a batch's parsed files: studies by id (a study's attributes merged over its files), images,
     bounding boxes, reports, and observations by id with their mentions' properties."""
     studies: dict[str, dict[str, Any]] = {}
-    images, boxes, reports, observations = [], [], [], {}
+    images: list[dict[str, Any]] = []
+    boxes: list[dict[str, Any]] = []
+    reports: list[dict[str, Any]] = []
+    observations: dict[str, dict[str, Any]] = {}
     for pf in files:
         for s in pf.studies:
             row = studies.setdefault(s.study_id, {"study_id": s.study_id, "patient_id": s.patient_id,
@@ -247,4 +280,15 @@ def batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list
             oid = observation_id(m.study_id, m.anatomy, m.finding)
             observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
                                           "finding": m.finding, "mentions": []})["mentions"].append(mention_props(m))
+    _check_batch_rows(studies, images, boxes, reports, observations)
     return studies, images, boxes, reports, observations
+
+
+def _check_batch_rows(studies: dict[str, dict[str, Any]], images: list[dict], boxes: list[dict], reports: list[dict],
+                      observations: dict[str, dict[str, Any]]) -> None:
+    """:func:`check_keys` over the rows of :func:`batch_rows`."""
+    check_keys("Study", studies.values(), also=_STUDY_ROW_EXTRA)
+    check_keys("Image", images)
+    check_keys("BoundingBox", boxes)
+    check_keys("Report", reports)
+    check_keys("Mention", (props for o in observations.values() for props in o["mentions"]))

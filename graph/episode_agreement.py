@@ -104,7 +104,9 @@ def _pairs(counts: Counter) -> int:
 
 def _pair_score(gold_of: dict[Key, object], pred_of: dict[Key, object], scope_of: dict[Key, tuple]) -> Agreement:
     """Linked pairs within each scope: a mention is linked to another of its scope with the same label (None: none)."""
-    gold, pred, both = Counter(), Counter(), Counter()
+    gold: Counter[tuple] = Counter()
+    pred: Counter[tuple] = Counter()
+    both: Counter[tuple] = Counter()
     for key, scope in scope_of.items():
         g, p = gold_of.get(key), pred_of.get(key)
         if g is not None:
@@ -134,7 +136,8 @@ def episode_agreement(gold: list[LunguageRow], pred: list[LunguageRow]) -> Episo
     """Compare the episodes (and entity groups) of ``pred`` with those of ``gold``.
 
     Args:
-        gold, pred: the rows of two Lunguage files (:func:`graph.formats.lunguage.read_lunguage`).
+        gold: the rows of the reference Lunguage file (:func:`graph.formats.lunguage.read_lunguage`).
+        pred: the rows of the file compared with it.
 
     Returns:
         An :class:`EpisodeAgreement`; the pair measures count only mentions present in both files, the

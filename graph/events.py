@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import pairwise
 from typing import Iterable, Mapping
 
 from graph.vocabulary import ancestors
@@ -198,7 +199,7 @@ def derive_patient(studies: Iterable[StudyFact], mentions: Iterable[MentionFact]
     out = PatientDerivation()
     ordered = order_studies(studies)
     out.order = [s.study_id for s in ordered]
-    for prev, cur in zip(ordered, ordered[1:]):
+    for prev, cur in pairwise(ordered):
         days = (cur.study_datetime - prev.study_datetime).days if cur.study_datetime and prev.study_datetime else None
         out.prior[cur.study_id] = (prev.study_id, days)
     known = set(out.order)
@@ -298,11 +299,11 @@ def _derived_events(d: PatientDerivation, anatomy_level: bool) -> list[Event]:
     place stated in neither has no event)."""
     by_study: dict[str, dict[tuple[str | None, str], str]] = defaultdict(dict)
     if anatomy_level:
-        for (study, anatomy, finding), state in d.anatomy_states.items():
-            by_study[study][(anatomy, finding)] = state
+        for (study, region, name), state in d.anatomy_states.items():
+            by_study[study][(region, name)] = state
     else:
-        for (study, finding), state in d.study_states.items():
-            by_study[study][(None, finding)] = state
+        for (study, name), state in d.study_states.items():
+            by_study[study][(None, name)] = state
     events = []
     for study, (prior, _) in d.prior.items():
         now_states, before_states = by_study.get(study, {}), by_study.get(prior, {})

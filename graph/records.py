@@ -130,6 +130,14 @@ class ImageRecord:
 
 @dataclass(frozen=True)
 class ReportRecord:
+    """One report of a study (a RadGraph document).
+
+    Attributes:
+        text: the report text as the input gives it (RadGraph ``text``, or the tokens joined).
+        source: the extraction it comes from (``radgraph``).
+        unmapped_terms: observation phrases the vocabulary has no finding for, kept for review.
+    """
+
     report_id: str
     study_id: str
     text: str

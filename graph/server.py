@@ -135,6 +135,7 @@ class LocalNeo4jServer:
 
         Returns:
             the launcher jar.
+
         Raises:
             ServerError: ``java`` or ``mvn`` is not on PATH, or the Maven build failed (with its output).
         """

@@ -150,7 +150,7 @@ def settings() -> Settings:
     key = tuple(os.environ.get(n) for n in _ENV_NAMES)
     if key not in _read:
         try:
-            _read[key] = Settings.model_validate({n: v for n, v in zip(_ENV_NAMES, key) if v})
+            _read[key] = Settings.model_validate({n: v for n, v in zip(_ENV_NAMES, key, strict=True) if v})
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'NEO4J_*'}={e.get('input')!r}: {e['msg']}"
                                  for e in exc.errors())
@@ -180,6 +180,7 @@ def neo4j_settings() -> Neo4jSettings:
     """
     s = settings()
     if s.neo4j_uri:
+        assert s.neo4j_user is not None and s.neo4j_password is not None  # Settings requires all three together
         return Neo4jSettings(uri=s.neo4j_uri, user=s.neo4j_user, password=s.neo4j_password,
                              database=s.neo4j_database, external=True)
     local = local_server_settings()

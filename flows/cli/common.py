@@ -92,7 +92,7 @@ def print_rows(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None =
         table = Table(title=title, show_lines=False)
         cells = [["" if r.get(c) is None else ", ".join(map(str, r[c])) if isinstance(r.get(c), list)
                   else str(r.get(c)) for c in columns] for r in rows]
-        for c, width in zip(columns, [None] * len(columns) if wrap else _cut_widths(columns, cells)):
+        for c, width in zip(columns, [None] * len(columns) if wrap else _cut_widths(columns, cells), strict=True):
             table.add_column(c, overflow="fold" if wrap else "ellipsis", no_wrap=not wrap, width=width)
         for row in cells:
             table.add_row(*row)
@@ -159,15 +159,15 @@ def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | Non
                bulk: bool = False, batch_files: int = 500, brief: bool = False):
     """Run the ingest flow (or the bulk flow) with ``batch_files`` files per batch and print its summary
     (in one line when ``brief``); returns the summary."""
-    args = dict(doc_mapping=str(doc_mapping) if doc_mapping else None,
-                rejected_report=str(rejected) if rejected else None, progress=progress, batch_files=batch_files)
+    mapping, report = (str(doc_mapping) if doc_mapping else None), (str(rejected) if rejected else None)
     if not bulk:
         store_or_fail()
         from flows.ingest_flow import ingest_flow
         from graph.store import GraphBusy
 
         try:
-            summary = ingest_flow([str(p) for p in paths], **args)
+            summary = ingest_flow([str(p) for p in paths], doc_mapping=mapping, rejected_report=report,
+                                  progress=progress, batch_files=batch_files)
         except GraphBusy as exc:
             fail(str(exc), BUSY)
     else:
@@ -177,7 +177,8 @@ def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | Non
         from graph.store import GraphUnavailable
 
         try:
-            summary = bulk_ingest_flow([str(p) for p in paths], **args)
+            summary = bulk_ingest_flow([str(p) for p in paths], doc_mapping=mapping, rejected_report=report,
+                                       progress=progress, batch_files=batch_files)
         except (BulkRefused, BulkInputError, ServerError, GraphUnavailable) as exc:
             fail(str(exc))
     (print_summary_line if brief else print_summary)(summary)
@@ -206,8 +207,8 @@ def print_rejections(rejections: list, report: str | None, report_name: str) -> 
 
 def local_server():
     """The local server of CXRKG_HOME; an error when NEO4J_URI points elsewhere."""
-    from graph.settings import local_server_settings, neo4j_settings
     from graph.server import LocalNeo4jServer
+    from graph.settings import local_server_settings, neo4j_settings
 
     if neo4j_settings().external:
         fail("NEO4J_URI is set: cxrkg uses that server and does not manage a local one. "

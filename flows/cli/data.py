@@ -56,8 +56,8 @@ app.add_typer(datasets_app, name="datasets")
 def datasets_iu(out: Path = typer.Option(..., help="folder for the torchxrayvision 1.5.7 wheel")) -> None:
     """Fetch the Indiana University chest X-ray reports (3,955, CC BY-NC-ND 4.0, Demner-Fushman et al.,
     JAMIA 2016) inside the torchxrayvision 1.5.7 wheel from the package registry, checked by sha256."""
-    from graph.datasets.wheel import WheelUnavailable, fetch_wheel
     from graph.datasets.iu import IUReport, iter_reports
+    from graph.datasets.wheel import WheelUnavailable, fetch_wheel
 
     try:
         wheel = fetch_wheel(out)
@@ -74,7 +74,13 @@ def datasets_nih(out: Path = typer.Option(..., help="folder for the scene graphs
     """Convert NIH ChestX-ray14 (112,120 images, Wang et al., CVPR 2017) and Google's adjudicated labels
     (Majkowska et al., Radiology 2020) from the torchxrayvision 1.5.7 wheel into Chest ImaGenome-format scene
     graphs plus metadata.csv. Dates are synthetic; only their order is NIH's."""
-    from graph.datasets.nih.convert import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih, locate_wheel
+    from graph.datasets.nih.convert import (
+        ATTRIBUTION,
+        SYNTHETIC_DATES_NOTE,
+        DatasetUnavailable,
+        convert_nih,
+        locate_wheel,
+    )
 
     try:
         summary = convert_nih(out, locate_wheel(cache=cache), patients)

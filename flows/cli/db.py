@@ -10,7 +10,6 @@ import typer
 from flows.cli.app import app
 from flows.cli.common import console, fail, local_server
 
-
 db_app = typer.Typer(no_args_is_help=True, help="The local Neo4j server cxrkg runs itself.")
 app.add_typer(db_app, name="db")
 

@@ -39,7 +39,7 @@ def worsening_agreement(graph_rows: list[dict], truth: pd.DataFrame) -> tuple[se
     got = {(r["study_id"], r["anatomy"]) for r in graph_rows}
     worse = truth[truth["change"] == "worsened"]
     up = truth[truth["change"].isin(["worsened", "new"])]
-    return got, set(zip(worse["study_id"], worse["anatomy"])), set(zip(up["study_id"], up["anatomy"]))
+    return got, set(zip(worse["study_id"], worse["anatomy"], strict=True)), set(zip(up["study_id"], up["anatomy"], strict=True))
 
 
 def _truth(cohort: Path) -> pd.DataFrame:
@@ -74,8 +74,8 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
 
 def _run_sections(console: Console, out: Path | None, patients: int, seed: int) -> None:
     from graph.settings import local_server_settings
-    from graph.store.stats import graph_stats
     from graph.store import shared_store
+    from graph.store.stats import graph_stats
     from graph.synth import write_cohort
 
     cohort = out or local_server_settings().home / "demo" / f"cohort-{patients}-seed{seed}"
@@ -92,7 +92,10 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int) 
     truth = _truth(cohort)
     store = shared_store()
     per_patient = _worsenings(store, sorted(truth.loc[truth["change"] == "worsened", "patient_id"].unique()))
-    got_all, worse_all, up_all, exact = set(), set(), set(), []
+    got_all: set[tuple[str, str]] = set()
+    worse_all: set[tuple[str, str]] = set()
+    up_all: set[tuple[str, str]] = set()
+    exact = []
     for pid, rows in per_patient.items():
         got, worse, up = worsening_agreement(rows, truth[truth["patient_id"] == pid])
         got_all, worse_all, up_all = got_all | got, worse_all | worse, up_all | up
@@ -190,8 +193,8 @@ def nih_section(console: Console, out: Path) -> None:
 
     from graph.datasets.nih.convert import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih
     from graph.datasets.wheel import WheelUnavailable
-    from graph.store.queries import get_query, run_named
     from graph.store import shared_store
+    from graph.store.queries import get_query, run_named
 
     console.rule("real longitudinal labels: NIH ChestX-ray14 (NIH Clinical Center; Google adjudicated labels)")
     try:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import console, fail, print_extraction, print_summary, ReportFormat, store_or_fail
+from flows.cli.common import ReportFormat, console, fail, print_extraction, print_summary, store_or_fail
 
 if TYPE_CHECKING:
     from graph.extract.inputs import CsvColumns
@@ -182,8 +182,8 @@ def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache
     with `--gold`, on one split of the annotated IU sentences (findings, assertion, laterality, change);
     with `--unmapped`, list the unread phrases of a corpus by frequency and the vocabulary entries without a
     UMLS CUI (vocabulary gaps)."""
-    from graph.datasets.wheel import WheelUnavailable
     from graph.datasets.iu import load_reports
+    from graph.datasets.wheel import WheelUnavailable
 
     if unmapped:
         _unmapped(source, cache, top, fmt, exclude_gold.value if exclude_gold else None)
@@ -218,10 +218,10 @@ def _eval_gold(reports: list, split: str, fmt: ReportFormat) -> None:
 
 
 def _unmapped(source: str, cache: Optional[Path], top: int, fmt: ReportFormat, exclude: str | None) -> None:
-    from graph.extract.eval.gold_eval import gold_report_ids
-    from graph.extract.inputs import IU_PREFIX, iter_inputs
     from graph.datasets.wheel import WheelUnavailable
+    from graph.extract.eval.gold_eval import gold_report_ids
     from graph.extract.eval.unmapped import format_unmapped, unmapped_phrases, without_cui
+    from graph.extract.inputs import IU_PREFIX, iter_inputs
     from graph.records import Rejection
 
     texts: list = []

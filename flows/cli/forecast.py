@@ -40,8 +40,8 @@ def forecast(snapshot: Path = typer.Option(..., exists=True, file_okay=False,
     AUROC / AUPRC (macro over findings) and macro-F1 over onset / resolution / persistence / stays absent,
     on the development (val) and held-out (test) patients, with 95 % bootstrap intervals."""
     from gnn.errors import GnnError
-    from gnn.forecast.rows import forecast_table
     from gnn.forecast.model import ForecastGnnConfig
+    from gnn.forecast.rows import forecast_table
 
     try:
         cfg = ForecastGnnConfig.from_file(config) if config else ForecastGnnConfig(seed=split_seed)

@@ -17,12 +17,13 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import console, err, fail, ReportFormat, store_or_fail
+from flows.cli.common import ReportFormat, console, err, fail, store_or_fail
+
 
 def _guard(fn, *args, **kwargs):
     """Run ``fn``; GnnError / GraphUnavailable become a clean error line."""
-    from graph.store import GraphUnavailable
     from gnn.errors import GnnError
+    from graph.store import GraphUnavailable
 
     try:
         return fn(*args, **kwargs)
@@ -46,7 +47,6 @@ def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) ->
     if snapshot is not None:
         return snapshot
     from gnn.export import export_snapshot
-
     from graph.settings import local_server_settings
 
     target = local_server_settings().home / "snapshots" / "latest"
@@ -104,7 +104,8 @@ def evaluate(snapshot: Optional[Path] = typer.Option(None, exists=True, file_oka
     """GNN against the baselines on the same test patients: per-class P/R/F1, macro-F1, accuracy and
     AUROC, mean ± sd over seeds; writes a JSON report and a confusion-matrix plot."""
     from gnn.dataset import load_dataset
-    from gnn.evaluation import evaluate as run_evaluation, format_table, write_report
+    from gnn.evaluation import evaluate as run_evaluation
+    from gnn.evaluation import format_table, write_report
     from gnn.training import TrainConfig
 
     try:
@@ -138,7 +139,8 @@ def predict(checkpoint: Optional[Path] = typer.Option(None, help="model file; de
     if forecaster:
         _write_forecasts(forecaster)
         return
-    from gnn.prediction import predict as run_predict, write_predictions
+    from gnn.prediction import predict as run_predict
+    from gnn.prediction import write_predictions
 
     frame, summary = _guard(run_predict, store_or_fail(), checkpoint, write_back, allow_new_data, embeddings, device)
     if out:

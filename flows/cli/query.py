@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import console, err, fail, print_rows, print_whole, reader_or_fail, RowFormat
+from flows.cli.common import RowFormat, err, fail, print_rows, print_whole, reader_or_fail
 
 
 @app.command()

@@ -34,8 +34,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from gnn.forecast.rows import FEATURES, ForecastTable
 from gnn.forecast.evaluation import METRICS, Subsets
+from gnn.forecast.rows import FEATURES, ForecastTable
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "own history": ("state_not_mentioned", "state_absent", "state_uncertain", "state_present", "n_present_before",
@@ -51,7 +51,7 @@ ABLATION_METRICS = ("onset_auroc", "resolution_auroc", "macro_f1")
 
 def variants() -> dict[str, tuple[str, ...]]:
     """Variant name -> the removed groups: every input, each group removed alone, and own history only."""
-    out = {ALL_INPUTS: ()}
+    out: dict[str, tuple[str, ...]] = {ALL_INPUTS: ()}
     out.update({f"without {g}": (g,) for g in GROUPS})
     out[OWN_ONLY] = tuple(g for g in GROUPS if g != "own history")
     return out
@@ -114,8 +114,13 @@ def run_ablation(table: ForecastTable, models: dict[str, Callable[[tuple[str, ..
     the validation patients with a shared patient bootstrap.
 
     Args:
+        table: the forecasting rows with their patient split.
         models: name -> a function of the removed groups returning the forecaster to fit (so a model can
             drop more than columns, as the graph forecaster drops attention across findings).
+        train_fraction: the share of training patients kept (0 < fraction <= 1), drawn with ``seed``.
+        bootstrap: patient bootstrap draws of the validation scores and their differences.
+        seed: seed of the training subsample and of the bootstrap.
+        log: takes a line of progress per fitted model and variant.
         only: fit only these variants (``all inputs`` is always fitted: the differences are to it).
 
     Raises:
@@ -158,7 +163,7 @@ def _paired_bootstrap(rows: pd.DataFrame, probs: dict[tuple[str, str], np.ndarra
         result.delta[(model, variant)] = {m: result.point[(model, variant)][m] - result.point[(model, ALL_INPUTS)][m]
                                           for m in METRICS}
         result.interval[(model, variant)] = {m: _percentiles([d[m] for d in sample]) for m in METRICS}
-        result.delta_interval[(model, variant)] = {m: _percentiles([d[m] - f[m] for d, f in zip(sample, full)])
+        result.delta_interval[(model, variant)] = {m: _percentiles([d[m] - f[m] for d, f in zip(sample, full, strict=True)])
                                                    for m in METRICS}
 
 

@@ -26,15 +26,15 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from gnn.compare import finding_names, study_pair
+from gnn.errors import GnnError
+from gnn.forecast.model import TrainedGraphForecaster
+from gnn.forecast.rows import CLASSES, ONSET, PERSISTENCE, RESOLUTION, STAYS_ABSENT, build_forecast_table
+from gnn.prediction import WRITE_BATCH_PATIENTS
 from graph.store import GraphStore
 from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.store.queries import get_query, run_named
-from gnn.compare import finding_names, study_pair
-from gnn.errors import GnnError
-from gnn.forecast.rows import CLASSES, ONSET, PERSISTENCE, RESOLUTION, STAYS_ABSENT, build_forecast_table
-from gnn.forecast.model import TrainedGraphForecaster
-from gnn.prediction import WRITE_BATCH_PATIENTS
 
 STUDY_COLUMNS = ["patient_id", "study_id", "study_datetime", "study_order", "prior_study_id", "prior_days",
                  "age_decile", "gender"]
@@ -179,6 +179,6 @@ def _edges(rows: pd.DataFrame, p: np.ndarray, region: dict[str, str], model_vers
     out = kept.assign(anatomy=kept["finding"].map(region), change=np.array(CLASSES, dtype=object)[forecast[keep]],
                       probability=np.where(p >= 0.5, p, 1 - p), model_version=model_version,
                       snapshot_hash=snapshot_hash).to_dict("records")
-    for r, q in zip(out, p):
+    for r, q in zip(out, p, strict=True):
         r["classes"], r["probabilities"] = FORECAST_CLASSES, [round(float(q), 5), round(1 - float(q), 5)]
     return out

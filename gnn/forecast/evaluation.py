@@ -117,7 +117,7 @@ def score(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = 200, seed: int = 0
     scored = {m: int(table[m].notna().sum()) for m in METRICS[:4]}
     patient, n_patients = pd.factorize(rows["patient_id"])[0], rows["patient_id"].nunique()
     rng = np.random.default_rng(seed)
-    draws = {m: [] for m in METRICS}
+    draws: dict[str, list[float]] = {m: [] for m in METRICS}
     for _ in range(bootstrap):
         counts = np.bincount(rng.integers(0, n_patients, n_patients), minlength=n_patients)
         sample, _ = subsets.macro(p, counts[patient].astype(float))

@@ -28,9 +28,8 @@ from torch import Tensor, nn
 
 from gnn.config_file import ConfigFile
 from gnn.errors import GnnError
-from gnn.forecast.rows import ForecastTable
 from gnn.forecast.evaluation import Subsets
-
+from gnn.forecast.rows import ForecastTable
 
 GRAPH_FORECASTER = "graph (attention over findings)"
 # The shipped configuration (its defaults), inside the package so an installed cxrkg finds it.
@@ -210,7 +209,7 @@ def _train(table: ForecastTable, cfg: ForecastGnnConfig, log: Callable[[str], No
         point, _ = val.macro(_predict(model, xv))
         history.append({"epoch": epoch + 1, "train_loss": sum(losses) / max(len(xt), 1),
                         "val_onset_auroc": point["onset_auroc"], "val_resolution_auroc": point["resolution_auroc"]})
-        score = np.nanmean([point["onset_auroc"], point["resolution_auroc"]])
+        score = float(np.nanmean([point["onset_auroc"], point["resolution_auroc"]]))
         log(f"epoch {epoch + 1}: validation onset AUROC {point['onset_auroc']:.3f}, "
             f"resolution AUROC {point['resolution_auroc']:.3f}")
         if score > best:

@@ -10,9 +10,9 @@ from typing import Callable
 
 import numpy as np
 
-from gnn.forecast.rows import CLASSES, ForecastTable
 from gnn.forecast.baselines import BASELINES
-from gnn.forecast.evaluation import METRICS, Scores, score
+from gnn.forecast.evaluation import Scores, score
+from gnn.forecast.rows import CLASSES, ForecastTable
 
 Forecaster = Callable[[ForecastTable], Callable[[np.ndarray], np.ndarray]]
 SPLITS = ("val", "test")
@@ -33,7 +33,8 @@ class ForecastReport:
         return {"rows": self.rows, "patients": self.patients, "targets": self.targets, "seconds": self.seconds,
                 "models": {model: {split: {"point": s.point, "interval": s.interval,
                                            "findings_scored": s.findings_scored,
-                                           "per_finding": s.per_finding.to_dict(orient="records")}
+                                           "per_finding": [] if s.per_finding is None
+                                           else s.per_finding.to_dict(orient="records")}
                                    for split, s in by_split.items()}
                            for model, by_split in self.scores.items()}}
 

@@ -51,7 +51,7 @@ class IUReport:
     def sections(self) -> dict[str, str]:
         """Non-empty sections in report order, keyed lower-case (``{"findings": ..., "impression": ...}``)."""
         return {k.lower(): v for k, v in zip(SECTIONS, (self.comparison, self.indication, self.findings,
-                                                         self.impression)) if v.strip()}
+                                                         self.impression), strict=True) if v.strip()}
 
 
 def _text(el: ET.Element | None) -> str:

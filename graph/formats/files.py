@@ -27,8 +27,10 @@ def read_string_csv(path: Path, columns: tuple[str, ...], error: type[InputError
     """A CSV with every cell a string (``""`` when empty) that has at least ``columns`` (others are kept).
 
     Args:
-        path: the file. columns: the columns it must have. error: the :class:`~graph.records.InputError`
-            subclass to raise. kind: what the file is, for the message ("a Lunguage file").
+        path: the file.
+        columns: the columns it must have.
+        error: the :class:`~graph.records.InputError` subclass to raise.
+        kind: what the file is, for the message ("a Lunguage file").
 
     Raises:
         error: the file cannot be read as CSV (file named), or lacks a column (file, header line and the

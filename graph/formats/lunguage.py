@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -192,11 +192,11 @@ def _trajectory(rng: random.Random, studies: int, recurrent: bool) -> list[str]:
 
 
 def _finding_rows(studies: list[str], finding: tuple[str, str, str], group: int,
-                  states: list[str], rng: random.Random) -> list[dict]:
+                  states: list[str], rng: random.Random) -> list[dict[str, Any]]:
     """Rows (without sent_idx / ent_idx) of one finding over a patient's studies, episodes stated."""
     name, cat, location = finding
     rows, episode, in_episode = [], 0, False
-    for seq, (study, state) in enumerate(zip(studies, states), start=1):
+    for seq, (study, state) in enumerate(zip(studies, states, strict=True), start=1):
         if state == "N":
             in_episode = False
             rows.append({"study_id": study, "sequence": seq, "ent": name, "cat": cat, "dx_status": "negative",
@@ -224,7 +224,8 @@ def made_up_rows(patients: int = 3, seed: int = 0) -> list[LunguageRow]:
     mentions carry the entity group and no temporal group.
 
     Args:
-        patients: how many patients (>= 1). seed: the random seed (same seed, same rows).
+        patients: how many patients (>= 1).
+        seed: the random seed (same seed, same rows).
 
     Returns:
         Rows ordered by patient, study and sentence; ``sent_idx`` and ``ent_idx`` count from 0 per study.
@@ -236,7 +237,7 @@ def made_up_rows(patients: int = 3, seed: int = 0) -> list[LunguageRow]:
         subject = f"p9{p:07d}"
         studies = [f"s9{p:03d}{k:04d}" for k in range(1, rng.randint(5, 7) + 1)]
         findings = rng.sample(_FINDINGS, rng.randint(2, 4))
-        raw = [{"study_id": s, "sequence": k, "ent": "shortness of breath", "cat": "patient info.",
+        raw: list[dict[str, Any]] = [{"study_id": s, "sequence": k, "ent": "shortness of breath", "cat": "patient info.",
                 "section": "hist", "dx_status": "positive", "sent": "history: shortness of breath."}
                for k, s in enumerate(studies, start=1)]
         for g, finding in enumerate(findings, start=1):

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
 
@@ -65,13 +65,14 @@ _BOX_ORDER = (("x1", "x2"), ("y1", "y2"), ("original_x1", "original_x2"), ("orig
 
 def _whole_number(value: object) -> object:
     """A JSON integer, or a float without fractional part (as an int); anything else is a wrong type."""
-    kind = type(value)  # exact types: a bool is not a number here
-    if kind is int:
+    if isinstance(value, bool):  # a bool is not a number here
+        raise ValueError("must be a whole number")
+    if isinstance(value, int):
         return value
-    if kind is float:
-        if not value.is_integer():  # type: ignore[attr-defined]
+    if isinstance(value, float):
+        if not value.is_integer():
             raise ValueError(f"{value} is not a whole number")
-        return int(value)  # type: ignore[arg-type]
+        return int(value)
     raise ValueError("must be a whole number")
 
 
@@ -316,7 +317,11 @@ def _image(sg: SceneGraph, skip: set[int]) -> ImageRecord:
     return ImageRecord(sg.image_id, str(sg.study_id), sg.viewpoint, study_order=sg.StudyOrder, objects=boxes)
 
 
-def _per_phrase(values: list | None, i: int, default: object = None) -> object:
+_V = TypeVar("_V")
+_D = TypeVar("_D")
+
+
+def _per_phrase(values: list[_V] | None, i: int, default: _D) -> _V | _D:
     return values[i] if values is not None else default
 
 
@@ -326,8 +331,8 @@ def _phrase_mentions(sg: SceneGraph, region: RegionAttributes, where: str, vocab
     file, record, anatomy = out.path, sg.image_id, region.bbox_name
     for i, labels in enumerate(region.attributes):
         severity, score = _severity(_per_phrase(region.severity_cues, i, []), vocab)
-        cues = {name: tuple(_per_phrase(getattr(region, name), i, ()))
-                for name in ("temporal_cues", "texture_cues", "comparison_cues")}
+        cues: dict[str, tuple[str, ...]] = {name: tuple(_per_phrase(getattr(region, name), i, ()))
+                                            for name in ("temporal_cues", "texture_cues", "comparison_cues")}
         for label in labels:
             category, polarity, name = _split_label(label, file, record, f"{where}.attributes[{i}]")
             if category not in FINDING_CATEGORIES:
@@ -344,8 +349,9 @@ def _phrase_mentions(sg: SceneGraph, region: RegionAttributes, where: str, vocab
                 severity_score=score if polarity == "yes" else None,
                 change=None, change_label=None, prior_image_id=None,
                 evidence=region.phrases[i].strip(), source=region.source, file=file,
-                record=record, section=_per_phrase(region.sections, i),
-                sentence_id=_per_phrase(region.phrase_IDs, i), **cues,
+                record=record, section=_per_phrase(region.sections, i, None),
+                sentence_id=_per_phrase(region.phrase_IDs, i, None), temporal_cues=cues["temporal_cues"],
+                texture_cues=cues["texture_cues"], comparison_cues=cues["comparison_cues"],
             ))
 
 
@@ -404,6 +410,7 @@ def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = 
         a ParsedFile with one StudyRecord (gender, age decile, reason for exam), one ImageRecord (view,
         StudyOrder, one BoundingBoxRecord per ``objects[]`` entry) and the mentions (with sentence id
         and temporal / texture / comparison cues of their phrase).
+
     Raises:
         InputError: invalid or truncated JSON, a wrong type, a missing required field, an unknown
             region of an attributes entry or relationship, parallel lists of unequal length, a polarity other than
@@ -415,7 +422,7 @@ def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = 
     bad_boxes = check_boxes(sg, vocab, file)
     out = ParsedFile(path=file, rejections=[Rejection.from_error(e) for e in bad_boxes])
     out.studies.append(_study(sg, file))
-    out.images.append(_image(sg, {int(e.field.split("[", 1)[1].split("]", 1)[0]) for e in bad_boxes}))
+    out.images.append(_image(sg, {int(str(e.field).split("[", 1)[1].split("]", 1)[0]) for e in bad_boxes}))
     for k, region in enumerate(sg.attributes):
         _phrase_mentions(sg, region, f"attributes[{k}]", vocab, out)
     for k, rel in enumerate(sg.relationships):

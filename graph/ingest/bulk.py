@@ -90,7 +90,8 @@ class BulkSink:
         self._buckets: dict[int, BinaryIO] = {}
         self._part_buckets: list[Path] = []
         self._part_files: dict[Path, Listing] = {}
-        self._held: tuple[dict, dict] = ({}, {})  # patients of the current batch's link, derived by end_batch
+        # patients of the current batch's link, derived by end_batch: their study images and mention facts
+        self._held: tuple[dict[str, dict[str, list[str]]], dict[str, list[MentionFact]]] = ({}, {})
         self._parents = finding_parents()
 
     # --- what store_files asks of a store ------------------------------------------------------
@@ -136,9 +137,11 @@ class BulkSink:
         for row in batch.source_files:
             self._write_source_file(row)
         held = {p for p in batch.link & patients if p not in self._parked}
-        for into, facts in zip(self._held, _facts(held, studies, images, batch.files)):
-            for pid, values in facts.items():
-                _extend(into.setdefault(pid, type(values)()), values)
+        study_images, mentions = _facts(held, studies, images, batch.files)
+        for pid, by_study in study_images.items():
+            _extend(self._held[0].setdefault(pid, {}), by_study)
+        for pid, facts in mentions.items():
+            self._held[1].setdefault(pid, []).extend(facts)
         self._park(patients - held, studies, images, batch.files)
         return self._counts_since(before), patients, held
 
@@ -380,9 +383,9 @@ def _extend(into: dict | list, values: dict | list) -> None:
     """Add a batch's facts of one patient to those held: lists are extended, {study: image ids} merged."""
     if isinstance(into, list):
         into.extend(values)
-        return
-    for sid, iids in values.items():
-        into.setdefault(sid, []).extend(iids)
+    elif isinstance(values, dict):
+        for sid, iids in values.items():
+            into.setdefault(sid, []).extend(iids)
 
 
 def _facts(patients: set[str], studies: dict[str, dict], images: list[dict],
@@ -400,8 +403,8 @@ def _facts(patients: set[str], studies: dict[str, dict], images: list[dict],
     mentions: dict[str, list[MentionFact]] = {}
     for pf in files:
         for m in pf.mentions:
-            if (row := studies.get(m.study_id)) is not None and row["patient_id"] in patients:
-                mentions.setdefault(row["patient_id"], []).append(mention_fact(m))
+            if (study := studies.get(m.study_id)) is not None and study["patient_id"] in patients:
+                mentions.setdefault(study["patient_id"], []).append(mention_fact(m))
     return study_images, mentions
 
 

@@ -32,7 +32,6 @@ from graph.store import GraphStore
 from graph.store import read_statements as rs
 
 
-
 @dataclass(frozen=True)
 class Moved:
     """One archived file: where it was (absolute path) and where it is now."""

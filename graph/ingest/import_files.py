@@ -19,50 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
-from graph.store.statements import NODE_KEYS
+from graph.schema import BOOLEAN, LOCALDATETIME, LONG, STRING, STRINGS, GraphSchema, graph_schema
 
 ARRAY_DELIMITER = "\x1f"
-
-STRING, LONG, BOOLEAN, LOCALDATETIME, STRINGS = "string", "long", "boolean", "localdatetime", "string[]"
-
-# Every stored property of every label and relationship type the loader writes (besides the label's key,
-# graph.store.statements.NODE_KEYS), with its import type. A row with a property missing here is an error
-# (the graph model changed and this table did not).
-_BOX_PIXELS = ("x1", "y1", "x2", "y2", "width", "height", "original_x1", "original_y1", "original_x2",
-               "original_y2", "original_width", "original_height")
-_ONSET = {"onset_bases": STRINGS, "onset_sources": STRINGS, "onset_prior_state": STRING,
-          "onset_datetime": LOCALDATETIME}
-NODE_PROPERTIES: dict[str, dict[str, str]] = {
-    "Patient": {"gender": STRING},
-    "Study": {"patient_id": STRING, "study_datetime": LOCALDATETIME, "age_decile": STRING,
-              "reason_for_exam": STRING, "study_order": LONG},
-    "Image": {"study_id": STRING, "view": STRING, "study_order": LONG, "file": STRING},
-    "BoundingBox": {"image_id": STRING, "bbox_name": STRING, **dict.fromkeys(_BOX_PIXELS, LONG),
-                    "finding_label": STRING},
-    "Report": {"study_id": STRING, "text": STRING, "source": STRING, "unmapped_terms": STRINGS, "file": STRING},
-    "Observation": {"patient_id": STRING, "study_id": STRING, "anatomy": STRING, "finding": STRING,
-                    "state": STRING, "polarity": STRING, "source_conflict": BOOLEAN, "conflict_kinds": STRINGS,
-                    **_ONSET, "severity": STRING, "severity_score": LONG, "sources": STRINGS,
-                    "stated_changes": STRINGS, "evidence": STRINGS},
-    "Mention": {"polarity": STRING, "severity": STRING, "severity_score": LONG, "change": STRING,
-                "change_label": STRING, "prior_image_id": STRING, "evidence": STRING, "source": STRING,
-                "file": STRING, "file_key": LONG, "record": STRING, "section": STRING, "sentence_id": STRING,
-                "temporal_cues": STRINGS, "texture_cues": STRINGS, "comparison_cues": STRINGS, "side": STRING},
-    "StudyFinding": {"patient_id": STRING, "study_id": STRING, "finding": STRING, "state": STRING, **_ONSET},
-    "SourceFile": {"sha256": STRING, "format": STRING, "records": LONG, "rejected": LONG,
-                   "vocabulary_version": STRING, "size": LONG, "mtime_ns": LONG, "loaded_at": LOCALDATETIME},
-    "Anatomy": {}, "Finding": {},
-}
-PROGRESSION_PROPERTIES = {"progression_id": STRING, "change": STRING, "basis": STRING, "source": STRING,
-                          "rule": STRING, "prior_state": STRING, "current_state": STRING, "evidence": STRINGS,
-                          "files": STRINGS, "change_labels": STRINGS}
-RELATIONSHIP_PROPERTIES: dict[str, dict[str, str]] = {"PRIOR": {"days": LONG},
-                                                      "PROGRESSION": PROGRESSION_PROPERTIES}
 
 
 class ImportFileError(ValueError):
     """A row the importer could not read back as written (a value of the wrong type, a property the
-    table above does not list, an array element holding the array delimiter)."""
+    graph schema does not declare, an array element holding the array delimiter)."""
 
 
 def _string(v: Any) -> str:
@@ -158,7 +122,7 @@ class CsvFile:
             raise ImportFileError(f"{self.path.name}: row {row!r}: {exc}") from None
         if len(row) > len(self._known) or not self._known.issuperset(row):
             extra = sorted(set(row) - self._known)
-            raise ImportFileError(f"{self.path.name}: no column for {extra} (graph.ingest.import_files lists "
+            raise ImportFileError(f"{self.path.name}: no column for {extra} (graph/schema.yaml declares "
                                   "every stored property)")
         if not self.multiline and ("\n" in line or "\r" in line):
             self.multiline = True
@@ -181,13 +145,33 @@ class CsvFile:
         self._out.close()
 
 
+def node_columns(label: str, schema: GraphSchema | None = None) -> list[tuple[str, str, str]]:
+    """(header field, row key, type) of the ``label`` nodes' file: the key as ``<key>:ID(<Label>)``, then
+    every property both loaders write, in the order graph/schema.yaml declares them."""
+    schema = schema or graph_schema()
+    key = schema.node_keys()[label]
+    return [(f"{key}:ID({label})", key, STRING),
+            *((f"{p}:{t}", p, t) for p, t in schema.loaded_properties(label).items())]
+
+
+def relationship_columns(rel_type: str, start: str, end: str,
+                         schema: GraphSchema | None = None) -> list[tuple[str, str, str]]:
+    """(header field, row key, type) of the file of ``(:start)-[:rel_type]->(:end)`` relationships: the two
+    ends' ids (row keys ``start`` and ``end``), then the type's properties as graph/schema.yaml declares them."""
+    schema = schema or graph_schema()
+    return [(f":START_ID({start})", "start", STRING), (f":END_ID({end})", "end", STRING),
+            *((f"{p}:{t}", p, t) for p, t in schema.loaded_properties(rel_type).items())]
+
+
 @dataclass
 class ImportFiles:
-    """The files of one import, by label and relationship type, as the command names them."""
+    """The files of one import, by label and relationship type, as the command names them; their columns
+    come from ``schema`` (default: the packaged graph/schema.yaml)."""
 
     folder: Path
     nodes: dict[str, CsvFile] = field(default_factory=dict)
     relationships: dict[tuple[str, str, str], CsvFile] = field(default_factory=dict)
+    schema: GraphSchema = field(default_factory=graph_schema)
 
     def __post_init__(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -195,10 +179,8 @@ class ImportFiles:
     def node_file(self, label: str) -> CsvFile:
         """The file of ``label`` nodes (created on first use)."""
         if label not in self.nodes:
-            key = NODE_KEYS[label]
-            columns = [(f"{key}:ID({label})", key, STRING)]
-            columns += [(f"{p}:{t}", p, t) for p, t in NODE_PROPERTIES[label].items()]
-            self.nodes[label] = CsvFile(f"nodes={label}", self.folder / f"nodes_{label}.csv", columns)
+            self.nodes[label] = CsvFile(f"nodes={label}", self.folder / f"nodes_{label}.csv",
+                                        node_columns(label, self.schema))
         return self.nodes[label]
 
     def relationship_file(self, rel_type: str, start: str, end: str) -> CsvFile:
@@ -206,10 +188,9 @@ class ImportFiles:
         {"start": key, "end": key, **properties}."""
         name = (rel_type, start, end)
         if name not in self.relationships:
-            columns = [(f":START_ID({start})", "start", STRING), (f":END_ID({end})", "end", STRING)]
-            columns += [(f"{p}:{t}", p, t) for p, t in RELATIONSHIP_PROPERTIES.get(rel_type, {}).items()]
             self.relationships[name] = CsvFile(f"relationships={rel_type}",
-                                               self.folder / f"rels_{rel_type}_{start}_{end}.csv", columns)
+                                               self.folder / f"rels_{rel_type}_{start}_{end}.csv",
+                                               relationship_columns(rel_type, start, end, self.schema))
         return self.relationships[name]
 
     def flush(self) -> None:

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Collection, Iterable, Iterator, Protocol, TypeVar
+from typing import Any, Collection, Generator, Iterable, Iterator, Protocol, TypeVar, cast
 
 from graph.formats.metadata import StudyDates
 from graph.formats.radgraph import check_json_stream, parse_radgraph_chunks
@@ -71,7 +71,13 @@ def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedF
     """Check a parsed batch against the graph (study owners, dates) and write it; see :func:`load_files`.
 
     Args:
-        files: the batch's input files; ``parsed`` holds their :func:`parse_files` results, in order.
+        store: where the batch is written: the graph (:class:`graph.store.GraphStore`) or a bulk load's
+            import files (:class:`graph.ingest.bulk.BulkSink`).
+        files: the batch's input files.
+        parsed: their :func:`parse_files` results, in order.
+        vocab: the vocabulary the files were parsed with.
+        changed: paths of files loaded before whose content changed (their old records are retracted).
+        metadata_paths: MIMIC-CXR metadata CSV files, the study dates of records that carry none.
         link: patients to relink in the batch's own transaction(s) (those with no files elsewhere);
             ``result.linked`` says which were, ``result.patients`` minus those still need
             :meth:`GraphStore.link_patients`.
@@ -170,14 +176,14 @@ def _retract_chunk(batch: Batch, path: str, chunk: ParsedFile, earlier: set[str]
 _T = TypeVar("_T")
 
 
-def _one_ahead(items: Iterator[_T]) -> Iterator[_T]:
+def _one_ahead(items: Iterator[_T]) -> Generator[_T, None, None]:
     """Yield from ``items``, producing the next item in a worker thread while the caller uses this one."""
     end = object()
     with ThreadPoolExecutor(1, thread_name_prefix="cxrkg-stream") as pool:
         ahead = pool.submit(next, items, end)
         while (item := ahead.result()) is not end:
             ahead = pool.submit(next, items, end)
-            yield item
+            yield cast(_T, item)  # not ``end``, so an item of ``items``
 
 
 def _store_streamed(store: BatchWriter, f: InputFile, pf: StreamedFile, vocab: Vocabulary, changed: bool,
@@ -201,8 +207,9 @@ def _store_streamed(store: BatchWriter, f: InputFile, pf: StreamedFile, vocab: V
     Record-level rejections, counts and touched patients are added to ``result``; ``pf.rejections``
     receives the file's rejections (a whole-file rejection has ``record`` None).
     """
-    source_row = {"path": f.path, "sha256": f.sha256, "format": f.format, "records": 0, "rejected": 0,
-                  "vocabulary_version": vocab.version, "size": f.size, "mtime_ns": f.mtime_ns}
+    source_row: dict[str, Any] = {"path": f.path, "sha256": f.sha256, "format": f.format, "records": 0,
+                                  "rejected": 0, "vocabulary_version": vocab.version, "size": f.size,
+                                  "mtime_ns": f.mtime_ns}
     incomplete = {**source_row, "sha256": None, "vocabulary_version": None, "size": None, "mtime_ns": None}
     first = True  # nothing of this file written yet
     earlier: set[str] = set()  # records stored by this file's earlier chunks (and rejected ones)

@@ -35,6 +35,7 @@ import math
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -93,7 +94,8 @@ def join_answers(gold: pd.DataFrame, pred: pd.DataFrame, pred_path: Path) -> pd.
     """Gold and predicted answers side by side, one row per gold row.
 
     Args:
-        gold, pred: frames of :func:`read_question_file`.
+        gold: the gold frame of :func:`read_question_file`.
+        pred: the predicted frame of :func:`read_question_file`.
         pred_path: the prediction file, named in errors.
 
     Returns:
@@ -117,7 +119,7 @@ def join_answers(gold: pd.DataFrame, pred: pd.DataFrame, pred_path: Path) -> pd.
 
 
 @contextlib.contextmanager
-def _meteor() -> Iterator[object]:
+def _meteor() -> Iterator[Any]:
     """One METEOR 1.5 process (a JVM that loads its paraphrase tables once, about 15 s), ended on exit."""
     from pycocoevalcap.meteor.meteor import Meteor
 
@@ -149,7 +151,7 @@ def _check_metrics() -> None:
         raise MetricUnavailable("java is not on PATH: METEOR and pycocoevalcap's tokenizer run Java")
 
 
-def _corpus_scores(gold: list[str], pred: list[str], meteor: object) -> dict[str, float]:
+def _corpus_scores(gold: list[str], pred: list[str], meteor: Any) -> dict[str, float]:
     """BLEU-1..4, METEOR, ROUGE-L and CIDEr-D of tokenized answers scored as one corpus (one reference each)."""
     from pycocoevalcap.bleu.bleu import Bleu
     from pycocoevalcap.cider.cider import Cider

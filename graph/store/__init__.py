@@ -13,8 +13,19 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from graph.store.graph_store import (LINK_CHUNK, Batch, GraphBusy, GraphStore, GraphUnavailable, LoginRefused,
-                                         WriteCounts, open_driver, reset_shared_store, server_agent, shared_store)
+    from graph.store.graph_store import (
+        LINK_CHUNK,
+        Batch,
+        GraphBusy,
+        GraphStore,
+        GraphUnavailable,
+        LoginRefused,
+        WriteCounts,
+        open_driver,
+        reset_shared_store,
+        server_agent,
+        shared_store,
+    )
 
 __all__ = ["LINK_CHUNK", "Batch", "GraphBusy", "GraphStore", "GraphUnavailable", "LoginRefused", "WriteCounts",
            "open_driver", "reset_shared_store", "server_agent", "shared_store"]

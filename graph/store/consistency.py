@@ -174,6 +174,7 @@ def run_checks(store: GraphStore | QueryApiReader, checks: tuple[Check, ...] = C
 
     Returns:
         one :class:`CheckResult` per check; ``all(r.ok for r in results)`` means the graph is consistent.
+
     Raises:
         neo4j.exceptions.Neo4jError or graph.store.query_api.QueryApiError: a query failed (for example on a
             server without the schema).

@@ -16,14 +16,14 @@ from typing import Any, Iterable
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
 
+from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, fresh_patient_rows
+from graph.events import MentionFact, StudyFact, derive_patient
+from graph.records import ParsedFile, file_key
+from graph.settings import Neo4jSettings, neo4j_settings
 from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.store.busy import GraphBusy, check_lock_wait, run_write  # noqa: F401  (GraphBusy: re-exported)
 from graph.store.errors import GraphUnavailable, LoginRefused  # noqa: F401  (re-exported)
-from graph.settings import Neo4jSettings, neo4j_settings
-from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, fresh_patient_rows
-from graph.events import MentionFact, StudyFact, derive_patient
-from graph.records import ParsedFile, file_key
 from graph.vocabulary import Vocabulary
 
 LINK_CHUNK = 500  # patients per link transaction
@@ -125,14 +125,18 @@ def _derive(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts)
     for r in tx.run(st.PATIENT_FACTS, patient_ids=patient_ids):
         when = datetime.fromisoformat(r["study_datetime"]) if r["study_datetime"] else None
         studies[r["patient_id"]].append(StudyFact(r["study_id"], when, tuple(r["image_ids"])))
-        mentions[r["patient_id"]] += [MentionFact(r["study_id"], *m[:7], m[7] or "", m[8] or "", *m[9:])
-                                      for m in r["mentions"]]
+        mentions[r["patient_id"]] += [_mention_fact(r["study_id"], m) for m in r["mentions"]]
     parents = finding_parents()
     rows = derived_rows({p: derive_patient(studies[p], mentions[p], parents) for p in patient_ids},
                         {p: mentions[p] for p in patient_ids})
     _run(tx, st.RESET_DERIVED, counts, patient_ids=patient_ids)
     _run(tx, st.WRITE_OBSERVATION_STATES, counts, rows=rows.observations)
     _write_links(tx, rows, counts)
+
+
+def _mention_fact(study_id: str, m: list[Any]) -> MentionFact:
+    """A MentionFact from one entry of PATIENT_FACTS' ``mentions`` (its fields in MentionFact's order)."""
+    return MentionFact(study_id, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7] or "", m[8] or "", m[9], m[10], m[11])
 
 
 def _write_links(tx: ManagedTransaction, rows: DerivedRows, counts: WriteCounts) -> None:
@@ -220,7 +224,7 @@ class GraphStore:
 
     # --- incremental bookkeeping ---------------------------------------------------------------
 
-    def source_file_hashes(self, paths: Iterable[str]) -> dict[str, tuple[str, str]]:
+    def source_file_hashes(self, paths: Iterable[str]) -> dict[str, tuple[str, str, int | None, int | None]]:
         """What already loaded files were loaded as: path -> (sha256, vocabulary version, size in bytes,
         modification time in ns); the last two are None for files loaded before cxrkg recorded them."""
         rows = self.read(st.SOURCE_FILE_HASHES, paths=list(paths))
@@ -287,7 +291,7 @@ class GraphStore:
             _run(tx, st.CREATE_OBSERVATIONS, counts, rows=derived.observations)
             _write_links(tx, derived, counts)
             _run(tx, st.MERGE_SOURCE_FILES, counts, rows=batch.source_files)
-            owners = tx.run(st.STUDY_OWNERS, study_ids=list(touched_studies)) if touched_studies else []
+            owners = list(tx.run(st.STUDY_OWNERS, study_ids=list(touched_studies))) if touched_studies else []
             retracted_patients = {r["patient_id"] for r in owners}
             _derive(tx, sorted(linked - retracted_patients - fresh), counts)
             return counts, retracted_patients
@@ -326,7 +330,7 @@ class GraphStore:
         Returns the number of edges written."""
         def work(tx: ManagedTransaction) -> int:
             tx.run(st.DELETE_GNN_PROGRESSIONS, patient_ids=patient_ids).consume()
-            return tx.run(st.WRITE_GNN_PROGRESSIONS, rows=rows).single()["written"]
+            return tx.run(st.WRITE_GNN_PROGRESSIONS, rows=rows).single(strict=True)["written"]
 
         with self._session() as session:
             return run_write(session, work)

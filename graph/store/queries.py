@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -30,7 +30,7 @@ def _iso_date(value: str) -> str:
     return date.fromisoformat(value).isoformat()
 
 
-_PARAM_TYPES = {"string": str, "int": int, "float": float, "date": _iso_date}
+_PARAM_TYPES: dict[str, Callable[[Any], Any]] = {"string": str, "int": int, "float": float, "date": _iso_date}
 _HEADER = re.compile(r"^//\s*(name|purpose|param|columns):\s?(.*)$")
 
 
@@ -187,7 +187,7 @@ def run_named(store: GraphStore | QueryApiReader, query: NamedQuery, params: dic
             if exc.write_refused:
                 raise QueryError(refused) from None
             raise
-        return [dict(zip(query.columns, row)) for row in rows]
+        return [dict(zip(query.columns, row, strict=True)) for row in rows]
     import neo4j
 
     with store.driver.session(database=store.database, default_access_mode=neo4j.READ_ACCESS) as session:
@@ -198,7 +198,7 @@ def run_named(store: GraphStore | QueryApiReader, query: NamedQuery, params: dic
             _READ_ONLY.add(text)
         with _collection_paused():
             rows = session.execute_read(lambda tx: tx.run(text, **params).single(strict=True)[0])
-            return [dict(zip(query.columns, row)) for row in rows]
+            return [dict(zip(query.columns, row, strict=True)) for row in rows]
 
 
 def warm_plans(store: GraphStore) -> int:

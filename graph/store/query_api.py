@@ -69,7 +69,7 @@ class QueryApiReader:
         """
         data = self._post({"statement": cypher, "parameters": params, "accessMode": "Read"})["data"]
         fields = data["fields"]
-        return [dict(zip(fields, (decode(v) for v in values))) for values in data["values"]]
+        return [dict(zip(fields, (decode(v) for v in values), strict=True)) for values in data["values"]]
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         endpoint = f"{self.url}/db/{self.database}/query/v2"

@@ -17,47 +17,33 @@ The graph model (labels PascalCase, relationship types UPPER_SNAKE, properties s
 
 Observations are aggregates of their mentions, recomputed for every patient a load touches, so
 loads are idempotent and their order does not matter. Statements take rows through UNWIND.
+Labels, keys, property types, constraints and indexes are declared once in ``graph/schema.yaml``
+(:mod:`graph.schema`).
 """
 
-CONSTRAINTS = [
-    ("patient_id", "Patient", "patient_id"),
-    ("study_id", "Study", "study_id"),
-    ("image_id", "Image", "image_id"),
-    ("bbox_id", "BoundingBox", "bbox_id"),
-    ("report_id", "Report", "report_id"),
-    ("anatomy_name", "Anatomy", "name"),
-    ("finding_name", "Finding", "name"),
-    ("observation_id", "Observation", "observation_id"),
-    ("mention_id", "Mention", "mention_id"),
-    ("source_file_path", "SourceFile", "path"),
-    ("study_finding_id", "StudyFinding", "study_finding_id"),
-]
-# The key property of every label: what identifies a node across loads and graphs.
-NODE_KEYS = {label: prop for _, label, prop in CONSTRAINTS}
-NODE_INDEXES = [
-    ("mention_file_key", "Mention", ("file_key",)),
-    ("observation_finding", "Observation", ("finding",)),
-    ("observation_onset", "Observation", ("finding", "onset_datetime")),
-    ("study_finding_onset", "StudyFinding", ("finding", "onset_datetime")),
-    ("observation_source_conflict", "Observation", ("source_conflict",)),
-    ("study_datetime", "Study", ("study_datetime",)),
-]
+from graph.schema import GraphSchema, graph_schema
+
+# The key property of every label (graph/schema.yaml): what identifies a node across loads and graphs.
+NODE_KEYS = graph_schema().node_keys()
 
 
-def schema_statements() -> list[str]:
+def schema_statements(schema: GraphSchema | None = None) -> list[str]:
     """Uniqueness constraints and indexes, created before any load (``IF NOT EXISTS``: repeatable).
 
     Indexes come first: Neo4j fills a new index in the background, while creating a constraint waits until
     its own index is filled, so on a loaded graph (after a bulk import) the indexes fill while the
     constraints are created one by one.
+
+    Args:
+        schema: the graph schema whose constraints and indexes to create (default: the packaged one).
     """
+    schema = schema or graph_schema()
     out = [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON ({', '.join(f'n.{p}' for p in props)})"
-           for name, label, props in NODE_INDEXES]
-    out.append("CREATE INDEX progression_change IF NOT EXISTS FOR ()-[r:PROGRESSION]-() ON (r.change)")
-    out += [
-        f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
-        for name, label, prop in CONSTRAINTS
-    ]
+           for name, label, props in schema.node_indexes()]
+    out += [f"CREATE INDEX {name} IF NOT EXISTS FOR ()-[r:{rel_type}]-() ON ({', '.join(f'r.{p}' for p in props)})"
+            for name, rel_type, props in schema.relationship_indexes()]
+    out += [f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
+            for name, label, prop in schema.constraints()]
     return out
 
 

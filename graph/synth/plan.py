@@ -6,8 +6,20 @@ import random
 from dataclasses import dataclass
 
 from graph.synth.simulate import true_change
-from graph.synth.tables import (_CHRONIC, _CONFUSIONS, _DEVICES, _FORMS, _IMAGENOME_CHANGE, _IX, _PREDICATE, _tables,
-                                L, R, SIDES, TRACKED)
+from graph.synth.tables import (
+    _CHRONIC,
+    _CONFUSIONS,
+    _DEVICES,
+    _FORMS,
+    _IMAGENOME_CHANGE,
+    _IX,
+    _PREDICATE,
+    SIDES,
+    TRACKED,
+    L,
+    R,
+    _tables,
+)
 
 
 @dataclass

@@ -7,9 +7,25 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from graph.synth.plan import _Stmt
-from graph.synth.tables import (_CHAN, _CHAN_DEV, _CHANGE_WORDS, _check, _CHRONIC, _DEVICES, _FORMS, _IX,
-                                _LEFT_ONLY_PRE, _SEVERITY_WORDS, _SITE_POST, _SITE_PRE, _SITE_UNKNOWN, _tables,
-                                _UNKNOWN_FORMS, L, TRACKED)
+from graph.synth.tables import (
+    _CHAN,
+    _CHAN_DEV,
+    _CHANGE_WORDS,
+    _CHRONIC,
+    _DEVICES,
+    _FORMS,
+    _IX,
+    _LEFT_ONLY_PRE,
+    _SEVERITY_WORDS,
+    _SITE_POST,
+    _SITE_PRE,
+    _SITE_UNKNOWN,
+    _UNKNOWN_FORMS,
+    TRACKED,
+    L,
+    _check,
+    _tables,
+)
 
 
 class _Sentence:
@@ -148,7 +164,7 @@ class _Renderer:
             else:
                 anat = s.e("pleural", "ANAT-DP")
         elif st.finding == "chest tube":
-            side_word = st.side if rng.random() < 0.75 else f"{st.side}-sided"
+            side_word = (st.side or "") if rng.random() < 0.75 else f"{st.side}-sided"  # planned on a side
             side_id = s.e(side_word, "ANAT-DP")
             anat = s.e(rng.choice(("chest", "chest", "pleural")), "ANAT-DP")
             s.r(side_id, "modify", anat)
@@ -216,14 +232,14 @@ class _Renderer:
         """"Interval resolution of the X." / "Previously seen X has resolved."."""
         if self.rng.random() < 0.5:
             s.w("interval")
-            chg = s.e("resolution", self.chan(st.finding, st.change))
+            chg = s.e("resolution", self.chan(st.finding, "resolved"))
             s.w("of the")
             obs, _, _ = self.noun_phrase(s, st, severity=False)
         else:
             s.w("previously seen")
             obs, _, plural = self.noun_phrase(s, st, severity=False)
             s.w("have" if plural else "has")
-            chg = s.e("resolved", self.chan(st.finding, st.change))
+            chg = s.e("resolved", self.chan(st.finding, "resolved"))
         s.r(chg, "modify", obs)
         s.w(".")
         return s
@@ -233,9 +249,9 @@ class _Renderer:
         rng = self.rng
         if st.finding == "tortuous aorta" and rng.random() < 0.5:
             s.w("the")
-            anat = s.e("aorta", "ANAT-DP")
+            aorta = s.e("aorta", "ANAT-DP")
             s.w("is")
-            s.r(s.e("tortuous", "OBS-DP"), "located_at", anat)
+            s.r(s.e("tortuous", "OBS-DP"), "located_at", aorta)
         else:
             if rng.random() < 0.3 and not impression:
                 first, plural = self.probe(st)
@@ -248,6 +264,7 @@ class _Renderer:
     def _changed(self, s: _Sentence, st: _Stmt, count: bool) -> _Sentence:
         """A stated change in one of its forms: adjective, "interval <noun> of", past or state verb."""
         rng, f, change = self.rng, st.finding, st.change
+        assert change is not None, "only statements of a change are rendered as one"
         words = _CHANGE_WORDS[change]
         kinds = [k for k in ("past", "state", "adj", "noun") if words[k]]
         if st.combo:

@@ -7,7 +7,7 @@ import random
 from graph.synth.plan import _Stmt
 from graph.synth.render import _Rendered
 from graph.synth.simulate import _Study
-from graph.synth.tables import _CHRONIC, _PREDICATE, _tables, _TEXTURE
+from graph.synth.tables import _CHRONIC, _PREDICATE, _TEXTURE, _tables
 
 
 def _objects(rng: random.Random, image_id: str, rows: int, cols: int) -> list[dict]:
@@ -27,7 +27,7 @@ def _objects(rng: random.Random, image_id: str, rows: int, cols: int) -> list[di
             continue
         fr = [c / 224.0 for c in t.box_template[name]]
         fx1, fy1, fx2, fy2 = [0.5 + (c - 0.5) * scale + d + rng.uniform(-0.012, 0.012)
-                              for c, d in zip(fr, (dx, dy, dx, dy))]
+                              for c, d in zip(fr, (dx, dy, dx, dy), strict=True)]
         # edge boxes are clamped at 0: the loader rejects negative coordinates (box by box)
         ox1, oy1, ox2, oy2 = (max(0, round(fx1 * cols)), max(0, round(fy1 * rows)), round(fx2 * cols),
                               round(fy2 * rows))
@@ -72,7 +72,12 @@ class _RelCounter:
 def _add_phrase(e: dict, sts: list[_Stmt], words: dict[int, str], text: str, phrase_id: str) -> None:
     """One phrase of an attributes entry: its labels with their CUIs, the normal / abnormal label, and the
     comparison, temporal, severity and texture cues, each list parallel to the phrases (formats.md §1.4)."""
-    labels, ids, comp, sev, tex, tmp = [], [], [], [], [], []
+    labels: list[str] = []
+    ids: list[str] = []
+    comp: list[str] = []
+    sev: list[str] = []
+    tex: list[str] = []
+    tmp: list[str] = []
     for st in sts:
         labels.append(_label(st.finding, st.polarity))
         ids.append(_cui(st.finding))
@@ -105,12 +110,13 @@ def _add_phrase(e: dict, sts: list[_Stmt], words: dict[int, str], text: str, phr
 
 def _comparison(relationship_id: str, st: _Stmt, text: str, region: str, image_id: str, prior_image: str) -> dict:
     """A Chest ImaGenome comparison relationship between the same region of this and the prior image."""
+    changes = st.imagenome or []
     return {
         "relationship_id": relationship_id,
-        "predicate": "[" + ", ".join(f"'{_PREDICATE[c]}'" for c in st.imagenome) + "]",
+        "predicate": "[" + ", ".join(f"'{_PREDICATE[c]}'" for c in changes) + "]",
         "synsets": [],
-        "relationship_names": [f"comparison|yes|{c}" for c in st.imagenome],
-        "relationship_contexts": [1.0] * len(st.imagenome),
+        "relationship_names": [f"comparison|yes|{c}" for c in changes],
+        "relationship_contexts": [1.0] * len(changes),
         "phrase": text,
         "attributes": [_label(st.finding, "present")],
         "bbox_name": region,

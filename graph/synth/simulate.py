@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from graph.synth.tables import _IX, L, R, SIDES, TRACKED
+from graph.synth.tables import _IX, SIDES, TRACKED, L, R
 
 
 @dataclass

@@ -7,7 +7,6 @@ from functools import lru_cache
 
 from graph.vocabulary import Vocabulary, vocabulary
 
-
 EMBEDDING_DIM = 32
 EMBEDDING_NOISE = 2.0        # sd of the independent per (image, region) noise, per dimension
 EMBEDDING_IMAGE_NOISE = 2.0  # sd of the per-image shift shared by its regions, per dimension
@@ -83,7 +82,7 @@ _SITE_POST = {
     "aorta": ["of the aorta"],
 }
 # anatomy the vocabulary does not know (exercises unmapped-term counting); side is still recognisable
-_SITE_UNKNOWN = {("mid", R): "right middle lobe", ("mid", L): "left mid lung field"}
+_SITE_UNKNOWN: dict[tuple[str, str | None], str] = {("mid", R): "right middle lobe", ("mid", L): "left mid lung field"}
 _LEFT_ONLY_PRE = {"lower": ["left retrocardiac"]}
 
 # finding -> (observation spans, plural span or None, severity scale or None, count noun, OBS modifiers)
@@ -186,7 +185,7 @@ def _tables() -> _Tables:
     for finding, region in TRACKED:
         _check(finding in v.findings, f"finding {finding!r}")
         _check(region in v.regions and v.regions[region].has_bbox, f"region {region!r}")
-    for finding, (forms, plural, scale, _, mods) in _FORMS.items():
+    for finding, (forms, plural, _scale, _, mods) in _FORMS.items():
         for form in forms + ([plural] if plural else []):
             # effusions are written "pleural" + observation; chest tubes "chest" / "pleural" + "tube"
             spelled = f"pleural {form}" if finding == "pleural effusion" else form
@@ -210,7 +209,7 @@ def _tables() -> _Tables:
         words = p.split(" ")
         phrase = " ".join(words[2:] if words[0] in ("in", "at", "of") else words).format(side=side)
         _check(v.regions_for(phrase) == _site_regions(kind, side), f"anatomy {phrase!r}")
-    for (kind, side), phrase in _SITE_UNKNOWN.items():
+    for (_kind, side), phrase in _SITE_UNKNOWN.items():
         _check(v.regions_for(phrase) == () and v.side_of(phrase) == side, f"unknown anatomy {phrase!r}")
     for label in [*(a for pair in _CHAN.values() for a in pair), *_CHAN_DEV.values()]:
         _check(label in v.change_labels, f"change label {label!r}")

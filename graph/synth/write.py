@@ -36,11 +36,26 @@ import pyarrow.parquet as pq
 from graph.synth.plan import _plan
 from graph.synth.render import _render_report
 from graph.synth.scene_graph import _cui, _objects, _RelCounter, _scene_graph
-from graph.synth.simulate import _simulate, _Study, STUDY_WEIGHTS, study_count_weights, true_change
-from graph.synth.tables import (_COMPLAINTS, _IMAGE_SIZES, _IX, _OUTPUTS, _tables, EMBEDDING_DIM,
-                                EMBEDDING_IMAGE_NOISE, EMBEDDING_NOISE, EMBEDDINGS, GROUND_TRUTH, MALFORMED_DIR,
-                                MALFORMED_KINDS, METADATA_COLUMNS, METADATA_CSV, RADGRAPH_DIR, SCENE_GRAPH_DIR,
-                                TRACKED)
+from graph.synth.simulate import STUDY_WEIGHTS, _simulate, _Study, study_count_weights, true_change
+from graph.synth.tables import (
+    _COMPLAINTS,
+    _IMAGE_SIZES,
+    _IX,
+    _OUTPUTS,
+    EMBEDDING_DIM,
+    EMBEDDING_IMAGE_NOISE,
+    EMBEDDING_NOISE,
+    EMBEDDINGS,
+    GROUND_TRUTH,
+    MALFORMED_DIR,
+    MALFORMED_KINDS,
+    METADATA_COLUMNS,
+    METADATA_CSV,
+    RADGRAPH_DIR,
+    SCENE_GRAPH_DIR,
+    TRACKED,
+    _tables,
+)
 
 
 @dataclass(frozen=True)

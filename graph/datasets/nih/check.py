@@ -16,8 +16,14 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from graph.datasets.nih.convert import synthetic_study_datetime
-from graph.datasets.nih.reference import (COUNT_COLUMNS, FINDINGS, NIHTables, reference_counts, reference_new_patients,
-                                          reference_states)
+from graph.datasets.nih.reference import (
+    COUNT_COLUMNS,
+    FINDINGS,
+    NIHTables,
+    reference_counts,
+    reference_new_patients,
+    reference_states,
+)
 from graph.store import GraphStore
 from graph.store import read_statements as rs
 from graph.store.queries import get_query, run_named

@@ -149,7 +149,8 @@ def nih_studies(tables: NIHTables) -> dict[str, Study]:
 
 def _names(labels: frozenset[str]) -> tuple[set[str], set[str]]:
     """(names of the checked labels present, candidate names of the unchecked labels present)."""
-    named, unsure = set(), set()
+    named: set[str] = set()
+    unsure: set[str] = set()
     for label in labels:
         names = NIH_TO_DIFFVQA.get(label, ("",))
         if len(names) == 1 and names[0]:
@@ -172,8 +173,9 @@ def difference_answer(added: list[str], missing: list[str]) -> str:
     """The dataset's answer to "what has changed compared to the reference image?" without level changes.
 
     Args:
-        added: names present in the main image only; missing: names present in the reference only (each in
-            the order to write; :func:`in_library_order` gives the project's).
+        added: names present in the main image only, in the order to write (:func:`in_library_order` gives
+            the project's).
+        missing: names present in the reference only, in the same order.
 
     Returns:
         ``"the main image has an additional finding of X than the reference image. "`` (plural ``additional
@@ -278,10 +280,10 @@ def _check_abnormality(question: str, answer: str, main: Study) -> Outcome | Non
     if question == Q_ANY:
         if answer not in ("yes", "no"):
             return [("grammar", "", "a closed question is answered yes or no")]
-        expected = "yes" if named else "no" if not main.labels else None
-        if expected is None:  # only labels without exactly one name: either answer may be right
+        closed = "yes" if named else "no" if not main.labels else None
+        if closed is None:  # only labels without exactly one name: either answer may be right
             return None
-        return [] if answer == expected else [("abnormality", expected, f"labels {sorted(main.labels)}")]
+        return [] if answer == closed else [("abnormality", closed, f"labels {sorted(main.labels)}")]
     return None
 
 
@@ -336,7 +338,7 @@ def check_answers(questions: pd.DataFrame, tables: NIHTables, studies: dict[str,
     studies = nih_studies(tables) if studies is None else studies
     frame = questions[list(COLUMNS)].astype(str)
     result, pairs, rows = CheckResult(), set(), []
-    for index, row in zip(frame.index, frame.to_dict("records")):
+    for index, row in zip(frame.index, frame.to_dict("records"), strict=True):
         outcome = _check_row(row, studies)
         if outcome is None:
             result.unchecked += 1

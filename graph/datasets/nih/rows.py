@@ -55,4 +55,4 @@ def google_rows(google: pd.DataFrame, known: set[str], written: set[str]) -> tup
     rejected = reject_rows(google[unknown], GOOGLE_MEMBER, "Image Index", "image is not in Data_Entry_2017_v2020")
     rows = google[google["Image Index"].isin(written)]
     columns = list(LABEL_MAP[SOURCE_GOOGLE])
-    return {r[0]: dict(zip(columns, r[1:])) for r in rows[["Image Index", *columns]].itertuples(index=False)}, rejected
+    return {r[0]: dict(zip(columns, r[1:], strict=True)) for r in rows[["Image Index", *columns]].itertuples(index=False)}, rejected

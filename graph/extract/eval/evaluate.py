@@ -31,7 +31,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from graph.datasets.iu import IUReport
 from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
@@ -253,7 +253,7 @@ def evaluate(reports: Iterable[IUReport], v: Vocabulary | None = None,
     rules, base = Scores(), Scores()
     reports = list(reports)
     items = [(r.report_id, {"findings": r.findings, "impression": r.impression}) for r in reports]
-    for report, (_, doc) in zip(reports, extract(items, v)):
+    for report, (_, doc) in zip(reports, extract(items, v), strict=True):
         gold = gold_targets(report)
         pred = rules_targets(doc, v)
         rules.add(gold, pred)
@@ -353,7 +353,7 @@ def evaluate_change_cues(reports: Mapping[str, IUReport], labels: list[dict],
     nlp = build_pipeline(v)
     ids = list(dict.fromkeys(r["report_id"] for r in labels))
     texts = {rid: compose_text(reports[rid].sections()) for rid in ids}
-    docs = dict(zip(ids, nlp.pipe(texts[rid] for rid in ids)))
+    docs = dict(zip(ids, nlp.pipe(texts[rid] for rid in ids), strict=True))
     extracted = {rid: doc_to_radgraph(docs[rid], v) for rid in ids}
     scores = ChangeCueScores()
     for row in labels:
@@ -384,9 +384,9 @@ class EvalResult:
     n_reports: int
 
     def as_dict(self) -> dict:
-        out = {"reports": self.n_reports, "findings": {}, "laterality": {}, "change_cues": None}
+        out: dict[str, Any] = {"reports": self.n_reports, "findings": {}, "laterality": {}, "change_cues": None}
         for name, sc in self.scores.items():
-            out["findings"][name] = {"per_finding": {t: dict(zip(("precision", "recall", "f1"), sc.prf(t)),
+            out["findings"][name] = {"per_finding": {t: dict(zip(("precision", "recall", "f1"), sc.prf(t), strict=True),
                                                              tp=sc.counts[t][0], fp=sc.counts[t][1], fn=sc.counts[t][2])
                                                      for t in TARGETS},
                                      "micro_f1": sc.micro_f1(), "macro_f1": sc.macro_f1()}
@@ -397,7 +397,7 @@ class EvalResult:
         if self.change_cues:
             cc = self.change_cues
             out["change_cues"] = {"sentences": cc.n_sentences,
-                                  "per_class": {c: dict(zip(("precision", "recall", "f1"), cc.prf(c)), support=cc.support(c))
+                                  "per_class": {c: dict(zip(("precision", "recall", "f1"), cc.prf(c), strict=True), support=cc.support(c))
                                                 for c in CHANGE_CLASSES if cc.support(c) or cc.counts[c][1]}}
         return out
 

@@ -154,8 +154,8 @@ def _tests_text(tests_dir: Path) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Write the drawn candidates (no text, no labels) as JSON to ``--out``."""
-    from graph.extract.eval.gold_eval import GOLD_DIR
     from graph.datasets.iu import load_reports
+    from graph.extract.eval.gold_eval import GOLD_DIR
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, required=True)

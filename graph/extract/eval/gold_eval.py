@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from graph.extract.eval.evaluate import CHANGE_CLASSES, NEGATION_WORDS, sentence_tokens
 from graph.datasets.iu import IUReport
+from graph.extract.eval.evaluate import CHANGE_CLASSES, NEGATION_WORDS, sentence_tokens
 from graph.vocabulary import Vocabulary, ancestors, normalise_phrase, vocabulary
 
 GOLD_DIR = Path(__file__).resolve().parent / "gold"
@@ -206,7 +206,7 @@ def rules_predictions(reports: Mapping[str, IUReport], gold: list[GoldSentence],
         for g in sentences:
             first, last = sentence_tokens(doc, text, reports[rid], g.section, g.start, g.end)
             covered = {sent_of[n] for n, i in enumerate(kept) if first <= i < last}
-            inside = [m for m in mentions if int(m.sentence_id.rsplit("|", 1)[1]) in covered]
+            inside = [m for m in mentions if int(str(m.sentence_id).rsplit("|", 1)[1]) in covered]
             inside += [m for n in covered for m in referred.get(n, []) if m not in inside]
             out[g.key] = _aggregate(inside, v)
     return out
@@ -246,8 +246,8 @@ def _aggregate(mentions: list, v: Vocabulary) -> list[Predicted]:
         assertion = min((m.polarity or "present" for m in ms), key=_ASSERTION_RANK.__getitem__)
         stated = {x for m in ms if m.side and not _chamber_side(m, v)
                   for x in (("left", "right") if m.side == "bilateral" else (m.side,))}
-        sides = stated or {v.regions[m.anatomy].side for m in ms if m.anatomy in v.regions
-                           and m.anatomy not in _CHAMBERS} & {"left", "right"}
+        sides: set[str] = stated or {side for m in ms if m.anatomy in v.regions and m.anatomy not in _CHAMBERS
+                                     and (side := v.regions[m.anatomy].side) in ("left", "right")}
         changes = frozenset(m.change_label for m in ms if m.change_label)
         out.append(Predicted(finding, assertion, _laterality(sides), changes))
     return out

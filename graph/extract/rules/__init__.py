@@ -45,8 +45,8 @@ Requires the optional extra ``cxrkg[extract]`` (spaCy, medspaCy); ImportError na
 from graph.extract.rules.change_cues import CHANGE_CUES
 from graph.extract.rules.curves import CURVE_FINDINGS, curve_side
 from graph.extract.rules.document import DATA_SOURCE, doc_to_radgraph
-from graph.extract.rules.spacy_pipeline import SUGGESTIVE_CUES, build_pipeline
 from graph.extract.rules.sections import SECTION_ORDER, compose_text
+from graph.extract.rules.spacy_pipeline import SUGGESTIVE_CUES, build_pipeline
 from graph.extract.rules.stream import extract, extract_text, write_radgraph_json
 
 __all__ = ["CHANGE_CUES", "CURVE_FINDINGS", "DATA_SOURCE", "SECTION_ORDER", "SUGGESTIVE_CUES", "build_pipeline",

@@ -6,12 +6,10 @@ from __future__ import annotations
 from graph.extract.rules.change_cues import drop_unchanged_subjects, link_change, link_change_cue, reading_changes
 from graph.extract.rules.curves import curve_sides
 from graph.extract.rules.draft import Draft
-from graph.extract.rules.laterality import (link_anatomy, link_side, place_unanchored, reading_sides,
-                                            side_anatomy)
+from graph.extract.rules.laterality import link_anatomy, link_side, place_unanchored, reading_sides, side_anatomy
 from graph.extract.rules.mentions import Mention, has_subject, mention_spans
 from graph.extract.rules.normals import add_normal_statements
-from graph.extract.rules.observations import (add_observations, drop_named_generics, link_severity,
-                                              link_suggestive)
+from graph.extract.rules.observations import add_observations, drop_named_generics, link_severity, link_suggestive
 from graph.extract.rules.refer_back import drop_repeated_antecedents, refer_back, stable_abnormal_heart
 from graph.vocabulary import Vocabulary, vocabulary
 

@@ -19,7 +19,7 @@ _REFER_WORDS = {"this", "it", "these", "they", "that", "there", "which", "findin
                 "minimally", "somewhat", "considerably", "significantly", "markedly", "substantially", "further",
                 "overall", "also", "however", "in", "size", "interval", "last", "earlier", "essentially",
                 "grossly", "relatively", "again", "and", "on", "date", "dated", "recent", "one", "all", "both",
-                "imaging", "chest", "ct", "radiographically", "well", "overall", "position", "positioning"}
+                "imaging", "chest", "ct", "radiographically", "well", "position", "positioning"}
 #: words that make a refer-back speak of a device's place ("No interval change in XXXX position."): it refers
 #: to the devices of the sentence before only
 _POSITION = {"position", "positioning"}

@@ -11,11 +11,11 @@ import importlib.abc
 import sys
 
 from graph.extract.rules.change_cues import CHANGE_CUES
-from graph.extract.rules.target_spans import FACTORY, register_factory
 from graph.extract.rules.mentions import SIDE_COORDINATIONS, SIDE_WORDS, quantity_next_to
 from graph.extract.rules.normals import normal_rules
 from graph.extract.rules.phrase_patterns import patterns_to_phrases
 from graph.extract.rules.polarity import add_context
+from graph.extract.rules.target_spans import FACTORY, register_factory
 from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
 
 SUGGESTIVE_CUES = ("suggestive of", "consistent with", "compatible with", "may represent", "could represent",

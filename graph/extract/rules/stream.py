@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from graph.extract.rules.document import DATA_SOURCE, doc_to_radgraph
-from graph.extract.rules.spacy_pipeline import build_pipeline
 from graph.extract.rules.sections import compose_text
+from graph.extract.rules.spacy_pipeline import build_pipeline
 from graph.vocabulary import Vocabulary, vocabulary
 
 

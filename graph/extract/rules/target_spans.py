@@ -59,7 +59,7 @@ class TargetSpans:
         for span in spans:
             if taken.intersection(range(span.start, span.end)):
                 warnings.warn(f'The result ""{span}"" conflicts with a pre-existing entity in doc.ents. This result '
-                              "has been skipped.", RuntimeWarning)
+                              "has been skipped.", RuntimeWarning, stacklevel=2)
                 continue
             ents.append(span)
             taken.update(range(span.start, span.end))

@@ -15,6 +15,7 @@ from typing import Any, Iterator
 
 from graph.records import InputError
 
+
 def _jsonl_doc(line: dict, file: str) -> tuple[str, str, dict]:
     """Convert one DyGIE-style RadGraph-XL line to (doc_key, text, v1-style entities)."""
     doc_key = str(line.get("doc_key", ""))
@@ -22,7 +23,8 @@ def _jsonl_doc(line: dict, file: str) -> tuple[str, str, dict]:
     if not isinstance(sentences, list) or not isinstance(ner, list):
         raise InputError(file, doc_key, "sentences" if not isinstance(sentences, list) else "ner", "expected a list")
     tokens = [t for sent in sentences for t in sent]
-    entities, by_span = {}, {}
+    entities: dict[str, dict[str, Any]] = {}
+    by_span: dict[tuple[int, int], str] = {}
     for sent in ner:
         for span in sent:
             s, e, label = span

@@ -85,17 +85,17 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
             if not modifies_obs and vocab.severity_of(obs.tokens) is None:
                 unmapped.append(obs.tokens.lower())
             continue
-        change_ent = changes[0] if changes else None
+        change_label = changes[0].change_label if changes else None  # a CHAN entity's, never None
         sentence = sent_of[min(obs.start, len(tokens) - 1)] if tokens else 0
-        evidence = " ".join(t for t, si in zip(tokens, sent_of) if si == sentence)
+        evidence = " ".join(t for t, si in zip(tokens, sent_of, strict=True) if si == sentence)
         section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
         for finding, region, polarity in stated:
             mentions.append(MentionRecord(
                 mention_id=stable_id(SOURCE_RADGRAPH, study.study_id, doc_key, region, finding, obs.eid),
                 study_id=study.study_id, anatomy=region, finding=finding, polarity=polarity,
                 severity=severity[1], severity_score=severity[0],
-                change=vocab.change_labels[change_ent.change_label] if change_ent else None,
-                change_label=change_ent.change_label if change_ent else None, prior_image_id=None,
+                change=vocab.change_labels[change_label] if change_label else None,
+                change_label=change_label, prior_image_id=None,
                 evidence=evidence, source=SOURCE_RADGRAPH, file=file, record=doc_key, section=section,
                 sentence_id=f"{doc_key}|{sentence}", side=side,
             ))

@@ -1,0 +1,158 @@
+"""The one declared graph schema (graph/schema.yaml) and what is produced from it: the store's constraints
+and indexes, the bulk import headers, the loaders' row checks, the parsed records' fields and the README's
+model table. A property removed from the schema changes each of them, and rows that still carry it fail."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+import graph.derived_rows as derived_rows_module
+from graph.derived_rows import batch_rows, mention_props
+from graph.ingest.import_files import ImportFileError, ImportFiles, node_columns, relationship_columns
+from graph.records import BoundingBoxRecord, ImageRecord, MentionRecord, ParsedFile, ReportRecord, StudyRecord, file_key
+from graph.schema import SCHEMA_FILE, SchemaError, graph_schema, load_schema, markdown
+from graph.store.statements import NODE_KEYS, schema_statements
+
+ROOT = Path(__file__).resolve().parents[2]
+BEGIN, END = "<!-- graph-schema:begin -->\n", "<!-- graph-schema:end -->"
+
+
+def _edited(tmp_path: Path, edit) -> Path:
+    """A copy of the packaged schema file with ``edit`` applied to its data."""
+    data = yaml.safe_load(SCHEMA_FILE.read_text(encoding="utf-8"))
+    edit(data)
+    path = tmp_path / "schema.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _mention(**changes) -> MentionRecord:
+    fields = dict(mention_id="m1", study_id="s1", anatomy="left lung", finding="pleural effusion",
+                  polarity="present", severity=None, severity_score=None, change=None, change_label=None,
+                  prior_image_id=None, evidence="left effusion", source="radgraph", file="a.json", record="r1",
+                  side="left")
+    return MentionRecord(**{**fields, **changes})
+
+
+def test_the_store_creates_a_constraint_for_every_label_key_and_every_declared_index():
+    schema = graph_schema()
+    statements = schema_statements()
+    for label, node in schema.nodes.items():
+        assert (f"CREATE CONSTRAINT {node.constraint} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{node.key} IS UNIQUE"
+                in statements)
+    assert "CREATE INDEX observation_onset IF NOT EXISTS FOR (n:Observation) ON (n.finding, n.onset_datetime)" \
+        in statements
+    assert "CREATE INDEX progression_change IF NOT EXISTS FOR ()-[r:PROGRESSION]-() ON (r.change)" in statements
+    assert len(statements) == len(schema.nodes) + len(schema.node_indexes()) + len(schema.relationship_indexes())
+    assert NODE_KEYS == {label: node.key for label, node in schema.nodes.items()}
+
+
+def test_import_headers_follow_the_declared_properties_in_order():
+    assert [h for h, _, _ in node_columns("Study")] == [
+        "study_id:ID(Study)", "patient_id:string", "study_datetime:localdatetime", "age_decile:string",
+        "reason_for_exam:string", "study_order:long"]
+    assert [h for h, _, _ in relationship_columns("PRIOR", "Study", "Study")] == [
+        ":START_ID(Study)", ":END_ID(Study)", "days:long"]
+    # properties another step writes after a load are not columns
+    assert [h for h, _, _ in node_columns("Anatomy")] == ["name:ID(Anatomy)"]
+    assert "probability:double" not in [h for h, _, _ in relationship_columns("PROGRESSION", "Observation",
+                                                                              "Observation")]
+
+
+def test_parsed_records_carry_every_property_the_schema_declares_for_them():
+    """Each record class holds the stored properties of its label (besides what the loader adds: the file,
+    the mention's file key); a property added to or removed from one side only fails here."""
+    def fields(cls) -> set[str]:
+        return {f.name for f in dataclasses.fields(cls)}
+
+    def stored(label: str) -> set[str]:
+        return set(graph_schema().row_keys(label))
+
+    assert fields(BoundingBoxRecord) == stored("BoundingBox")
+    assert fields(ImageRecord) - {"objects"} | {"file"} == stored("Image")
+    assert fields(ReportRecord) | {"file"} == stored("Report")
+    assert fields(MentionRecord) - {"study_id", "anatomy", "finding"} | {"file_key"} == stored("Mention")
+    # the study's order is cxrkg's rank by date; the gender is the patient's
+    assert fields(StudyRecord) - {"record", "gender"} | {"study_order"} == stored("Study")
+    assert stored("Patient") == {"patient_id", "gender"}
+
+
+def test_rows_are_checked_against_the_schema():
+    schema = graph_schema()
+    schema.check_row("Mention", mention_props(_mention()))
+    with pytest.raises(SchemaError, match=r"Mention mention_id 'm1': property 'colour' is not in the graph schema"):
+        schema.check_row("Mention", {**mention_props(_mention()), "colour": "red"})
+    with pytest.raises(SchemaError, match=r"property 'severity_score' must be long, got '2'"):
+        schema.check_row("Mention", {**mention_props(_mention()), "severity_score": "2"})
+    with pytest.raises(SchemaError, match=r"no value for its key 'mention_id'"):
+        schema.check_row("Mention", {"polarity": "present"})
+    with pytest.raises(SchemaError, match=r"'Colour' is neither a label nor a relationship type"):
+        schema.check_row("Colour", {})
+
+
+def test_removing_a_property_changes_headers_and_row_checks_and_fails_rows_that_still_hold_it(tmp_path,
+                                                                                             monkeypatch):
+    reduced = load_schema(_edited(tmp_path, lambda d: d["nodes"]["Mention"]["properties"].pop("side")))
+    assert "side:string" in [h for h, _, _ in node_columns("Mention")]
+    assert "side:string" not in [h for h, _, _ in node_columns("Mention", reduced)]
+    assert "side" not in reduced.row_keys("Mention")
+    # the bulk writer's columns and both loaders' rows now refuse a mention that states a side
+    files = ImportFiles(tmp_path / "files", schema=reduced)
+    with pytest.raises(ImportFileError, match=r"no column for \['side'\]"):
+        files.node_file("Mention").write(mention_props(_mention()))
+    files.close()
+    monkeypatch.setattr(derived_rows_module, "graph_schema", lambda: reduced)
+    parsed = ParsedFile("a.json", studies=[StudyRecord("s1", "p1", None, "r1")], mentions=[_mention()])
+    with pytest.raises(SchemaError, match=r"Mention mention_id 'm1': property 'side' is not in the graph schema"):
+        batch_rows([parsed])
+    assert batch_rows([ParsedFile("a.json", mentions=[_mention(side=None)])])[4]["s1|left lung|pleural effusion"]
+
+
+def test_removing_an_indexed_property_or_a_key_is_refused_and_removing_an_index_drops_its_statement(tmp_path):
+    def drop_file_key(d):
+        d["nodes"]["Mention"]["properties"].pop("file_key")
+
+    with pytest.raises(SchemaError, match=r"nodes\.Mention.*index 'mention_file_key' is on undeclared properties"):
+        load_schema(_edited(tmp_path, drop_file_key))
+
+    def drop_index(d):
+        drop_file_key(d)
+        d["nodes"]["Mention"].pop("indexes")
+
+    reduced = load_schema(_edited(tmp_path, drop_index))
+    assert not any("mention_file_key" in s for s in schema_statements(reduced))
+    assert any("mention_file_key" in s for s in schema_statements())
+    with pytest.raises(SchemaError, match=r"nodes\.SourceFile\.key: Field required"):
+        load_schema(_edited(tmp_path, lambda d: d["nodes"]["SourceFile"].pop("key")))
+    with pytest.raises(SchemaError, match=r"HAS_MENTION joins undeclared labels \['Mention'\]"):
+        load_schema(_edited(tmp_path, lambda d: d["nodes"].pop("Mention")))
+    with pytest.raises(SchemaError, match=r"type 'text' is not one of"):
+        load_schema(_edited(tmp_path, lambda d: d["nodes"]["Patient"]["properties"].update(gender="text")))
+
+
+def test_a_mention_file_key_is_what_the_schema_types_it():
+    row = mention_props(_mention())
+    assert row["file_key"] == file_key("a.json")
+    graph_schema().check_row("Mention", row)
+
+
+def test_the_readme_model_table_is_the_rendered_schema():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme.count(BEGIN) == 1 and readme.count(END) == 1, "README.md lacks the graph-schema markers"
+    block = readme[readme.index(BEGIN) + len(BEGIN):readme.index(END)]
+    assert block == markdown(), ("README.md's graph model is not the rendered graph/schema.yaml: replace the "
+                                 "block between the markers with graph.schema.markdown()")
+
+
+def test_the_rendered_table_follows_the_schema(tmp_path):
+    reduced = load_schema(_edited(tmp_path, lambda d: d["nodes"]["Mention"]["properties"].pop("side")))
+    def mention_row(text: str) -> str:
+        return next(line for line in text.splitlines() if line.startswith("| **Mention** |"))
+
+    assert "`side` string" in mention_row(markdown()) and "`side` string" not in mention_row(markdown(reduced))
+    assert "| **PROGRESSION** | Observation -> Observation, StudyFinding -> StudyFinding |" in markdown()
+    assert "  Observation -->|HAS_MENTION| Mention" in markdown()
