@@ -50,6 +50,7 @@ class BatchResult:
     rejections: list[Rejection] = field(default_factory=list)
     unmapped_terms: Counter = field(default_factory=Counter)
     ambiguous_comparisons: int = 0
+    out_of_schema: Counter = field(default_factory=Counter)  # RadGraph relations outside its schema, by name
 
 
 def load_files(store: GraphStore, files: list[InputFile], vocab: Vocabulary, changed: set[str],
@@ -95,6 +96,7 @@ def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedF
             continue  # written below, after the rest of the batch
         result.rejections += pf.rejections
         result.unmapped_terms.update(pf.unmapped_terms)
+        result.out_of_schema.update(pf.out_of_schema)
         result.ambiguous_comparisons += pf.ambiguous_comparisons
         result.records += len(pf.studies)
         result.mentions += len(pf.mentions)
@@ -217,6 +219,7 @@ def _store_streamed(store: BatchWriter, f: InputFile, pf: StreamedFile, vocab: V
                 pf.rejections += chunk.rejections
                 result.rejections += chunk.rejections
                 result.unmapped_terms.update(chunk.unmapped_terms)
+                result.out_of_schema.update(chunk.out_of_schema)
                 result.records += len(chunk.studies)
                 result.mentions += len(chunk.mentions)
                 source_row["records"] += len(chunk.studies)

@@ -13,6 +13,7 @@ from graph.extract.rules.normals import add_normal_statements
 from graph.extract.rules.observations import (add_observations, drop_named_generics, link_severity,
                                               link_suggestive)
 from graph.extract.rules.refer_back import drop_repeated_antecedents, refer_back, stable_abnormal_heart
+from graph.extract.rules.side_places import sides_as_places
 from graph.vocabulary import Vocabulary, vocabulary
 
 DATA_SOURCE = "cxrkg-rules"
@@ -72,6 +73,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     place_unanchored(d)
     side_anatomy(d)
     reading_sides(d)
+    sides_as_places(d)
     return radgraph_document(d.entities, d.texts, data_source)
 
 

@@ -151,7 +151,7 @@ def side_anatomy(d: Draft) -> None:
     side_at = {e["_start"]: e for e in d.entities if e["label"] == "ANAT-DP" and e["_end"] - e["_start"] == 1
                and d.lower[e["_start"]] in SIDE_WORDS}
     for anat in [e for e in d.entities if e["label"] == "ANAT-DP" and id(e) in located_at]:
-        i = _side_word_of(d, anat)
+        i = side_word_of(d, anat)
         if i is None:
             continue
         located = located_at[id(anat)]
@@ -167,7 +167,7 @@ def side_anatomy(d: Draft) -> None:
                 side["rel"].append(("modify", e))
 
 
-def _side_word_of(d: Draft, anat: dict) -> int | None:
+def side_word_of(d: Draft, anat: dict) -> int | None:
     """The side word that sides the anatomy phrase ``anat``: right before it (zone words between, also
     joined: "right mid and upper lung zone"), or "bilaterally" right after it ("opacities in the upper lungs
     bilaterally", "the lung bases bilaterally": the guide's §5); None when there is none."""
