@@ -53,6 +53,10 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     "increase in heart size"). A scoliosis
     mention gets the direction of its curve ("dextro", "rightward", "convex to the right") as an ANAT-DP
     ``modify`` (the side MeSH gives it); the direction inside the word ("dextroscoliosis") needs none.
+
+    Last, every side word that modifies an observation is rewritten into RadGraph's schema
+    (:func:`graph.extract.rules.side_places.sides_as_places`): a ``located_at`` target of the observation, or a
+    ``modify`` of the region written with it.
     """
     v = v or vocabulary()
     d = Draft.start(doc, v)

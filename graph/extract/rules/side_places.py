@@ -14,7 +14,7 @@ and regions (:func:`graph.formats.radgraph.records.doc_to_records`).
 from __future__ import annotations
 
 from graph.extract.rules.draft import Draft
-from graph.extract.rules.laterality import side_word_of
+from graph.extract.rules.laterality import located_by_anatomy, side_word_of
 
 
 def sides_as_places(d: Draft) -> None:
@@ -23,12 +23,7 @@ def sides_as_places(d: Draft) -> None:
 
     Mutates the entities' ``rel`` lists in place; adds and removes no entity.
     """
-    located: dict[int, list[dict]] = {}  # id() of an anatomy entity -> the observations located at it
-    for e in d.entities:
-        if e["label"].startswith("OBS"):
-            for r, t in e["rel"]:
-                if r == "located_at":
-                    located.setdefault(id(t), []).append(e)
+    located = located_by_anatomy(d)
     sides = [e for e in d.entities if e["label"] == "ANAT-DP"]
     sided_by = [[t for r, t in e["rel"] if r == "modify" and t["label"].startswith("OBS")] for e in sides]
     for side, sided in zip(sides, sided_by):
