@@ -52,3 +52,8 @@ def relation(doc: dict, source: str, kind: str) -> list[str]:
     """The tokens of the targets of ``source``'s (the entity whose tokens are ``source``) ``kind`` relations."""
     ents = doc["entities"]
     return [ents[t]["tokens"] for e in ents.values() if e["tokens"] == source for r, t in e["relations"] if r == kind]
+
+
+def found(text: str, section: str = "findings") -> set[tuple]:
+    """(finding, polarity, side, change label) of every mention ingestion reads from a made-up section."""
+    return {(m[0], m[2], m[3], m[4]) for m in mentions(extracted(text, section))}

@@ -64,7 +64,10 @@ CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
         "no longer present", "no longer identified", "interval resolution", *_SEEN_EARLIER)},
     **{w: (None, "CHAN-DEV-DISA") for w in ("removed", "removal", "interval removal", "extubated")},
     **{w: (None, "CHAN-DEV-PLACE") for w in (
-        "advanced", "withdrawn", "retracted", "repositioned", "pulled back", "interval advancement")},
+        "advanced", "withdrawn", "retracted", "repositioned", "pulled back", "interval advancement",
+        # motion, or a place "now" held (the guide's §9a): "the tip has moved", "now projects over the atrium"
+        "moved", "has moved", "have moved", "now projects", "now project", "now terminates", "now lies",
+        "now overlies", "now extends", "now ends")},
 }
 
 #: words between a change cue and its finding that do not break the link ("improved right basilar consolidation")

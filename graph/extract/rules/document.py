@@ -3,6 +3,7 @@ in order, then the entities merged, numbered and indexed by whitespace token."""
 
 from __future__ import annotations
 
+from graph.extract.rules.change_classes import hedged_changes, join_slashed_cues, normal_heart_resolution, stable_place
 from graph.extract.rules.change_cues import drop_unchanged_subjects, link_change, link_change_cue, reading_changes
 from graph.extract.rules.curves import curve_sides
 from graph.extract.rules.draft import Draft
@@ -65,12 +66,11 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     add_observations(d, obs_spans)
     drop_named_generics(d)
     add_normal_statements(d)
+    join_slashed_cues(d)
+    hedged_changes(d)
     unlinked = _link_modifiers(d)
     reading_changes(d)
-    for m in unlinked:
-        targets = refer_back(d, m) or stable_abnormal_heart(d, m)
-        if targets:
-            link_change(d, m, targets)
+    _link_unlinked(d, unlinked)
     drop_repeated_antecedents(d)
     drop_unchanged_subjects(d)
     curve_sides(d)
@@ -99,6 +99,17 @@ def _link_modifiers(d: Draft) -> list[Mention]:
         elif m.kind == "SUGG":
             link_suggestive(d, m)
     return unlinked
+
+
+def _link_unlinked(d: Draft, unlinked: list[Mention]) -> None:
+    """The change cues left without a finding of their sentence: a refer-back, the enlarged heart of another
+    sentence, the findings at a place the sentence calls stable, or a normal heart whose enlargement resolved."""
+    for m in unlinked:
+        targets = refer_back(d, m) or stable_abnormal_heart(d, m) or stable_place(d, m)
+        if targets:
+            link_change(d, m, targets)
+        else:
+            normal_heart_resolution(d, m)
 
 
 def radgraph_document(entities: list[dict], texts: list[str], data_source: str) -> dict:

@@ -76,11 +76,8 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
             changes = linked_changes.get(obs.eid, [])
             stated = [(finding, region, obs.polarity) for region in dict.fromkeys(regions)]
         elif absences := _normal_absences(obs, anatomy_ents, incoming, vocab):
-            severity, changes = (None, None), []  # a normal structure called stable is no change
-            # "the left lung is clear" denies on the left only (the annotation guide's §5)
-            side = _stated_side(obs, targets, incoming, vocab)
-            stated = [(f, region, absences[f]) for f in absences
-                      for region in vocab.default_regions(f, side if side in ("left", "right") else None)]
+            severity, changes = (None, None), _resolutions(linked_changes.get(obs.eid, []), vocab)
+            side, stated = _normal_stated(obs, targets, absences, incoming, vocab)
         else:
             modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
             if not modifies_obs and vocab.severity_of(obs.tokens) is None:
@@ -102,6 +99,23 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
             ))
     report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
     return report, mentions
+
+
+def _resolutions(changes: list[Entity], vocab: Vocabulary) -> list[Entity]:
+    """The changes of a normal statement that count: a normal structure called stable is no change, one whose
+    abnormality resolved is (the annotation guide's §9a: "heart size is normal, decreased from the prior": the
+    enlarged heart absent, resolved)."""
+    return [c for c in changes if vocab.change_labels[c.change_label] == "resolved"]
+
+
+def _normal_stated(obs: Entity, targets: list[Entity], absences: dict[str, str],
+                   incoming: dict[str, list[tuple[str, Entity]]],
+                   vocab: Vocabulary) -> tuple[str | None, list[tuple[str, str, str]]]:
+    """(side, [(finding, region, polarity)]) of a normal statement's absences: on the side it states only ("the
+    left lung is clear" denies on the left: the annotation guide's §5)."""
+    side = _stated_side(obs, targets, incoming, vocab)
+    return side, [(f, region, absences[f]) for f in absences
+                  for region in vocab.default_regions(f, side if side in ("left", "right") else None)]
 
 
 #: a normal statement's polarity -> the polarity of the absences it states; a denied normal ("the lungs
