@@ -3,8 +3,9 @@ in order, then the entities merged, numbered and indexed by whitespace token."""
 
 from __future__ import annotations
 
-from graph.extract.rules.change_classes import hedged_changes, join_slashed_cues, normal_heart_resolution, stable_place
-from graph.extract.rules.change_cues import drop_unchanged_subjects, link_change, link_change_cue, reading_changes
+from graph.extract.rules.changes.classes import hedged_changes, join_slashed_cues, normal_heart_resolution, stable_place
+from graph.extract.rules.changes.linking import drop_unchanged_subjects, link_change, link_change_cue
+from graph.extract.rules.changes.readings import reading_changes
 from graph.extract.rules.curves import curve_sides
 from graph.extract.rules.draft import Draft
 from graph.extract.rules.laterality import (link_anatomy, link_side, place_unanchored, reading_sides,
@@ -36,7 +37,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
        ...", "There is again ...") also modifies the present findings after it, up to the next cue or
        clause break ("Stable appearance of the enteric tube and left PICC"); a sign whose cue stands before
        it passes the cue's class to the one reading offered for it ("Stable apical opacity, probably
-       scarring": :func:`graph.extract.rules.change_cues.reading_changes`); "previously seen / noted" before
+       scarring": :func:`graph.extract.rules.changes.readings.reading_changes`); "previously seen / noted" before
        a finding its sentence negates ("the previously noted pneumothorax is not seen now") is a resolution;
     4. refer-back (:func:`graph.extract.rules.refer_back.refer_back`): a sentence with nothing but the cue
        and words that point back ("Increased since the prior study.", "This is unchanged."), or whose

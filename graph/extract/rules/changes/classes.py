@@ -15,7 +15,7 @@ annotation guide's §9a writes them down:
 
 from __future__ import annotations
 
-from graph.extract.rules.change_cues import CHANGE_CUES
+from graph.extract.rules.changes.cues import CHANGE_CUES
 from graph.extract.rules.draft import Draft
 from graph.extract.rules.mentions import DEVICE_CATEGORIES, Mention
 
