@@ -56,6 +56,12 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     mention gets the direction of its curve ("dextro", "rightward", "convex to the right") as an ANAT-DP
     ``modify`` (the side MeSH gives it); the direction inside the word ("dextroscoliosis") needs none.
 
+    Four sentence classes have rules of their own (:mod:`graph.extract.rules.changes.classes`, the annotation
+    guide's §9a): a slashed pair of cues ("stable/improved") is read as its change before linking, a hedge right
+    before a change cue ("possibly increased effusion") leaves the finding present, and a cue left without a
+    finding may speak of a place its sentence calls stable ("The left base is unchanged.") or of a heart called
+    normal after a decrease (a resolved enlargement).
+
     Last, every side word that modifies an observation is rewritten into RadGraph's schema
     (:func:`graph.extract.rules.side_places.sides_as_places`): a ``located_at`` target of the observation, or a
     ``modify`` of the region written with it.

@@ -34,9 +34,15 @@ RELATIONS = frozenset(r for _, r, _ in ALLOWED)
 
 
 def label_kind(label: Any) -> str | None:
-    """``ANAT``, ``OBS`` or ``CHAN`` for an entity label in any supported spelling (``ANAT-DP``,
-    ``Observation::definitely absent``, ``CHAN-CON-WOR`` or a repository alias such as ``CHAN-WOR``); None for
-    anything else."""
+    """The kind of an entity label in any supported spelling.
+
+    Args:
+        label: ``ANAT-DP``, ``Observation::definitely absent``, ``CHAN-CON-WOR``, a repository alias such as
+            ``CHAN-WOR``, or anything else.
+
+    Returns:
+        ``ANAT``, ``OBS`` or ``CHAN``; None for anything else (not text included).
+    """
     if not isinstance(label, str):
         return None
     if label in V1_LABELS:
@@ -53,12 +59,14 @@ def relation_name(source_kind: str | None, relation: str, target_kind: str | Non
 
 
 def schema_violations(entities: Mapping[str, Mapping]) -> Counter:
-    """The relations of one document's ``entities`` (``{id: {"label", "relations": [[type, target_id]]}}``)
-    that the schema does not have, counted by :func:`relation_name`; a relation to a missing entity counts
-    with target kind ``?``, an entity label outside the schema as ``"label <label>"``.
+    """The relations of one document's entities that the schema does not have.
+
+    Args:
+        entities: ``{id: {"label", "relations": [[type, target_id], ...]}}`` as a RadGraph document holds them.
 
     Returns:
-        a Counter, empty for a document that follows the schema.
+        a Counter by :func:`relation_name` (a relation to a missing entity has target kind ``?``; an entity
+        label outside the schema counts as ``"label <label>"``), empty for a document that follows the schema.
     """
     out: Counter = Counter()
     kinds = {str(eid): label_kind(e.get("label")) for eid, e in entities.items()}
@@ -75,7 +83,14 @@ def schema_violations(entities: Mapping[str, Mapping]) -> Counter:
 
 def written_violations(doc: Mapping) -> Counter:
     """:func:`schema_violations` of a document cxrkg writes, which must also spell its labels as RadGraph v1
-    and RadGraph2 do (``ANAT-DP``, ``OBS-U``, ``CHAN-CON-WOR``; not an alias nor a RadGraph-XL spelling)."""
+    and RadGraph2 do (``ANAT-DP``, ``OBS-U``, ``CHAN-CON-WOR``; not an alias nor a RadGraph-XL spelling).
+
+    Args:
+        doc: a RadGraph document (``{"text", "entities", ...}``).
+
+    Returns:
+        a Counter by name, empty when the document follows the schema.
+    """
     entities = doc.get("entities") or {}
     out = schema_violations(entities)
     for e in entities.values():
@@ -86,8 +101,14 @@ def written_violations(doc: Mapping) -> Counter:
 
 
 def drop_out_of_schema(entities: Mapping[str, Mapping]) -> dict[str, dict]:
-    """A copy of ``entities`` without the relations the schema does not have (what a reader that follows the
-    schema reads of them)."""
+    """What a reader that follows the schema reads of a document's entities.
+
+    Args:
+        entities: as for :func:`schema_violations`; left unchanged.
+
+    Returns:
+        a copy (each entity a new dict) without the relations outside :data:`ALLOWED`.
+    """
     kinds = {str(eid): label_kind(e.get("label")) for eid, e in entities.items()}
     out = {}
     for eid, e in entities.items():
