@@ -70,9 +70,10 @@ def extract_reports(source: str, out: str, extractor: str, columns: CsvColumns, 
     summary = run_extraction(iter_inputs(source, columns, Path(cache) if cache else None, id_prefix), Path(out),
                              run, shard_size, Path(rejected_report) if rejected_report else None,
                              extractor_name=extractor)
-    get_run_logger().info("extract: %d reports seen, %d documents, %d entities (%d change), %d rejected in %.1fs",
-                          summary.reports_seen, summary.documents, summary.entities, summary.change_entities,
-                          len(summary.rejections), summary.seconds)
+    get_run_logger().info("extract: %d reports seen, %d documents, %d entities (%d change), %d rejected, "
+                          "%d relations outside RadGraph's schema in %.1fs", summary.reports_seen, summary.documents,
+                          summary.entities, summary.change_entities, len(summary.rejections),
+                          sum(summary.out_of_schema.values()), summary.seconds)
     return summary
 
 

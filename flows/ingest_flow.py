@@ -58,6 +58,8 @@ class IngestSummary:
     unmapped_terms: int = 0
     top_unmapped: list[tuple[str, int]] = field(default_factory=list)
     ambiguous_comparisons: int = 0
+    #: relations of the RadGraph files read that RadGraph's schema does not have ("ANAT modify OBS") -> count
+    out_of_schema: dict[str, int] = field(default_factory=dict)
     rejections: list[Rejection] = field(default_factory=list)
     rejected_report: str | None = None
     seconds: float = 0.0
@@ -76,6 +78,8 @@ class IngestSummary:
         self.elements_created += result.elements.nodes + result.elements.relationships
         self.rejections += result.rejections
         self.ambiguous_comparisons += result.ambiguous_comparisons
+        for name, n in result.out_of_schema.items():
+            self.out_of_schema[name] = self.out_of_schema.get(name, 0) + n
 
     def stage_lines(self, batches: int, relinked_after_load: int) -> dict[str, str]:
         """What each stage did, for the log."""

@@ -204,6 +204,8 @@ class ParsedFile:
     rejections: list[Rejection] = field(default_factory=list)
     unmapped_terms: list[str] = field(default_factory=list)
     ambiguous_comparisons: int = 0
+    #: RadGraph relations outside its schema ("ANAT modify OBS") in the accepted records -> count
+    out_of_schema: dict[str, int] = field(default_factory=dict)
 
 
 def write_rejections(path: Path, rejections: list[Rejection]) -> None:

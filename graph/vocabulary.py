@@ -175,6 +175,31 @@ def load_vocabulary(path: Path = VOCAB_FILE) -> Vocabulary:
         OSError, yaml.YAMLError: the file cannot be read or parsed.
     """
     raw = yaml.safe_load(path.read_text())
+    regions = _regions(raw, path)
+    findings = _findings(raw, regions, path)
+    finding_forms: dict[str, str] = {}
+    for f in findings.values():
+        for form in (f.name, *f.synonyms, *f.subjects):
+            finding_forms.setdefault(normalise_phrase(form), f.name)
+    return Vocabulary(
+        version=str(raw["version"]),
+        normal_statements=_normal_statements(raw, findings, path),
+        regions=regions,
+        findings=findings,
+        severity_scores={normalise_phrase(k): int(v) for k, v in raw["severity_words"].items()},
+        change_labels=dict(raw["change_labels"]),
+        comparison_labels=dict(raw["comparison_labels"]),
+        _finding_forms=finding_forms,
+        _region_forms=_region_forms(raw, regions, path),
+    )
+
+
+def _regions(raw: dict, path: Path) -> dict[str, Region]:
+    """The ``regions`` table by name.
+
+    Raises:
+        VocabularyError: a region's parent is not a region.
+    """
     regions = {
         name: Region(name, code, side, parent, bool(bbox), tuple(cuis))
         for name, (code, side, parent, bbox, cuis) in raw["regions"].items()
@@ -182,7 +207,15 @@ def load_vocabulary(path: Path = VOCAB_FILE) -> Vocabulary:
     for r in regions.values():
         if r.parent and r.parent not in regions:
             raise VocabularyError(f"{path}: region {r.name!r}: parent {r.parent!r} is not a region")
+    return regions
 
+
+def _findings(raw: dict, regions: dict[str, Region], path: Path) -> dict[str, Finding]:
+    """The ``findings`` table by name.
+
+    Raises:
+        VocabularyError: an IS_A parent is not a finding, or a default region (a side expanded) is not a region.
+    """
     findings = {
         name: Finding(
             name=name,
@@ -202,12 +235,16 @@ def load_vocabulary(path: Path = VOCAB_FILE) -> Vocabulary:
             for region, _ in _expand_side(pattern):
                 if region not in regions:
                     raise VocabularyError(f"{path}: finding {f.name!r}: region {region!r} is not a region")
+    return findings
 
-    finding_forms: dict[str, str] = {}
-    for f in findings.values():
-        for form in (f.name, *f.synonyms, *f.subjects):
-            finding_forms.setdefault(normalise_phrase(form), f.name)
 
+def _region_forms(raw: dict, regions: dict[str, Region], path: Path) -> dict[str, tuple[str, ...]]:
+    """Normalised phrase -> the regions it names: each region's name, and the ``region_synonyms`` with their
+    ``{side}`` expanded (the first entry of a phrase wins).
+
+    Raises:
+        VocabularyError: a synonym names a region that does not exist.
+    """
     region_forms: dict[str, tuple[str, ...]] = {normalise_phrase(n): (n,) for n in regions}
     for pattern, targets in raw["region_synonyms"].items():
         for form, side in _expand_side(pattern):
@@ -216,18 +253,7 @@ def load_vocabulary(path: Path = VOCAB_FILE) -> Vocabulary:
                 if t not in regions:
                     raise VocabularyError(f"{path}: region synonym {form!r} -> {t!r} is not a region")
             region_forms.setdefault(normalise_phrase(form), expanded)
-
-    return Vocabulary(
-        version=str(raw["version"]),
-        normal_statements=_normal_statements(raw, findings, path),
-        regions=regions,
-        findings=findings,
-        severity_scores={normalise_phrase(k): int(v) for k, v in raw["severity_words"].items()},
-        change_labels=dict(raw["change_labels"]),
-        comparison_labels=dict(raw["comparison_labels"]),
-        _finding_forms=finding_forms,
-        _region_forms=region_forms,
-    )
+    return region_forms
 
 
 def _normal_statements(raw: dict, findings: dict[str, Finding], path: Path) -> dict[tuple[str, str], tuple[str, ...]]:

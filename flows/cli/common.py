@@ -137,6 +137,7 @@ def print_summary(summary) -> None:
                  "mentions_loaded", "elements_created", "patients_relinked", "studies", "observations",
                  "progression_edges", "unmapped_terms", "ambiguous_comparisons"):
         table.add_row(name.replace("_", " "), str(getattr(summary, name)))
+    table.add_row("out-of-schema relations", str(sum(summary.out_of_schema.values())))
     table.add_row("rejected records", str(len(summary.rejections)))
     table.add_row("seconds", f"{summary.seconds:.1f}")
     if summary.stage_seconds:
@@ -144,6 +145,7 @@ def print_summary(summary) -> None:
     console.print(table)
     if summary.top_unmapped:
         console.print("most frequent unmapped terms: " + ", ".join(f"{t} ({n})" for t, n in summary.top_unmapped))
+    print_out_of_schema(summary.out_of_schema, "read")
     print_rejections(summary.rejections, summary.rejected_report, "rejected-files report")
     console.print(f"library log (Prefect, warnings): {library_log()}", highlight=False)
 
@@ -191,7 +193,16 @@ def print_extraction(summary) -> None:
                   f"extracted, {summary.entities} entities ({summary.change_entities} change), "
                   f"{len(summary.rejections)} rejected, {summary.seconds:.1f} s -> {summary.radgraph_dir}; "
                   f"mapping {summary.doc_mapping}")
+    print_out_of_schema(summary.out_of_schema, "written")
     print_rejections(summary.rejections, summary.rejected_report, "rejected-records report")
+
+
+def print_out_of_schema(counts: dict[str, int], verb: str) -> None:
+    """The relations and labels outside RadGraph's schema (``"ANAT modify OBS": 3``), most frequent first, on
+    stderr; nothing when there are none."""
+    if counts:
+        named = ", ".join(f"{name} ({n:,})" for name, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
+        err.print(f"[yellow]outside RadGraph's schema[/] ({verb}): {sum(counts.values()):,}: {named}", highlight=False)
 
 
 def print_rejections(rejections: list, report: str | None, report_name: str) -> None:

@@ -6,6 +6,9 @@ Output folder layout (what ``cxrkg ingest OUT/radgraph --doc-mapping OUT/doc_map
     OUT/doc_mapping.csv            doc_key, patient_id, study_id, study_datetime (one row per extracted report)
     OUT/rejected.json              [{file, record, field, reason}] when anything was rejected
 
+Every document written is checked against RadGraph's schema (:func:`graph.formats.radgraph.schema.written_violations`:
+labels, relation kinds per pair of entity kinds); the summary counts what falls outside it by name.
+
 Memory is bounded by one shard: inputs are streamed, each shard is extracted and written, then dropped.
 The Prefect flow in ``flows/extract_flow.py`` wraps :func:`run_extraction`; it runs without Prefect too.
 """
@@ -16,11 +19,13 @@ import csv
 import functools
 import json
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from graph.extract.inputs import ReportInput
+from graph.formats.radgraph.schema import written_violations
 from graph.records import Rejection, write_rejections
 
 EXTRACTORS = ("rules", "radgraph")
@@ -43,6 +48,8 @@ class ExtractionSummary:
     documents: int = 0
     entities: int = 0
     change_entities: int = 0
+    #: relations (``"ANAT modify OBS"``) and labels outside RadGraph's schema in the written documents -> count
+    out_of_schema: Counter = field(default_factory=Counter)
     shards: list[str] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
     rejected_report: str | None = None
@@ -111,7 +118,8 @@ class Shard:
 class ShardResult:
     """What extracting one :class:`Shard` produced: its file (None when nothing was written), the
     doc-mapping rows ``(doc_key, patient_id, study_id, study_datetime)``, its rejections (input ones
-    first) and its counts (``inputs``: the shard's reports and input rejections)."""
+    first) and its counts (``inputs``: the shard's reports and input rejections; ``out_of_schema``: the
+    relations and labels of its documents outside RadGraph's schema, by name)."""
 
     path: str | None
     mapping: list[tuple[str, str | None, str | None, str | None]]
@@ -120,6 +128,7 @@ class ShardResult:
     documents: int = 0
     entities: int = 0
     change_entities: int = 0
+    out_of_schema: dict[str, int] = field(default_factory=dict)
 
 
 def iter_shards(inputs: Iterable[ReportInput | Rejection], size: int) -> Iterator[Shard]:
@@ -159,6 +168,7 @@ def extract_shard(shard: Shard, shard_dir: Path, extractor: Extractor) -> ShardR
         return result
     path = shard_path(shard_dir, shard.number)
     by_key = {r.doc_key: r for r in shard.items}
+    violations: Counter = Counter()
     with path.open("w", encoding="utf-8") as fh:
         fh.write("{")
         for key, doc in extractor([(r.doc_key, r.report) for r in shard.items]):
@@ -171,8 +181,10 @@ def extract_shard(shard: Shard, shard_dir: Path, extractor: Extractor) -> ShardR
             result.documents += 1
             result.entities += len(doc["entities"])
             result.change_entities += sum(e["label"].startswith("CHAN-") for e in doc["entities"].values())
+            violations.update(written_violations(doc))
         fh.write("\n}\n")
     result.path = str(path)
+    result.out_of_schema = dict(violations)
     return result
 
 
@@ -204,6 +216,7 @@ class ExtractionOutput:
         s.documents += result.documents
         s.entities += result.entities
         s.change_entities += result.change_entities
+        s.out_of_schema.update(result.out_of_schema)
         if result.path:
             s.shards.append(result.path)
 

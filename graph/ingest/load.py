@@ -50,6 +50,7 @@ class BatchResult:
     rejections: list[Rejection] = field(default_factory=list)
     unmapped_terms: Counter = field(default_factory=Counter)
     ambiguous_comparisons: int = 0
+    out_of_schema: Counter = field(default_factory=Counter)  # RadGraph relations outside its schema, by name
 
 
 def load_files(store: GraphStore, files: list[InputFile], vocab: Vocabulary, changed: set[str],
@@ -101,6 +102,7 @@ def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedF
             continue  # written below, after the rest of the batch
         result.rejections += pf.rejections
         result.unmapped_terms.update(pf.unmapped_terms)
+        result.out_of_schema.update(pf.out_of_schema)
         result.ambiguous_comparisons += pf.ambiguous_comparisons
         result.records += len(pf.studies)
         result.mentions += len(pf.mentions)
@@ -186,6 +188,18 @@ def _one_ahead(items: Iterator[_T]) -> Generator[_T, None, None]:
             yield cast(_T, item)  # not ``end``, so an item of ``items``
 
 
+def _count_chunk(chunk: ParsedFile, pf: StreamedFile, result: BatchResult, source_row: dict[str, Any]) -> None:
+    """Add one streamed chunk's rejections, terms and counts to its file, the batch result and the SourceFile row."""
+    pf.rejections += chunk.rejections
+    result.rejections += chunk.rejections
+    result.unmapped_terms.update(chunk.unmapped_terms)
+    result.out_of_schema.update(chunk.out_of_schema)
+    result.records += len(chunk.studies)
+    result.mentions += len(chunk.mentions)
+    source_row["records"] += len(chunk.studies)
+    source_row["rejected"] += len(chunk.rejections)
+
+
 def _store_streamed(store: BatchWriter, f: InputFile, pf: StreamedFile, vocab: Vocabulary, changed: bool,
                     dates: StudyDates, result: BatchResult) -> None:
     """Stream one big RadGraph file into the graph, one transaction per ``STREAM_CHUNK_DOCS`` documents.
@@ -221,13 +235,7 @@ def _store_streamed(store: BatchWriter, f: InputFile, pf: StreamedFile, vocab: V
             while chunk is not None:
                 following = next(chunks, None)
                 [chunk] = _checked(store, [chunk], dates)
-                pf.rejections += chunk.rejections
-                result.rejections += chunk.rejections
-                result.unmapped_terms.update(chunk.unmapped_terms)
-                result.records += len(chunk.studies)
-                result.mentions += len(chunk.mentions)
-                source_row["records"] += len(chunk.studies)
-                source_row["rejected"] += len(chunk.rejections)
+                _count_chunk(chunk, pf, result, source_row)
                 batch = Batch(files=[chunk], merge=changed)
                 if changed:
                     _retract_chunk(batch, f.path, chunk, earlier, last=following is None)

@@ -166,7 +166,8 @@ def gold_sides(report: IUReport, target: str) -> set[str]:
 
 def curve_sides(doc: dict, target: str, v: Vocabulary) -> set[str]:
     """Directions of the present curve mentions of ``target`` (scoliosis): the direction in the word
-    ("dextroscoliosis" -> right) or of its ANAT-DP ``modify`` ("dextro", "rightward", "convex to the right")."""
+    ("dextroscoliosis" -> right) or of the direction word it is ``located_at`` ("dextro", "rightward", "convex
+    to the right"), as a reader that follows RadGraph's schema finds it."""
     from graph.extract.rules import curve_side
 
     findings = set(TARGETS[target][1])
@@ -177,22 +178,24 @@ def curve_sides(doc: dict, target: str, v: Vocabulary) -> set[str]:
             continue
         if not any(v.finding_for(p) in findings for p in _phrases(eid, ents)):
             continue
-        words = [e["tokens"]] + [x["tokens"] for x in ents.values()
-                                 if x["label"] == "ANAT-DP" and ["modify", eid] in x["relations"]]
+        words = [e["tokens"]] + [ents[t]["tokens"] for r, t in e["relations"]
+                                 if r == "located_at" and not v.regions_for(ents[t]["tokens"])]
         out |= {s for s in map(curve_side, words) if s}
     return out
 
 
 def predicted_sides(doc: dict, target: str, v: Vocabulary) -> set[str]:
     """Sides of the present mentions of ``target`` after ingestion parsing (regions' sides); for a curve
-    (scoliosis, which ingestion places on the side-less spine) the directions of :func:`curve_sides`."""
+    (scoliosis, which ingestion places on the side-less spine) the directions of :func:`curve_sides`. Relations
+    outside RadGraph's schema are dropped first: the sides are those a reader that follows the schema finds."""
     from graph.extract.rules import CURVE_FINDINGS
     from graph.formats.radgraph import DocStudy, doc_to_records, parse_entities
+    from graph.formats.radgraph.schema import drop_out_of_schema
 
     findings = set(TARGETS[target][1])
     if findings <= CURVE_FINDINGS:
         return curve_sides(doc, target, v)
-    ents = parse_entities("doc", doc["entities"], "eval", v)
+    ents = parse_entities("doc", drop_out_of_schema(doc["entities"]), "eval", v)
     _, mentions = doc_to_records("doc", doc["text"], ents, DocStudy("p", "s"), "eval", v)
     out: set[str] = set()
     for m in mentions:

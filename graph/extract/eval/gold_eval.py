@@ -15,7 +15,8 @@ in turn; ``iu_sentences_6.json``, drawn and annotated blind after them all, is t
 
 Rules predictions: each report is extracted whole (context matters for refer-backs), read back with the
 ingestion parser (:func:`graph.formats.radgraph.doc_to_records`, so what is scored is what the graph
-stores) and each mention is attributed to the gold sentence its RadGraph sentence overlaps. Per sentence
+stores; relations outside RadGraph's schema are dropped first, so a side counts only where a reader that follows
+the schema finds it: a ``located_at`` target and the anatomy words that modify it) and each mention is attributed to the gold sentence its RadGraph sentence overlaps. Per sentence
 and finding: the assertion is the mention's polarity (present over uncertain over absent when mentions
 disagree), the laterality the side its mentions state, else the sides of their regions (left and right:
 bilateral; side-less: none; a heart chamber's side is no side of the body, as the guide's §5 says), the change the RadGraph2 labels of its mentions. A change cue that modifies an
@@ -188,6 +189,7 @@ def rules_predictions(reports: Mapping[str, IUReport], gold: list[GoldSentence],
     """Gold sentence key -> what the rules extractor states there (module docstring)."""
     from graph.extract.rules import build_pipeline, compose_text, doc_to_radgraph
     from graph.formats.radgraph import DocStudy, doc_to_records, parse_entities, sentence_index
+    from graph.formats.radgraph.schema import drop_out_of_schema
 
     nlp = build_pipeline(v)
     by_report: dict[str, list[GoldSentence]] = defaultdict(list)
@@ -198,7 +200,7 @@ def rules_predictions(reports: Mapping[str, IUReport], gold: list[GoldSentence],
         text = compose_text(reports[rid].sections())
         doc = nlp(text)
         radgraph = doc_to_radgraph(doc, v)
-        ents = parse_entities(rid, radgraph["entities"], "gold", v)
+        ents = parse_entities(rid, drop_out_of_schema(radgraph["entities"]), "gold", v)
         _, mentions = doc_to_records(rid, radgraph["text"], ents, DocStudy("gold", rid), "gold", v)
         sent_of = sentence_index(radgraph["text"].split(" "))
         kept = [t.i for t in doc if not t.is_space]  # RadGraph token n is spaCy token kept[n]

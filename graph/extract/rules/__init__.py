@@ -34,7 +34,8 @@ Modules, in the order a report meets them:
     draft: the entities of one Doc while the rules below add to them.
     observations: observation entities, composition with the word before, severity, ``suggestive_of``.
     laterality: anatomy (``located_at``), side words, a place for sided findings stated without one.
-    change_cues: the change cues, their classes and links (rules 1-3); refer_back: rule 4.
+    changes: the change cues, their classes and links (rules 1-3), the sentence classes of issue 33;
+    refer_back: rule 4.
     curves: the direction of a spinal curve.
     document: :func:`doc_to_radgraph`, the rules in order, and the numbered RadGraph document.
     stream: :func:`extract`, :func:`extract_text`, :func:`write_radgraph_json`.
@@ -42,7 +43,7 @@ Modules, in the order a report meets them:
 Requires the optional extra ``cxrkg[extract]`` (spaCy, medspaCy); ImportError names it otherwise.
 """
 
-from graph.extract.rules.change_cues import CHANGE_CUES
+from graph.extract.rules.changes.cues import CHANGE_CUES
 from graph.extract.rules.curves import CURVE_FINDINGS, curve_side
 from graph.extract.rules.document import DATA_SOURCE, doc_to_radgraph
 from graph.extract.rules.sections import SECTION_ORDER, compose_text

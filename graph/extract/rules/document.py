@@ -1,9 +1,22 @@
 """One processed spaCy Doc -> one RadGraph v1 / RadGraph2 document: the rules of the sibling modules applied
-in order, then the entities merged, numbered and indexed by whitespace token."""
+in order, then the entities merged, numbered and indexed by whitespace token.
+
+Four sentence classes have rules of their own (:mod:`graph.extract.rules.changes.classes`, the annotation
+guide's §9a): a slashed pair of cues ("stable/improved") is read as its change before linking, a hedge right
+before a change cue ("possibly increased effusion") leaves the finding present, and a cue left without a
+finding may speak of a place its sentence calls stable ("The left base is unchanged.") or of a heart called
+normal after a decrease (a resolved enlargement).
+
+Last, every side word that modifies an observation is rewritten into RadGraph's schema
+(:func:`graph.extract.rules.side_places.sides_as_places`): a ``located_at`` target of the observation, or a
+``modify`` of the region written with it.
+"""
 
 from __future__ import annotations
 
-from graph.extract.rules.change_cues import drop_unchanged_subjects, link_change, link_change_cue, reading_changes
+from graph.extract.rules.changes.classes import hedged_changes, join_slashed_cues, normal_heart_resolution, stable_place
+from graph.extract.rules.changes.linking import drop_unchanged_subjects, link_change, link_change_cue
+from graph.extract.rules.changes.readings import reading_changes
 from graph.extract.rules.curves import curve_sides
 from graph.extract.rules.draft import Draft
 from graph.extract.rules.laterality import link_anatomy, link_side, place_unanchored, reading_sides, side_anatomy
@@ -11,6 +24,7 @@ from graph.extract.rules.mentions import Mention, has_subject, mention_spans
 from graph.extract.rules.normals import add_normal_statements
 from graph.extract.rules.observations import add_observations, drop_named_generics, link_severity, link_suggestive
 from graph.extract.rules.refer_back import drop_repeated_antecedents, refer_back, stable_abnormal_heart
+from graph.extract.rules.side_places import sides_as_places
 from graph.vocabulary import Vocabulary, vocabulary
 
 DATA_SOURCE = "cxrkg-rules"
@@ -32,7 +46,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
        ...", "There is again ...") also modifies the present findings after it, up to the next cue or
        clause break ("Stable appearance of the enteric tube and left PICC"); a sign whose cue stands before
        it passes the cue's class to the one reading offered for it ("Stable apical opacity, probably
-       scarring": :func:`graph.extract.rules.change_cues.reading_changes`); "previously seen / noted" before
+       scarring": :func:`graph.extract.rules.changes.readings.reading_changes`); "previously seen / noted" before
        a finding its sentence negates ("the previously noted pneumothorax is not seen now") is a resolution;
     4. refer-back (:func:`graph.extract.rules.refer_back.refer_back`): a sentence with nothing but the cue
        and words that point back ("Increased since the prior study.", "This is unchanged."), or whose
@@ -50,6 +64,8 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     "increase in heart size"). A scoliosis
     mention gets the direction of its curve ("dextro", "rightward", "convex to the right") as an ANAT-DP
     ``modify`` (the side MeSH gives it); the direction inside the word ("dextroscoliosis") needs none.
+
+    The sentence classes with rules of their own and the schema rewrite of side words: the module's docstring.
     """
     v = v or vocabulary()
     d = Draft.start(doc, v)
@@ -58,18 +74,18 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     add_observations(d, obs_spans)
     drop_named_generics(d)
     add_normal_statements(d)
+    join_slashed_cues(d)
+    hedged_changes(d)
     unlinked = _link_modifiers(d)
     reading_changes(d)
-    for m in unlinked:
-        targets = refer_back(d, m) or stable_abnormal_heart(d, m)
-        if targets:
-            link_change(d, m, targets)
+    _link_unlinked(d, unlinked)
     drop_repeated_antecedents(d)
     drop_unchanged_subjects(d)
     curve_sides(d)
     place_unanchored(d)
     side_anatomy(d)
     reading_sides(d)
+    sides_as_places(d)
     return radgraph_document(d.entities, d.texts, data_source)
 
 
@@ -91,6 +107,17 @@ def _link_modifiers(d: Draft) -> list[Mention]:
         elif m.kind == "SUGG":
             link_suggestive(d, m)
     return unlinked
+
+
+def _link_unlinked(d: Draft, unlinked: list[Mention]) -> None:
+    """The change cues left without a finding of their sentence: a refer-back, the enlarged heart of another
+    sentence, the findings at a place the sentence calls stable, or a normal heart whose enlargement resolved."""
+    for m in unlinked:
+        targets = refer_back(d, m) or stable_abnormal_heart(d, m) or stable_place(d, m)
+        if targets:
+            link_change(d, m, targets)
+        else:
+            normal_heart_resolution(d, m)
 
 
 def radgraph_document(entities: list[dict], texts: list[str], data_source: str) -> dict:

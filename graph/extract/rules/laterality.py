@@ -1,6 +1,7 @@
 """Where an observation is: an anatomy phrase near it (``located_at``), a side word next to it (ANAT-DP
-``modify``), and a place for a sided finding stated with neither, so the graph does not put it on both
-sides by default."""
+``modify`` while the rules run; :mod:`graph.extract.rules.side_places` writes it in RadGraph's schema at the
+end), and a place for a sided finding stated with neither, so the graph does not put it on both sides by
+default."""
 
 from __future__ import annotations
 
@@ -142,16 +143,11 @@ def side_anatomy(d: Draft) -> None:
     location (the guide's §5). Runs after :func:`place_unanchored`, which gives the scarring its place. It also
     sides the predicate of a normal statement whose subject it opens ("Clear left lung."), whose absences
     ingestion then places on that side."""
-    located_at: dict[int, list[dict]] = {}  # id() of an anatomy entity -> the observations located at it
-    for e in d.entities:
-        if e["label"].startswith("OBS"):
-            for r, t in e["rel"]:
-                if r == "located_at":
-                    located_at.setdefault(id(t), []).append(e)
+    located_at = located_by_anatomy(d)
     side_at = {e["_start"]: e for e in d.entities if e["label"] == "ANAT-DP" and e["_end"] - e["_start"] == 1
                and d.lower[e["_start"]] in SIDE_WORDS}
     for anat in [e for e in d.entities if e["label"] == "ANAT-DP" and id(e) in located_at]:
-        i = _side_word_of(d, anat)
+        i = side_word_of(d, anat)
         if i is None:
             continue
         located = located_at[id(anat)]
@@ -167,7 +163,18 @@ def side_anatomy(d: Draft) -> None:
                 side["rel"].append(("modify", e))
 
 
-def _side_word_of(d: Draft, anat: dict) -> int | None:
+def located_by_anatomy(d: Draft) -> dict[int, list[dict]]:
+    """``id()`` of an anatomy entity -> the observations ``located_at`` it, in entity order."""
+    out: dict[int, list[dict]] = {}
+    for e in d.entities:
+        if e["label"].startswith("OBS"):
+            for r, t in e["rel"]:
+                if r == "located_at":
+                    out.setdefault(id(t), []).append(e)
+    return out
+
+
+def side_word_of(d: Draft, anat: dict) -> int | None:
     """The side word that sides the anatomy phrase ``anat``: right before it (zone words between, also
     joined: "right mid and upper lung zone"), or "bilaterally" right after it ("opacities in the upper lungs
     bilaterally", "the lung bases bilaterally": the guide's §5); None when there is none."""

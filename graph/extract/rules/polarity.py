@@ -4,7 +4,7 @@ history section -> OBS-U; historical stays OBS-DP; family history and the compar
 
 from __future__ import annotations
 
-from graph.extract.rules.change_cues import NOT_SEEN_BEFORE
+from graph.extract.rules.changes.cues import NOT_SEEN_BEFORE
 
 _NO_NEGATION = ("no change", "no significant change", "no interval change", "without change",
                 "not significantly changed", "no longer",

@@ -4,6 +4,7 @@ bare no-change cue ("Unchanged.", "No interval change.") speaks of the whole stu
 
 from __future__ import annotations
 
+from graph.extract.rules.changes.cues import CHANGE_CUES
 from graph.extract.rules.draft import Draft
 from graph.extract.rules.mentions import DEVICE_CATEGORIES, Mention
 from graph.extract.rules.sections import SECTION_ORDER
@@ -55,7 +56,6 @@ def refer_back(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     words = set(d.lower[sent.start:sent.end])
     if not (_alone(d, m, n, sent) or anaphor_subject(d, m)) or (words & _WHOLE_STUDY and not words & _ANAPHORS):
         return []
-    from graph.extract.rules.change_cues import CHANGE_CUES  # here: change_cues imports this module
 
     if not words & (_ANAPHORS | _POSITION) and CHANGE_CUES[m.value][0] == "CHAN-NC":
         return []  # "Unchanged.", "No interval change.": the whole study (the guide's §6)
@@ -218,7 +218,6 @@ def stable_abnormal_heart(d: Draft, m: Mention) -> list[tuple[Mention, dict]]:
     nowhere. None when the sentence states the heart's size itself, normal statements included ("Heart size
     upper limits normal, but stable"), and none for an enlarged heart without a no-change cue of its own: the
     sentence that states it keeps its class."""
-    from graph.extract.rules.change_cues import CHANGE_CUES  # here: change_cues imports this module
 
     n = d.sent_of[m.start]
     if CHANGE_CUES[m.value][0] != "CHAN-NC" or any(

@@ -3,14 +3,14 @@ whole), a sentencizer, three medspaCy target matchers (:mod:`graph.extract.rules
 ``doc.ents``; anatomy, side, severity, change and "suggestive of" cues as the ``cxr_modifiers`` span group; the
 subjects and predicates of normal statements as the ``cxr_normals`` span group) and ConText
 (:mod:`graph.extract.rules.polarity`). Findings, anatomy phrases and severity words come from
-:func:`graph.vocabulary.vocabulary`; change cues from :mod:`graph.extract.rules.change_cues`."""
+:func:`graph.vocabulary.vocabulary`; change cues from :mod:`graph.extract.rules.changes.cues`."""
 
 from __future__ import annotations
 
 import importlib.abc
 import sys
 
-from graph.extract.rules.change_cues import CHANGE_CUES
+from graph.extract.rules.changes.cues import CHANGE_CUES
 from graph.extract.rules.mentions import SIDE_COORDINATIONS, SIDE_WORDS, quantity_next_to
 from graph.extract.rules.normals import normal_rules
 from graph.extract.rules.phrase_patterns import patterns_to_phrases

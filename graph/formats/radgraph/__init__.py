@@ -14,7 +14,9 @@ Accepted inputs (docs/formats.md §2-§3):
   inclusive token offsets.
 
 Patient and study come from a MIMIC doc_key (``p10/p10000032/s50414267.txt``) or from a mapping the
-user gives (:func:`read_doc_mapping`).
+user gives (:func:`read_doc_mapping`). Each accepted document's relations are checked against RadGraph's
+schema (:mod:`~graph.formats.radgraph.schema`); ``ParsedFile.out_of_schema`` counts those outside it by name
+(``"ANAT modify OBS"``), which are still read (an anatomy word modifying an observation is its side).
 
 :func:`parse_radgraph` reads a file whole; :func:`parse_radgraph_chunks` streams the same spellings with
 ``ijson`` (JSON) or line by line (JSONL) for files too big for memory, such as the 220,000-report
@@ -37,6 +39,7 @@ from graph.formats.radgraph.doc_mapping import DocStudy, read_doc_mapping, study
 from graph.formats.radgraph.documents import iter_documents
 from graph.formats.radgraph.entities import Entity, parse_entities
 from graph.formats.radgraph.records import SECTION_NAMES, doc_to_records, sentence_index, token_sections
+from graph.formats.radgraph.schema import schema_violations
 from graph.formats.radgraph.stream import STREAM_BUFFER_BYTES, check_json_stream, stream_documents
 from graph.records import InputError, ParsedFile, Rejection, StudyRecord
 from graph.vocabulary import Vocabulary
@@ -76,6 +79,8 @@ def _add_document(out: ParsedFile, doc_key: str, doc: Any, file: str, vocab: Voc
     out.reports.append(report)
     out.mentions.extend(mentions)
     out.unmapped_terms.extend(report.unmapped_terms)
+    for name, n in schema_violations(doc["entities"]).items():
+        out.out_of_schema[name] = out.out_of_schema.get(name, 0) + n
 
 
 def parse_radgraph(path: Path, vocab: Vocabulary, mapping: dict[str, DocStudy] | None = None,

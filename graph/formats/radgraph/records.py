@@ -65,21 +65,19 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
     mentions: list[MentionRecord] = []
     unmapped: list[str] = []
     for obs in (e for e in entities.values() if e.kind == "OBS"):
-        anatomy_ents = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
+        targets = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
+        anatomy_ents = [a for a in targets if not _side_only(a, incoming)]
         modifiers = [src for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "OBS"]
         finding, consumed = _finding_of(obs, anatomy_ents, modifiers, vocab)
         if finding is not None:
-            regions, side = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped)
+            regions, side = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped, targets)
             scored = [(vocab.severity_of(mod.tokens), mod.tokens.lower()) for mod in modifiers]
             severity = max(((sc, w) for sc, w in scored if sc is not None), key=lambda x: x[0], default=(None, None))
             changes = linked_changes.get(obs.eid, [])
             stated = [(finding, region, obs.polarity) for region in dict.fromkeys(regions)]
         elif absences := _normal_absences(obs, anatomy_ents, incoming, vocab):
-            severity, changes = (None, None), []  # a normal structure called stable is no change
-            # "the left lung is clear" denies on the left only (the annotation guide's §5)
-            side = _stated_side(obs, anatomy_ents, incoming, vocab)
-            stated = [(f, region, absences[f]) for f in absences
-                      for region in vocab.default_regions(f, side if side in ("left", "right") else None)]
+            severity, changes = (None, None), _resolutions(linked_changes.get(obs.eid, []), vocab)
+            side, stated = _normal_stated(obs, targets, absences, incoming, vocab)
         else:
             modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
             if not modifies_obs and vocab.severity_of(obs.tokens) is None:
@@ -101,6 +99,23 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
             ))
     report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
     return report, mentions
+
+
+def _resolutions(changes: list[Entity], vocab: Vocabulary) -> list[Entity]:
+    """The changes of a normal statement that count: a normal structure called stable is no change, one whose
+    abnormality resolved is (the annotation guide's §9a: "heart size is normal, decreased from the prior": the
+    enlarged heart absent, resolved)."""
+    return [c for c in changes if c.change_label and vocab.change_labels[c.change_label] == "resolved"]
+
+
+def _normal_stated(obs: Entity, targets: list[Entity], absences: dict[str, str],
+                   incoming: dict[str, list[tuple[str, Entity]]],
+                   vocab: Vocabulary) -> tuple[str | None, list[tuple[str, str, str | None]]]:
+    """(side, [(finding, region, polarity)]) of a normal statement's absences: on the side it states only ("the
+    left lung is clear" denies on the left: the annotation guide's §5)."""
+    side = _stated_side(obs, targets, incoming, vocab)
+    return side, [(f, region, absences[f]) for f in absences
+                  for region in vocab.default_regions(f, side if side in ("left", "right") else None)]
 
 
 #: a normal statement's polarity -> the polarity of the absences it states; a denied normal ("the lungs
@@ -180,6 +195,20 @@ def _in_lung_tissue(phrase: str, vocab: Vocabulary) -> bool:
             and all(r == "lungs" or vocab.regions[r].parent in ("lungs", "left lung", "right lung") for r in regions))
 
 
+#: words that state a side or a direction and no place: an anatomy entity of only these that a finding is
+#: located at is its side (RadGraph's "effusion" located_at "left"; a curve's "dextro"), not an unknown place
+_SIDE_ONLY_WORDS = {"left", "right", "bilateral", "bilaterally", "both", "sided", "and", "greater", "more", "worse",
+                    "larger", "than", ">", "rightward", "rightwards", "leftward", "leftwards", "convex"}
+
+
+def _side_only(ent: Entity, incoming: dict[str, list[tuple[str, Entity]]]) -> bool:
+    """The anatomy entity (with the anatomy words that modify it) states only a side or a curve's direction:
+    each of its words is a side word (:data:`_SIDE_ONLY_WORDS`) or starts with "dextro" / "levo". "bilateral"
+    alone, which the vocabulary also reads as both lungs, is the side of "bilateral effusions", not a place."""
+    words = normalise_phrase(_anatomy_phrase(ent, incoming)).replace("-", " ").split()
+    return bool(words) and all(w in _SIDE_ONLY_WORDS or w.startswith(("dextro", "levo")) for w in words)
+
+
 def _anatomy_phrase(ent: Entity, incoming: dict[str, list[tuple[str, Entity]]]) -> str:
     """An anatomy entity with the anatomy words that modify it, in text order ("left" + "lung")."""
     parts = [ent] + [src for rtype, src in incoming[ent.eid] if rtype == "modify" and src.kind == "ANAT"]
@@ -199,13 +228,13 @@ def _stated_side(obs: Entity, anatomy_ents: list[Entity], incoming: dict[str, li
 
 def _regions_of(obs: Entity, finding: str, anatomy_ents: list[Entity], consumed: set[str],
                 incoming: dict[str, list[tuple[str, Entity]]], vocab: Vocabulary,
-                unmapped: list[str]) -> tuple[list[str], str | None]:
+                unmapped: list[str], targets: list[Entity]) -> tuple[list[str], str | None]:
     """The observation's regions: its located_at targets with their own modifiers (``left`` -> ``base``), a
     side-less one in its part on the stated side (:func:`_on_side`), else the finding's default regions on the
     stated side; and the side stated (left / right / bilateral or None), which a side-less region without such
     parts cannot show ("left PICC" in the SVC). Unknown places are added to ``unmapped``."""
     regions: list[str] = []
-    side = _stated_side(obs, anatomy_ents, incoming, vocab)
+    side = _stated_side(obs, targets, incoming, vocab)
     for anat in anatomy_ents:
         text_ = _anatomy_phrase(anat, incoming)
         if anat.eid in consumed:

@@ -1,71 +1,16 @@
-"""RadGraph2 change entities: the change cues, their classes, and how a cue finds the observation it
+"""RadGraph2 change entities: how a change cue (:mod:`graph.extract.rules.changes.cues`) finds the observation it
 modifies (rules 1-3 of :func:`graph.extract.rules.document.doc_to_radgraph`; rule 4, the refer-back, is
 :mod:`graph.extract.rules.refer_back`). Change subjects ("lung volumes", "aeration", the
 vocabulary's "heart size") are kept only when a cue links to them (:func:`drop_unchanged_subjects`)."""
 
 from __future__ import annotations
 
+from graph.extract.rules.changes.cues import CHANGE_CUES, RESOLUTIONS, SEEN_EARLIER
 from graph.extract.rules.draft import Draft, is_alternative
 from graph.extract.rules.mentions import DEVICE_CATEGORIES, Mention, is_change_subject
 from graph.extract.rules.refer_back import anaphor_subject
 from graph.extract.rules.sections import SECTION_ORDER
 from graph.vocabulary import normalise_phrase
-
-_SEEING = ("seen", "present", "visible", "noted", "visualized", "demonstrated", "identified")
-#: a finding seen on the prior study (no change) or not seen there (new): the guide's §6, with the verbs of
-#: seeing IU uses, an adverb between or before ("seen well on prior", "also identified on the previous study",
-#: "not well seen on prior exam") and "previously" for the prior ("This was present previously")
-_SEEN_BEFORE = tuple(f"{verb} {adverb}on {the}{prior}"
-                     for verb in _SEEING
-                     for adverb in ("", "well ", "also ", "again ", "previously ", "clearly ")
-                     for the in ("", "the ") for prior in ("prior", "previous", "comparison")) + tuple(
-    f"{adverb} {verb} on {the}{prior}" for verb in _SEEING for adverb in ("well", "clearly")
-    for the in ("", "the ") for prior in ("prior", "previous", "comparison")) + tuple(
-    f"{verb} previously" for verb in _SEEING)
-NOT_SEEN_BEFORE = tuple(f"not {cue}" for cue in _SEEN_BEFORE)
-#: "again seen / noted" (the guide's §6) with every verb of seeing ("again identified", "again visualized")
-_SEEN_AGAIN = tuple(f"again {verb}" for verb in _SEEING)
-
-#: "previously seen / identified" before a finding the sentence negates ("The previously seen nodule is not
-#: visualized today"): the finding is resolved (the guide's §6, CHAN-CON-RES); before a present one
-#: ("the previously identified nodule has increased") or after one, the sentence's other cues say what changed
-_SEEN_EARLIER = tuple(f"previously {verb}" for verb in (*_SEEING, "described"))
-
-#: change cue -> (class for a condition, class for a device); None: not a change of that kind. IU redacts the
-#: "changed" of "not significantly changed" ("effusion, not significantly XXXX since the last study": 3 reports).
-CHANGE_CUES: dict[str, tuple[str | None, str | None]] = {
-    **{w: ("CHAN-NC", "CHAN-NC") for w in (
-        "unchanged", "stable", "stably", "no change", "no significant change", "no interval change",
-        "without significant change", "without interval change", "without significant interval change",
-        "not significantly changed", "not significantly xxxx", "without change", "similar to prior",
-        "similar to the prior", "appears similar",
-        "appear similar", "similar to", "similar from",
-        "similar in appearance", "persistent", "persistently", "persistence", "redemonstration",
-        "again demonstrated are", "persists", "persist",
-        "again seen", "again noted", "again demonstrated", "redemonstrated", "re-demonstrated",
-        "grossly unchanged", "remains", "remain", "unchanged in position", "in unchanged position", "as before",
-        "there is again", "there are again", "is again", "are again", *_SEEN_BEFORE, *_SEEN_AGAIN)},
-    **{w: ("CHAN-CON-WOR", None) for w in (
-        "increased", "increasing", "increase", "worsened", "worsening", "worse", "enlarging",
-        "progressed", "progression", "progressive", "more prominent", "larger", "interval increase")},
-    **{w: ("CHAN-CON-IMP", None) for w in (
-        "improved", "improving", "improvement", "decreased", "decreasing", "decrease", "smaller", "resolving",
-        "clearing", "near complete clearing", "partially resolved", "near-complete resolution", "near complete resolution",
-        "partial resolution", "nearly resolved", "almost resolved", "partially cleared",
-        "less prominent", "diminished", "reduced", "interval improvement", "interval decrease")},
-    **{w: ("CHAN-CON-AP", "CHAN-DEV-AP") for w in (
-        "new", "newly", "interval development", "interval appearance", "developing", "new onset", "developed",
-        "has developed", "have developed", "development of", *NOT_SEEN_BEFORE,
-        # a finding back after it had gone is new on this study ("recurrent effusion", "recurrence of pneumothorax")
-        "recurrent", "recurrence of", "recurrence")},
-    **{w: (None, "CHAN-DEV-AP") for w in ("placed", "inserted", "interval placement", "placement of", "interval")},
-    **{w: ("CHAN-CON-RES", "CHAN-DEV-DISA") for w in (
-        "resolved", "resolution", "cleared", "no longer seen", "no longer visualized",
-        "no longer present", "no longer identified", "interval resolution", *_SEEN_EARLIER)},
-    **{w: (None, "CHAN-DEV-DISA") for w in ("removed", "removal", "interval removal", "extubated")},
-    **{w: (None, "CHAN-DEV-PLACE") for w in (
-        "advanced", "withdrawn", "retracted", "repositioned", "pulled back", "interval advancement")},
-}
 
 #: words between a change cue and its finding that do not break the link ("improved right basilar consolidation")
 _LINK_WORDS = {"of", "the", "in", "and", ",", "a", "an", "both", "bilateral", "bilaterally", "mild", "small", "patchy",
@@ -136,7 +81,7 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     structure_end = _structure_end(d, m, d.sentence_of(m.start)[1])
     after = [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < structure_end
              and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
-             and (it["label"] != "OBS-DA" or not _RESOLUTIONS.isdisjoint(CHANGE_CUES[m.value]))
+             and (it["label"] != "OBS-DA" or not RESOLUTIONS.isdisjoint(CHANGE_CUES[m.value]))
              and _free_gap(m, o, d.doc, covered) <= (0 if _change_subject(d, o) else 2)]
     after = min(after, key=lambda p: p[0].start) if after else None
     if after and _closes_clause(m, d):
@@ -190,9 +135,6 @@ def _link_interval(d: Draft, m: Mention, covered: set[int]) -> bool:
 
 #: classes that say how much a finding changed (a cue of them describes the word after it: its quantity)
 _QUANTITIES = {"CHAN-CON-WOR", "CHAN-CON-IMP"}
-#: the only classes of an absent finding (the guide's §6: a resolved finding, a removed device); a negated
-#: finding has no change ("Mild cardiomegaly as before with no effusions": the cue is the cardiomegaly's)
-_RESOLUTIONS = {"CHAN-CON-RES", "CHAN-DEV-DISA"}
 
 
 def _describes_other(d: Draft, m: Mention, covered: set[int]) -> bool:
@@ -302,7 +244,7 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
         if _quantity_state(d, m, o):
             it["_state"] = True  # "lung volumes are decreased": low lung volumes, a state (the guide's §6)
         label = _change_class(d, m, o, cond_label, dev_label)
-        if label is None or (it["label"] == "OBS-DA" and label not in _RESOLUTIONS):
+        if label is None or (it["label"] == "OBS-DA" and label not in RESOLUTIONS):
             continue
         # a possible diagnosis has no stated change of its own (two readings of a seen feature have its
         # change; the one reading of a changed sign has the sign's: reading_changes); "increased markings",
@@ -318,57 +260,6 @@ def link_change(d: Draft, m: Mention, targets: list[tuple[Mention, dict]]) -> bo
     return linked
 
 
-#: words between a sign, its comma and the one reading offered for it ("nodule, presumably a granuloma")
-_APPOSITIVE_HEDGES = {"possibly", "presumably", "probably", "likely", "most", "a", "an", "xxxx"}
-#: words that offer a reading as one of several ("scarring or infiltrate", "scarring alternatively effusion")
-_OTHER_READINGS = {"or", "versus", "vs", "vs.", "and/or", "alternatively"}
-
-
-def reading_changes(d: Draft) -> None:
-    """A sign that a change cue before it modifies passes the cue's class to the one reading offered for it,
-    by a link word ("Unchanged left basilar density which may represent atelectasis", "Stable blunting
-    likely due to pleural thickening": :func:`graph.extract.rules.observations.link_suggestive`) or after a
-    comma ("Stable right apical opacity, probably scarring", "Enlarging hilar mass, presumably adenopathy"):
-    the cue names the feature, whichever finding it is, as for two readings joined by "versus" (the guide's
-    §6). Not a reading among several ("Stable basilar opacity, atelectasis or scarring": the sign is stable,
-    the differential states no change), nor a reading after a predicate cue ("opacity, stable since the
-    prior study and may represent atelectasis": a clause of its own), nor a resolved sign's. Runs after every
-    cue and link word of the document is linked, before the refer-back."""
-    readings_of = _readings(d)
-    for e in [e for e in d.entities if e["label"].startswith("CHAN") and e["label"] not in _RESOLUTIONS]:
-        for _, sign in list(e["rel"]):
-            sign_start, readings = readings_of.get(id(sign), (0, ()))
-            for o, it in readings:
-                if e["_start"] < sign_start and id(it) not in d.changed and it["label"] != "OBS-DA" \
-                        and not _offers_others(d, o):
-                    d.entities.append({"_start": e["_start"], "_end": e["_end"], "label": e["label"],
-                                       "rel": [("modify", it)]})
-                    d.changed.add(id(it))
-
-
-def _readings(d: Draft) -> dict[int, tuple[int, list[tuple[Mention, dict]]]]:
-    """``id()`` of a sign's entity -> its first token and the readings offered for it: through a link word
-    (``suggestive_of``), or the next finding of its sentence after a comma and hedges only ("opacity,
-    possibly atelectasis")."""
-    mention_of = {id(it): (o, it) for o, it in d.obs_items}
-    out: dict[int, tuple[int, list[tuple[Mention, dict]]]] = {}
-    for n, (o, it) in enumerate(d.obs_items):
-        readings = [mention_of[id(r)] for rel, r in it["rel"] if rel == "suggestive_of" and id(r) in mention_of]
-        nxt = d.obs_items[n + 1] if n + 1 < len(d.obs_items) else None
-        if nxt and d.sent_of[nxt[0].start] == d.sent_of[o.start] and nxt[0].start > o.end + 1 \
-                and d.lower[o.end] == "," and _APPOSITIVE_HEDGES.issuperset(d.lower[o.end + 1:nxt[0].start]):
-            readings.append(nxt)
-        if readings:
-            out[id(it)] = (o.start, readings)
-    return out
-
-
-def _offers_others(d: Draft, o: Mention) -> bool:
-    """The reading is joined to another by "or", "versus" ... (within three tokens either side)."""
-    start, end = d.sentence_of(o.start)
-    return not _OTHER_READINGS.isdisjoint(d.lower[max(o.start - 3, start):o.start] + d.lower[o.end:min(o.end + 3, end)])
-
-
 def _state(m: Mention, o: Mention) -> bool:
     """Cue ``m`` states a state of finding ``o`` (:data:`_STATE_FINDINGS`, :data:`_SHAPES`)."""
     return (o.value in _STATE_FINDINGS and m.value in _STATE_WORDS
@@ -380,7 +271,7 @@ def _change_class(d: Draft, m: Mention, o: Mention, cond_label: str | None, dev_
     otherwise, read inversely for a change subject; None when it states no change of ``o``."""
     if _change_subject(d, o) and m.value in _STATE_FORMS and not _compared(d, m):
         return None  # "decreased lung volumes" is a state
-    if m.value in _SEEN_EARLIER and (o.start < m.end or not any(x is o and it["label"] == "OBS-DA"
+    if m.value in SEEN_EARLIER and (o.start < m.end or not any(x is o and it["label"] == "OBS-DA"
                                                                for x, it in d.obs_items)):
         return None  # "the previously seen nodule has increased": "increased" is the change
     if m.value in _STATE_FORMS and m.end <= o.start and (
