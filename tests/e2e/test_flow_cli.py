@@ -7,8 +7,8 @@ import json
 from typer.testing import CliRunner
 
 from flows.cli import app
-from tests.e2e.test_ingest import LCA, PID, STUDY, effusion_study, report
-from tests.helpers import load_into
+from tests.fixtures.effusion import LCA, PID, STUDY, effusion_study, report
+from tests.fixtures.loading import load_into
 
 runner = CliRunner()
 
