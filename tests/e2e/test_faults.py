@@ -196,6 +196,7 @@ def test_load_csv_cannot_read_the_servers_files(store):
         run_named(store, query, {})
 
 
+@pytest.mark.java  # `db start` looks for java before it checks the home
 def test_db_start_refuses_a_used_home_whose_data_are_gone(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 

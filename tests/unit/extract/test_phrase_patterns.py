@@ -32,6 +32,7 @@ def test_word_sequences_expand_alternatives_and_optional_words():
 
 
 def _context_nlp(move: bool):
+    import medspacy  # noqa: F401 (registers medspaCy's spaCy factories)
     import spacy
 
     nlp = spacy.blank("en")
@@ -62,3 +63,32 @@ def test_a_component_without_a_medspacy_matcher_is_refused():
     nlp = spacy.blank("en")
     with pytest.raises(TypeError, match="Sentencizer"):
         patterns_to_phrases(nlp.add_pipe("sentencizer"), nlp)
+
+
+def test_matchers_left_without_patterns_run_without_a_warning():
+    """Every pattern of the extractor's components moved to the PhraseMatcher: the emptied spaCy Matchers
+    answer no matches without spaCy's W036 ("does not have any patterns defined") on every report, and a
+    pattern rule added afterwards still matches."""
+    import warnings
+
+    import medspacy  # noqa: F401 (registers medspaCy's spaCy factories)
+    import spacy
+    from medspacy.common.medspacy_matcher import MedspacyMatcher
+    from medspacy.target_matcher import TargetRule
+
+    from graph.extract.rules import build_pipeline, extract_text
+
+    report = {"findings": "Small left pleural effusion, unchanged. No pneumothorax."}
+    first = extract_text(report)  # imports and builds the pipeline outside the check
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert extract_text(report) == first and len(first["doc"]["entities"]) >= 4
+    emptied = [m for _, c in build_pipeline().pipeline for m in vars(c).values() if isinstance(m, MedspacyMatcher)]
+    assert emptied and all(len(m._MedspacyMatcher__matcher) == 0 for m in emptied)
+
+    nlp = spacy.blank("en")
+    target = nlp.add_pipe("medspacy_target_matcher")
+    target.add([TargetRule("effusion", "OBS")])
+    patterns_to_phrases(target, nlp)
+    target.add([TargetRule("effusions", "OBS", pattern=[{"LOWER": "effusions"}, {"IS_PUNCT": True}])])
+    assert [e.text for e in nlp("Effusions. No effusion.").ents] == ["Effusions.", "effusion"]
