@@ -33,8 +33,11 @@ lint: $(STAMP)
 	$(PY) -m ruff check graph gnn flows
 	$(PY) -m mypy
 
+# Every marked group must run here: a skipped java, network or extract test fails the run (tests/fixtures/needs.py,
+# docs/testing.md). `make test CXRKG_REQUIRE=` relaxes it on a machine that lacks one of them.
+CXRKG_REQUIRE ?= java,network,extract
 test: install lint
-	$(PY) -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; fi; exit $$rc
+	CXRKG_REQUIRE=$(CXRKG_REQUIRE) $(PY) -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; fi; exit $$rc
 
 # tests/unit only: no Java, no Neo4j, no server build
 test-unit: $(STAMP)

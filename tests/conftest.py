@@ -4,24 +4,22 @@ The suite uses the server named by NEO4J_URI/NEO4J_USER/NEO4J_PASSWORD when set;
 cxrkg's own local Neo4j in a private folder (CXRKG_TEST_HOME, default .cxrkg/test in the repository) on
 port CXRKG_TEST_BOLT_PORT (default 7697), so the user's demo database is never touched. Every test
 that uses ``store`` starts from an empty graph.
+
+The markers of what a test needs (``java``, ``network``, ``extract``) and CXRKG_REQUIRE live in the plugin
+tests/fixtures/needs.py.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.fixtures.needs"]  # the java / network / extract markers and CXRKG_REQUIRE
+
 REPO = Path(__file__).resolve().parents[1]
-
-
-def pytest_runtest_setup(item):
-    """Tests marked ``java`` (METEOR and pycocoevalcap's tokenizer run Java) are skipped where Java is missing."""
-    if item.get_closest_marker("java") and shutil.which("java") is None:
-        pytest.skip("needs Java on PATH (METEOR, PTBTokenizer)")
 
 
 def _free(port: int) -> bool:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import load_into, radgraph_doc, scene_graph, write_radgraph, write_scene_graph
+from tests.fixtures.inputs import radgraph_doc, scene_graph, write_radgraph, write_scene_graph
+from tests.fixtures.loading import load_into
 
 PID = 10000077
 STUDY = {1: 50000771, 2: 50000772}
@@ -98,7 +99,7 @@ def test_the_same_image_or_doc_key_in_two_files_is_rejected_naming_both(store, t
 
 
 def test_a_comparison_with_another_patients_image_or_its_own_study_is_rejected(store, tmp_path):
-    from tests.helpers import comparison
+    from tests.fixtures.inputs import comparison
 
     _study(tmp_path, 1)
     other = scene_graph("dddddddd-0", 20000088, 50000881, "2150-01-05 08:00:00",

@@ -17,6 +17,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "benchmarks" / "ingest_benchmark.py"
 
+pytestmark = pytest.mark.java  # the benchmark starts its own local Neo4j
+
 
 def _free_port() -> int:
     import socket

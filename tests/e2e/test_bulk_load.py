@@ -117,6 +117,7 @@ def test_bulk_load_refuses_another_server(monkeypatch, neo4j_server, prefect_har
         bulk_ingest_flow([str(cohorts[1])], rejected_report=None)
 
 
+@pytest.mark.java  # neo4j-admin runs on Java
 def test_a_failed_import_says_why_and_leaves_no_database(tmp_path):
     from graph.ingest.import_files import ImportFiles
     from graph.server import LocalNeo4jServer, ServerError

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import graph_snapshot, load_into
+from tests.fixtures.loading import graph_snapshot, load_into
 
 REPO = Path(__file__).resolve().parents[2]
 

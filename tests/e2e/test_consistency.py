@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from graph.store.consistency import CHECKS, run_checks
-from tests.e2e.test_ingest import LCA, STUDY, effusion_study, ingest
+from tests.fixtures.effusion import LCA, STUDY, effusion_study
+from tests.fixtures.loading import load_into
 
 runner = CliRunner()
 OBS = {n: f"{STUDY[n]}|{LCA}|pleural effusion" for n in STUDY}
@@ -21,7 +22,7 @@ def three_studies(store, tmp_path):
     effusion_study(tmp_path, 1, present=False)
     effusion_study(tmp_path, 2, severity="small")
     effusion_study(tmp_path, 3, severity="moderate", compare="worsened")
-    ingest(store, tmp_path)
+    load_into(store, tmp_path)
     return store
 
 

@@ -9,8 +9,7 @@ import filecmp
 
 import pytest
 
-pytest.importorskip("medspacy")
-pytest.importorskip("prefect_dask")
+pytestmark = pytest.mark.extract  # medspaCy and prefect-dask
 
 SENTENCES = ["The left pleural effusion has increased.", "No pneumothorax.", "Heart size is normal.",
              "Right lower lobe consolidation, new since the prior study.", "Stable mild cardiomegaly.",

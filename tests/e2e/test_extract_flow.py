@@ -5,12 +5,11 @@ Observation without a prior study being invented. Report text here is synthetic.
 from __future__ import annotations
 
 import pytest
+from typer.testing import CliRunner
 
-pytest.importorskip("medspacy")
+from flows.cli import app
 
-from typer.testing import CliRunner  # noqa: E402
-
-from flows.cli import app  # noqa: E402
+pytestmark = pytest.mark.extract
 
 IU_LIKE = """<?xml version="1.0" encoding="utf-8"?><eCitation><MedlineCitation><Article><Abstract>
 <AbstractText Label="COMPARISON">Chest radiograph XXXX.</AbstractText><AbstractText Label="INDICATION">Dyspnea.</AbstractText>

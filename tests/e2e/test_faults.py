@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.helpers import graph_snapshot, load_into
+from tests.fixtures.loading import graph_snapshot, load_into
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -163,7 +163,7 @@ def test_a_load_blocked_by_another_transaction_fails_naming_it_and_stores_nothin
     the open transaction instead of waiting for ever, and loads in full once the holder is gone."""
     from graph.store import GraphBusy
     from graph.store import statements as st
-    from tests.helpers import scene_graph, write_scene_graph
+    from tests.fixtures.inputs import scene_graph, write_scene_graph
 
     write_scene_graph(tmp_path, scene_graph("img-1", 777, 7001, "2150-01-01T08:00:00",
                                             {"left lung": [["anatomicalfinding|yes|lung opacity"]]}))
@@ -196,6 +196,7 @@ def test_load_csv_cannot_read_the_servers_files(store):
         run_named(store, query, {})
 
 
+@pytest.mark.java  # `db start` looks for java before it checks the home
 def test_db_start_refuses_a_used_home_whose_data_are_gone(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 

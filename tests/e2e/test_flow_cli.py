@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from tests.e2e.test_ingest import LCA, PID, STUDY, effusion_study, report
-from tests.helpers import load_into
+from tests.fixtures.effusion import LCA, PID, STUDY, effusion_study, report
+from tests.fixtures.loading import load_into
 
 runner = CliRunner()
 
@@ -83,6 +84,7 @@ def test_cli_ingest_query_and_stats(store, prefect_harness, tmp_path):
     assert [r["file"] for r in json.loads((tmp_path / "r.json").read_text())] == [str(bad.resolve())]
 
 
+@pytest.mark.extract
 def test_cli_extract_writes_radgraph_that_ingest_reads(tmp_path):
     from graph.formats.radgraph import parse_radgraph, read_doc_mapping
     from graph.vocabulary import vocabulary

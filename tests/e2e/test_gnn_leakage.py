@@ -98,7 +98,7 @@ def test_empty_graph_is_a_clear_error(store, tmp_path):
 
 
 def test_single_study_patients_have_nothing_to_learn(store, tmp_path):
-    from tests.helpers import scene_graph, write_scene_graph
+    from tests.fixtures.inputs import scene_graph, write_scene_graph
 
     for n, pid in enumerate((10000001, 10000002)):
         write_scene_graph(tmp_path, scene_graph(f"aaaaaaaa-00000000-00000000-00000000-0000000{n}", pid, 50000001 + n,

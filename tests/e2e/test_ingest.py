@@ -11,34 +11,11 @@ import pytest
 from graph.ingest import discover, plan_ingest
 from graph.store.queries import QueryError, get_query, parse_query_file, run_named
 from graph.vocabulary import vocabulary
-from tests.helpers import (comparison, graph_snapshot, load_into, radgraph_doc, scene_graph, write_radgraph,
-                           write_scene_graph)
+from tests.fixtures.effusion import IMG, LCA, PID, STUDY, effusion_study, report
+from tests.fixtures.inputs import radgraph_doc, scene_graph, write_radgraph, write_scene_graph
+from tests.fixtures.loading import graph_snapshot, load_into
 
 V = vocabulary()
-PID = 10000001
-IMG = {n: f"bbbbbbbb-00000000-00000000-00000000-0000000{n}" for n in range(1, 5)}
-STUDY = {n: 50000000 + n for n in range(1, 5)}
-WHEN = {1: "2150-01-01 08:00:00", 2: "2150-01-11 08:00:00", 3: "2150-02-10 08:00:00", 4: "2150-03-12 08:00:00"}
-LCA = "left costophrenic angle"
-
-
-def effusion_study(folder: Path, n: int, present: bool = True, severity: str | None = None,
-                   compare: str | None = None, patient: int = PID, when: str | None = "default") -> Path:
-    label = f"anatomicalfinding|{'yes' if present else 'no'}|pleural effusion"
-    rels = [comparison(IMG[n], IMG[n - 1], LCA, compare, "pleural effusion")] if compare else []
-    g = scene_graph(IMG[n], patient, STUDY[n], WHEN[n] if when == "default" else when, {LCA: [[label]]},
-                    relationships=rels, severity={LCA: [[f"severity|yes|{severity}"]]} if severity else None)
-    return write_scene_graph(folder / "scene_graphs", g)
-
-
-def report(folder: Path, n: int, change_label: str | None) -> Path:
-    text = "IMPRESSION : Left pleural effusion has increased ."
-    ents = [("Left", "ANAT-DP", 2, [("modify", 2)]), ("pleural", "ANAT-DP", 3, []),
-            ("effusion", "OBS-DP", 4, [("located_at", 2)])]
-    if change_label:
-        ents.append(("increased", change_label, 6, [("modify", 3)]))
-    key = f"p10/p{PID}/s{STUDY[n]}.txt"
-    return write_radgraph(folder / "radgraph" / f"s{STUDY[n]}.json", {key: radgraph_doc(text, ents)})
 
 
 def ingest(store, *paths: Path, mapping: str | None = None):

@@ -13,7 +13,7 @@ import pytest
 from graph.records import file_key
 from graph.synth import write_cohort
 from graph.vocabulary import vocabulary
-from tests.helpers import graph_snapshot, load_into
+from tests.fixtures.loading import graph_snapshot, load_into
 
 
 @pytest.fixture(scope="module")

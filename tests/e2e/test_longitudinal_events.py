@@ -9,7 +9,8 @@ import pytest
 
 from graph.store.queries import get_query, run_named
 from graph.vocabulary import vocabulary
-from tests.helpers import graph_snapshot, load_into, scene_graph, write_scene_graph
+from tests.fixtures.inputs import scene_graph, write_scene_graph
+from tests.fixtures.loading import graph_snapshot, load_into
 
 LCA, RCA = "left costophrenic angle", "right costophrenic angle"
 EFF, ATEL = "pleural effusion", "atelectasis"
@@ -55,7 +56,7 @@ def write_cases(folder: Path) -> list[Path]:
 
 def _uncertain_reports(folder: Path) -> Path:
     """The uncertain prior of case prior_uncertain, as a RadGraph OBS-U (Chest ImaGenome has no uncertain)."""
-    from tests.helpers import radgraph_doc, write_radgraph
+    from tests.fixtures.inputs import radgraph_doc, write_radgraph
 
     pid = PATIENTS["prior_uncertain"]
     doc = radgraph_doc("Possible left pleural effusion .", [("left", "ANAT-DP", 1, []),

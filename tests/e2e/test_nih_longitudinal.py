@@ -8,7 +8,9 @@ import json
 import pytest
 
 from graph.store.queries import get_query, run_named
-from tests.helpers import load_into
+from tests.fixtures.loading import load_into
+
+pytestmark = pytest.mark.network  # the NIH tables come from the torchxrayvision wheel on PyPI
 
 PATIENTS = 250  # the first text-mined vs adjudicated disagreement is patient 218
 

@@ -30,7 +30,7 @@ NIH_PATIENTS = 250
 @pytest.fixture(scope="module")
 def nih_snapshot(neo4j_server, tmp_path_factory):
     """A snapshot of the first 250 NIH ChestX-ray14 patients, or None where the NIH tables are unavailable."""
-    from tests.helpers import load_into
+    from tests.fixtures.loading import load_into
     from graph.datasets.nih.convert import DatasetUnavailable, convert_nih
     from graph.datasets.wheel import WheelUnavailable
     from graph.store import reset_shared_store, shared_store
@@ -54,7 +54,7 @@ def nih_snapshot(neo4j_server, tmp_path_factory):
 @pytest.fixture(scope="module")
 def cohort_graph(neo4j_server, nih_snapshot, tmp_path_factory):
     """A 12-patient synthetic cohort (with region embeddings) loaded into the emptied test database."""
-    from tests.helpers import load_into
+    from tests.fixtures.loading import load_into
     from graph.store import reset_shared_store, shared_store
     from graph.synth import write_cohort
     from graph.vocabulary import vocabulary
@@ -92,7 +92,8 @@ def _outputs(nb: nbformat.NotebookNode) -> list[dict]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.name, marks=[pytest.mark.network] * (p.name == "progression.ipynb"))
+                                  for p in NOTEBOOKS])
 def test_notebook_executes_without_errors(cohort_graph, path):
     cohort, settings, nih = cohort_graph
     if path.name == "progression.ipynb" and nih is None:

@@ -12,7 +12,7 @@ from graph.store import GraphUnavailable, LoginRefused
 from graph.store.queries import QueryError, catalogue, parse_query_file, run_named
 from graph.store.query_api import QueryApiError, QueryApiReader
 from graph.synth import write_cohort
-from tests.helpers import load_into
+from tests.fixtures.loading import load_into
 
 
 def _reader(settings, password=None) -> QueryApiReader:

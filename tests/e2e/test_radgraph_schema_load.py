@@ -10,13 +10,12 @@ import json
 from itertools import islice
 
 import pytest
+from typer.testing import CliRunner
 
-pytest.importorskip("medspacy")
+from flows.cli import app
+from tests.fixtures.radgraph_schema import legacy_form
 
-from typer.testing import CliRunner  # noqa: E402
-
-from flows.cli import app  # noqa: E402
-from tests.unit.radgraph_schema_fixtures import legacy_form  # noqa: E402
+pytestmark = [pytest.mark.extract, pytest.mark.network]  # the rules extractor over IU reports from the wheel
 
 REPORTS = 300
 

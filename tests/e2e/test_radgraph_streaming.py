@@ -15,8 +15,8 @@ import graph.ingest.load as ingest_load
 import graph.ingest.plan as ingest_plan
 from graph.ingest import discover, load_files, plan_ingest
 from graph.vocabulary import vocabulary
-from tests.helpers import graph_snapshot
-from tests.unit.test_radgraph_streaming import CHUNK, cohort, doc_key, jsonl_line, write_mapping
+from tests.fixtures.loading import graph_snapshot
+from tests.fixtures.radgraph_cohort import CHUNK, cohort, doc_key, jsonl_line, write_mapping
 
 V = vocabulary()
 

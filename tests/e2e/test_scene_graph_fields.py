@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from tests.helpers import load_into, objects, radgraph_doc, write_radgraph, write_scene_graph
-from tests.unit.test_scene_graph_parsing import BOXES, IMG, LCA, MALFORMED, PID, STUDY, full_graph
+from tests.fixtures.inputs import objects, radgraph_doc, write_radgraph, write_scene_graph
+from tests.fixtures.loading import load_into
+from tests.fixtures.scene_graph_cases import BOXES, IMG, LCA, MALFORMED, PID, STUDY, full_graph
 
 
 BOX_ROWS = """

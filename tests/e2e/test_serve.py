@@ -16,8 +16,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from typer.testing import CliRunner
 
-from tests.helpers import graph_snapshot
-from tests.e2e.test_ingest import effusion_study
+from tests.fixtures.loading import graph_snapshot
+from tests.fixtures.effusion import effusion_study
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -1,12 +1,11 @@
 """The local Neo4j server: start, log in, persist data across a restart, stop.
 
 Starts its own server in a temporary CXRKG_HOME on free ports, independent of the session server in
-conftest.py. Needs Java 17+ (and Maven when graph/neo4j_server/target is not built yet); skipped without them.
+conftest.py. Needs Java 17+ (and Maven when graph/neo4j_server/target is not built yet): the ``java`` marker.
 """
 
 from __future__ import annotations
 
-import shutil
 import socket
 import stat
 import urllib.request
@@ -16,14 +15,7 @@ import pytest
 from neo4j.exceptions import AuthError
 
 from graph.settings import local_server_settings
-from graph.server import JAR_NAME, SERVER_DIR, LocalNeo4jServer
-
-needs_java = pytest.mark.skipif(
-    shutil.which("java") is None
-    or (shutil.which("mvn") is None and not (SERVER_DIR / "target" / JAR_NAME).is_file()),
-    reason="needs java (and mvn to build server/ the first time)",
-)
-
+from graph.server import LocalNeo4jServer
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -32,7 +24,7 @@ def _free_port() -> int:
 
 
 @pytest.mark.slow  # 25-30 s idle, ~50 s on a busy machine: two cold starts and two stops
-@needs_java
+@pytest.mark.java
 def test_local_server_lifecycle(tmp_path, monkeypatch):
     monkeypatch.setenv("CXRKG_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CXRKG_BOLT_PORT", str(_free_port()))

@@ -9,7 +9,7 @@ import pandas as pd
 
 from graph.synth import GROUND_TRUTH, write_cohort
 from graph.synth.check import check_sparse_cohort, truth_events
-from tests.helpers import load_into
+from tests.fixtures.loading import load_into
 
 
 def test_sparse_cohort_events_equal_ground_truth(store, tmp_path):

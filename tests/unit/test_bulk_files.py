@@ -7,18 +7,15 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from graph.ingest import discover, parse_files, plan_ingest, store_files
 from graph.ingest import load as ingest_load, plan as ingest_plan
-from graph.ingest.bulk import BulkInputError, BulkSink, write_part
-from graph.ingest.plan import with_fingerprint
-from graph.ingest.import_files import ImportFileError, ImportFiles, Listing, import_command
+from graph.ingest.bulk import BulkInputError
+from graph.ingest.import_files import ImportFileError, ImportFiles, import_command
 from graph.synth import write_cohort
-from graph.vocabulary import vocabulary
+from tests.fixtures.bulk import write_import_files
 
 
 def _rows(path: Path) -> list[list[str]]:
@@ -92,37 +89,12 @@ def test_import_command_names_every_written_file_once(tmp_path):
 def _write(cohort: Path, out: Path, mode: str, batch_files: int = 40,
            rejections: list | None = None) -> dict[str, list[str]]:
     """Import files of a cohort written batch by batch (``by_batch``), with every patient parked
-    (``parked``), or by write_part and absorb (``parts``); returns each group's sorted data lines and adds
+    (``parked``), or by write_part and absorb (``parts``) (:func:`tests.fixtures.bulk.write_import_files`); returns each group's sorted data lines and adds
     the rejections to ``rejections``."""
     groups: dict[str, list[str]] = {}
     for f in write_import_files(cohort, out, mode, batch_files, rejections):
         groups.setdefault(f.path.stem, []).extend(f.path.read_text(encoding="utf-8").splitlines()[1:])
     return {group: sorted(lines) for group, lines in groups.items()}
-
-
-def write_import_files(cohort: Path, out: Path, mode: str, batch_files: int = 40,
-                       rejections: list | None = None) -> list[Listing]:
-    """The import files of a cohort, written as :func:`_write` says, as the bulk load lists them."""
-    v = vocabulary()
-    plan = plan_ingest(discover([cohort], fingerprints=False), {}, v.version)
-    sink = BulkSink(ImportFiles(out), v, datetime(2026, 1, 1))
-    unlinked: set[str] = set()
-    for k, batch in enumerate(plan.batches(batch_files)):
-        link = set() if mode == "parked" else plan.patients_within(batch)
-        if mode == "parts":
-            part = write_part(batch, None, plan.metadata, link, out / "parts", k, sink.loaded_at)
-            sink.absorb(part)
-            result = part.result
-        else:
-            batch = [with_fingerprint(f) for f in batch]
-            result = store_files(sink, batch, parse_files(batch, v, None), v, set(), plan.metadata, link)
-            sink.end_batch()
-        unlinked = (unlinked - result.linked) | (result.patients - result.linked)
-        if rejections is not None:
-            rejections += result.rejections
-    sink.link_patients(unlinked)
-    sink.finish(v)
-    return sink.listing()
 
 
 def test_every_way_of_writing_gives_the_same_rows(tmp_path):

@@ -359,6 +359,7 @@ def real(tmp_path_factory):
     return tables, out, summary
 
 
+@pytest.mark.network
 def test_real_wheel_files_match_the_raw_table(real):
     tables, out, summary = real
     entry = tables.data_entry
@@ -385,6 +386,7 @@ def _expected_mentions(tables: NIHTables) -> Counter:
     return want
 
 
+@pytest.mark.network
 def test_real_wheel_scene_graphs_parse_with_the_right_mentions(real):
     tables, out, _ = real
     vocab = vocabulary()

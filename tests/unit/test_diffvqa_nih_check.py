@@ -102,6 +102,7 @@ RIGHT = [
 ]
 
 
+@pytest.mark.network
 def test_right_answers_agree(tables):
     result = check_answers(_frame(RIGHT), tables)
     assert result.mismatches.empty, result.mismatches.to_dict("records")
@@ -109,6 +110,7 @@ def test_right_answers_agree(tables):
     assert result.pairs_checked == len({(r[0], r[1]) for r in RIGHT})
 
 
+@pytest.mark.network
 def test_undecidable_and_other_questions_are_unchecked(tables):
     rows = [("00000008_002", "00000008_000", "abnormality", Q_ANY, "no"),  # only Nodule: no Diff-VQA name
             ("00000013_010", "00000013_005", "presence", "is there pneumothorax?", "yes"),
@@ -143,6 +145,7 @@ WRONG = [
 ]
 
 
+@pytest.mark.network
 def test_each_wrong_answer_is_caught_with_its_kind(tables):
     questions = _frame([row for row, _ in WRONG])
     result = check_answers(questions, tables)
@@ -153,11 +156,13 @@ def test_each_wrong_answer_is_caught_with_its_kind(tables):
     assert "emphysema" in first["detail"]
 
 
+@pytest.mark.network
 def test_missing_column_is_an_input_error(tables):
     with pytest.raises(CheckInputError, match="ref_id"):
         check_answers(_frame(RIGHT[:1]).drop(columns=["ref_id"]), tables)
 
 
+@pytest.mark.network
 def test_studies_follow_the_converters_rules(tables):
     studies = nih_studies(tables)
     assert studies["00000013_008"].labels == {"google:Airspace opacity"}  # NIH: No Finding; Google: YES

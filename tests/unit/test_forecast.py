@@ -12,18 +12,12 @@ from gnn.forecast.rows import CLASSES, FEATURES, ONSET, PERSISTENCE, RESOLUTION,
 from gnn.forecast.baselines import BASELINES
 from gnn.forecast.evaluation import macro_f1, per_finding, score
 from gnn.forecast.report import evaluate_forecasters, table_rows
-
-EFF, ATL = "pleural effusion", "atelectasis"
-
-
-def _studies(rows):
-    return pd.DataFrame(rows, columns=["patient_id", "study_id", "study_datetime", "study_order", "prior_study_id",
-                                       "prior_days", "age_decile", "gender"])
+from tests.fixtures.forecast import ATL, EFF, one_leads_to_another, studies_frame
 
 
 @pytest.fixture()
 def tables():
-    studies = _studies([
+    studies = studies_frame([
         ("A", "a1", "2000-01-01T00:00:00", 1, None, None, "60-70", "F"),
         ("A", "a2", "2000-04-01T00:00:00", 2, "a1", 91, "60-70", "F"),
         ("A", "a3", "2000-07-01T00:00:00", 3, "a2", 91, "60-70", "F"),
@@ -113,7 +107,7 @@ def _synthetic(n_patients=300, seed=1):
                 states.append((sid, EFF, "present"))
             elif rng.random() < 0.5:
                 states.append((sid, EFF, "absent"))
-    return _studies(studies), pd.DataFrame(states, columns=["study_id", "finding", "state"])
+    return studies_frame(studies), pd.DataFrame(states, columns=["study_id", "finding", "state"])
 
 
 def test_baselines_fit_on_training_patients_and_are_scored_with_intervals():
@@ -152,26 +146,10 @@ def test_metrics_match_hand_computation():
         score(rows, p[:5], bootstrap=0)
 
 
-def _one_leads_to_another(n_patients=300, seed=2):
-    """Atelectasis in a study makes an effusion likely in the next (0.7 against 0.05): a signal across
-    findings, the kind the graph forecaster's attention between findings is for."""
-    rng = np.random.default_rng(seed)
-    studies, states = [], []
-    for p in range(n_patients):
-        atelectasis = False
-        for k in range(int(rng.integers(2, 6))):
-            sid = f"{p}-{k}"
-            studies.append((str(p), sid, None, k + 1, None, None, "50-60", "FM"[p % 2]))
-            effusion = rng.random() < (0.7 if atelectasis else 0.05)
-            atelectasis = rng.random() < 0.3
-            states += [(sid, ATL, "present")] * atelectasis + [(sid, EFF, "present")] * effusion
-    return _studies(studies), pd.DataFrame(states, columns=["study_id", "finding", "state"])
-
-
 def test_the_graph_forecaster_learns_a_signal_across_findings():
     from gnn.forecast.model import ForecastGnnConfig, gnn_forecaster
 
-    table = build_forecast_table(*_one_leads_to_another())
+    table = build_forecast_table(*one_leads_to_another())
     lines = []
     report = evaluate_forecasters(table, {"graph": gnn_forecaster(ForecastGnnConfig(hidden=16, epochs=8), lines.append)},
                                   bootstrap=0)
@@ -183,7 +161,7 @@ def test_the_graph_forecaster_learns_a_signal_across_findings():
 def test_per_finding_intervals_bracket_each_findings_auroc():
     from gnn.forecast.evaluation import per_finding_intervals
 
-    table = build_forecast_table(*_one_leads_to_another(n_patients=120))
+    table = build_forecast_table(*one_leads_to_another(n_patients=120))
     rows = table.rows
     p = np.where(rows["next_present"] == 1, 0.6, 0.4) + np.random.default_rng(0).normal(0, 0.2, len(rows))
     p = np.clip(p, 0, 1)

@@ -15,14 +15,14 @@ from gnn.forecast.baselines import gbt
 from gnn.forecast.ablation import (ALL_INPUTS, GROUPS, OWN_ONLY, ablation_models, ablation_rows, run_ablation,
                                    subsample_training, variants, without)
 from gnn.forecast.model import GRAPH_FORECASTER, ForecastGnnConfig
-from tests.unit.test_forecast import _one_leads_to_another
+from tests.fixtures.forecast import one_leads_to_another
 
 TREES = "gradient-boosted trees"
 
 
 @pytest.fixture(scope="module")
 def table():
-    return build_forecast_table(*_one_leads_to_another())
+    return build_forecast_table(*one_leads_to_another())
 
 
 def test_groups_cover_every_input_once_and_variants_remove_them(table):
@@ -99,7 +99,7 @@ def test_forecast_config_reads_yaml_and_names_bad_keys(tmp_path):
 def test_a_saved_forecaster_predicts_as_before_and_a_foreign_file_is_refused(tmp_path):
     from gnn.forecast.model import gnn_forecaster, load_forecaster
 
-    table = build_forecast_table(*_one_leads_to_another(n_patients=60))
+    table = build_forecast_table(*one_leads_to_another(n_patients=60))
     fitted = gnn_forecaster(ForecastGnnConfig(hidden=8, epochs=2, attend_across=False))(table)
     assert [h["epoch"] for h in fitted.history] == [1, 2] and fitted.history[0]["train_loss"] > 0
     fitted.save(tmp_path / "f.pt", "abc")

@@ -12,7 +12,7 @@ from graph.formats.radgraph import DocStudy, parse_radgraph, read_doc_mapping, s
 from graph.formats.scene_graph import parse_scene_graph
 from graph.records import InputError
 from graph.vocabulary import vocabulary
-from tests.helpers import comparison, radgraph_doc, scene_graph, write_radgraph, write_scene_graph
+from tests.fixtures.inputs import comparison, radgraph_doc, scene_graph, write_radgraph, write_scene_graph
 
 V = vocabulary()
 IMG1 = "aaaaaaaa-00000000-00000000-00000000-00000001"

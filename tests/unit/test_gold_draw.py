@@ -47,6 +47,7 @@ def test_strata_draw_in_order_once_per_sentence_and_stock_phrase():
     assert [c.stratum for c in draw(reports, candidates, strata, seed=1, per_stratum=1)] == ["change", "normal", "other"]
 
 
+@pytest.mark.network
 def test_the_shipped_gold_sets_are_guide_sentences_and_share_no_report():
     from graph.datasets import iu, wheel
     from graph.extract.eval.gold_eval import load_gold

@@ -94,7 +94,6 @@ def test_dev_folds_are_fixed_and_both_hold_reports():
 
 def _rules_on(text: str, *spans: tuple[int, int]) -> list[list[Predicted]]:
     """The rules' predictions for the sentences ``text[start:end]`` of a findings section ``text``."""
-    pytest.importorskip("medspacy")
     from graph.extract.eval.gold_eval import rules_predictions
 
     gold = [GoldSentence("9", "findings", start, end, "dev", "x", ()) for start, end in spans]
@@ -102,6 +101,7 @@ def _rules_on(text: str, *spans: tuple[int, int]) -> list[list[Predicted]]:
     return [got[g.key] for g in gold]
 
 
+@pytest.mark.extract
 def test_rules_predictions_attribute_mentions_to_their_sentence():
     first, second = _rules_on("No pneumothorax. The left pleural effusion has increased. Heart size is normal.",
                               (0, 16), (17, 57))
@@ -116,6 +116,7 @@ def test_a_finding_outside_the_list_matches_a_vocabulary_synonym():
     assert (s.tp, s.fp, s.fn) == (1, 0, 0)
 
 
+@pytest.mark.extract
 def test_a_refer_back_sentence_is_credited_with_the_finding_it_changes():
     refer, leads = _rules_on("Left-sided pacemaker. These are stable. Leads end in the right atrium.", (22, 39), (40, 70))
     assert [(p.finding, p.laterality, p.changes) for p in refer] == [

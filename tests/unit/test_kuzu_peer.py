@@ -16,7 +16,7 @@ import pytest
 from graph.ingest.import_files import ImportFiles
 from graph.store.statements import NODE_KEYS
 from graph.synth import write_cohort
-from tests.unit.test_bulk_files import write_import_files
+from tests.fixtures.bulk import write_import_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from kuzu_peer import KuzuPeerError, header_columns, kuzu_tables, load_kuzu  # noqa: E402

@@ -12,62 +12,10 @@ import pytest
 from graph.formats.radgraph import check_json_stream, parse_radgraph, parse_radgraph_chunks, read_doc_mapping
 from graph.records import InputError
 from graph.vocabulary import vocabulary
-from tests.helpers import radgraph_doc
+from tests.fixtures.inputs import radgraph_doc
+from tests.fixtures.radgraph_cohort import CLEAR, cohort, doc_key, jsonl_line, write_mapping
 
 V = vocabulary()
-CHUNK = 4
-
-# (text, entities as in tests.helpers.radgraph_doc)
-WORSE = ("IMPRESSION : Left pleural effusion has increased .",
-         [("Left", "ANAT-DP", 2, [("modify", 2)]), ("pleural", "ANAT-DP", 3, []),
-          ("effusion", "OBS-DP", 4, [("located_at", 2)]), ("increased", "CHAN-CON-WOR", 6, [("modify", 3)])])
-ATELECTASIS = ("FINDINGS : Mild left basal atelectasis . No pneumothorax .",
-               [("left", "ANAT-DP", 3, []), ("basal", "ANAT-DP", 4, [("modify", 1)]),
-                ("Mild", "OBS-DP", 2, [("modify", 4)]), ("atelectasis", "OBS-DP", 5, [("located_at", 2)]),
-                ("pneumothorax", "OBS-DA", 8, [])])
-CLEAR = ("IMPRESSION : No pleural effusion .",
-         [("pleural", "ANAT-DP", 3, []), ("effusion", "OBS-DA", 4, [("located_at", 1)])])
-BAD = ("No effusion .", [("effusion", "OBS-NOPE", 1, [])])
-TEMPLATES = (WORSE, ATELECTASIS, CLEAR)
-
-
-def doc_key(p: int, k: int) -> str:
-    return f"p10/p1000000{p}/s5{p}00000{k}.txt"
-
-
-def cohort(variant: int = 0, patients: int = 3, studies: int = 4) -> dict[str, dict]:
-    """{doc_key: RadGraph v1 document}: one report per study, one malformed, one in the labeler_1 variant."""
-    docs = {}
-    for p in range(1, patients + 1):
-        for k in range(1, studies + 1):
-            text, ents = TEMPLATES[(p + k + variant) % len(TEMPLATES)]
-            docs[doc_key(p, k)] = radgraph_doc(text, ents)
-    docs[doc_key(2, 3)] = radgraph_doc(*BAD)
-    labeled = docs[doc_key(1, 2)]
-    docs[doc_key(1, 2)] = {"text": labeled["text"], "labeler_1": {"entities": labeled["entities"]},
-                           "labeler_2": {"entities": {}}}
-    return docs
-
-
-def write_mapping(path: Path, patients: int = 3, studies: int = 4) -> str:
-    rows = ["doc_key,patient_id,study_id,study_datetime"]
-    rows += [f"{doc_key(p, k)},1000000{p},5{p}00000{k},2150-0{k}-01 08:00:00"
-             for p in range(1, patients + 1) for k in range(1, studies + 1)]
-    path.write_text("\n".join(rows) + "\n")
-    return str(path)
-
-
-def jsonl_line(key: str, doc: dict) -> str:
-    """The same document as a RadGraph-XL DyGIE JSONL line (document-level inclusive token offsets)."""
-    ents = doc.get("entities") or doc["labeler_1"]["entities"]
-    span = {eid: (e["start_ix"], e["end_ix"]) for eid, e in ents.items()}
-    ner = [[s, e, ents[eid]["label"]] for eid, (s, e) in span.items()]
-    rels = [[*span[eid], *span[target], rtype] for eid, e in ents.items() for rtype, target in e["relations"]]
-    return json.dumps({"doc_key": key, "dataset": "synthetic", "sentences": [doc["text"].split(" ")],
-                       "ner": [ner], "relations": [rels]})
-
-
-
 # --- parser level (no graph) ----------------------------------------------------------------------
 
 def _flat(chunks):

@@ -15,34 +15,10 @@ from graph.formats.scene_graph import parse_scene_graph
 from graph.records import InputError
 from graph.synth import write_cohort
 from graph.vocabulary import vocabulary
-from tests.helpers import comparison, objects, scene_graph, write_scene_graph
+from tests.fixtures.inputs import write_scene_graph
+from tests.fixtures.scene_graph_cases import BOXES, IMG, MALFORMED, STUDY, full_graph
 
 V = vocabulary()
-PID, STUDY = 10000077, 50000077
-IMG = "cccccccc-00000000-00000000-00000000-00000002"
-PRIOR = "cccccccc-00000000-00000000-00000000-00000001"
-LCA, RLL = "left costophrenic angle", "right lung"
-BOXES = {RLL: (20, 30, 100, 170), LCA: (150, 140, 190, 175), "trachea": (105, 10, 118, 60)}
-
-
-def full_graph(image_id: str = IMG, study_id: int = STUDY, when: str | None = "2150-05-01 10:00:00") -> dict:
-    """A scene graph with every field: objects, two regions with cues, and one comparison."""
-    g = scene_graph(image_id, PID, study_id, when,
-                    {LCA: [["anatomicalfinding|yes|pleural effusion", "nlp|yes|abnormal"],
-                           ["anatomicalfinding|no|pneumothorax", "nlp|yes|normal"]],
-                     RLL: [["anatomicalfinding|yes|consolidation", "texture|yes|opacity", "nlp|yes|abnormal"]]},
-                    relationships=[comparison(image_id, PRIOR, LCA, "worsened", "pleural effusion")],
-                    severity={LCA: [["severity|yes|moderate"], []]})
-    g["objects"] = objects(image_id, BOXES)
-    g["StudyOrder"] = 2
-    g["reason_for_exam"] = "___F with dyspnea, eval for effusion"
-    lca, rll = g["attributes"]
-    lca["comparison_cues"] = [["comparison|yes|worsened"], []]
-    rll["temporal_cues"] = [["temporal|yes|acute"]]
-    rll["texture_cues"] = [["texture|yes|opacity"]]
-    return g
-
-
 def _rejection(tmp_path: Path, g: dict) -> InputError:
     path = write_scene_graph(tmp_path, g)
     with pytest.raises(InputError) as info:
@@ -52,27 +28,6 @@ def _rejection(tmp_path: Path, g: dict) -> InputError:
 
 
 # --- one malformed file per kind ---------------------------------------------------------------------
-
-MALFORMED = {
-    "top-level field": (lambda g: g.update(age_decile=60), "age_decile"),
-    "objects not a list": (lambda g: g.update(objects="not a list"), "objects"),
-    "object field": (lambda g: g["objects"][2].update(x2="118"), "objects[2].x2"),
-    "object fraction": (lambda g: g["objects"][0].update(original_y2=1700.5), "objects[0].original_y2"),
-    "object synsets": (lambda g: g["objects"][1].update(synsets="C0225706"), "objects[1].synsets"),
-    "attributes list": (lambda g: g["attributes"][1].update(temporal_cues="temporal|yes|acute"),
-                        "attributes[1].temporal_cues"),
-    "attributes list item": (lambda g: g["attributes"][0].update(phrase_IDs=[STUDY, STUDY]),
-                             "attributes[0].phrase_IDs[0]"),
-    "attributes ids length": (lambda g: g["attributes"][0]["attributes_ids"].pop(), "attributes[0].attributes_ids"),
-    "relationship field": (lambda g: g["relationships"][0].update(relationship_contexts=["high"]),
-                           "relationships[0].relationship_contexts[0]"),
-    "relationship id": (lambda g: g["relationships"][0].update(subject_id=7), "relationships[0].subject_id"),
-    "unknown region in attributes": (lambda g: g["attributes"][1].update(bbox_name="left elbow"),
-                                     "attributes[1].bbox_name"),
-    "unknown region in relationships": (lambda g: g["relationships"][0].update(bbox_name="left knee"),
-                                        "relationships[0].bbox_name"),
-}
-
 
 @pytest.mark.parametrize("kind", sorted(MALFORMED))
 def test_malformed_scene_graph_names_file_record_and_field(tmp_path, kind):

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("medspacy")
+from graph.extract.rules import build_pipeline
+from graph.vocabulary import vocabulary
 
-from graph.extract.rules import build_pipeline  # noqa: E402
-from graph.vocabulary import vocabulary  # noqa: E402
+pytestmark = pytest.mark.extract
 
 TEXTS = [
     "No pleural effusion or pneumothorax. Heart size is normal.",
@@ -54,6 +54,7 @@ def test_same_modifiers_and_attributes_as_medspacys_context():
     assert any(len(r[-1]) > 1 for r in flat)
 
 
+@pytest.mark.network
 def test_same_on_iu_reports():
     from graph.datasets import iu, wheel
     from graph.extract.rules import compose_text

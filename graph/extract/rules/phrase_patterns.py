@@ -11,10 +11,16 @@ One order is kept as well: medspaCy prunes overlapping matches to the longest, a
 same span keeps the Matcher's (it lists them first). A literal rule that a pattern rule shadowed that way
 never matched alone, so it is removed rather than left to tie with the pattern's phrases, whose order in
 the PhraseMatcher would be its hash order.
+
+A Matcher left without patterns is swapped for one that answers no matches: spaCy's Matcher warns on every call
+that it has no patterns ("[W036] The component 'matcher' does not have any patterns defined", spaCy 3.8
+``spacy/matcher/matcher.pyx``, ``Matcher._require_patterns``), and medspaCy's ``MedspacyMatcher.__call__`` calls
+it for every Doc.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 #: a pattern with more word sequences than this stays a pattern (none of cxrkg's or ConText's default
@@ -53,7 +59,8 @@ def patterns_to_phrases(component, nlp) -> int:
 
     medspaCy 1.3 gives no public handle on a component's ``MedspacyMatcher`` or on that matcher's spaCy
     matchers, so they are read from the objects' attributes; nothing moves (0) when the phrase matcher
-    does not match on ``LOWER`` (medspaCy's default).
+    does not match on ``LOWER`` (medspaCy's default). A Matcher left with no pattern is swapped for a quiet
+    one (module docstring).
 
     Raises:
         TypeError: ``component`` holds no ``MedspacyMatcher``.
@@ -68,6 +75,7 @@ def patterns_to_phrases(component, nlp) -> int:
     token_matcher = matcher._MedspacyMatcher__matcher
     phrase_matcher = matcher._MedspacyMatcher__phrase_matcher
     if str(matcher._MedspacyMatcher__phrase_matcher_attr).lower() != "lower":
+        _quiet_when_empty(matcher, nlp)
         return 0
     moved: dict[str, list[tuple[str, ...]]] = {}
     for rule_id, rule in matcher.rule_map.items():
@@ -83,4 +91,26 @@ def patterns_to_phrases(component, nlp) -> int:
     for rule_id, seqs in moved.items():
         token_matcher.remove(rule_id)
         phrase_matcher.add(rule_id, [Doc(nlp.vocab, words=list(seq)) for seq in seqs])
+    _quiet_when_empty(matcher, nlp)
     return len(moved)
+
+
+def _quiet_when_empty(matcher, nlp) -> None:
+    """Swap the spaCy ``Matcher`` of a medspaCy ``MedspacyMatcher`` for an empty one of
+    :func:`_patternless_matcher_class` when it holds no pattern (module docstring); pattern rules added later
+    still reach it."""
+    if len(matcher._MedspacyMatcher__matcher) == 0:
+        matcher._MedspacyMatcher__matcher = _patternless_matcher_class()(nlp.vocab)
+
+
+@functools.cache
+def _patternless_matcher_class():
+    """spaCy's ``Matcher``, answering no matches without a warning while it holds no pattern (imported late:
+    spaCy is an optional dependency)."""
+    from spacy.matcher import Matcher
+
+    class _PatternlessMatcher(Matcher):
+        def __call__(self, doclike, **kwargs):
+            return [] if len(self) == 0 else super().__call__(doclike, **kwargs)
+
+    return _PatternlessMatcher
