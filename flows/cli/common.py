@@ -183,7 +183,8 @@ def print_extraction(summary) -> None:
 def print_rejections(rejections: list, report: str | None, report_name: str) -> None:
     """The first ten rejections (file, record, field, reason) on stderr, then where the full report is."""
     for r in rejections[:10]:
-        err.print(f"[yellow]rejected[/] {r.file}" + (f" record {r.record}" if r.record else "")
+        where = r.record if r.record and r.record.startswith("row ") else f"record {r.record}" if r.record else ""
+        err.print(f"[yellow]rejected[/] {r.file}" + (f" {where}" if where else "")
                   + (f" field {r.field}" if r.field else "") + f": {r.reason}", highlight=False)
     if len(rejections) > 10:
         err.print(f"... {len(rejections) - 10} more")
