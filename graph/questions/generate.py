@@ -189,3 +189,14 @@ def generate(reader: Reader, patients: int | None = None, seed: int = 0, strict:
     if patients is not None and patients < len(ids):
         ids = sorted(random.Random(seed).sample(ids, patients))
     return generate_frame(read_patient_facts(reader, ids), seed, strict)
+
+
+def example_pairs(reader: Reader, patients: list[str], n: int = 3, seed: int = 0) -> pd.DataFrame:
+    """Questions of ``n`` pairs of these patients to show (the demo, the notebook): the pairs with the most
+    question types among those whose difference answer names a change, ties by study id."""
+    frame = generate_frame(read_patient_facts(reader, patients), seed)
+    changed = frame[(frame["question_type"] == "difference") & (frame["answer"] != "nothing has changed.")]
+    keys = changed[["study_id", "ref_id"]].drop_duplicates()
+    sizes = frame.groupby(["study_id", "ref_id"]).size().rename("types").reset_index()
+    best = keys.merge(sizes).sort_values(["types", "study_id"], ascending=[False, True]).head(n)
+    return frame.merge(best[["study_id", "ref_id"]]).reset_index(drop=True)

@@ -14,6 +14,9 @@ from collections.abc import Iterable, Sequence
 from graph.questions.mapping import Place
 from graph.questions.templates import NOTHING_CHANGED
 
+__all__ = ["NOTHING_CHANGED", "ZONE_PHRASES", "area", "difference_answer", "difference_caption", "finding_list",
+           "level_change", "location_words"]
+
 ZONE_PHRASES = {"upper": "upper lung", "middle": "middle lung", "lower": "lower lung", "apical": "apical"}
 """Zone -> the words after the side ("left lower lobe" reads "left lower lung" after position_change.csv)."""
 
