@@ -150,3 +150,17 @@ def test_generation_draws_by_the_generators_rules_and_is_seeded():
     assert (a.groupby(["study_id", "ref_id"])["question"].nunique() == a.groupby(["study_id", "ref_id"]).size()).all()
     # references are drawn among all earlier frontal studies, not only the previous one
     assert len({order[r] for m, r in zip(a["study_id"], a["ref_id"]) if m.endswith("-4")}) > 1
+
+
+def test_cli_unmapped_and_an_unparseable_ask_need_no_server():
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["diffvqa", "unmapped", "--format", "csv"])
+    assert result.exit_code == 0 and "finding,infiltration,anatomicalfinding" in result.output
+    assert "disease,hypoxemia," in result.output and "severity,large," in result.output
+    result = runner.invoke(app, ["ask", "why is the sky blue?", "--study", "1"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "what has changed compared to the reference image?" in " ".join(result.output.split())
