@@ -47,7 +47,8 @@ class StudyFacts:
     Attributes:
         order: the study's place in its patient's time line (1 = first; None when not linked yet).
         view: ``PA`` / ``AP`` (the first frontal image's), another view as stored, or None.
-        observations: the stated observations (not-mentioned placeholders left out).
+        observations: the stated observations of findings with a Diff-VQA name (not-mentioned placeholders
+            and unnamed findings left out).
         stated: (earlier study id, vocabulary finding, change) of every stated change from this study.
     """
 
@@ -98,9 +99,14 @@ def _study(row: dict[str, Any]) -> StudyFacts:
                       sorted(tuple(x) for x in row["stated"]))
 
 
+def _named() -> list[str]:
+    """The vocabulary findings that have a Diff-VQA name: the only ones a question can be about."""
+    return sorted(mapping().findings)
+
+
 def read_study_facts(reader: Reader, study_ids: Iterable[str]) -> dict[str, StudyFacts]:
     """The given studies' facts in one read; studies not in the graph are left out."""
-    rows = reader.read(rs.QUESTION_FACTS_BY_STUDY, study_ids=sorted(set(map(str, study_ids))))
+    rows = reader.read(rs.QUESTION_FACTS_BY_STUDY, study_ids=sorted(set(map(str, study_ids))), findings=_named())
     return {r["study_id"]: _study(r) for r in rows}
 
 
@@ -109,7 +115,8 @@ def read_patient_facts(reader: Reader, patient_ids: Iterable[str]) -> dict[str, 
     ids = sorted(set(map(str, patient_ids)))
     out: dict[str, StudyFacts] = {}
     for start in range(0, len(ids), BATCH_PATIENTS):
-        for r in reader.read(rs.QUESTION_FACTS_BY_PATIENT, patient_ids=ids[start:start + BATCH_PATIENTS]):
+        for r in reader.read(rs.QUESTION_FACTS_BY_PATIENT, patient_ids=ids[start:start + BATCH_PATIENTS],
+                             findings=_named()):
             out[r["study_id"]] = _study(r)
     return out
 

@@ -145,13 +145,13 @@ RETURN finding, collect(anatomy)[0] AS anatomy
 
 # --- Medical-Diff-VQA questions (graph.questions.facts) ---------------------------------------------
 # Everything a question about a study needs, one row per study: its patient and place in time, its image
-# views, its stated observations (anatomy, finding, polarity, severity, evidence phrases, texture cues)
-# and the stated changes from it to earlier studies ([prior study, finding, change]).
+# views, its stated observations of the findings in $findings (anatomy, finding, polarity, severity, evidence
+# phrases, texture cues) and the stated changes from it to earlier studies ([prior study, finding, change]).
 _QUESTION_FACTS = """
 RETURN s.study_id AS study_id, p.patient_id AS patient_id, s.study_order AS study_order,
        toString(s.study_datetime) AS study_datetime,
        COLLECT { MATCH (s)-[:HAS_IMAGE]->(i:Image) WITH i ORDER BY i.image_id RETURN i.view } AS views,
-       COLLECT { MATCH (s)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.polarity IS NOT NULL
+       COLLECT { MATCH (s)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.polarity IS NOT NULL AND o.finding IN $findings
                  RETURN [o.anatomy, o.finding, o.polarity, o.severity, coalesce(o.evidence, []),
                          COLLECT { MATCH (o)-[:HAS_MENTION]->(m:Mention) WHERE m.texture_cues IS NOT NULL
                                    UNWIND m.texture_cues AS t RETURN DISTINCT t }] } AS observations,
