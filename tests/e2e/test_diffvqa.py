@@ -1,8 +1,10 @@
 """Medical-Diff-VQA questions against the real Neo4j: a hand-made cohort whose statements fix every answer
 (levels, locations, types, views and stated changes), the answer file with its rejections, ``cxrkg ask``,
-and generation (deterministic, every type, answers equal to ``answer``'s)."""
+and generation (deterministic, every type, answers equal to ``answer``'s); the demo's three NIH pairs."""
 
 from __future__ import annotations
+
+import re
 
 import pandas as pd
 import pytest
@@ -171,3 +173,24 @@ def test_generate_is_deterministic_and_agrees_with_answer(cohort, tmp_path):
     result = runner.invoke(app, ["diffvqa", "generate", "--out", str(out), "--seed", "7", "--patients", "2"])
     assert result.exit_code == 0, result.output
     pd.testing.assert_frame_equal(pd.read_csv(out, dtype=str), frames[0].astype(str))
+
+
+def test_the_demo_shows_three_nih_pairs(store, tmp_path):
+    from rich.console import Console
+
+    from flows.cli.demo import diffvqa_pairs
+    from graph.datasets.nih.convert import DatasetUnavailable, convert_nih
+    from graph.datasets.wheel import WheelUnavailable
+    from graph.questions.facts import patient_ids
+
+    try:
+        convert_nih(tmp_path / "nih", limit_patients=60)
+    except (DatasetUnavailable, WheelUnavailable) as exc:
+        pytest.skip(f"NIH tables unavailable here: {exc}")
+    load_into(store, tmp_path / "nih")
+    console = Console(record=True, width=200)
+    diffvqa_pairs(console, store, patient_ids(store))
+    text = console.export_text()
+    pairs = [line for line in text.splitlines() if line.startswith("  patient ")]
+    assert len(pairs) == 3 and all(re.search(r"main study \d{8}_\d{3}, reference study \d{8}_\d{3}", p) for p in pairs)
+    assert "what has changed compared to the reference image? -> the main image" in text
