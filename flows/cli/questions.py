@@ -7,6 +7,7 @@ unknown study or reference), a faulty environment with exit code 1, never a trac
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Optional
@@ -92,7 +93,7 @@ def diffvqa_score(gold: Path = typer.Argument(..., help="the reference answers C
         table = score_files(gold, pred)
     except ScoreInputError as exc:
         fail(str(exc), REJECTED)
-    rows = [{k: ("" if v != v else round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}
+    rows = [{k: ("" if math.isnan(v) else round(v, 4)) if isinstance(v, float) else v for k, v in r.items()}
             for r in table.to_dict("records")]
     print_rows(rows, fmt.value, list(table.columns), title="Medical-Diff-VQA scores")
 

@@ -11,8 +11,9 @@ present, ``absent`` as explicitly negated; ``strict=True`` counts uncertain find
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 from graph.questions.mapping import DiffVqaMapping, mapping
 from graph.questions.templates import DISEASE_ORDER, TYPES, VIEWS

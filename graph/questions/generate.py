@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 import pandas as pd
 
