@@ -10,7 +10,7 @@ from graph.questions import grammar as g
 from graph.questions.answer import answer, level_of
 from graph.questions.facts import Observation, StudyFacts, type_words
 from graph.questions.generate import generate_frame
-from graph.questions.mapping import MappingError, Place, load_mapping, mapping, unmapped
+from graph.questions.mapping import MAPPING_FILE, MappingError, Place, load_mapping, mapping, unmapped
 from graph.questions.parse import QuestionParseError, parse_question
 from graph.questions.templates import DISEASE_NAMES, TEMPLATES
 
@@ -71,7 +71,7 @@ def test_the_mapping_names_stated_findings_and_refuses_unknown_names(tmp_path):
     assert {r["name"] for r in rows if r["kind"] == "disease"} >= {"hypoxemia", "thymoma"}
     assert not {r["name"] for r in rows if r["kind"] == "finding"} & set(m.findings)
     bad = tmp_path / "m.yaml"
-    bad.write_text((load_mapping.__globals__["MAPPING_FILE"]).read_text().replace("hernia: hernia", "hernia: hiatus"))
+    bad.write_text(MAPPING_FILE.read_text().replace("hernia: hernia", "hernia: hiatus"))
     with pytest.raises(MappingError, match="'hiatus' is not a Diff-VQA disease"):
         load_mapping(bad)
 
