@@ -82,30 +82,25 @@ def _state(x: np.ndarray) -> tuple[str, str | None]:
     return ("present" if present else "uncertain" if uncertain else "absent"), word
 
 
-def _join(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def answer_line(rows: list[ComparisonRow]) -> str:
-    """The Medical-Diff-VQA-style one-line answer for the rows (findings deduplicated across anatomies)."""
+    """The Medical-Diff-VQA-style one-line answer for the rows (findings deduplicated across anatomies): the
+    dataset's level and added / missing sentences (:mod:`graph.questions.grammar`), then "the X has worsened"
+    for a stated or predicted change without two severities; ``"nothing has changed."`` when none."""
+    from graph.questions import grammar
+
     added = sorted({r.finding for r in rows if r.change == "new"})
     missing = sorted({r.finding for r in rows if r.change == "resolved"} - set(added))
-    parts = []
-    if added:
-        parts.append(f"the main image has {'an additional finding' if len(added) == 1 else 'additional findings'} "
-                     f"of {_join(added)} than the reference image")
-    if missing:
-        parts.append(f"the main image is missing {'the finding' if len(missing) == 1 else 'the findings'} "
-                     f"of {_join(missing)} than the reference image")
-    levels = {}
+    levels: dict[str, str] = {}
+    other: dict[str, str] = {}
     for r in rows:
-        if r.change in ("worsened", "improved") and r.finding not in added and r.finding not in levels:
+        if r.change in ("worsened", "improved") and r.finding not in added and r.finding not in levels | other:
             if r.prior_severity and r.current_severity and r.prior_severity != r.current_severity:
-                levels[r.finding] = f"the level of {r.finding} has changed from {r.prior_severity} to {r.current_severity}"
+                levels[r.finding] = grammar.level_change(r.finding, r.prior_severity, r.current_severity)
             else:
-                levels[r.finding] = f"the {r.finding} has {r.change}"
-    parts += [levels[k] for k in sorted(levels)]
-    return ". ".join(parts) + "." if parts else "nothing has changed."
+                other[r.finding] = f"the {r.finding} has {r.change}. "
+    text = grammar.difference_answer([levels[k] for k in sorted(levels)], added, missing)
+    return (text if not other else text.replace(grammar.NOTHING_CHANGED, "") + "".join(
+        other[k] for k in sorted(other))).strip()
 
 
 def finding_names(finding: str | None) -> set[str] | None:

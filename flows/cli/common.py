@@ -8,7 +8,7 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -39,7 +39,7 @@ class ReportFormat(str, Enum):
 BUSY = 5  # exit code: a write waited too long for another transaction's locks
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     """Print an error line (no traceback) and exit with ``code``."""
     err.print(f"[bold red]error:[/] {message}", highlight=False)
     raise typer.Exit(code)
@@ -208,7 +208,8 @@ def print_out_of_schema(counts: dict[str, int], verb: str) -> None:
 def print_rejections(rejections: list, report: str | None, report_name: str) -> None:
     """The first ten rejections (file, record, field, reason) on stderr, then where the full report is."""
     for r in rejections[:10]:
-        err.print(f"[yellow]rejected[/] {r.file}" + (f" record {r.record}" if r.record else "")
+        where = r.record if r.record and r.record.startswith("row ") else f"record {r.record}" if r.record else ""
+        err.print(f"[yellow]rejected[/] {r.file}" + (f" {where}" if where else "")
                   + (f" field {r.field}" if r.field else "") + f": {r.reason}", highlight=False)
     if len(rejections) > 10:
         err.print(f"... {len(rejections) - 10} more")

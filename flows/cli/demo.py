@@ -186,9 +186,10 @@ def _readable_patient(store, onsets_per_patient, max_studies: int = 8) -> str:
 
 
 def nih_section(console: Console, out: Path) -> None:
-    """Convert and ingest the NIH ChestX-ray14 cohort, then three answers on it: new effusions per
-    (synthetic) follow-up year, one patient's effusion timeline, and where the text-mined labels and the
-    radiologist-adjudicated ones disagree. Says why and skips when the wheel cannot be fetched."""
+    """Convert and ingest the NIH ChestX-ray14 cohort, then answers on it: new effusions per (synthetic)
+    follow-up year, one patient's effusion timeline, where the text-mined labels and the radiologist-adjudicated
+    ones disagree, and three pairs' Medical-Diff-VQA questions. Says why and skips when the wheel cannot be
+    fetched."""
     from collections import Counter
 
     from graph.datasets.nih.convert import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih
@@ -233,6 +234,20 @@ def nih_section(console: Console, out: Path) -> None:
                                "2020), present vs absent, images (cypher/source_disagreements.cypher)",
                                [{"finding": f, "images": n} for f, n in by_finding.most_common()],
                                lambda r: r["finding"], "images"), highlight=False)
+    diffvqa_pairs(console, store, sorted({r["patient_id"] for r in onsets})[:200])
+
+
+def diffvqa_pairs(console: Console, store, patients: list[str]) -> None:
+    """Three NIH pairs with their Medical-Diff-VQA questions and the graph's answers (graph.questions)."""
+    from graph.questions.generate import example_pairs
+
+    frame = example_pairs(store, patients)
+    console.print("Medical-Diff-VQA questions (Hu et al., KDD 2023) on three NIH pairs, answered from the graph "
+                  "(`cxrkg diffvqa generate`, `cxrkg ask`):", highlight=False)
+    for (study, ref, patient), group in frame.groupby(["study_id", "ref_id", "subject_id"], sort=True):
+        console.print(f"  patient {patient}: main study {study}, reference study {ref}", highlight=False)
+        for question, answer in zip(group["question"], group["answer"], strict=True):
+            console.print(f"    {question} [dim]->[/] {answer.strip()}", highlight=False)
 
 
 @app.command()

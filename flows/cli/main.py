@@ -40,7 +40,7 @@ def explain(exc: BaseException) -> tuple[str, int]:
     if name == "GraphBusy":
         return str(exc), BUSY
     if name in ("ConfigError", "GraphUnavailable", "LoginRefused", "ServerError", "QueryError", "QueryApiError",
-                "BulkRefused", "BulkInputError", "WheelUnavailable", "DatasetUnavailable"):
+                "BulkRefused", "BulkInputError", "WheelUnavailable", "DatasetUnavailable", "MappingError"):
         return str(exc), 1
     if isinstance(exc, OSError) and exc.filename is not None:
         return (f"{exc.strerror or exc}: {exc.filename} (check the path, its permissions and CXRKG_HOME)", 1)

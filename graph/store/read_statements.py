@@ -141,3 +141,29 @@ WITH o.finding AS finding, o.anatomy AS anatomy, count(*) AS n
 ORDER BY finding, n DESC, anatomy
 RETURN finding, collect(anatomy)[0] AS anatomy
 """
+
+
+# --- Medical-Diff-VQA questions (graph.questions.facts) ---------------------------------------------
+# Everything a question about a study needs, one row per study: its patient and place in time, its image
+# views, its stated observations of the findings in $findings (anatomy, finding, polarity, severity, evidence
+# phrases, texture cues) and the stated changes from it to earlier studies ([prior study, finding, change]).
+_QUESTION_FACTS = """
+RETURN s.study_id AS study_id, p.patient_id AS patient_id, s.study_order AS study_order,
+       toString(s.study_datetime) AS study_datetime,
+       COLLECT { MATCH (s)-[:HAS_IMAGE]->(i:Image) WITH i ORDER BY i.image_id RETURN i.view } AS views,
+       COLLECT { MATCH (s)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.polarity IS NOT NULL AND o.finding IN $findings
+                 RETURN [o.anatomy, o.finding, o.polarity, o.severity, coalesce(o.evidence, []),
+                         COLLECT { MATCH (o)-[:HAS_MENTION]->(m:Mention) WHERE m.texture_cues IS NOT NULL
+                                   UNWIND m.texture_cues AS t RETURN DISTINCT t }] } AS observations,
+       COLLECT { MATCH (s)-[:HAS_OBSERVATION]->(o:Observation)-[r:PROGRESSION {basis: 'stated'}]->(po:Observation)
+                 RETURN DISTINCT [po.study_id, o.finding, r.change] } AS stated
+"""
+QUESTION_FACTS_BY_STUDY = """
+UNWIND $study_ids AS sid
+MATCH (p:Patient)-[:HAS_STUDY]->(s:Study {study_id: sid})
+""" + _QUESTION_FACTS
+QUESTION_FACTS_BY_PATIENT = """
+UNWIND $patient_ids AS pid
+MATCH (p:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)
+""" + _QUESTION_FACTS
+PATIENT_IDS = "MATCH (p:Patient) RETURN p.patient_id AS patient_id ORDER BY patient_id"

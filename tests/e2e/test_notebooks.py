@@ -128,6 +128,9 @@ def _check_explore(nb: nbformat.NotebookNode) -> None:
              if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert views and all(v.get("model_id") for v in views)
     assert "http://" not in json.dumps(views) and "https://" not in json.dumps(views)
+    # three pairs' Medical-Diff-VQA questions, a difference answer among them
+    assert re.search(r"(NIH ChestX-ray14|loaded cohort): 3 pairs", text)
+    assert re.search(r"the main image (has|is missing)|the level of ", text)
 
 
 

@@ -1,0 +1,148 @@
+"""``cxrkg diffvqa answer|generate|unmapped|score`` and ``cxrkg ask``: Medical-Diff-VQA questions.
+
+Quick to import (typer only): pandas and the graph code load inside the commands. Rejected input ends with
+exit code 2 (``answer``: the good rows are still answered; ``ask``: a question outside the templates, an
+unknown study or reference), a faulty environment with exit code 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from flows.cli.app import app
+from flows.cli.common import RowFormat, console, fail, print_rejections, print_rows, reader_or_fail, store_or_fail
+
+REJECTED = 2
+
+diffvqa_app = typer.Typer(no_args_is_help=True, help="Medical-Diff-VQA questions: answer, generate, score, "
+                                                     "and the vocabulary entries without a Diff-VQA name.")
+app.add_typer(diffvqa_app, name="diffvqa")
+
+_STRICT = typer.Option(False, "--strict", help="count uncertain findings as not present (default: present, "
+                                               "as the dataset's generator reads hedged findings)")
+
+
+@diffvqa_app.command("answer")
+def diffvqa_answer(questions: Path = typer.Argument(..., help="CSV with study_id, subject_id, ref_id, "
+                                                              "question_type, question (mimic_pair_questions.csv)"),
+                   out: Path = typer.Option(..., "--out", help="answers CSV: the input columns plus answer, "
+                                                               "basis, evidence"),
+                   strict: bool = _STRICT) -> None:
+    """Answer every question of a file from the graph (one read); rejected rows are named, the rest answered."""
+    from graph.questions.rows import QuestionFileError, answer_file
+
+    start = time.perf_counter()
+    try:
+        result = answer_file(store_or_fail(), questions, out, strict)
+    except QuestionFileError as exc:
+        fail(str(exc), REJECTED)
+    console.print(f"{len(result.answers):,} questions answered, {len(result.rejections):,} rejected -> {out} "
+                  f"in {time.perf_counter() - start:.1f} s", highlight=False)
+    if result.rejections:
+        print_rejections(result.rejections, None, "")
+        raise typer.Exit(REJECTED)
+
+
+@diffvqa_app.command("generate")
+def diffvqa_generate(out: Path = typer.Option(..., "--out", help="questions CSV (mimic_pair_questions.csv's "
+                                                                 "columns, answers included)"),
+                     patients: Optional[int] = typer.Option(None, "--patients", min=1,
+                                                            help="draw this many patients (default: all)"),
+                     seed: int = typer.Option(0, "--seed", help="random seed: the same seed and graph give the "
+                                                               "same file"),
+                     strict: bool = _STRICT) -> None:
+    """Generate a question set for the loaded cohort by the dataset's rules."""
+    from graph.questions.generate import generate
+
+    start = time.perf_counter()
+    frame = generate(store_or_fail(), patients, seed, strict)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out, index=False)
+    pairs = frame[["study_id", "ref_id"]].drop_duplicates().shape[0]
+    counts = ", ".join(f"{k} {v:,}" for k, v in frame["question_type"].value_counts(sort=False).items())
+    console.print(f"{len(frame):,} questions for {pairs:,} pairs of {frame['subject_id'].nunique():,} patients "
+                  f"-> {out} in {time.perf_counter() - start:.1f} s" + (f" ({counts})" if counts else ""),
+                  highlight=False)
+
+
+@diffvqa_app.command("unmapped")
+def diffvqa_unmapped(fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
+    """Vocabulary findings, severity words and regions without a Diff-VQA name, and Diff-VQA diseases
+    that no vocabulary finding maps to (graph/vocab/diffvqa.yaml)."""
+    from graph.questions.mapping import mapping, unmapped
+
+    m = mapping()
+    print_rows(unmapped(m), fmt.value, ["kind", "name", "note"],
+               title=f"unmapped (mapping {m.version}, vocabulary {m.vocabulary_version})")
+
+
+@diffvqa_app.command("score")
+def diffvqa_score(gold: Path = typer.Argument(..., help="the reference answers CSV"),
+                  pred: Path = typer.Argument(..., help="the answers to score (e.g. `cxrkg diffvqa answer`'s)"),
+                  fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
+    """Score answers against a reference per question type: BLEU-1..4, METEOR, ROUGE-L, CIDEr and, for
+    closed (yes/no) questions, exact-match accuracy; rows joined on (study_id, ref_id, question)."""
+    from graph.questions.score import ScoreInputError, score_files
+
+    try:
+        table = score_files(gold, pred)
+    except ScoreInputError as exc:
+        fail(str(exc), REJECTED)
+    rows = [{k: ("" if math.isnan(v) else round(v, 4)) if isinstance(v, float) else v for k, v in r.items()}
+            for r in table.to_dict("records")]
+    print_rows(rows, fmt.value, list(table.columns), title="Medical-Diff-VQA scores")
+
+
+@app.command()
+def ask(question: str = typer.Argument(..., help="one question in the templates' wording"),
+        study: str = typer.Option(..., "--study", help="the main study"),
+        ref: Optional[str] = typer.Option(None, "--ref", help="the reference study (difference questions; "
+                                                             "default: the latest earlier PA/AP study)"),
+        show_cypher: bool = typer.Option(False, "--show-cypher", help="print the query that read the graph"),
+        strict: bool = _STRICT) -> None:
+    """Answer one Medical-Diff-VQA question about a study from the graph."""
+    from graph.questions.answer import answer
+    from graph.questions.facts import read_study_facts
+    from graph.questions.parse import QuestionParseError, known_templates, parse_question
+    from graph.questions.rows import check_pair
+    from graph.store.read_statements import QUESTION_FACTS_BY_STUDY
+
+    try:
+        q = parse_question(question)
+    except QuestionParseError as exc:
+        fail(f"{exc}; the templates: {'; '.join(known_templates())}", REJECTED)
+    reader = reader_or_fail()
+    facts = read_study_facts(reader, [study] + ([ref] if ref else []))
+    main, reference = facts.get(study), facts.get(ref) if ref else None
+    if main is None:
+        fail(f"--study: study {study} is not in the graph", REJECTED)
+    if ref is None and q.question_type == "difference":
+        reference = _latest_earlier(reader, main)
+        if reference is None:
+            fail(f"--ref: study {study} has no earlier PA/AP study to compare with", REJECTED)
+    if ref is not None or reference is not None:
+        fault = check_pair(main, reference, study, ref or (reference.study_id if reference else ""))
+        if fault:
+            fail(f"--ref: {fault[1]}", REJECTED)
+    a = answer(q, main, reference, strict)
+    if show_cypher:
+        ids = sorted({study, reference.study_id} if reference else {study})
+        console.print(f"// parameters: {{study_ids: {ids}}}", highlight=False, markup=False)
+        console.print(QUESTION_FACTS_BY_STUDY.strip(), highlight=False, markup=False)
+    console.print(a.text, highlight=False, markup=False)
+    console.print(f"basis: {a.basis}" + (f"; evidence: {' | '.join(a.evidence)}" if a.evidence else ""),
+                  highlight=False, markup=False, style="dim")
+
+
+def _latest_earlier(reader, main):
+    """The latest PA/AP study of the main study's patient before it, or None."""
+    from graph.questions.facts import read_patient_facts
+
+    earlier = [s for s in read_patient_facts(reader, [main.patient_id]).values()
+               if s.frontal and s.order is not None and main.order is not None and s.order < main.order]
+    return max(earlier, key=lambda s: s.order) if earlier else None

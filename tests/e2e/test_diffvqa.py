@@ -1,0 +1,198 @@
+"""Medical-Diff-VQA questions against the real Neo4j: a hand-made cohort whose statements fix every answer
+(levels, locations, types, views and stated changes), the answer file with its rejections, ``cxrkg ask``,
+and generation (deterministic, every type, answers equal to ``answer``'s); the demo's three NIH pairs."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from flows.cli import app
+from tests.fixtures.inputs import comparison, scene_graph, write_scene_graph
+from tests.fixtures.loading import load_into
+
+runner = CliRunner()
+PID, OTHER = 1001, 1002
+S1, S2, S3, S9 = "50000001", "50000002", "50000003", "50000009"
+YES = "anatomicalfinding|yes|"
+
+
+def _study(folder, study, when, view, regions, severity=None, textures=None, relationships=None, pid=PID):
+    g = scene_graph(f"img{study}", pid, int(study), when, regions, relationships, severity)
+    g["viewpoint"] = view
+    for entry in g["attributes"]:
+        if entry["bbox_name"] in (textures or {}):
+            entry["texture_cues"] = textures[entry["bbox_name"]]
+    write_scene_graph(folder, g)
+
+
+@pytest.fixture()
+def cohort(store, tmp_path):
+    """Patient 1001: S1 (PA) mild left effusion, calcified granuloma right mid zone; S2 (AP) the effusion
+    moderate (stated worsened against S1), cardiomegaly, the granuloma, no pneumothorax; S3 (PA) no effusion,
+    small right basal atelectasis, bilateral hilar congestion, cardiomegaly, the granuloma. Patient 1002: S9."""
+    granuloma = {"right mid lung zone": [[f"{YES}calcified nodule"]]}
+    calcified = {"right mid lung zone": [["texture|yes|calcified"]]}
+    _study(tmp_path, S1, "2100-01-01T08:00:00", "PA",
+           {"left costophrenic angle": [[f"{YES}pleural effusion"]], **granuloma},
+           severity={"left costophrenic angle": [["severity|yes|mild"]]}, textures=calcified)
+    _study(tmp_path, S2, "2100-02-01T08:00:00", "AP",
+           {"left costophrenic angle": [[f"{YES}pleural effusion"]], "cardiac silhouette": [[f"{YES}enlarged cardiac silhouette"]],
+            "left apical zone": [["anatomicalfinding|no|pneumothorax"]], **granuloma},
+           severity={"left costophrenic angle": [["severity|yes|moderate"]]}, textures=calcified,
+           relationships=[comparison(f"img{S2}", f"img{S1}", "left costophrenic angle", "worsened", "pleural effusion")])
+    _study(tmp_path, S3, "2100-03-01T08:00:00", "PA",
+           {"left costophrenic angle": [["anatomicalfinding|no|pleural effusion"]],
+            "right lower lung zone": [[f"{YES}atelectasis"]], "cardiac silhouette": [[f"{YES}enlarged cardiac silhouette"]],
+            "left hilar structures": [[f"{YES}vascular congestion"]], "right hilar structures": [[f"{YES}vascular congestion"]],
+            **granuloma},
+           severity={"right lower lung zone": [["severity|yes|small"]]}, textures=calcified)
+    _study(tmp_path, S9, "2100-01-01T08:00:00", "PA", {"cardiac silhouette": [[f"{YES}enlarged cardiac silhouette"]]},
+           pid=OTHER)
+    load_into(store, tmp_path)
+    return store
+
+
+# (main, ref, question type, question, answer, basis): every template, answered as the statements fix it
+TRUTH = [
+    (S2, S1, "abnormality", "what abnormalities are seen in this image?", "pleural effusion, cardiomegaly, granuloma", "stated"),
+    (S2, S1, "abnormality", "what abnormalities are seen in the left lung?", "pleural effusion", "stated"),
+    (S3, S1, "abnormality", "what abnormalities are seen in the right lower lung?", "atelectasis", "stated"),
+    (S2, S1, "abnormality", "is there evidence of any abnormalities in this image?", "yes", "stated"),
+    (S2, S1, "presence", "is there evidence of pneumothorax in this image?", "no", "stated"),
+    (S2, S1, "presence", "is there cardiomegaly?", "yes", "stated"),
+    (S2, S1, "presence", "is there edema?", "no", "stated"),
+    (S2, S1, "presence", "is there pleural effusion in the left lung area?", "yes", "stated"),
+    (S2, S1, "presence", "is there pleural effusion in the right lung area?", "no", "stated"),
+    (S3, S1, "presence", "is there atelectasis in the right lower lung area?", "yes", "stated"),
+    (S3, S1, "presence", "is there atelectasis in the right upper lung area?", "no", "stated"),
+    (S3, S1, "presence", "is the vascular congestion bilateral?", "yes", "stated"),
+    (S2, S1, "presence", "is the pleural effusion bilateral?", "no", "stated"),
+    (S2, S1, "view", "which view is this image taken?", "AP view", "stated"),
+    (S2, S1, "view", "is this PA view?", "no", "stated"),
+    (S3, S1, "view", "is this PA view?", "yes", "stated"),
+    (S3, S1, "view", "is this AP view?", "no", "stated"),
+    (S2, S1, "location", "where is the pleural effusion?", "left area", "stated"),
+    (S2, S1, "location", "where in the image is the granuloma located?", "right middle lung area", "stated"),
+    (S3, S1, "location", "where is the atelectasis?", "right lower lung area", "stated"),
+    (S3, S1, "location", "where is the vascular congestion?", "bilateral area", "stated"),
+    (S2, S1, "location", "is the pleural effusion located on the left side or right side?", "left side", "stated"),
+    (S2, S1, "level", "what level is the pleural effusion?", "moderate", "stated"),
+    (S3, S1, "level", "what level is the atelectasis?", "small", "stated"),
+    (S2, S1, "type", "what type is the granuloma?", "calcified", "stated"),
+    (S2, S1, "difference", "what has changed compared to the reference image?",
+     "the level of pleural effusion has changed from mild to moderate. the main image has an additional finding of "
+     "cardiomegaly than the reference image. ", "both"),
+    (S2, S1, "difference", "what has changed in the left lung area?",
+     "the level of pleural effusion has changed from mild to moderate. ", "both"),
+    (S3, S2, "difference", "what has changed compared to the reference image?",
+     "the main image has additional findings of atelectasis, and vascular congestion than the reference image. "
+     "the main image is missing the finding of pleural effusion than the reference image. ", "derived"),
+    (S3, S1, "difference", "what has changed compared to the reference image?",
+     "the main image has additional findings of atelectasis, cardiomegaly, and vascular congestion than the "
+     "reference image. the main image is missing the finding of pleural effusion than the reference image. ", "derived"),
+]
+
+
+def _questions(rows) -> pd.DataFrame:
+    return pd.DataFrame([{"study_id": m, "subject_id": str(PID), "ref_id": r, "question_type": t, "question": q}
+                         for m, r, t, q, *_ in rows])
+
+
+def test_every_template_is_answered_as_the_statements_say(cohort, tmp_path):
+    from graph.questions.parse import parse_question
+    from graph.questions.templates import TEMPLATES
+
+    asked = {(t, parse_question(q).template) for _, _, t, q, *_ in TRUTH}
+    assert asked == {(t, tpl) for t, tpls in TEMPLATES.items() for tpl in tpls}
+    src, out = tmp_path / "q.csv", tmp_path / "a.csv"
+    _questions(TRUTH).to_csv(src, index=False)
+    result = runner.invoke(app, ["diffvqa", "answer", str(src), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    got = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert list(got.columns) == ["study_id", "subject_id", "ref_id", "question_type", "question", "answer", "basis",
+                                 "evidence"]
+    assert [(q, a, b) for q, a, b in zip(got["question"], got["answer"], got["basis"])] == \
+        [(q, a, b) for _, _, _, q, a, b in TRUTH]
+    effusion = got[got["question"] == "what level is the pleural effusion?"]["evidence"].iloc[0]
+    assert "sentence 0 about left costophrenic angle." in effusion
+
+
+def test_rejections_name_row_and_field_and_the_rest_is_answered(cohort, tmp_path):
+    rows = _questions(TRUTH[:1] * 7)
+    rows.loc[1, "question"] = "is the patient happy?"
+    rows.loc[2, "study_id"] = "404"
+    rows.loc[3, "ref_id"] = S3  # later than the main study
+    rows.loc[4, "ref_id"] = S9  # another patient's
+    rows.loc[5, "subject_id"] = str(OTHER)
+    rows.loc[6, "question_type"] = "presence"
+    src, out = tmp_path / "q.csv", tmp_path / "a.csv"
+    rows.to_csv(src, index=False)
+    result = runner.invoke(app, ["diffvqa", "answer", str(src), "--out", str(out)])
+    assert result.exit_code == 2
+    fields = {f"row {n}": f for n, f in [(3, "question"), (4, "study_id"), (5, "ref_id"), (6, "ref_id"),
+                                         (7, "subject_id"), (8, "question_type")]}
+    said = " ".join(result.output.split())
+    for row, field in fields.items():
+        assert f"{row} field {field}" in said
+    assert "Traceback" not in result.output
+    assert len(pd.read_csv(out)) == 1
+    rows.drop(columns=["ref_id"]).to_csv(src, index=False)
+    result = runner.invoke(app, ["diffvqa", "answer", str(src), "--out", str(out)])
+    assert result.exit_code == 2 and "row 1 field ref_id: missing column" in " ".join(result.output.split())
+
+
+def test_ask_answers_one_question_and_shows_its_cypher(cohort):
+    result = runner.invoke(app, ["ask", "what has changed compared to the reference image?", "--study", S2,
+                                 "--show-cypher"])
+    assert result.exit_code == 0, result.output
+    assert "the level of pleural effusion has changed from mild to moderate." in result.output
+    assert "UNWIND $study_ids AS sid" in result.output and "basis: both" in result.output
+    result = runner.invoke(app, ["ask", "what is the meaning of life?", "--study", S2])
+    assert result.exit_code == 2 and "what abnormalities are seen in this image?" in " ".join(result.output.split())
+    result = runner.invoke(app, ["ask", "is there edema?", "--study", S1, "--ref", S3])
+    assert result.exit_code == 2 and "not earlier" in result.output
+
+
+def test_generate_is_deterministic_and_agrees_with_answer(cohort, tmp_path):
+    from graph.questions.generate import generate
+    from graph.questions.rows import answer_frame
+
+    frames = [generate(cohort, seed=s) for s in (7, 7, 8)]
+    pd.testing.assert_frame_equal(frames[0], frames[1])
+    assert set(frames[0]["ref_id"]) <= {S1, S2} and set(frames[0]["study_id"]) <= {S2, S3}
+    both = pd.concat([generate(cohort, seed=s) for s in range(40)])
+    assert set(both["question_type"]) == {"abnormality", "presence", "view", "location", "level", "type",
+                                          "difference"}
+    assert {(m, r) for m, r in zip(both["study_id"], both["ref_id"])} == {(S2, S1), (S3, S1), (S3, S2)}
+    again = answer_frame(cohort, both.drop(columns=["answer"]), "generated")
+    assert again.rejections == [] and list(again.answers["answer"]) == list(both["answer"])
+    out = tmp_path / "g.csv"
+    result = runner.invoke(app, ["diffvqa", "generate", "--out", str(out), "--seed", "7", "--patients", "2"])
+    assert result.exit_code == 0, result.output
+    pd.testing.assert_frame_equal(pd.read_csv(out, dtype=str), frames[0].astype(str))
+
+
+@pytest.mark.network
+def test_the_demo_shows_three_nih_pairs(store, tmp_path):
+    from rich.console import Console
+
+    from flows.cli.demo import diffvqa_pairs
+    from graph.datasets.nih.convert import DatasetUnavailable, convert_nih
+    from graph.datasets.wheel import WheelUnavailable
+    from graph.questions.facts import patient_ids
+
+    try:
+        convert_nih(tmp_path / "nih", limit_patients=60)
+    except (DatasetUnavailable, WheelUnavailable) as exc:
+        pytest.skip(f"NIH tables unavailable here: {exc}")
+    load_into(store, tmp_path / "nih")
+    console = Console(record=True, width=200)
+    diffvqa_pairs(console, store, patient_ids(store))
+    text = console.export_text()
+    pairs = [line for line in text.splitlines() if line.startswith("  patient ")]
+    assert len(pairs) == 3 and all(re.search(r"main study \d{8}_\d{3}, reference study \d{8}_\d{3}", p) for p in pairs)
+    assert "what has changed compared to the reference image? -> the main image" in text
