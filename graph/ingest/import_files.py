@@ -42,20 +42,27 @@ NODE_PROPERTIES: dict[str, dict[str, str]] = {
     "Report": {"study_id": STRING, "text": STRING, "source": STRING, "unmapped_terms": STRINGS, "file": STRING},
     "Observation": {"patient_id": STRING, "study_id": STRING, "anatomy": STRING, "finding": STRING,
                     "state": STRING, "polarity": STRING, "source_conflict": BOOLEAN, "conflict_kinds": STRINGS,
+                    "state_basis": STRING, "implied_by": STRINGS, "conflict_priors": STRINGS,
                     **_ONSET, "severity": STRING, "severity_score": LONG, "sources": STRINGS,
                     "stated_changes": STRINGS, "evidence": STRINGS},
     "Mention": {"polarity": STRING, "severity": STRING, "severity_score": LONG, "change": STRING,
                 "change_label": STRING, "prior_image_id": STRING, "evidence": STRING, "source": STRING,
                 "file": STRING, "file_key": LONG, "record": STRING, "section": STRING, "sentence_id": STRING,
                 "temporal_cues": STRINGS, "texture_cues": STRINGS, "comparison_cues": STRINGS, "side": STRING},
-    "StudyFinding": {"patient_id": STRING, "study_id": STRING, "finding": STRING, "state": STRING, **_ONSET},
+    "StudyFinding": {"patient_id": STRING, "study_id": STRING, "finding": STRING, "state": STRING,
+                     "state_basis": STRING, **_ONSET},
+    "Episode": {"patient_id": STRING, "level": STRING, "anatomy": STRING, "finding": STRING, "number": LONG,
+                "first_study_id": STRING, "last_study_id": STRING, "first_datetime": LOCALDATETIME,
+                "last_datetime": LOCALDATETIME, "duration_days": LONG, "study_ids": STRINGS, "n_studies": LONG,
+                "implied_study_ids": STRINGS, "end_study_id": STRING, "ended_by": STRING, "closed": BOOLEAN,
+                "max_severity": STRING, "max_severity_score": LONG, "sources": STRINGS, "basis": STRING},
     "SourceFile": {"sha256": STRING, "format": STRING, "records": LONG, "rejected": LONG,
                    "vocabulary_version": STRING, "size": LONG, "mtime_ns": LONG, "loaded_at": LOCALDATETIME},
     "Anatomy": {}, "Finding": {},
 }
 PROGRESSION_PROPERTIES = {"progression_id": STRING, "change": STRING, "basis": STRING, "source": STRING,
                           "rule": STRING, "prior_state": STRING, "current_state": STRING, "evidence": STRINGS,
-                          "files": STRINGS, "change_labels": STRINGS}
+                          "files": STRINGS, "change_labels": STRINGS, "implied": STRINGS}
 RELATIONSHIP_PROPERTIES: dict[str, dict[str, str]] = {"PRIOR": {"days": LONG},
                                                       "PROGRESSION": PROGRESSION_PROPERTIES}
 

@@ -52,6 +52,16 @@ MATCH (n:StudyFinding)-[r:PROGRESSION {basis: 'derived'}]->(pn:StudyFinding)
 RETURN n.study_id AS study_id, pn.study_id AS prior_study_id, n.finding AS finding, r.change AS change
 """
 
+# Episodes of the given patients and findings at one level (graph.episodes): the independent checks read
+# them whole.
+EPISODE_BOUNDS = """
+UNWIND $findings AS finding
+MATCH (e:Episode {finding: finding, level: $level})
+WHERE e.patient_id IN $patient_ids
+RETURN e.patient_id AS patient_id, e.anatomy AS anatomy, e.finding AS finding, e.number AS number,
+       e.first_study_id AS first_study_id, e.last_study_id AS last_study_id, e.closed AS closed
+"""
+
 
 # --- statistics (graph.store.stats): counts come from Neo4j's count store --------------------------
 LABELS = "CALL db.labels() YIELD label RETURN label ORDER BY label"

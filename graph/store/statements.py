@@ -13,6 +13,7 @@ The graph model (labels PascalCase, relationship types UPPER_SNAKE, properties s
     (:Observation)-[:HAS_MENTION]->(:Mention)          one per source statement, with its file
     (:Observation)-[:PROGRESSION {change, source, evidence, files}]->(:Observation)   current -> prior
     (:Anatomy)-[:PART_OF]->(:Anatomy)      (:Finding)-[:IS_A]->(:Finding)
+    (:Patient)-[:HAS_EPISODE]->(:Episode)-[:OF_FINDING]->(:Finding)   graph.episodes, per level
     (:SourceFile {path, sha256})           what has been loaded, for incremental runs
 
 Observations are aggregates of their mentions, recomputed for every patient a load touches, so
@@ -31,6 +32,7 @@ CONSTRAINTS = [
     ("mention_id", "Mention", "mention_id"),
     ("source_file_path", "SourceFile", "path"),
     ("study_finding_id", "StudyFinding", "study_finding_id"),
+    ("episode_id", "Episode", "episode_id"),
 ]
 # The key property of every label: what identifies a node across loads and graphs.
 NODE_KEYS = {label: prop for _, label, prop in CONSTRAINTS}
@@ -41,6 +43,7 @@ NODE_INDEXES = [
     ("study_finding_onset", "StudyFinding", ("finding", "onset_datetime")),
     ("observation_source_conflict", "Observation", ("source_conflict",)),
     ("study_datetime", "Study", ("study_datetime",)),
+    ("episode_finding", "Episode", ("finding", "level", "first_datetime")),
 ]
 
 
@@ -278,11 +281,15 @@ RETURN pid AS patient_id, s.study_id AS study_id, toString(s.study_datetime) AS 
                          m.severity, m.severity_score] } AS mentions
 """
 
-# Derived structure of earlier links goes: PRIOR links, study-level states and their events, progression
+# Derived structure of earlier links goes: episodes, PRIOR links, study-level states and their events, progression
 # edges other than the model's ('gnn'), and observations without mentions (placeholders an event needed;
 # re-created when still needed).
 RESET_DERIVED = """
 UNWIND $patient_ids AS pid
+CALL (pid) {
+  MATCH (:Patient {patient_id: pid})-[:HAS_EPISODE]->(e:Episode)
+  DETACH DELETE e
+}
 MATCH (:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)
 CALL (s) {
   MATCH (s)-[old:PRIOR]->()
@@ -347,7 +354,7 @@ CREATE (o)-[:HAS_MENTION]->(m:Mention)
 SET m = props
 """
 
-# Rows {study_finding_id, patient_id, study_id, finding, state, onset, onset_bases, onset_sources,
+# Rows {study_finding_id, patient_id, study_id, finding, state, state_basis, onset, onset_bases, onset_sources,
 # onset_prior_state}: one finding's state in one study, over all its anatomy and its more specific
 # findings (graph.events); created fresh after RESET_DERIVED removed the old ones.
 WRITE_STUDY_FINDINGS = """
@@ -355,10 +362,20 @@ UNWIND $rows AS r
 MATCH (s:Study {study_id: r.study_id}), (f:Finding {name: r.finding})
 CREATE (s)-[:HAS_STUDY_FINDING]->(sf:StudyFinding {
   study_finding_id: r.study_finding_id, patient_id: r.patient_id, study_id: r.study_id, finding: r.finding,
-  state: r.state,
+  state: r.state, state_basis: r.state_basis,
   onset_bases: r.onset_bases, onset_sources: r.onset_sources, onset_prior_state: r.onset_prior_state
 })-[:OF_FINDING]->(f)
 SET sf.onset_datetime = CASE WHEN r.onset THEN s.study_datetime END
+"""
+
+
+# Rows: graph.episodes.Episode.row() (datetimes as ISO text): a patient's episodes of a finding, created
+# fresh after RESET_DERIVED removed the old ones.
+WRITE_EPISODES = """
+UNWIND $rows AS r
+MATCH (p:Patient {patient_id: r.patient_id}), (f:Finding {name: r.finding})
+CREATE (p)-[:HAS_EPISODE]->(e:Episode)-[:OF_FINDING]->(f)
+SET e = r, e.first_datetime = localdatetime(r.first_datetime), e.last_datetime = localdatetime(r.last_datetime)
 """
 
 
