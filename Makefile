@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# setuptools warns that an editable install can be shadowed by same-named folders (none here)
-	PYTHONWARNINGS=ignore $(PY) -m pip install --quiet -c constraints.txt -e ".[gnn,test,extract]"
+	PYTHONWARNINGS=ignore $(PY) -m pip install --quiet -c constraints.txt -e ".[gnn,test,extract,questions]"
 	# medspaCy 1.3.1 declares spacy<3.8, whose wheels need numpy<2 (pandas 3 needs numpy>=2); it runs
 	# on spacy 3.8, so it is installed without its own pins (see README, "Dependencies").
 	$(PY) -m pip install --quiet --no-deps -c constraints.txt medspacy PyRuSH medspacy_quickumls

@@ -9,12 +9,19 @@ that uses ``store`` starts from an empty graph.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_runtest_setup(item):
+    """Tests marked ``java`` (METEOR and pycocoevalcap's tokenizer run Java) are skipped where Java is missing."""
+    if item.get_closest_marker("java") and shutil.which("java") is None:
+        pytest.skip("needs Java on PATH (METEOR, PTBTokenizer)")
 
 
 def _free(port: int) -> bool:

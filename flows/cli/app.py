@@ -9,7 +9,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 
 
 # commands that start no child process (the local server of `db start` runs in a session of its own)
-_NO_CHILDREN = {"db", "queries", "query", "stats", "synth", None}
+_NO_CHILDREN = {"db", "eval-episodes", "queries", "query", "stats", "synth", None}
 
 
 @app.callback()

@@ -1,9 +1,16 @@
-"""File fingerprints shared by ingestion, the drop folder, dataset downloads and GNN snapshots."""
+"""File helpers: fingerprints shared by ingestion, the drop folder, dataset downloads and GNN snapshots, and
+string-typed CSV tables with required columns (question files, Lunguage files)."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from graph.records import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def sha256_of(path: Path) -> str:
@@ -14,3 +21,27 @@ def sha256_of(path: Path) -> str:
     """
     with Path(path).open("rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def read_string_csv(path: Path, columns: tuple[str, ...], error: type[InputError], kind: str) -> pd.DataFrame:
+    """A CSV with every cell a string (``""`` when empty) that has at least ``columns`` (others are kept).
+
+    Args:
+        path: the file. columns: the columns it must have. error: the :class:`~graph.records.InputError`
+            subclass to raise. kind: what the file is, for the message ("a Lunguage file").
+
+    Raises:
+        error: the file cannot be read as CSV (file named), or lacks a column (file, header line and the
+            first missing column named).
+    """
+    import pandas as pd  # not at module level: the checksum users (the CLI's quick paths among them) stay light
+
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise error(str(path), None, None, f"not a readable CSV ({exc})") from exc
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise error(str(path), "line 1 (header)", missing[0],
+                    f"column(s) {', '.join(missing)} missing; {kind} has {', '.join(columns)}")
+    return frame

@@ -1,0 +1,115 @@
+"""Diff-VQA questions on the whole NIH cohort against the independent check; prints figures.
+
+Issue 32's acceptance: the difference and abnormality answers of at least 30,000 (main, reference) pairs drawn
+as Medical-Diff-VQA's generator draws them, generated from the graph by `cxrkg diffvqa generate`, agree with
+graph.datasets.nih.diffvqa_check (plain pandas over the NIH tables, apart from the graph code): 0 mismatches on
+the findings whose NIH label has exactly one Diff-VQA name.
+
+Runs against the NIH benchmark's own local Neo4j (CXRKG_HOME=.cxrkg/bench-nih, Bolt port 7699, as
+benchmarks/nih_benchmark.py), so that benchmark's load can be reused. Steps:
+
+1. with --load: `cxrkg datasets nih` (whole wheel) and `cxrkg ingest --bulk` into an emptied store; otherwise
+   the graph already there is used (`cxrkg db start` first);
+2. `cxrkg diffvqa generate --out F --seed S` (whole cohort; --patients N passes a limit): seconds;
+3. the check on F: pairs and questions checked, unchecked, mismatches by kind and the first ten.
+
+--questions F skips steps 1-2 and checks an existing file (for example one written by `cxrkg diffvqa answer`).
+
+Usage: python benchmarks/diffvqa_nih_check.py [--load] [--patients N] [--seed S] [--questions F] [--keep]
+Exit code 1 when fewer than 30,000 pairs were checked or a mismatch was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_env import REPO, use_dedicated_server  # noqa: E402
+
+use_dedicated_server("bench-nih", 7699, 7489)
+
+MIN_PAIRS = 30_000
+CXRKG = [sys.executable, "-m", "flows.cli"]
+
+
+def _cxrkg(*args: str) -> float:
+    """Run one cxrkg command (this checkout's) and return its seconds; exit with its message when it fails."""
+    started = time.perf_counter()
+    done = subprocess.run([*CXRKG, *args], cwd=REPO, env=os.environ.copy(), capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"cxrkg {' '.join(args)} failed (exit {done.returncode}):\n{(done.stderr or done.stdout)[-3000:]}")
+    return time.perf_counter() - started
+
+
+def _load(home: Path, patients: int | None) -> None:
+    """Step 1: convert the wheel and bulk-load it into an emptied store."""
+    cohort = home / f"nih-{patients or 'all'}"
+    shutil.rmtree(cohort, ignore_errors=True)
+    limit = ["--patients", str(patients)] if patients else []
+    print(f"convert: {_cxrkg('datasets', 'nih', '--out', str(cohort), *limit):.1f} s", flush=True)
+    _cxrkg("db", "stop")
+    shutil.rmtree(home / "data", ignore_errors=True)
+    print(f"bulk ingest: {_cxrkg('ingest', '--bulk', str(cohort)):.1f} s", flush=True)
+
+
+def _generate(out: Path, patients: int | None, seed: int) -> None:
+    """Step 2: the questions from the graph (the server must run)."""
+    _cxrkg("db", "start")
+    limit = ["--patients", str(patients)] if patients else []
+    seconds = _cxrkg("diffvqa", "generate", "--out", str(out), "--seed", str(seed), *limit)
+    print(f"cxrkg diffvqa generate: {seconds:.1f} s (target < 120 s on the whole cohort)", flush=True)
+
+
+def _check(questions: Path, patients: int | None) -> int:
+    """Step 3: the independent check; returns the exit code."""
+    from graph.datasets.nih.diffvqa_check import check_answers, read_questions
+    from graph.datasets.nih.reference import load_tables
+
+    started = time.perf_counter()
+    frame = read_questions(questions)
+    result = check_answers(frame, load_tables(limit_patients=patients))
+    seconds = time.perf_counter() - started
+    types = ", ".join(f"{k} {v:,}" for k, v in sorted(frame["question_type"].value_counts().to_dict().items()))
+    print(f"questions in {questions.name}: {len(frame):,} ({types})")
+    print(f"independent check: {result.pairs_checked:,} pairs, {result.questions_checked:,} difference and abnormality "
+          f"questions checked, {result.unchecked:,} unchecked, in {seconds:.1f} s; "
+          f"{len(result.mismatches):,} mismatches", flush=True)
+    if len(result.mismatches):
+        print("  by kind: " + ", ".join(f"{k} {v:,}" for k, v in result.mismatches["kind"].value_counts().items()))
+        for m in result.mismatches.head(10).itertuples(index=False):
+            print(f"  {m.study_id} vs {m.ref_id} [{m.kind}] {m.question!r}: {m.answer!r}; {m.detail}")
+    if result.pairs_checked < MIN_PAIRS:
+        print(f"fewer than {MIN_PAIRS:,} pairs checked")
+    return 0 if result.pairs_checked >= MIN_PAIRS and result.mismatches.empty else 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--load", action="store_true", help="convert the wheel and bulk-load it first")
+    parser.add_argument("--patients", type=int, default=None, help="only the N lowest patient ids")
+    parser.add_argument("--seed", type=int, default=0, help="seed of `cxrkg diffvqa generate`")
+    parser.add_argument("--questions", type=Path, default=None, help="check this file; load and generate nothing")
+    parser.add_argument("--keep", action="store_true", help="leave the server running at the end")
+    args = parser.parse_args()
+    if args.questions is not None:
+        sys.exit(_check(args.questions, args.patients))
+    home = Path(os.environ["CXRKG_HOME"])
+    out = home / f"diffvqa-nih-{args.patients or 'all'}-seed{args.seed}.csv"
+    try:
+        if args.load:
+            _load(home, args.patients)
+        _generate(out, args.patients, args.seed)
+    finally:
+        if not args.keep:
+            subprocess.run([*CXRKG, "db", "stop"], cwd=REPO, env=os.environ.copy(), capture_output=True)
+    sys.exit(_check(out, args.patients))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""How well one Lunguage file's episodes agree with another's, offline (``cxrkg eval-episodes GOLD PRED``).
+
+Both files are Lunguage CSVs (:mod:`graph.formats.lunguage`) over the same mentions, matched on
+:data:`~graph.formats.lunguage.MENTION_KEY`; group ids are compared within a patient only, and their names
+need not agree between the files. An episode is a (patient, ``gt_entity_group``, ``gt_temporal_group``) with
+both groups set (Lunguage's TEMPORALGROUP: one entity group in two temporal groups is two episodes).
+
+Three measures, each a precision, recall and F1 of PRED against GOLD (NaN where a denominator is 0):
+
+- **episode pairs**: every pair of common mentions of one gold entity group is linked (same episode) or not;
+  gold links the pairs in one gold episode, pred those in one pred episode. Precision = pairs linked by both /
+  pairs pred links, recall = pairs linked by both / pairs gold links. A split episode lowers recall, a merged
+  one precision. This is the pairwise clustering measure (as in coreference evaluation) applied within
+  entity groups;
+- **entity-group pairs**: the same over every pair of common mentions of one patient, linked when they share
+  an entity group;
+- **exact boundaries**: a gold episode is matched when a pred episode of the same patient shares one of its
+  mentions and has the same first and last study (by ``sequence``, over all of its mentions); precision =
+  matched pred episodes / pred episodes, recall = matched gold episodes / gold episodes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+from graph.formats.lunguage import LunguageRow
+
+Key = tuple[str, str, str, int, int]
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Items (linked pairs or episodes) in gold and in pred, and how many of each the other file matches.
+
+    For pairs ``matched_gold`` = ``matched_pred`` = the pairs both files link. Precision = matched_pred / pred,
+    recall = matched_gold / gold, F1 their harmonic mean; NaN where a denominator is 0.
+    """
+
+    gold: int
+    pred: int
+    matched_gold: int
+    matched_pred: int
+
+    @property
+    def precision(self) -> float:
+        return self.matched_pred / self.pred if self.pred else math.nan
+
+    @property
+    def recall(self) -> float:
+        return self.matched_gold / self.gold if self.gold else math.nan
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        if math.isnan(p) or math.isnan(r):
+            return math.nan
+        return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One episode of a file: patient, entity group, temporal group, first and last study, its mentions."""
+
+    subject_id: str
+    entity_group: str
+    temporal_group: str
+    first_study: str
+    last_study: str
+    mentions: frozenset[Key]
+
+
+@dataclass
+class EpisodeAgreement:
+    """The result of :func:`episode_agreement`: mention counts, the three measures, the unmatched gold episodes."""
+
+    mentions_gold: int
+    mentions_pred: int
+    mentions_common: int
+    episode_pairs: Agreement
+    entity_pairs: Agreement
+    boundaries: Agreement
+    unmatched_gold: list[Episode] = field(default_factory=list)
+
+
+def episodes(rows: list[LunguageRow]) -> list[Episode]:
+    """The episodes of ``rows`` (mentions with both groups set), sorted by patient, first study's sequence, groups."""
+    members: dict[tuple[str, str, str], list[LunguageRow]] = {}
+    for r in rows:
+        if r.gt_entity_group and r.gt_temporal_group:
+            members.setdefault((r.subject_id, r.gt_entity_group, r.gt_temporal_group), []).append(r)
+    out = []
+    for (subject, eg, tg), group in members.items():
+        ordered = sorted(group, key=lambda r: r.sequence)
+        out.append(Episode(subject, eg, tg, ordered[0].study_id, ordered[-1].study_id,
+                           frozenset(r.key() for r in group)))
+    return sorted(out, key=lambda e: (e.subject_id, e.first_study, e.entity_group, e.temporal_group))
+
+
+def _pairs(counts: Counter) -> int:
+    return sum(n * (n - 1) // 2 for n in counts.values())
+
+
+def _pair_score(gold_of: dict[Key, object], pred_of: dict[Key, object], scope_of: dict[Key, tuple]) -> Agreement:
+    """Linked pairs within each scope: a mention is linked to another of its scope with the same label (None: none)."""
+    gold, pred, both = Counter(), Counter(), Counter()
+    for key, scope in scope_of.items():
+        g, p = gold_of.get(key), pred_of.get(key)
+        if g is not None:
+            gold[(scope, g)] += 1
+        if p is not None:
+            pred[(scope, p)] += 1
+        if g is not None and p is not None:
+            both[(scope, g, p)] += 1
+    return Agreement(_pairs(gold), _pairs(pred), _pairs(both), _pairs(both))
+
+
+def _boundaries(gold: list[Episode], pred: list[Episode]) -> tuple[Agreement, list[Episode]]:
+    """Exact-boundary matches, and the gold episodes without one."""
+    by_mention: dict[Key, Episode] = {m: e for e in pred for m in e.mentions}
+    matched_pred: set[Episode] = set()
+    unmatched: list[Episode] = []
+    for g in gold:
+        hits = {by_mention[m] for m in g.mentions if m in by_mention}
+        same = {p for p in hits if (p.first_study, p.last_study) == (g.first_study, g.last_study)}
+        matched_pred |= same
+        if not same:
+            unmatched.append(g)
+    return Agreement(len(gold), len(pred), len(gold) - len(unmatched), len(matched_pred)), unmatched
+
+
+def episode_agreement(gold: list[LunguageRow], pred: list[LunguageRow]) -> EpisodeAgreement:
+    """Compare the episodes (and entity groups) of ``pred`` with those of ``gold``.
+
+    Args:
+        gold, pred: the rows of two Lunguage files (:func:`graph.formats.lunguage.read_lunguage`).
+
+    Returns:
+        An :class:`EpisodeAgreement`; the pair measures count only mentions present in both files, the
+        boundaries every episode of each file.
+    """
+    g_rows, p_rows = {r.key(): r for r in gold}, {r.key(): r for r in pred}
+    common = g_rows.keys() & p_rows.keys()
+    in_group = {k: (k[0], g_rows[k].gt_entity_group) for k in common if g_rows[k].gt_entity_group}
+    episode_pairs = _pair_score(
+        {k: g_rows[k].gt_temporal_group or None for k in in_group},
+        {k: (p_rows[k].gt_entity_group, p_rows[k].gt_temporal_group) if p_rows[k].gt_temporal_group else None
+         for k in in_group}, in_group)
+    entity_pairs = _pair_score({k: g_rows[k].gt_entity_group or None for k in common},
+                               {k: p_rows[k].gt_entity_group or None for k in common}, {k: (k[0],) for k in common})
+    boundaries, unmatched = _boundaries(episodes(gold), episodes(pred))
+    return EpisodeAgreement(len(g_rows), len(p_rows), len(common), episode_pairs, entity_pairs, boundaries, unmatched)

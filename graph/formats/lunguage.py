@@ -1,0 +1,250 @@
+"""Lunguage sequential structured reports (CSV): typed rows in, the same CSV out, and made-up files for tests.
+
+Lunguage (Moon, Choi, Rabaey et al., PhysioNet 2026, credentialed; arXiv 2505.21190) annotates chest X-ray
+reports as one row per (sentence, entity) with 18 relation types; in its longitudinal cases ``gt_entity_group``
+links the mentions of one finding across a patient's studies and ``gt_temporal_group`` marks a diagnostic
+episode (one entity group in two temporal groups is two episodes). The columns read and written are
+:data:`LUNGUAGE_COLUMNS`, in that order; value sets follow the benchmark's schema: ``section`` hist / find /
+impr, ``cat`` pf / cf / cof / ncd / oth / patient info. (and the merged ncd/cof its evaluation uses),
+``dx_status`` positive / negative, ``dx_certainty`` definitive / tentative. Attribute cells are free text
+(several values comma-separated); an empty cell is ``""``.
+
+Group ids are scoped by patient (``subject_id``): ``EG1`` of one patient is not ``EG1`` of another. A temporal
+group needs an entity group. A mention is keyed by :data:`MENTION_KEY`; a study has one ``sequence`` (its
+order among the patient's studies).
+
+The credentialed data never enter the project: tests use :func:`made_up_rows`, files this module writes
+itself in the exact columns, with invented ids and text.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from graph.formats.files import read_string_csv
+from graph.records import InputError, Rejection
+
+LUNGUAGE_COLUMNS = (
+    "subject_id", "study_id", "sequence", "section", "sent_idx", "sent", "ent_idx", "ent", "cat", "dx_status",
+    "dx_certainty", "location", "morphology", "distribution", "measurement", "severity", "comparison", "onset",
+    "no change", "improved", "worsened", "placement", "past hx", "other source", "assessment limitations",
+    "gt_entity_group", "gt_temporal_group",
+)
+#: What identifies one mention (one entity in one sentence of one study).
+MENTION_KEY = ("subject_id", "study_id", "section", "sent_idx", "ent_idx")
+
+Section = Literal["hist", "find", "impr"]
+Category = Literal["pf", "cf", "cof", "ncd", "oth", "patient info.", "ncd/cof"]
+
+
+class LunguageInputError(InputError):
+    """A Lunguage file that cannot be read at all (unreadable, or a column missing)."""
+
+
+class LunguageRow(BaseModel):
+    """One row of a Lunguage CSV: an entity of a sentence with its attributes and its groups.
+
+    Field names are the columns' with spaces as underscores (``no change`` -> ``no_change``); the CSV
+    names are the aliases. Integers: ``sequence`` >= 0 (study order within the patient), ``sent_idx`` and
+    ``ent_idx`` >= 0.
+    """
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid", str_strip_whitespace=False)
+
+    subject_id: str = Field(min_length=1)
+    study_id: str = Field(min_length=1)
+    sequence: int = Field(ge=0)
+    section: Section
+    sent_idx: int = Field(ge=0)
+    sent: str = ""
+    ent_idx: int = Field(ge=0)
+    ent: str = Field(min_length=1)
+    cat: Category
+    dx_status: Literal["positive", "negative"]
+    dx_certainty: Literal["definitive", "tentative"]
+    location: str = ""
+    morphology: str = ""
+    distribution: str = ""
+    measurement: str = ""
+    severity: str = ""
+    comparison: str = ""
+    onset: str = ""
+    no_change: str = Field("", alias="no change")
+    improved: str = ""
+    worsened: str = ""
+    placement: str = ""
+    past_hx: str = Field("", alias="past hx")
+    other_source: str = Field("", alias="other source")
+    assessment_limitations: str = Field("", alias="assessment limitations")
+    gt_entity_group: str = ""
+    gt_temporal_group: str = ""
+
+    @model_validator(mode="after")
+    def _temporal_needs_entity(self) -> "LunguageRow":
+        if self.gt_temporal_group and not self.gt_entity_group:
+            raise ValueError("gt_temporal_group without gt_entity_group (an episode belongs to an entity group)")
+        return self
+
+    def key(self) -> tuple[str, str, str, int, int]:
+        """The mention's :data:`MENTION_KEY` values."""
+        return (self.subject_id, self.study_id, self.section, self.sent_idx, self.ent_idx)
+
+    def cells(self) -> list[str]:
+        """The row's CSV cells in :data:`LUNGUAGE_COLUMNS` order."""
+        values = self.model_dump(by_alias=True)
+        return [str(values[c]) for c in LUNGUAGE_COLUMNS]
+
+
+_FIELD_OF = {name: (f.alias or name) for name, f in LunguageRow.model_fields.items()}
+
+
+@dataclass(frozen=True)
+class LunguageFile:
+    """The valid rows of one file, in file order, and the rows rejected (file, ``line N``, field, reason)."""
+
+    rows: list[LunguageRow]
+    rejections: list[Rejection]
+
+
+def _rejection(path: Path, line: int, exc: ValidationError) -> Rejection:
+    first = exc.errors()[0]
+    name = str(first["loc"][0]) if first["loc"] else "gt_temporal_group"
+    return Rejection(str(path), f"line {line}", _FIELD_OF.get(name, name), first["msg"])
+
+
+def _consistency(path: Path, rows: list[tuple[int, LunguageRow]]) -> tuple[list[LunguageRow], list[Rejection]]:
+    """Drop a mention key seen before, and a row whose study already has another sequence."""
+    keys: dict[tuple, int] = {}
+    sequence: dict[tuple[str, str], tuple[int, int]] = {}
+    kept, rejected = [], []
+    for line, row in rows:
+        study = (row.subject_id, row.study_id)
+        if row.key() in keys:
+            rejected.append(Rejection(str(path), f"line {line}", "ent_idx",
+                                      f"mention {row.key()} already at line {keys[row.key()]}"))
+        elif study in sequence and sequence[study][0] != row.sequence:
+            rejected.append(Rejection(str(path), f"line {line}", "sequence",
+                                      f"study {row.study_id} has sequence {sequence[study][0]} at line "
+                                      f"{sequence[study][1]}"))
+        else:
+            keys[row.key()] = line
+            sequence.setdefault(study, (row.sequence, line))
+            kept.append(row)
+    return kept, rejected
+
+
+def read_lunguage(path: Path) -> LunguageFile:
+    """Read a Lunguage CSV into typed rows; bad rows are rejected (file, line, field named), the rest kept.
+
+    Args:
+        path: a CSV with at least :data:`LUNGUAGE_COLUMNS` (other columns, such as ``report`` or
+            ``normed_ent``, are ignored).
+
+    Returns:
+        A :class:`LunguageFile`: the valid rows in file order and one rejection per bad row (a value outside
+        its set or type, an empty id or entity, a temporal group without an entity group, a mention key seen
+        before, a study whose sequence differs from its first row's).
+
+    Raises:
+        LunguageInputError: the file cannot be read as CSV or lacks a column.
+    """
+    frame = read_string_csv(Path(path), LUNGUAGE_COLUMNS, LunguageInputError, "a Lunguage file")
+    parsed, rejected = [], []
+    for line, record in enumerate(frame[list(LUNGUAGE_COLUMNS)].to_dict("records"), start=2):
+        try:
+            parsed.append((line, LunguageRow.model_validate(record)))
+        except ValidationError as exc:
+            rejected.append(_rejection(Path(path), line, exc))
+    rows, inconsistent = _consistency(Path(path), parsed)
+    return LunguageFile(rows, rejected + inconsistent)
+
+
+def write_lunguage(rows: list[LunguageRow], path: Path) -> Path:
+    """Write ``rows`` as a Lunguage CSV (header :data:`LUNGUAGE_COLUMNS`, rows in the given order, UTF-8).
+
+    A file this function wrote reads back (:func:`read_lunguage`) into equal rows and writes back byte for byte.
+    """
+    path = Path(path)
+    pd.DataFrame([r.cells() for r in rows], columns=list(LUNGUAGE_COLUMNS)).to_csv(path, index=False)
+    return path
+
+
+# --- made-up files for tests ------------------------------------------------------------------------------
+
+_FINDINGS = (("pleural effusion", "pf", "left lower lobe"), ("pneumothorax", "pf", "right apex"),
+             ("atelectasis", "pf", "bibasilar"), ("pulmonary edema", "pf", "bilateral"),
+             ("endotracheal tube", "oth", "trachea"))
+_SEVERITY = ("small", "moderate", "large", "mild")
+
+
+def _trajectory(rng: random.Random, studies: int, recurrent: bool) -> list[str]:
+    """Per study: P present, N stated absent, '' not mentioned. ``recurrent``: P, (P or ''), N, P, ..."""
+    if recurrent:
+        head = ["P", rng.choice(["P", ""]), "N", "P"]
+        return (head + [rng.choice(["P", "", "N"]) for _ in range(studies - 4)])[:studies]
+    return [rng.choice(["P", "P", "N", ""]) for _ in range(studies)]
+
+
+def _finding_rows(studies: list[str], finding: tuple[str, str, str], group: int,
+                  states: list[str], rng: random.Random) -> list[dict]:
+    """Rows (without sent_idx / ent_idx) of one finding over a patient's studies, episodes stated."""
+    name, cat, location = finding
+    rows, episode, in_episode = [], 0, False
+    for seq, (study, state) in enumerate(zip(studies, states), start=1):
+        if state == "N":
+            in_episode = False
+            rows.append({"study_id": study, "sequence": seq, "ent": name, "cat": cat, "dx_status": "negative",
+                         "sent": f"no {name}.", "gt_entity_group": f"EG{group}", "gt_temporal_group": ""})
+        elif state == "P":
+            started = not in_episode
+            episode, in_episode = episode + started, True
+            severity = rng.choice(_SEVERITY)
+            change = ({} if seq == 1 else {"onset": "new"} if started
+                      else {rng.choice(["no change", "improved", "worsened"]): "yes"})
+            rows.append({"study_id": study, "sequence": seq, "ent": name, "cat": cat, "dx_status": "positive",
+                         "dx_certainty": rng.choice(["definitive", "definitive", "tentative"]),
+                         "sent": f"{severity} {location} {name}.", "location": location, "severity": severity,
+                         "gt_entity_group": f"EG{group}", "gt_temporal_group": f"TG{group}.{episode}", **change})
+    return rows
+
+
+def made_up_rows(patients: int = 3, seed: int = 0) -> list[LunguageRow]:
+    """A made-up longitudinal Lunguage cohort (invented ids and text, no dataset row).
+
+    Each patient has 5 to 7 studies; each study a history row (``patient info.``, no group); 2 to 4 findings
+    of a fixed list, each an entity group; the first finding recurs (present, then stated absent, then present
+    again: two temporal groups), the others present, absent or not mentioned at random. An episode is the run
+    of present mentions not interrupted by a stated absence (an unmentioned study continues it); absent
+    mentions carry the entity group and no temporal group.
+
+    Args:
+        patients: how many patients (>= 1). seed: the random seed (same seed, same rows).
+
+    Returns:
+        Rows ordered by patient, study and sentence; ``sent_idx`` and ``ent_idx`` count from 0 per study.
+    """
+    if patients < 1:
+        raise ValueError("patients must be >= 1")
+    rng, out = random.Random(seed), []
+    for p in range(1, patients + 1):
+        subject = f"p9{p:07d}"
+        studies = [f"s9{p:03d}{k:04d}" for k in range(1, rng.randint(5, 7) + 1)]
+        findings = rng.sample(_FINDINGS, rng.randint(2, 4))
+        raw = [{"study_id": s, "sequence": k, "ent": "shortness of breath", "cat": "patient info.",
+                "section": "hist", "dx_status": "positive", "sent": "history: shortness of breath."}
+               for k, s in enumerate(studies, start=1)]
+        for g, finding in enumerate(findings, start=1):
+            raw += _finding_rows(studies, finding, g, _trajectory(rng, len(studies), g == 1), rng)
+        raw.sort(key=lambda r: (r["sequence"], r.get("section") != "hist"))
+        counters: dict[str, int] = {}
+        for r in raw:
+            n = counters[r["study_id"]] = counters.get(r["study_id"], -1) + 1
+            out.append(LunguageRow.model_validate({"section": "find", "dx_certainty": "definitive", **r,
+                                                   "subject_id": subject, "sent_idx": n, "ent_idx": n}))
+    return out

@@ -1,0 +1,148 @@
+"""Lunguage CSVs in and out (graph.formats.lunguage) and episode agreement (graph.episode_agreement,
+``cxrkg eval-episodes``), on made-up files the project writes itself (no Lunguage row: the data are credentialed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from graph.episode_agreement import episode_agreement, episodes
+from graph.formats.lunguage import (LUNGUAGE_COLUMNS, LunguageInputError, LunguageRow, made_up_rows, read_lunguage,
+                                    write_lunguage)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[LunguageRow]:
+    return made_up_rows(patients=5, seed=3)
+
+
+def _groups(rows):
+    """(subject, entity group) -> the temporal groups it has."""
+    out = defaultdict(set)
+    for r in rows:
+        if r.gt_temporal_group:
+            out[(r.subject_id, r.gt_entity_group)].add(r.gt_temporal_group)
+    return out
+
+
+# --- the file format -------------------------------------------------------------------------------------
+
+def test_made_up_file_has_patients_recurrences_and_stated_episodes(rows):
+    assert len({r.subject_id for r in rows}) == 5
+    groups = _groups(rows)
+    recurrent = {s for (s, _), tgs in groups.items() if len(tgs) >= 2}
+    assert recurrent == {r.subject_id for r in rows}  # every patient's first finding comes back
+    assert any(r.dx_status == "negative" and r.gt_entity_group and not r.gt_temporal_group for r in rows)
+    assert any(r.section == "hist" and not r.gt_entity_group for r in rows)
+    assert made_up_rows(patients=5, seed=3) == rows and made_up_rows(patients=5, seed=4) != rows
+
+
+def test_made_up_file_round_trips_exactly(rows, tmp_path):
+    first = write_lunguage(rows, tmp_path / "a.csv")
+    assert pd.read_csv(first, dtype=str, keep_default_na=False).columns.tolist() == list(LUNGUAGE_COLUMNS)
+    back = read_lunguage(first)
+    assert back.rejections == [] and back.rows == rows
+    second = write_lunguage(back.rows, tmp_path / "b.csv")
+    assert second.read_bytes() == first.read_bytes()
+
+
+def _with(rows, tmp_path, line: int, **cells) -> Path:
+    """The made-up file with some cells of one data line (2 = first row) replaced."""
+    frame = pd.DataFrame([r.cells() for r in rows], columns=list(LUNGUAGE_COLUMNS))
+    for column, value in cells.items():
+        frame.loc[line - 2, column] = value
+    path = tmp_path / "bad.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("line, cells, field, says", [
+    (3, {"section": "findings"}, "section", "'hist', 'find' or 'impr'"),
+    (4, {"sequence": "two"}, "sequence", "integer"),
+    (5, {"dx_status": "maybe"}, "dx_status", "'positive' or 'negative'"),
+    (2, {"gt_temporal_group": "TG9.9"}, "gt_temporal_group", "without gt_entity_group"),
+    (6, {"ent": ""}, "ent", "at least 1 character"),
+    (3, {"section": "hist", "sent_idx": "0", "ent_idx": "0"}, "ent_idx", "already at line 2"),
+    (3, {"sequence": "7"}, "sequence", "has sequence 1 at line 2"),
+])
+def test_a_bad_row_is_rejected_with_line_and_field_and_the_rest_kept(rows, tmp_path, line, cells, field, says):
+    read = read_lunguage(_with(rows, tmp_path, line, **cells))
+    assert len(read.rejections) == 1 and len(read.rows) == len(rows) - 1
+    r = read.rejections[0]
+    assert (r.file, r.record, r.field) == (str(tmp_path / "bad.csv"), f"line {line}", field)
+    assert says in r.reason
+
+
+def test_a_missing_column_rejects_the_file(rows, tmp_path):
+    path = write_lunguage(rows, tmp_path / "a.csv")
+    pd.read_csv(path, dtype=str, keep_default_na=False).drop(columns=["no change"]).to_csv(path, index=False)
+    with pytest.raises(LunguageInputError, match="field no change: column"):
+        read_lunguage(path)
+
+
+# --- episode agreement -----------------------------------------------------------------------------------
+
+def test_a_file_against_itself_agrees_fully(rows):
+    result = episode_agreement(rows, rows)
+    for score in (result.episode_pairs, result.entity_pairs, result.boundaries):
+        assert (score.precision, score.recall, score.f1) == (1.0, 1.0, 1.0)
+    assert result.episode_pairs.gold > 0 and result.unmatched_gold == []
+    assert result.mentions_common == result.mentions_gold == len(rows)
+
+
+def _relabel(rows, pick) -> list[LunguageRow]:
+    return [r.model_copy(update={"gt_temporal_group": pick(r)}) if pick(r) is not None else r for r in rows]
+
+
+def test_a_split_episode_is_detected(rows):
+    long = next(e for e in episodes(rows) if e.first_study != e.last_study)
+    last = max(long.mentions, key=lambda k: k[1])  # study ids grow with the sequence in the made-up file
+    split = _relabel(rows, lambda r: "TG-split" if r.key() == last else None)
+    result = episode_agreement(rows, split)
+    assert result.episode_pairs.precision == 1.0 and result.episode_pairs.recall < 1.0
+    assert result.entity_pairs.f1 == 1.0  # the entity groups are untouched
+    assert long in result.unmatched_gold and result.boundaries.recall < 1.0 and result.boundaries.precision < 1.0
+
+
+def test_a_merged_episode_is_detected(rows):
+    (subject, group), tgs = next((k, sorted(v)) for k, v in _groups(rows).items() if len(v) >= 2)
+    merged = _relabel(rows, lambda r: tgs[0] if (r.subject_id, r.gt_entity_group) == (subject, group)
+                      and r.gt_temporal_group == tgs[1] else None)
+    result = episode_agreement(rows, merged)
+    assert result.episode_pairs.recall == 1.0 and result.episode_pairs.precision < 1.0
+    assert {(e.subject_id, e.temporal_group) for e in result.unmatched_gold} >= {(subject, tgs[0]), (subject, tgs[1])}
+
+
+# --- the command -----------------------------------------------------------------------------------------
+
+def _cxrkg(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CXRKG_", "NEO4J_"))}
+    return subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, env={**env, "CXRKG_HOME": str(tmp_path / "home"), "COLUMNS": "200"})
+
+
+def test_eval_episodes_command(rows, tmp_path):
+    gold = write_lunguage(rows, tmp_path / "gold.csv")
+    done = _cxrkg(tmp_path, "eval-episodes", str(gold), str(gold), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    measures = {m["measure"]: m for m in json.loads(done.stdout)["measures"]}
+    assert {m["f1"] for m in measures.values()} == {1.0}
+
+    bad = _with(rows, tmp_path, 3, section="findings")
+    done = _cxrkg(tmp_path, "eval-episodes", str(gold), str(bad))
+    assert done.returncode == 2 and "record line 3 field section" in done.stderr
+    assert "episode pairs" in done.stdout and "Traceback" not in done.stderr
+
+    pd.read_csv(gold, dtype=str).drop(columns=["ent"]).to_csv(bad, index=False)
+    done = _cxrkg(tmp_path, "eval-episodes", str(gold), str(bad))
+    assert done.returncode == 2 and "column(s) ent missing" in done.stderr and "Traceback" not in done.stderr
