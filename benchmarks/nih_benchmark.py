@@ -9,7 +9,9 @@ Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/bench-nih, Bolt port 769
    flow and of the whole process, elements, peak memory of the Python processes; the independent check
    and the queries then run on this graph;
 4. the independent check (graph.datasets.nih.check: plain pandas over the NIH tables against the graph's
-   study-level counts and new_finding_patients answers): cells and patient sets compared, mismatches;
+   study-level counts and new_finding_patients answers): cells and patient sets compared, mismatches; then
+   the episodes (graph.datasets.nih.episodes: every episode's first and last study and closing, episodes
+   per finding, recurrent_findings' patients): compared, mismatches;
 5. named queries on the NIH graph, 5 warm-up then 50 timed runs each, p50 / p95 in ms.
 
 Usage: python benchmarks/nih_benchmark.py [--patients N] [--skip-transactional]   (default: all patients)
@@ -44,7 +46,13 @@ def latencies(store, patient: str) -> dict[str, tuple[float, float, int]]:
                                                                                 "end_date": "2299-12-31"}),
              ("new_finding_patients (anatomy, all dates)", q["new_finding_patients"],
               {**base, "start_date": "1900-01-01", "end_date": "2299-12-31", "level": "anatomy"}),
-             ("finding_timeline (anatomy)", q["finding_timeline"], {**base, "level": "anatomy"})]
+             ("finding_timeline (anatomy)", q["finding_timeline"], {**base, "level": "anatomy"}),
+             ("recurrent_findings (all dates)", q["recurrent_findings"], {**base, "start_date": "1900-01-01",
+                                                                          "end_date": "2299-12-31"}),
+             ("recurrent_findings (anatomy, all dates)", q["recurrent_findings"],
+              {**base, "start_date": "1900-01-01", "end_date": "2299-12-31", "level": "anatomy"}),
+             ("episode_durations (anatomy)", q["episode_durations"], {**base, "level": "anatomy"}),
+             ("finding_episodes (anatomy)", q["finding_episodes"], {**base, "level": "anatomy"})]
     return time_queries(store, runs)
 
 
@@ -108,6 +116,15 @@ def _check_and_query(server, patients: int | None) -> None:
     print(f"independent check: {report.count_cells:,} count cells and {report.patient_sets} patient sets compared "
           f"in {time.perf_counter() - t:.1f} s; {len(report.mismatches)} mismatches", flush=True)
     for line in report.mismatches[:10]:
+        print("  " + line)
+    from graph.datasets.nih.episodes import check_episodes
+
+    t = time.perf_counter()
+    episodes = check_episodes(store, load_tables(limit_patients=patients))
+    print(f"episodes (graph.datasets.nih.episodes): {episodes.episodes:,} episodes, {episodes.findings} per-finding "
+          f"counts and {episodes.recurrent_sets} recurrent patient sets compared in {time.perf_counter() - t:.1f} s; "
+          f"{len(episodes.mismatches)} mismatches", flush=True)
+    for line in episodes.mismatches[:10]:
         print("  " + line)
     print("named queries on the NIH graph, warm, 50 runs each (dates are synthetic, order kept):")
     for name, (p50, p95, rows) in latencies(store, "13").items():

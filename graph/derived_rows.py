@@ -68,7 +68,7 @@ def mention_fact(m: MentionRecord) -> MentionFact:
     """What derivation needs of a parsed mention (the same fields the link step reads back from the graph)."""
     return MentionFact(m.study_id, m.anatomy, m.finding, m.source, m.polarity, m.change, m.change_label,
                        m.prior_image_id, m.evidence or "", m.file if m.change is not None else "", m.mention_id,
-                       m.severity, m.severity_score)
+                       m.severity, m.severity_score, m.entity_group, m.temporal_group)
 
 
 def observation_summary(mentions: Iterable[MentionFact]) -> dict[str, Any]:
@@ -230,7 +230,7 @@ def mention_props(m: MentionRecord) -> dict[str, Any]:
         "file": m.file, "file_key": file_key(m.file), "record": m.record, "section": m.section,
         "sentence_id": m.sentence_id, "temporal_cues": list(m.temporal_cues) or None,
         "texture_cues": list(m.texture_cues) or None, "comparison_cues": list(m.comparison_cues) or None,
-        "side": m.side,
+        "side": m.side, "term": m.term, "entity_group": m.entity_group, "temporal_group": m.temporal_group,
     }
     return {k: v for k, v in props.items() if v is not None}
 

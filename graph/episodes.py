@@ -14,8 +14,12 @@ level: one region) is a run of the patient's studies, in the PRIOR chain's order
   (not closed; default: no limit, which is what the graph stores).
 
 An episode that nothing ended is open. Its ``duration_days`` is whole days from its first to its last
-present study (0 for one study). ``basis`` is ``derived`` (by these rules); a source's own grouping of
-mentions into episodes (Lunguage's temporal groups) would be ``stated``.
+present study (0 for one study). ``basis`` is ``derived`` (by these rules).
+
+A source's own grouping is a **stated** episode beside them (:func:`stated_episodes`): Lunguage's
+``gt_temporal_group`` within a ``gt_entity_group`` (one entity group in two temporal groups is two
+episodes). Its studies are those of its present mentions, and it is closed when a later mention of the
+same entity group states the finding absent.
 
 Everything is deterministic and order-independent: it reads only the derivation, which is.
 """
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterable, Mapping
 
-from graph.events import ABSENT, DERIVED, PRESENT, MentionFact, PatientDerivation
+from graph.events import ABSENT, DERIVED, PRESENT, STATED, UNCERTAIN, MentionFact, PatientDerivation
 from graph.vocabulary import ancestors
 
 STUDY_LEVEL, ANATOMY_LEVEL = "study", "anatomy"
@@ -63,10 +67,15 @@ class Episode:
     max_severity_score: int | None
     sources: tuple[str, ...]
     basis: str = DERIVED
+    entity_group: str | None = None
+    temporal_group: str | None = None
 
     @property
     def episode_id(self) -> str:
-        """Unique per patient, level, place and first study: the Episode node's key."""
+        """Unique per patient, level, place and first study (derived), or per patient, source and groups
+        (stated): the Episode node's key."""
+        if self.basis == STATED:
+            return f"{self.patient_id}|stated|{self.sources[0]}|{self.entity_group}|{self.temporal_group}"
         return f"{self.patient_id}|{self.level}|{self.anatomy or '*'}|{self.finding}|{self.study_ids[0]}"
 
     @property
@@ -90,7 +99,7 @@ class Episode:
                  "implied_study_ids": list(self.implied_study_ids) or None, "end_study_id": self.end_study_id,
                  "ended_by": self.ended_by, "closed": self.closed, "max_severity": self.max_severity,
                  "max_severity_score": self.max_severity_score, "sources": list(self.sources) or None,
-                 "basis": self.basis}
+                 "basis": self.basis, "entity_group": self.entity_group, "temporal_group": self.temporal_group}
         return {k: v for k, v in props.items() if v is not None}
 
 
@@ -152,7 +161,41 @@ def patient_episodes(patient_id: str, d: PatientDerivation, mentions: Iterable[M
         course = [(s, d.dates.get(s), states.get(s, "not_mentioned")) for s in d.order]
         for number, (studies, end, ended_by) in enumerate(runs(course, max_silence_days), start=1):
             out.append(_episode(patient_id, d, anatomy, finding, number, studies, end, ended_by, support))
+    out += stated_episodes(patient_id, d, mentions)
     return sorted(out, key=lambda e: e.episode_id)
+
+
+def stated_episodes(patient_id: str, d: PatientDerivation, mentions: Iterable[MentionFact]) -> list[Episode]:
+    """The episodes a source states (mentions with an ``entity_group`` and a ``temporal_group``, present or
+    uncertain), at study level: one per (source, entity group, temporal group), numbered by first study
+    within the entity group. Its finding is the most frequent one among its mentions (ties: the first by
+    name); it is closed by the first later study, before the group's next episode, where a mention of the
+    entity group states the finding absent."""
+    rank = {s: i for i, s in enumerate(d.order)}
+    groups: dict[tuple[str, str], dict[str, list[MentionFact]]] = defaultdict(lambda: defaultdict(list))
+    absences: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for m in mentions:
+        if m.entity_group and m.study_id in rank:
+            if m.temporal_group and m.polarity in (PRESENT, UNCERTAIN):
+                groups[(m.source, m.entity_group)][m.temporal_group].append(m)
+            elif m.polarity == ABSENT:
+                absences[(m.source, m.entity_group)].add(m.study_id)
+    out = []
+    for (source, entity_group), episodes in groups.items():
+        ordered = sorted(episodes.items(), key=lambda kv: (min(rank[m.study_id] for m in kv[1]), kv[0]))
+        starts = [min(rank[m.study_id] for m in ms) for _, ms in ordered] + [len(rank)]
+        for number, (temporal_group, ms) in enumerate(ordered, start=1):
+            studies = sorted({m.study_id for m in ms}, key=rank.__getitem__)
+            later = sorted((s for s in absences[(source, entity_group)]
+                            if rank[studies[-1]] < rank[s] < starts[number]), key=rank.__getitem__)
+            findings = sorted({m.finding for m in ms}, key=lambda f: (-sum(m.finding == f for m in ms), f))
+            scored = [(m.severity_score, m.severity) for m in ms if m.severity_score is not None]
+            top = min(scored, key=lambda t: (-t[0], t[1] or "")) if scored else (None, None)
+            out.append(Episode(patient_id, STUDY_LEVEL, None, findings[0], number, tuple(studies), (),
+                               tuple(d.dates.get(s) for s in studies), later[0] if later else None,
+                               ABSENT if later else None, top[1], top[0], (source,), STATED, entity_group,
+                               temporal_group))
+    return out
 
 
 def _support(d: PatientDerivation, mentions: Iterable[MentionFact], parents: Mapping[str, Iterable[str]]

@@ -102,7 +102,8 @@ class MentionFact:
     ``polarity`` is present / absent / uncertain or None (a change-only statement); ``change`` a stated
     progression class or None; ``prior_image_id`` the image a Chest ImaGenome comparison names, else the
     change refers to the study's immediately prior study. ``severity`` / ``severity_score`` are the
-    stated severity word and its ordinal (1 mild .. 3 marked), when any.
+    stated severity word and its ordinal (1 mild .. 3 marked), when any. ``entity_group`` /
+    ``temporal_group``: the source's own grouping (Lunguage), which stated episodes come from.
     """
 
     study_id: str
@@ -118,6 +119,8 @@ class MentionFact:
     mention_id: str = ""
     severity: str | None = None
     severity_score: int | None = None
+    entity_group: str | None = None
+    temporal_group: str | None = None
 
 
 @dataclass(frozen=True)
