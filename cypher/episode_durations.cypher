@@ -14,7 +14,7 @@ MATCH (f:Finding)-[:IS_A*0..]->(q)
 WITH q, CASE $level WHEN 'study' THEN [q.name] ELSE collect(DISTINCT f.name) END AS names
 UNWIND names AS name
 MATCH (e:Episode {finding: name, level: $level})
-WHERE e.basis = $basis
+WHERE e.basis = $basis AND e.first_datetime IS NOT NULL  // every stored episode has one: lets the index answer
 WITH q.name AS finding, e.anatomy AS anatomy, e.closed AS closed, e.duration_days AS days, e.n_studies AS n
 RETURN finding, anatomy, closed, count(*) AS episodes, sum(CASE WHEN n = 1 THEN 1 ELSE 0 END) AS single_study,
        min(days) AS min_days, percentileDisc(days, 0.25) AS p25_days, percentileDisc(days, 0.5) AS median_days,
