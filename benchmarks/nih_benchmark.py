@@ -9,10 +9,13 @@ Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/bench-nih, Bolt port 769
    flow and of the whole process, elements, peak memory of the Python processes; the independent check
    and the queries then run on this graph;
 4. the independent check (graph.datasets.nih.check: plain pandas over the NIH tables against the graph's
-   study-level counts and new_finding_patients answers): cells and patient sets compared, mismatches;
+   study-level counts and new_finding_patients answers): cells and patient sets compared, mismatches; then
+   the episodes (graph.datasets.nih.episodes: every episode's first and last study and closing, episodes
+   per finding, recurrent_findings' patients): compared, mismatches;
 5. named queries on the NIH graph, 5 warm-up then 50 timed runs each, p50 / p95 in ms.
 
 Usage: python benchmarks/nih_benchmark.py [--patients N] [--skip-transactional]   (default: all patients)
+       python benchmarks/nih_benchmark.py --queries-only   (step 5 again, on the graph an earlier run left)
 """
 
 from __future__ import annotations
@@ -44,7 +47,13 @@ def latencies(store, patient: str) -> dict[str, tuple[float, float, int]]:
                                                                                 "end_date": "2299-12-31"}),
              ("new_finding_patients (anatomy, all dates)", q["new_finding_patients"],
               {**base, "start_date": "1900-01-01", "end_date": "2299-12-31", "level": "anatomy"}),
-             ("finding_timeline (anatomy)", q["finding_timeline"], {**base, "level": "anatomy"})]
+             ("finding_timeline (anatomy)", q["finding_timeline"], {**base, "level": "anatomy"}),
+             ("recurrent_findings (all dates)", q["recurrent_findings"], {**base, "start_date": "1900-01-01",
+                                                                          "end_date": "2299-12-31"}),
+             ("recurrent_findings (anatomy, all dates)", q["recurrent_findings"],
+              {**base, "start_date": "1900-01-01", "end_date": "2299-12-31", "level": "anatomy"}),
+             ("episode_durations (anatomy)", q["episode_durations"], {**base, "level": "anatomy"}),
+             ("finding_episodes (anatomy)", q["finding_episodes"], {**base, "level": "anatomy"})]
     return time_queries(store, runs)
 
 
@@ -109,15 +118,39 @@ def _check_and_query(server, patients: int | None) -> None:
           f"in {time.perf_counter() - t:.1f} s; {len(report.mismatches)} mismatches", flush=True)
     for line in report.mismatches[:10]:
         print("  " + line)
+    from graph.datasets.nih.episodes import check_episodes
+
+    t = time.perf_counter()
+    episodes = check_episodes(store, load_tables(limit_patients=patients))
+    print(f"episodes (graph.datasets.nih.episodes): {episodes.episodes:,} episodes, {episodes.findings} per-finding "
+          f"counts and {episodes.recurrent_sets} recurrent patient sets compared in {time.perf_counter() - t:.1f} s; "
+          f"{len(episodes.mismatches)} mismatches", flush=True)
+    for line in episodes.mismatches[:10]:
+        print("  " + line)
     print("named queries on the NIH graph, warm, 50 runs each (dates are synthetic, order kept):")
     for name, (p50, p95, rows) in latencies(store, "13").items():
         print(f"  {name:<42} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms   {rows:>6} rows")
+
+
+def _queries_only(server) -> None:
+    """Step 5 alone, on the graph an earlier run of this script left in its home (then stops the server)."""
+    from graph.store import shared_store
+
+    server.start()
+    try:
+        print("named queries on the NIH graph, warm, 50 runs each (dates are synthetic, order kept):")
+        for name, (p50, p95, rows) in latencies(shared_store(), "13").items():
+            print(f"  {name:<42} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms   {rows:>6} rows")
+    finally:
+        server.stop()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--patients", type=int, default=None, help="only the N lowest patient ids")
     parser.add_argument("--skip-transactional", action="store_true", help="time the bulk load only")
+    parser.add_argument("--queries-only", action="store_true", help="time the named queries on the graph an "
+                                                                     "earlier run left (no conversion, no load)")
     parser.add_argument("--bulk-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bulk_child:
@@ -129,6 +162,9 @@ def main() -> None:
 
     settings = local_server_settings()
     server = LocalNeo4jServer(settings)
+    if args.queries_only:
+        _queries_only(server)
+        return
     # The home is the benchmark's own: start from an empty store rather than deleting millions of
     # relationships left by an earlier run through Cypher (minutes).
     server.stop()

@@ -15,7 +15,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable, Mapping
 
-from graph.events import DERIVED, NEW, NOT_MENTIONED, Event, MentionFact, PatientDerivation, StudyFact, derive_patient
+from graph.episodes import patient_episodes
+from graph.events import (
+    DERIVED,
+    IMPLIED,
+    NEW,
+    NOT_MENTIONED,
+    STATED,
+    Event,
+    MentionFact,
+    PatientDerivation,
+    StudyFact,
+    derive_patient,
+)
 from graph.records import MentionRecord, ParsedFile, file_key, observation_id
 from graph.schema import graph_schema
 from graph.vocabulary import vocabulary
@@ -23,19 +35,20 @@ from graph.vocabulary import vocabulary
 
 @dataclass
 class DerivedRows:
-    """Rows for ``WRITE_STUDY_ORDER``, ``WRITE_OBSERVATION_STATES``, ``WRITE_STUDY_FINDINGS`` and the two
+    """Rows for ``WRITE_STUDY_ORDER``, ``WRITE_OBSERVATION_STATES``, ``WRITE_STUDY_FINDINGS``, the two
     ``progressions_statement`` writes (anatomy level between Observations, study level between
-    StudyFindings)."""
+    StudyFindings) and ``WRITE_EPISODES`` (graph.episodes: :meth:`graph.episodes.Episode.row`)."""
 
     studies: list[dict[str, Any]] = field(default_factory=list)
     observations: list[dict[str, Any]] = field(default_factory=list)
     study_findings: list[dict[str, Any]] = field(default_factory=list)
     anatomy_events: list[dict[str, Any]] = field(default_factory=list)
     study_events: list[dict[str, Any]] = field(default_factory=list)
+    episodes: list[dict[str, Any]] = field(default_factory=list)
 
     def extend(self, other: "DerivedRows") -> None:
         """Append another derivation's rows (of other patients)."""
-        for name in ("studies", "observations", "study_findings", "anatomy_events", "study_events"):
+        for name in ("studies", "observations", "study_findings", "anatomy_events", "study_events", "episodes"):
             getattr(self, name).extend(getattr(other, name))
 
 
@@ -59,7 +72,7 @@ def _edge(e: Event, current: str, prior: str) -> dict[str, Any]:
     props = {"progression_id": e.event_id, "change": e.change, "basis": e.basis, "source": e.source,
              "rule": e.rule, "prior_state": e.prior_state, "current_state": e.current_state,
              "evidence": list(e.evidence) or None, "files": list(e.files) or None,
-             "change_labels": list(e.change_labels) or None}
+             "change_labels": list(e.change_labels) or None, "implied": list(e.implied) or None}
     return {"current": current, "prior": prior, "props": {k: v for k, v in props.items() if v is not None}}
 
 
@@ -67,7 +80,7 @@ def mention_fact(m: MentionRecord) -> MentionFact:
     """What derivation needs of a parsed mention (the same fields the link step reads back from the graph)."""
     return MentionFact(m.study_id, m.anatomy, m.finding, m.source, m.polarity, m.change, m.change_label,
                        m.prior_image_id, m.evidence or "", m.file if m.change is not None else "", m.mention_id,
-                       m.severity, m.severity_score)
+                       m.severity, m.severity_score, m.entity_group, m.temporal_group)
 
 
 def observation_summary(mentions: Iterable[MentionFact]) -> dict[str, Any]:
@@ -94,8 +107,11 @@ def derived_rows(derivations: Mapping[str, PatientDerivation],
             with mentions carries their :func:`observation_summary`.
     """
     rows = DerivedRows()
+    parents = finding_parents()
     for patient_id, d in derivations.items():
         _add_patient(rows, patient_id, d)
+        rows.episodes += [e.row() for e in patient_episodes(patient_id, d, (mentions or {}).get(patient_id, []),
+                                                           parents)]
     by_place: dict[tuple[str, str, str], list[MentionFact]] = defaultdict(list)
     owner: dict[tuple[str, str, str], str] = {}
     for patient_id, ms in (mentions or {}).items():
@@ -103,7 +119,7 @@ def derived_rows(derivations: Mapping[str, PatientDerivation],
             by_place[(m.study_id, m.anatomy, m.finding)].append(m)
             owner[(m.study_id, m.anatomy, m.finding)] = patient_id
     places = {_place(r) for r in rows.observations}
-    rows.observations += [_observation_row(owner[place], *place, NOT_MENTIONED, [], [])
+    rows.observations += [_observation_row(owner[place], place, PatientDerivation(), [], {})
                           for place in by_place if place not in places]
     for r in rows.observations:
         stated = by_place.get(_place(r))
@@ -142,21 +158,30 @@ def check_keys(name: str, rows: Iterable[Mapping[str, Any]], also: frozenset[str
 _SUMMARY_KEYS = ("severity", "severity_score", "sources", "stated_changes", "evidence")
 
 
-def _conflict_kinds(place: tuple[str, str, str], d: PatientDerivation, change_conflicts: set) -> list[str]:
+def _conflict_kinds(place: tuple[str, str, str], d: PatientDerivation,
+                    change_conflicts: Mapping[tuple[str, str, str], list[str]]) -> list[str]:
     return [kind for kind, places in (("change", change_conflicts), ("polarity", d.polarity_conflicts))
             if place in places]
 
 
-def _observation_row(patient_id: str, study: str, anatomy: str, finding: str, state: str, events: list[Event],
-                     conflict_kinds: list[str]) -> dict[str, Any]:
+def _observation_row(patient_id: str, place: tuple[str, str, str], d: PatientDerivation, events: list[Event],
+                     change_conflicts: Mapping[tuple[str, str, str], list[str]]) -> dict[str, Any]:
     """{onset, props}: ``props`` are every property the node gets, its keys included (None: not stored);
-    ``onset`` whether its ``onset_datetime`` is the study's date."""
-    oid = observation_id(study, anatomy, finding)
+    ``onset`` whether its ``onset_datetime`` is the study's date. ``state_basis`` is ``implied`` where the
+    state is present by implication only (``implied_by``: the ``source:mention_id`` that imply it; the
+    stated reading there is not_mentioned); ``conflict_priors`` the prior studies of disagreeing pairs."""
+    study, anatomy, finding = place
+    state = d.anatomy_state(study, anatomy, finding)
+    kinds = _conflict_kinds(place, d, change_conflicts)
+    implied = d.implied.get(place)
     onset = _onset(events)
-    props = {"observation_id": oid, "patient_id": patient_id, "study_id": study, "anatomy": anatomy,
-             "finding": finding, "state": state,
-             "polarity": None if state == NOT_MENTIONED else state,
-             "source_conflict": True if conflict_kinds else None, "conflict_kinds": conflict_kinds or None,
+    props = {"observation_id": observation_id(study, anatomy, finding), "patient_id": patient_id, "study_id": study,
+             "anatomy": anatomy, "finding": finding, "state": state,
+             "polarity": None if state == NOT_MENTIONED or implied else state,
+             "state_basis": None if state == NOT_MENTIONED else IMPLIED if implied else STATED,
+             "implied_by": list(implied) if implied else None,
+             "source_conflict": True if kinds else None, "conflict_kinds": kinds or None,
+             "conflict_priors": change_conflicts.get(place),
              "onset_bases": onset["onset_bases"], "onset_sources": onset["onset_sources"],
              "onset_prior_state": onset["onset_prior_state"]}
     return {"onset": onset["onset"], "props": props}
@@ -188,15 +213,13 @@ def _add_patient(rows: DerivedRows, patient_id: str, d: PatientDerivation) -> No
             anatomy_places |= {(e.study_id, e.anatomy, e.finding), (e.prior_study_id, e.anatomy, e.finding)}
             rows.anatomy_events.append(_edge(e, observation_id(e.study_id, e.anatomy, e.finding),
                                              observation_id(e.prior_study_id, e.anatomy, e.finding)))
-    for study, anatomy, finding in sorted(anatomy_places):
-        rows.observations.append(_observation_row(patient_id, study, anatomy, finding,
-                                                  d.anatomy_state(study, anatomy, finding),
-                                                  starting.get((study, anatomy, finding), []),
-                                                  _conflict_kinds((study, anatomy, finding), d, change_conflicts)))
+    for place in sorted(anatomy_places):
+        rows.observations.append(_observation_row(patient_id, place, d, starting.get(place, []), change_conflicts))
     for study, finding in sorted(study_places):
+        state = d.study_state(study, finding)
+        basis = None if state == NOT_MENTIONED else IMPLIED if (study, finding) in d.study_implied else STATED
         rows.study_findings.append({"study_finding_id": study_finding_id(study, finding), "patient_id": patient_id,
-                                    "study_id": study,
-                                    "finding": finding, "state": d.study_state(study, finding),
+                                    "study_id": study, "finding": finding, "state": state, "state_basis": basis,
                                     **_onset(starting.get((study, None, finding), []))})
 
 
@@ -247,7 +270,7 @@ def mention_props(m: MentionRecord) -> dict[str, Any]:
         "file": m.file, "file_key": file_key(m.file), "record": m.record, "section": m.section,
         "sentence_id": m.sentence_id, "temporal_cues": list(m.temporal_cues) or None,
         "texture_cues": list(m.texture_cues) or None, "comparison_cues": list(m.comparison_cues) or None,
-        "side": m.side,
+        "side": m.side, "term": m.term, "entity_group": m.entity_group, "temporal_group": m.temporal_group,
     }
     return {k: v for k, v in props.items() if v is not None}
 

@@ -8,6 +8,16 @@ states, and the same holds at study level (the finding anywhere in the study):
 * ``present`` / ``uncertain`` / ``absent``: stated by at least one source (present > uncertain > absent);
 * ``not_mentioned``: no source says anything (the default; materialised only where an event needs it).
 
+Presence implied by a stated comparison: a stated "no change", "improved" or "resolved" (or
+"repositioned", which only devices take: RadGraph2's CHAN-DEV-PLACE) against a prior study says the
+finding was there in that prior study, even where its report said nothing. Such a place is ``present``
+with basis ``implied`` (:attr:`PatientDerivation.implied` names the source and mention that imply it), so
+the current study derives ``persistent`` rather than ``new`` and an episode goes on. A stated state always
+wins over an implied one (a prior stated absent or uncertain stays so: that is a disagreement, not an
+implication). The strict reading (stated states only) is ``derive_patient(..., implied_presence=False)``,
+and in the graph one filter away: nodes carry ``state_basis`` and the derived edges that rest on an implied
+state carry ``implied`` (which of their two sides is implied).
+
 Events compare a study with the patient's immediately prior study (by datetime, then study id), at both
 levels, each with its basis:
 
@@ -41,7 +51,7 @@ PRESENT, UNCERTAIN, ABSENT, NOT_MENTIONED = "present", "uncertain", "absent", "n
 _RANK = {PRESENT: 3, UNCERTAIN: 2, ABSENT: 1}
 
 NEW, RESOLVED, NO_LONGER_MENTIONED, PERSISTENT = "new", "resolved", "no longer mentioned", "persistent"
-STATED, DERIVED = "stated", "derived"
+STATED, DERIVED, IMPLIED = "stated", "derived", "implied"
 DERIVED_SOURCE = "presence"  # the source name derived edges carry (as earlier graphs did)
 
 #: The derivation rules, by name: what a derived event's ``rule`` property says.
@@ -54,10 +64,27 @@ RULES = {
     "persistence": "present in the prior study and now",
 }
 
+#: Stated changes that say the finding was present in the prior study they compare with.
+IMPLYING_CHANGES = frozenset({"no change", "improved", "resolved", "repositioned"})
+
 # Which stated changes agree with a derived one (Chest ImaGenome calls a finding that appears
 # "worsened", README "Graph model"); anything else stated against the same pair is a disagreement.
 _COMPATIBLE = {NEW: {NEW, "worsened"}, RESOLVED: {RESOLVED, "improved"},
                PERSISTENT: {"no change", "improved", "worsened"}, NO_LONGER_MENTIONED: set()}
+# Pairs of distinct stated changes that say the same thing: an appearing finding "worsened" in Chest
+# ImaGenome's convention is RadGraph2's "new", a disappearing one "improved" is "resolved".
+_STATED_SYNONYMS = {frozenset({NEW, "worsened"}), frozenset({RESOLVED, "improved"})}
+
+
+def changes_agree(changes: Iterable[str]) -> bool:
+    """Whether stated changes of one study pair and place agree: all equal, or only synonyms under the
+    event rules' compatibility (new with worsened, resolved with improved).
+
+    >>> changes_agree(["new", "worsened"]), changes_agree(["improved", "worsened"])
+    (True, False)
+    """
+    distinct = set(changes)
+    return len(distinct) <= 1 or (len(distinct) == 2 and frozenset(distinct) in _STATED_SYNONYMS)
 
 
 @dataclass(frozen=True)
@@ -76,7 +103,8 @@ class MentionFact:
     ``polarity`` is present / absent / uncertain or None (a change-only statement); ``change`` a stated
     progression class or None; ``prior_image_id`` the image a Chest ImaGenome comparison names, else the
     change refers to the study's immediately prior study. ``severity`` / ``severity_score`` are the
-    stated severity word and its ordinal (1 mild .. 3 marked), when any.
+    stated severity word and its ordinal (1 mild .. 3 marked), when any. ``entity_group`` /
+    ``temporal_group``: the source's own grouping (Lunguage), which stated episodes come from.
     """
 
     study_id: str
@@ -92,6 +120,8 @@ class MentionFact:
     mention_id: str = ""
     severity: str | None = None
     severity_score: int | None = None
+    entity_group: str | None = None
+    temporal_group: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +135,7 @@ class Event:
         rule: the :data:`RULES` name of a derived event, None when stated.
         prior_state / current_state: the states the event was derived from (stated events: the states
             of the two observations as the graph knows them).
+        implied: which sides of a derived event (``prior``, ``current``) are present by implication only.
     """
 
     study_id: str
@@ -120,6 +151,7 @@ class Event:
     evidence: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     change_labels: tuple[str, ...] = ()
+    implied: tuple[str, ...] = ()
 
     @property
     def event_id(self) -> str:
@@ -134,20 +166,28 @@ class PatientDerivation:
     """Everything derived for one patient.
 
     Attributes:
-        order: study ids in time order; ``prior`` maps a study to (prior study id, interval in whole days).
+        order: study ids in time order; ``dates`` their datetimes (None: undated); ``prior`` maps a study
+            to (prior study id, interval in whole days).
         anatomy_states: (study, anatomy, finding) -> stated state, for every stated observation.
         study_states: (study, finding) -> state at study level (present / uncertain / absent), for every
             finding stated anywhere in the study and each of its IS_A ancestors.
         polarity_conflicts: (study, anatomy, finding) of observations whose sources state both present
             and absent.
+        implied: (study, anatomy, finding) -> the ``source:mention_id`` of the stated changes that make it
+            present by implication (see the module docstring); those places are ``present`` in
+            ``anatomy_states``.
+        study_implied: (study, finding) whose study-level presence rests on implied places only.
         events: anatomy- and study-level events, in a deterministic order.
     """
 
     order: list[str] = field(default_factory=list)
+    dates: dict[str, datetime | None] = field(default_factory=dict)
     prior: dict[str, tuple[str, int | None]] = field(default_factory=dict)
     anatomy_states: dict[tuple[str, str, str], str] = field(default_factory=dict)
     study_states: dict[tuple[str, str], str] = field(default_factory=dict)
     polarity_conflicts: set[tuple[str, str, str]] = field(default_factory=set)
+    implied: dict[tuple[str, str, str], tuple[str, ...]] = field(default_factory=dict)
+    study_implied: set[tuple[str, str]] = field(default_factory=set)
     events: list[Event] = field(default_factory=list)
 
     def anatomy_state(self, study_id: str, anatomy: str, finding: str) -> str:
@@ -156,20 +196,22 @@ class PatientDerivation:
     def study_state(self, study_id: str, finding: str) -> str:
         return self.study_states.get((study_id, finding), NOT_MENTIONED)
 
-    def change_conflicts(self) -> set[tuple[str, str, str]]:
-        """(study, anatomy, finding) of anatomy-level pairs on which the events disagree: two stated
-        changes differ, or a stated change contradicts a derived new / resolved / persistent."""
+    def change_conflicts(self) -> dict[tuple[str, str, str], list[str]]:
+        """(study, anatomy, finding) of anatomy-level pairs on which the events disagree -> the prior
+        studies of those pairs (sorted): two stated changes disagree (:func:`changes_agree`), or a stated
+        change contradicts a derived new / resolved / persistent (the compatibility of :data:`RULES`:
+        "worsened" agrees with a derived new, "improved" with a derived resolved)."""
         by_pair: dict[tuple[str, str, str, str], list[Event]] = defaultdict(list)
         for e in self.events:
             if e.anatomy is not None:
                 by_pair[(e.study_id, e.prior_study_id, e.anatomy, e.finding)].append(e)
-        out = set()
-        for (study, _, anatomy, finding), events in by_pair.items():
+        out: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+        for (study, prior, anatomy, finding), events in sorted(by_pair.items()):
             stated = {e.change for e in events if e.basis == STATED}
             derived = [e.change for e in events if e.basis == DERIVED]
-            if len(stated) > 1 or any(stated - _COMPATIBLE[d] for d in derived if stated):
-                out.add((study, anatomy, finding))
-        return out
+            if not changes_agree(stated) or any(stated - _COMPATIBLE[d] for d in derived if stated):
+                out[(study, anatomy, finding)].append(prior)
+        return dict(out)
 
 
 def stated_state(polarities: Iterable[str | None]) -> str:
@@ -185,13 +227,15 @@ def order_studies(studies: Iterable[StudyFact]) -> list[StudyFact]:
 
 
 def derive_patient(studies: Iterable[StudyFact], mentions: Iterable[MentionFact],
-                   finding_parents: Mapping[str, Iterable[str]]) -> PatientDerivation:
+                   finding_parents: Mapping[str, Iterable[str]], implied_presence: bool = True) -> PatientDerivation:
     """States and events of one patient.
 
     Args:
         studies: the patient's studies (any order).
         mentions: the patient's mentions (any order); those of studies not in ``studies`` are ignored.
         finding_parents: finding -> its IS_A parents (the vocabulary's hierarchy).
+        implied_presence: make places present that a stated comparison implies (module docstring);
+            False gives the strict reading, stated states only.
 
     Returns:
         a :class:`PatientDerivation`.
@@ -199,6 +243,7 @@ def derive_patient(studies: Iterable[StudyFact], mentions: Iterable[MentionFact]
     out = PatientDerivation()
     ordered = order_studies(studies)
     out.order = [s.study_id for s in ordered]
+    out.dates = {s.study_id: s.study_datetime for s in ordered}
     for prev, cur in pairwise(ordered):
         days = (cur.study_datetime - prev.study_datetime).days if cur.study_datetime and prev.study_datetime else None
         out.prior[cur.study_id] = (prev.study_id, days)
@@ -214,7 +259,10 @@ def derive_patient(studies: Iterable[StudyFact], mentions: Iterable[MentionFact]
         stated = {p for ps in by_source.values() for p in ps}
         if PRESENT in stated and ABSENT in stated and len(by_source) > 1:
             out.polarity_conflicts.add(key)
-    out.study_states = _study_states(out.anatomy_states, finding_parents)
+    if implied_presence:
+        out.implied = _implied_places(mentions, ordered, out)
+        out.anatomy_states.update(dict.fromkeys(out.implied, PRESENT))
+    out.study_states, out.study_implied = _study_states(out.anatomy_states, finding_parents, set(out.implied))
 
     out.events += _stated_events(mentions, ordered, out)
     out.events += _derived_events(out, anatomy_level=True)
@@ -227,13 +275,36 @@ def _mention_key(m: MentionFact) -> tuple:
     return (m.study_id, m.anatomy, m.finding, m.source, m.mention_id)
 
 
-def _study_states(anatomy_states: Mapping[tuple[str, str, str], str],
-                  parents: Mapping[str, Iterable[str]]) -> dict[tuple[str, str], str]:
+def _prior_of(m: MentionFact, image_study: Mapping[str, str], d: PatientDerivation) -> str | None:
+    """The study a mention's stated change compares with: the one holding the image it names, else the
+    study's immediately prior study; None when that study is not loaded (or is the study itself)."""
+    prior = image_study.get(m.prior_image_id) if m.prior_image_id else d.prior.get(m.study_id, (None,))[0]
+    return None if prior is None or prior == m.study_id else prior
+
+
+def _implied_places(mentions: list[MentionFact], ordered: list[StudyFact],
+                    d: PatientDerivation) -> dict[tuple[str, str, str], tuple[str, ...]]:
+    """Prior places that nothing was stated about but that a stated :data:`IMPLYING_CHANGES` change
+    compares with -> the ``source:mention_id`` of those statements (sorted)."""
+    image_study = {i: s.study_id for s in ordered for i in s.image_ids}
+    out: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for m in mentions:
+        if m.change in IMPLYING_CHANGES and (prior := _prior_of(m, image_study, d)) is not None:
+            if (prior, m.anatomy, m.finding) not in d.anatomy_states:
+                out[(prior, m.anatomy, m.finding)].add(f"{m.source}:{m.mention_id}")
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
+def _study_states(anatomy_states: Mapping[tuple[str, str, str], str], parents: Mapping[str, Iterable[str]],
+                  implied: set[tuple[str, str, str]]) -> tuple[dict[tuple[str, str], str], set[tuple[str, str]]]:
     """Study-level states: a present or uncertain finding lifts itself and its ancestors; a stated
-    absence covers the finding itself only (no effusion says nothing about other opacities)."""
+    absence covers the finding itself only (no effusion says nothing about other opacities). Also the
+    (study, finding) whose presence rests only on ``implied`` places."""
     up: dict[tuple[str, str], str] = {}
     absent: set[tuple[str, str]] = set()
-    for (study, _, finding), state in anatomy_states.items():
+    stated_present: set[tuple[str, str]] = set()
+    for place, state in anatomy_states.items():
+        study, _, finding = place
         if state == ABSENT:
             absent.add((study, finding))
             continue
@@ -241,9 +312,12 @@ def _study_states(anatomy_states: Mapping[tuple[str, str, str], str],
             key = (study, f)
             if _RANK[state] > _RANK.get(up.get(key, ""), 0):
                 up[key] = state
+            if state == PRESENT and place not in implied:
+                stated_present.add(key)
     for key in absent:
         up.setdefault(key, ABSENT)
-    return up
+    only_implied = {k for k, state in up.items() if state == PRESENT and k not in stated_present}
+    return up, only_implied
 
 
 def _stated_events(mentions: list[MentionFact], ordered: list[StudyFact], d: PatientDerivation) -> list[Event]:
@@ -254,10 +328,7 @@ def _stated_events(mentions: list[MentionFact], ordered: list[StudyFact], d: Pat
     image_study = {i: s.study_id for s in ordered for i in s.image_ids}
     grouped: dict[tuple[str, str, str, str, str, str], list[MentionFact]] = defaultdict(list)
     for m in mentions:
-        if m.change is None:
-            continue
-        prior = image_study.get(m.prior_image_id) if m.prior_image_id else d.prior.get(m.study_id, (None,))[0]
-        if prior is None or prior == m.study_id:
+        if m.change is None or (prior := _prior_of(m, image_study, d)) is None:
             continue
         grouped[(m.study_id, prior, m.anatomy, m.finding, m.source, m.change)].append(m)
     events = []
@@ -298,12 +369,15 @@ def _derived_events(d: PatientDerivation, anatomy_level: bool) -> list[Event]:
     """Derived events between each study and its prior, over the places stated in either of them (a
     place stated in neither has no event)."""
     by_study: dict[str, dict[tuple[str | None, str], str]] = defaultdict(dict)
+    implied: set[tuple[str, str | None, str]] = set()
     if anatomy_level:
-        for (study, region, name), state in d.anatomy_states.items():
-            by_study[study][(region, name)] = state
+        for (study, region, finding), state in d.anatomy_states.items():
+            by_study[study][(region, finding)] = state
+        implied = set(d.implied)
     else:
-        for (study, name), state in d.study_states.items():
-            by_study[study][(None, name)] = state
+        for (study, finding), state in d.study_states.items():
+            by_study[study][(None, finding)] = state
+        implied = {(study, None, finding) for study, finding in d.study_implied}
     events = []
     for study, (prior, _) in d.prior.items():
         now_states, before_states = by_study.get(study, {}), by_study.get(prior, {})
@@ -312,6 +386,8 @@ def _derived_events(d: PatientDerivation, anatomy_level: bool) -> list[Event]:
             now = now_states.get((anatomy, finding), NOT_MENTIONED)
             derived = derive_change(before, now)
             if derived:
+                sides = tuple(side for side, at in (("prior", prior), ("current", study))
+                              if (at, anatomy, finding) in implied)
                 events.append(Event(study, prior, anatomy, finding, derived[0], DERIVED, DERIVED_SOURCE,
-                                    derived[1], before, now))
+                                    derived[1], before, now, implied=sides))
     return events

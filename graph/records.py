@@ -168,6 +168,9 @@ class MentionRecord:
         side: the side a report states for the finding (``left`` / ``right`` / ``bilateral``), also where
             its region has none ("left PICC" in the SVC); None when no side is stated (scene graphs: the
             region's side is the statement).
+        term: the entity as written, where the source keeps it apart from its sentence (Lunguage ``ent``).
+        entity_group / temporal_group: a source's own grouping of mentions (Lunguage ``gt_entity_group``:
+            one finding across studies; ``gt_temporal_group``: one diagnostic episode), scoped by patient.
     """
 
     mention_id: str
@@ -190,6 +193,9 @@ class MentionRecord:
     texture_cues: tuple[str, ...] = ()
     comparison_cues: tuple[str, ...] = ()
     side: str | None = None
+    term: str | None = None
+    entity_group: str | None = None
+    temporal_group: str | None = None
 
 
 @dataclass

@@ -4,7 +4,7 @@ Quick commands (``db``, ``queries``, ``query``, ``stats``, ``synth``) never impo
 costs about a second and its temporary API server about ten. Only the flow commands do, inside the command.
 """
 
-from flows.cli import data, db, demo, episodes, extract, forecast, gnn, query, questions, schedule  # noqa: F401  (they register their commands)
+from flows.cli import data, db, demo, episodes, export, extract, forecast, gnn, query, questions, schedule  # noqa: F401  (they register their commands)
 from flows.cli.app import app
 
 __all__ = ["app"]

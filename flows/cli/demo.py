@@ -234,6 +234,8 @@ def nih_section(console: Console, out: Path) -> None:
                                "2020), present vs absent, images (cypher/source_disagreements.cypher)",
                                [{"finding": f, "images": n} for f, n in by_finding.most_common()],
                                lambda r: r["finding"], "images"), highlight=False)
+    if rows and rows[-1]["truncated"]:
+        console.print(f"(the first {len(rows):,} disagreements only: source_disagreements caps its rows)")
     diffvqa_pairs(console, store, sorted({r["patient_id"] for r in onsets})[:200])
 
 

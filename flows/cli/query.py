@@ -60,6 +60,8 @@ def query(name: str = typer.Argument(..., help="query name (see `cxrkg queries`)
     if not rows and (unknown := unknown_ids(reader, bound)):
         fail(f"no {' and no '.join(unknown)} in the graph; `cxrkg stats` shows what is loaded")
     print_rows(rows, fmt, list(q.columns), title=q.name)
+    if rows and rows[-1].get("truncated"):
+        err.print(f"{q.name}: only the first {len(rows):,} rows; more exist (raise max_rows to see them)")
 
 
 def _check_finding(params: dict[str, Any]) -> None:

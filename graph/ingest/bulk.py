@@ -345,8 +345,8 @@ class BulkSink:
         self._derived |= set(derivations)
 
     def _write_derived(self, rows: DerivedRows) -> None:
-        """The rows of a derivation as WRITE_STUDY_ORDER, CREATE_OBSERVATIONS, WRITE_STUDY_FINDINGS and the
-        two progression statements store them."""
+        """The rows of a derivation as WRITE_STUDY_ORDER, CREATE_OBSERVATIONS, WRITE_STUDY_FINDINGS, the
+        two progression statements and WRITE_EPISODES store them."""
         f = self.files
         for r in rows.studies:
             self._study_order[r["study_id"]] = r["order"]
@@ -373,6 +373,10 @@ class BulkSink:
             out = f.relationship_file("PROGRESSION", label, label)
             for e in events:
                 out.write({"start": e["current"], "end": e["prior"], **e["props"]})
+        for e in rows.episodes:
+            f.node_file("Episode").write(e)
+            f.relationship_file("HAS_EPISODE", "Patient", "Episode").write_pair(e["patient_id"], e["episode_id"])
+            f.relationship_file("OF_FINDING", "Episode", "Finding").write_pair(e["episode_id"], e["finding"])
 
 
 def _when(iso: str | None) -> datetime | None:

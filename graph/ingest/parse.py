@@ -12,7 +12,8 @@ from graph.formats.metadata import StudyDates
 from graph.formats.radgraph import DocStudy, parse_radgraph, read_doc_mapping
 from graph.formats.scene_graph import parse_scene_graph
 from graph.ingest import plan
-from graph.ingest.plan import RADGRAPH, SCENE_GRAPH, InputFile
+from graph.ingest.lunguage import parse_lunguage
+from graph.ingest.plan import LUNGUAGE, RADGRAPH, SCENE_GRAPH, InputFile
 from graph.records import InputError, ParsedFile, Rejection
 from graph.vocabulary import Vocabulary, vocabulary
 
@@ -36,6 +37,8 @@ def parse_file(f: InputFile, vocab: Vocabulary, mapping: dict[str, DocStudy] | N
             return StreamedFile(path=f.path, mapping=mapping)
         if f.format == SCENE_GRAPH:
             return parse_scene_graph(Path(f.path), vocab)
+        if f.format == LUNGUAGE:
+            return parse_lunguage(Path(f.path), vocab)
         return parse_radgraph(Path(f.path), vocab, mapping)
     except InputError as exc:
         return ParsedFile(path=f.path, rejections=[Rejection.from_error(exc)])

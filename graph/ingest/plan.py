@@ -19,6 +19,7 @@ from graph.formats.scene_graph import SCENE_GRAPH_SUFFIX
 from graph.records import InputError, Rejection
 
 SCENE_GRAPH, RADGRAPH, METADATA = "chest_imagenome_scene_graph", "radgraph", "mimic_cxr_metadata"
+LUNGUAGE = "lunguage"  # Lunguage sequential structured reports: a .csv whose name holds "lunguage"
 # RadGraph files bigger than this (bytes) are streamed: parsed and written STREAM_CHUNK_DOCS documents
 # per transaction (see graph.ingest.load.store_files). Module attributes, read at call time: tests lower them.
 STREAM_THRESHOLD_BYTES = 64 * 1024 * 1024
@@ -102,6 +103,8 @@ def file_format(path: Path) -> str | None:
         return SCENE_GRAPH
     if name.endswith(".csv") and "metadata" in name:
         return METADATA
+    if name.endswith(".csv") and "lunguage" in name.lower():
+        return LUNGUAGE
     if name.endswith((".json", ".jsonl")):
         return RADGRAPH
     return None
@@ -232,7 +235,7 @@ def plan_ingest(files: list[InputFile], known: dict[str, tuple], vocabulary_vers
     graphs before report extractions so that reports of the same run find their study dates in the
     graph.
     """
-    order = {SCENE_GRAPH: 0, RADGRAPH: 1}
+    order = {SCENE_GRAPH: 0, RADGRAPH: 1, LUNGUAGE: 2}
     load, unchanged, changed = [], [], set()
     for f in files:
         if f.format == METADATA:

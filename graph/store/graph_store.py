@@ -140,12 +140,13 @@ def _mention_fact(study_id: str, m: list[Any]) -> MentionFact:
 
 
 def _write_links(tx: ManagedTransaction, rows: DerivedRows, counts: WriteCounts) -> None:
-    """PRIOR links, StudyFinding nodes and PROGRESSION edges of a derivation (its observations are
-    written by the caller)."""
+    """PRIOR links, StudyFinding nodes, PROGRESSION edges and Episode nodes of a derivation (its
+    observations are written by the caller)."""
     _run(tx, st.WRITE_STUDY_ORDER, counts, rows=rows.studies)
     _run(tx, st.WRITE_STUDY_FINDINGS, counts, rows=rows.study_findings)
     _run(tx, st.progressions_statement("Observation", "observation_id"), counts, rows=rows.anatomy_events)
     _run(tx, st.progressions_statement("StudyFinding", "study_finding_id"), counts, rows=rows.study_events)
+    _run(tx, st.WRITE_EPISODES, counts, rows=rows.episodes)
 
 
 def _migrate_schema(session: neo4j.Session) -> None:

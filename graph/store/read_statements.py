@@ -52,6 +52,16 @@ MATCH (n:StudyFinding)-[r:PROGRESSION {basis: 'derived'}]->(pn:StudyFinding)
 RETURN n.study_id AS study_id, pn.study_id AS prior_study_id, n.finding AS finding, r.change AS change
 """
 
+# Derived episodes of the given patients and findings at one level (graph.episodes): the independent checks
+# read them whole.
+EPISODE_BOUNDS = """
+UNWIND $findings AS finding
+MATCH (e:Episode {finding: finding, level: $level, basis: 'derived'})
+WHERE e.patient_id IN $patient_ids
+RETURN e.patient_id AS patient_id, e.anatomy AS anatomy, e.finding AS finding, e.number AS number,
+       e.first_study_id AS first_study_id, e.last_study_id AS last_study_id, e.closed AS closed
+"""
+
 
 # --- statistics (graph.store.stats): counts come from Neo4j's count store --------------------------
 LABELS = "CALL db.labels() YIELD label RETURN label ORDER BY label"
@@ -167,3 +177,20 @@ UNWIND $patient_ids AS pid
 MATCH (p:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)
 """ + _QUESTION_FACTS
 PATIENT_IDS = "MATCH (p:Patient) RETURN p.patient_id AS patient_id ORDER BY patient_id"
+
+# --- the Lunguage export (graph.sequential_reports) ------------------------------------------------------
+# Every Mention with its study's place in the timeline; derived anatomy-level episodes with their studies.
+LUNGUAGE_MENTIONS = """
+MATCH (p:Patient)-[:HAS_STUDY]->(s:Study)-[:HAS_OBSERVATION]->(o:Observation)-[:HAS_MENTION]->(m:Mention)
+RETURN p.patient_id AS patient_id, s.study_id AS study_id, s.study_order AS study_order, o.anatomy AS anatomy,
+       o.finding AS finding, m.source AS source, m.polarity AS polarity, m.change AS change,
+       m.change_label AS change_label, m.severity AS severity, m.evidence AS evidence, m.record AS record,
+       m.section AS section, m.sentence_id AS sentence_id, m.term AS term, m.entity_group AS entity_group,
+       m.temporal_group AS temporal_group, m.mention_id AS mention_id
+ORDER BY patient_id, study_order, mention_id
+"""
+DERIVED_ANATOMY_EPISODES = """
+MATCH (e:Episode {level: 'anatomy', basis: 'derived'})
+RETURN e.patient_id AS patient_id, e.anatomy AS anatomy, e.finding AS finding, e.number AS number,
+       e.study_ids AS study_ids
+"""

@@ -16,6 +16,7 @@ from tests.fixtures.inputs import radgraph_doc, scene_graph, write_radgraph, wri
 from tests.fixtures.loading import graph_snapshot, load_into
 
 V = vocabulary()
+DISAGREE = get_query("source_disagreements")
 
 
 def ingest(store, *paths: Path, mapping: str | None = None):
@@ -194,11 +195,11 @@ def test_disagreements_and_onsets_follow_reloads(store, tmp_path):
     disagreeing = report(tmp_path, 3, "CHAN-CON-IMP")
     ingest(store, tmp_path)
 
-    rows = run_named(store, get_query("source_disagreements"), {"patient_id": ""})
+    rows = run_named(store, DISAGREE, DISAGREE.bind({"patient_id": ""}))
     assert [(r["study_id"], r["prior_study_id"], r["kind"], r["changes"]) for r in rows] == [
         (str(STUDY[3]), str(STUDY[2]), "change",
          ["improved (radgraph)", "persistent (presence)", "worsened (chest_imagenome)"])]
-    assert run_named(store, get_query("source_disagreements"), {"patient_id": "10000099"}) == []
+    assert run_named(store, DISAGREE, DISAGREE.bind({"patient_id": "10000099"})) == []
 
     new = get_query("new_finding_patients")
     rows = run_named(store, new, new.bind({"finding": "pleural fluid", "start_date": "2150-01-11",
@@ -213,6 +214,6 @@ def test_disagreements_and_onsets_follow_reloads(store, tmp_path):
     report(tmp_path, 3, "CHAN-CON-WOR")
     effusion_study(tmp_path, 1, severity="small")
     ingest(store, tmp_path)
-    assert run_named(store, get_query("source_disagreements"), {"patient_id": str(PID)}) == []
+    assert run_named(store, DISAGREE, DISAGREE.bind({"patient_id": str(PID)})) == []
     assert run_named(store, new, new.bind({"finding": "pleural effusion", "start_date": "2150-01-01",
                                            "end_date": "2150-12-31"})) == []

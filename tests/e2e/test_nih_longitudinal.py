@@ -45,6 +45,21 @@ def test_graph_answers_equal_the_reference(store, nih_slice):
     assert counts["resolution"].sum() > 0 and counts["no_longer_mentioned"].sum() > 0
 
 
+def test_episodes_equal_the_pandas_reference(store, nih_slice):
+    """Per finding the number of episodes, the recurrent patients (recurrent_findings) and every episode's
+    first and last study and closing equal graph.datasets.nih.episodes' plain-pandas episodes."""
+    from graph.datasets.nih.episodes import check_episodes, reference_episodes
+    from graph.datasets.nih.reference import reference_states
+
+    out, _, tables = nih_slice
+    load_into(store, out)
+    report = check_episodes(store, tables)
+    assert report.mismatches == []
+    want = reference_episodes(reference_states(tables))
+    assert report.episodes == len(want) > 100 and report.recurrent_sets > 5
+    assert (want["number"] > 1).any() and want["closed"].any()
+
+
 def test_timeline_and_disagreements_on_real_patients(store, nih_slice):
     out, _, _ = nih_slice
     load_into(store, out)

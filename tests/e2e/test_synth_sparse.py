@@ -8,7 +8,7 @@ import json
 import pandas as pd
 
 from graph.synth import GROUND_TRUTH, write_cohort
-from graph.synth.check import check_sparse_cohort, truth_events
+from graph.synth.check import check_sparse_cohort, truth_episodes, truth_events
 from tests.fixtures.loading import load_into
 
 
@@ -20,7 +20,10 @@ def test_sparse_cohort_events_equal_ground_truth(store, tmp_path):
     truth = truth_events(cohort)
     assert {"new", "persistent", "no longer mentioned"} <= set(truth["change"])
     assert report.events >= len(truth) > 50 and report.patient_sets > 5
+    assert report.episodes == len(truth_episodes(cohort)) > 50
     assert report.mismatches == []
+    # the reports' noisy comparisons imply presence where the finding was truly absent: both readings differ
+    assert not truth_events(cohort).equals(truth_events(cohort, implied=False))
 
 
 def test_a_missing_event_is_reported(store, tmp_path):

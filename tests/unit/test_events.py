@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from graph.events import (ABSENT, NOT_MENTIONED, PRESENT, MentionFact, StudyFact, derive_change, derive_patient,
-                          stated_state)
+from graph.events import (ABSENT, NOT_MENTIONED, PRESENT, MentionFact, StudyFact, changes_agree, derive_change,
+                          derive_patient, stated_state)
 
 PARENTS = {"costophrenic angle blunting": ["pleural effusion"], "atelectasis": ["lung opacity"]}
 
@@ -70,6 +70,44 @@ def test_stated_changes_use_the_named_prior_image_or_the_prior_study():
 def test_disagreeing_stated_changes_and_a_contradicted_onset_are_conflicts():
     mentions = [_m("s1", "pleural effusion", "absent"), _m("s2", "pleural effusion", "present"),
                 _m("s2", "pleural effusion", change="no change", source="rg")]
-    assert derive_patient(_studies(2), mentions, PARENTS).change_conflicts() == {("s2", "lungs", "pleural effusion")}
+    assert derive_patient(_studies(2), mentions, PARENTS).change_conflicts() == {
+        ("s2", "lungs", "pleural effusion"): ["s1"]}
     agreeing = mentions[:2] + [_m("s2", "pleural effusion", change="worsened", source="ci")]
-    assert derive_patient(_studies(2), agreeing, PARENTS).change_conflicts() == set()
+    assert derive_patient(_studies(2), agreeing, PARENTS).change_conflicts() == {}
+
+
+def test_stated_synonyms_agree_under_the_event_rules():
+    """Chest ImaGenome's "worsened" for an appearing finding is RadGraph2's "new"; "improved" and "resolved"
+    likewise; anything else stated against the same pair is a disagreement."""
+    appearing = [_m("s1", "pleural effusion", "absent"), _m("s2", "pleural effusion", "present"),
+                 _m("s2", "pleural effusion", change="worsened", source="ci"),
+                 _m("s2", "pleural effusion", change="new", source="rg")]
+    assert derive_patient(_studies(2), appearing, PARENTS).change_conflicts() == {}
+    going = [_m("s1", "pleural effusion", "present"), _m("s2", "pleural effusion", "absent"),
+             _m("s2", "pleural effusion", change="improved", source="ci"),
+             _m("s2", "pleural effusion", change="resolved", source="rg")]
+    assert derive_patient(_studies(2), going, PARENTS).change_conflicts() == {}
+    clash = going[:3] + [_m("s2", "pleural effusion", change="worsened", source="rg")]
+    assert derive_patient(_studies(2), clash, PARENTS).change_conflicts() == {
+        ("s2", "lungs", "pleural effusion"): ["s1"]}
+    assert changes_agree(["new", "worsened"]) and not changes_agree(["no change", "worsened"])
+
+
+def test_a_stated_comparison_implies_presence_in_the_prior_study():
+    """"No change" against a study that said nothing: present there by implication, so no onset now; the
+    strict reading keeps the onset; a stated absence in the prior wins over the implication."""
+    mentions = [_m("s2", "pleural effusion", "present"), _m("s2", "pleural effusion", change="no change", source="rg",
+                                                             mention_id="m7")]
+    d = derive_patient(_studies(2), mentions, PARENTS)
+    assert d.anatomy_state("s1", "lungs", "pleural effusion") == PRESENT
+    assert d.implied == {("s1", "lungs", "pleural effusion"): ("rg:m7",)}
+    assert d.study_implied == {("s1", "pleural effusion")}
+    derived = {(e.anatomy, e.change, e.implied) for e in d.events if e.basis == "derived"}
+    assert derived == {("lungs", "persistent", ("prior",)), (None, "persistent", ("prior",))}
+    strict = derive_patient(_studies(2), mentions, PARENTS, implied_presence=False)
+    assert {e.change for e in strict.events if e.basis == "derived"} == {"new"} and strict.implied == {}
+    absent_before = mentions + [_m("s1", "pleural effusion", "absent")]
+    d = derive_patient(_studies(2), absent_before, PARENTS)
+    assert d.implied == {} and d.anatomy_state("s1", "lungs", "pleural effusion") == ABSENT
+    worsened = [_m("s2", "pleural effusion", "present"), _m("s2", "pleural effusion", change="worsened")]
+    assert derive_patient(_studies(2), worsened, PARENTS).implied == {}  # "worsened" may be an appearing finding

@@ -1,0 +1,31 @@
+// name: recurrent_findings
+// purpose: Patients with at least min_episodes episodes of a finding (finding_episodes) that begin in a
+//          date range: with the default 2, those in whom the finding resolved (a stated absence) and came
+//          back. level study (default): the finding or a more specific one anywhere in the study, one row
+//          per patient; level anatomy: one row per patient and region. first_study_ids lists each
+//          episode's first study, closed how many of them a stated absence ended. Uses the (finding,
+//          level, first_datetime) index on Episode. basis derived (default): the episodes the rules
+//          derive; stated: those a source states (Lunguage's temporal groups, at study level).
+// param: finding string                 finding name or synonym
+// param: start_date date=1900-01-01     first day an episode may begin, ISO
+// param: end_date date=2299-12-31       last day, ISO, inclusive
+// param: min_episodes int=2             the fewest episodes in the range
+// param: level {study|anatomy}=study    study: anywhere in the study; anatomy: per region
+// param: basis {derived|stated}=derived  which episodes count
+// columns: patient_id, anatomy, finding, episodes, closed, first_study_ids, first_datetime, last_datetime
+MATCH (q:Finding) WHERE q.name = toLower($finding) OR toLower($finding) IN q.synonyms
+MATCH (f:Finding)-[:IS_A*0..]->(q)
+WITH q, CASE $level WHEN 'study' THEN [q.name] ELSE collect(DISTINCT f.name) END AS names,
+     localdatetime({date: date($start_date)}) AS start,
+     localdatetime({date: date($end_date) + duration({days: 1})}) AS stop
+UNWIND names AS name
+MATCH (e:Episode {finding: name, level: $level})
+WHERE start <= e.first_datetime < stop AND e.basis = $basis
+WITH e.patient_id AS patient_id, e.anatomy AS anatomy, q.name AS finding, e
+ORDER BY e.first_datetime
+WITH patient_id, anatomy, finding, collect(e) AS eps
+WHERE size(eps) >= $min_episodes
+RETURN patient_id, anatomy, finding, size(eps) AS episodes, size([x IN eps WHERE x.closed]) AS closed,
+       [x IN eps | x.first_study_id] AS first_study_ids, toString(eps[0].first_datetime) AS first_datetime,
+       toString(eps[-1].last_datetime) AS last_datetime
+ORDER BY patient_id, anatomy

@@ -1,0 +1,122 @@
+"""The graph's sequential structured reports as Lunguage rows (what ``cxrkg export lunguage`` writes).
+
+Every mention with a state becomes one row, and the stated changes of the same place, source and record
+become that row's change columns. This works for any cohort (NIH, synthetic, the IU extractions, Lunguage).
+Rows read back with :func:`graph.formats.lunguage.read_lunguage` and are scored by ``cxrkg eval-episodes``
+or LUNGUAGESCORE's sequential mode.
+
+* **Lunguage mentions** (source ``lunguage``) are written back under their own key (subject, study,
+  section, sentence and entity index). They keep their entity text, their entity group and their temporal
+  group, so a Lunguage file that is loaded and then exported gives back its entity groups and episodes.
+  Mentions of one row on several regions are one row again, with the regions as its ``location``.
+* **Other sources**: each (source, record, region, finding) with a state is one row of section ``find``,
+  numbered in study order. Its entity group is the region and finding, one per patient. Its temporal group
+  is the derived anatomy-level episode (graph.episodes) that holds the study, when the finding is present
+  there; absent and uncertain rows have none, as in Lunguage.
+
+Columns: see :data:`graph.formats.lunguage.LUNGUAGE_COLUMNS`. ``sequence`` is the study's order in the
+patient's timeline (``study_order``, from 1). ``cat`` is ``oth`` for tubes, lines and devices and ``pf``
+otherwise. States map back as positive/definitive (present), positive/tentative (uncertain) and
+negative/definitive (absent).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from graph.formats.lunguage import LunguageRow, write_lunguage
+from graph.store import GraphStore
+from graph.store import read_statements as rs
+from graph.vocabulary import vocabulary
+
+_STATUS = {"present": ("positive", "definitive"), "uncertain": ("positive", "tentative"),
+           "absent": ("negative", "definitive")}
+_CHANGE_COLUMN = {"new": "onset", "improved": "improved", "worsened": "worsened", "no change": "no change"}
+_DEVICE_CATEGORIES = {"device", "tubesandlines"}
+
+
+def lunguage_rows(mentions: Iterable[Mapping[str, Any]], episodes: Iterable[Mapping[str, Any]],
+                  categories: Mapping[str, str]) -> list[LunguageRow]:
+    """Lunguage rows from the graph's mentions and derived anatomy-level episodes.
+
+    Args:
+        mentions: one dict per Mention: patient_id, study_id, study_order, anatomy, finding, source,
+            polarity, change, change_label, severity, evidence, record, section, sentence_id, term,
+            entity_group, temporal_group (absent values None).
+        episodes: derived anatomy-level episodes: patient_id, anatomy, finding, number, study_ids.
+        categories: finding -> its vocabulary category (devices and tubes become ``cat`` oth).
+
+    Returns:
+        Rows ordered by patient, sequence, section, sentence and entity index.
+    """
+    in_episode = {(e["patient_id"], e["anatomy"], e["finding"], s): e["number"] for e in episodes
+                  for s in e["study_ids"]}
+    groups: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
+    for m in mentions:
+        own = m["source"] == "lunguage" and m["record"]
+        key = (m["patient_id"], m["study_id"], m["source"], m["record"]) if own else \
+            (m["patient_id"], m["study_id"], m["source"], m["record"], m["anatomy"], m["finding"])
+        groups[key].append(m)
+    rows = []
+    counters: dict[str, int] = defaultdict(int)
+    for key in sorted(groups, key=lambda k: tuple(str(x) for x in k)):
+        ms = groups[key]
+        stated = [m for m in ms if m["polarity"] in _STATUS]
+        if not stated:
+            continue
+        first = stated[0]
+        if first["source"] == "lunguage" and first["record"]:
+            row = _own_row(first, ms, categories)
+        else:
+            n = counters[first["study_id"]]
+            counters[first["study_id"]] += 1
+            row = _derived_row(first, ms, n, categories, in_episode)
+        rows.append(LunguageRow.model_validate(row))
+    return sorted(rows, key=lambda r: (r.subject_id, r.sequence, r.section != "hist", r.section, r.sent_idx,
+                                       r.ent_idx))
+
+
+def _common(m: Mapping[str, Any], ms: list[Mapping[str, Any]], categories: Mapping[str, str]) -> dict[str, Any]:
+    status, certainty = _STATUS[m["polarity"]]
+    row = {"subject_id": m["patient_id"], "study_id": m["study_id"], "sequence": m["study_order"], "sent": m["evidence"] or "",
+           "cat": "oth" if categories.get(m["finding"]) in _DEVICE_CATEGORIES else "pf", "dx_status": status,
+           "dx_certainty": certainty, "severity": m["severity"] or ""}
+    for x in ms:
+        if x["change"] in _CHANGE_COLUMN:
+            row[_CHANGE_COLUMN[x["change"]]] = x["change_label"] or "yes"
+    return row
+
+
+def _own_row(m: Mapping[str, Any], ms: list[Mapping[str, Any]], categories: Mapping[str, str]) -> dict[str, Any]:
+    """A Lunguage mention written back under its key (``record``: subject|study|section|sent_idx|ent_idx)."""
+    _, _, section, sent_idx, ent_idx = m["record"].split("|")
+    regions = sorted({x["anatomy"] for x in ms if x["polarity"] in _STATUS})
+    return {**_common(m, ms, categories), "section": section, "sent_idx": int(sent_idx), "ent_idx": int(ent_idx),
+            "ent": m["term"] or m["finding"], "location": ", ".join(regions),
+            "gt_entity_group": m["entity_group"] or "", "gt_temporal_group": m["temporal_group"] or ""}
+
+
+def _derived_row(m: Mapping[str, Any], ms: list[Mapping[str, Any]], n: int, categories: Mapping[str, str],
+                 in_episode: Mapping[tuple, int]) -> dict[str, Any]:
+    """A mention of another source: entity group per region and finding, temporal group its derived episode."""
+    group = f"{m['anatomy']}|{m['finding']}"
+    number = in_episode.get((m["patient_id"], m["anatomy"], m["finding"], m["study_id"]))
+    present = m["polarity"] == "present" and number is not None
+    return {**_common(m, ms, categories), "section": "find", "sent_idx": n, "ent_idx": n,
+            "ent": m["term"] or m["finding"], "location": m["anatomy"], "gt_entity_group": group,
+            "gt_temporal_group": f"{group}|{number}" if present else ""}
+
+
+def export_lunguage(store: GraphStore, out: Path) -> int:
+    """Write the whole graph's sequential structured reports to ``out`` as a Lunguage CSV
+    (:func:`lunguage_rows`, :func:`graph.formats.lunguage.write_lunguage`); returns the number of rows.
+
+    Raises:
+        OSError: ``out`` cannot be written.
+    """
+    categories = {f.name: f.category for f in vocabulary().findings.values()}
+    rows = lunguage_rows(store.read(rs.LUNGUAGE_MENTIONS), store.read(rs.DERIVED_ANATOMY_EPISODES), categories)
+    write_lunguage(rows, Path(out))
+    return len(rows)

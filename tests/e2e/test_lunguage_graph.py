@@ -1,0 +1,80 @@
+"""Lunguage in (``cxrkg ingest`` reads the CSV as a third source) and out (``cxrkg export lunguage``) against the
+real graph, on made-up Lunguage files (graph.formats.lunguage.made_up_rows: invented ids and text)."""
+
+from __future__ import annotations
+
+import csv
+from datetime import datetime, timedelta
+
+from typer.testing import CliRunner
+
+from graph.episode_agreement import episode_agreement
+from graph.formats.lunguage import made_up_rows, read_lunguage, write_lunguage
+from graph.sequential_reports import export_lunguage
+from graph.store.queries import get_query, run_named
+from tests.fixtures.loading import load_into
+
+
+def _cohort(folder, patients=4, seed=3):
+    """A made-up Lunguage file and the metadata CSV that dates its studies (Lunguage has only sequence)."""
+    rows = made_up_rows(patients, seed=seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = write_lunguage(rows, folder / "made_up_lunguage.csv")
+    studies = sorted({(r.subject_id, r.study_id, r.sequence) for r in rows})
+    with open(folder / "mimic-cxr-2.0.0-metadata.csv", "w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(["dicom_id", "subject_id", "study_id", "StudyDate", "StudyTime"])
+        for subject, study, sequence in studies:
+            when = datetime(2150, 1, 1) + timedelta(days=10 * sequence)
+            out.writerow([f"d{study}", subject, study, when.strftime("%Y%m%d"), "080000.000"])
+    return rows, path
+
+
+def test_lunguage_in_then_out_gives_back_its_groups_and_episodes(store, tmp_path):
+    rows, path = _cohort(tmp_path / "in")
+    _, result = load_into(store, tmp_path / "in")
+    assert result.rejections == []
+    mapped = [r for r in rows if r.section != "hist" and r.cat != "patient info."]
+
+    out = tmp_path / "out" / "export_lunguage.csv"
+    out.parent.mkdir()
+    assert export_lunguage(store, out) == len(mapped)
+    back = read_lunguage(out)
+    assert back.rejections == []
+    groups = {r.key(): (r.gt_entity_group, r.gt_temporal_group, r.sequence, r.dx_status) for r in back.rows}
+    assert groups == {r.key(): (r.gt_entity_group, r.gt_temporal_group, r.sequence, r.dx_status) for r in mapped}
+    scores = episode_agreement(mapped, back.rows)
+    assert scores.episode_pairs.f1 == scores.entity_pairs.f1 == scores.boundaries.f1 == 1.0
+
+    # the temporal groups are stated episodes beside the derived ones; a recurrence is a second episode
+    stated = {(r.subject_id, r.gt_entity_group, r.gt_temporal_group) for r in mapped if r.gt_temporal_group}
+    q = get_query("finding_episodes")
+    got = set()
+    for subject in {r.subject_id for r in mapped}:
+        for finding in {r.ent for r in mapped if r.subject_id == subject}:
+            for e in run_named(store, q, q.bind({"patient_id": subject, "finding": finding})):
+                if e["basis"] == "stated":
+                    got.add((subject, e["entity_group"], e["temporal_group"]))
+    assert got == stated
+    again = next(r for r in mapped if r.gt_temporal_group.endswith(".2"))  # a recurrence: a second episode
+    recurrent = get_query("recurrent_findings")
+    rows = run_named(store, recurrent, recurrent.bind({"finding": again.ent, "basis": "stated"}))
+    assert again.subject_id in {r["patient_id"] for r in rows}
+
+
+def test_export_of_another_source_and_the_cli(store, tmp_path):
+    from flows.cli import app
+    from graph.synth import write_cohort
+
+    write_cohort(tmp_path / "synth", patients=3, seed=5)
+    load_into(store, tmp_path / "synth")
+    out = tmp_path / "synthetic_export.csv"
+    result = CliRunner().invoke(app, ["export", "lunguage", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    back = read_lunguage(out)
+    assert back.rejections == [] and back.rows
+    assert {r.dx_status for r in back.rows} == {"positive", "negative"}
+    assert all(r.gt_temporal_group == "" for r in back.rows if r.dx_status == "negative")
+    assert any(r.gt_temporal_group for r in back.rows)
+    missing = CliRunner().invoke(app, ["export", "lunguage", "--out", str(tmp_path / "nowhere" / "x.csv")])
+    assert missing.exit_code == 1 and "does not exist" in missing.output
