@@ -227,7 +227,7 @@ def next_run_times(schedule: Schedule, after: datetime, n: int = 1) -> list[date
         assert schedule.interval is not None  # a schedule has a cron expression or an interval
         # pydantic validates the plain datetime into Prefect's DateTime type
         s = server_schedules.IntervalSchedule(interval=schedule.interval,
-                                              anchor_date=schedule.anchor_date,  # type: ignore[arg-type]
+                                              anchor_date=schedule.anchor_date,
                                               timezone=schedule.timezone)
     if after.tzinfo is None:
         after = after.replace(tzinfo=dt_timezone.utc)

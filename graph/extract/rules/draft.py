@@ -8,11 +8,15 @@ an observation's finding. :func:`graph.extract.rules.document.radgraph_document`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from graph.extract.rules.mentions import Mention, gap
 from graph.extract.rules.sections import SECTION_ORDER
 from graph.formats.radgraph import token_sections
 from graph.vocabulary import Vocabulary
+
+if TYPE_CHECKING:  # spaCy is the optional extract extra; the rules import it only where they run it
+    from spacy.tokens import Doc, Span
 
 
 @dataclass
@@ -24,7 +28,7 @@ class Draft:
     ``id()`` of the observation entities that a change cue already modifies. The rules read the per-token
     lists rather than the Doc: each ``doc[i]`` builds a new Token object, millions per shard."""
 
-    doc: object
+    doc: Doc
     v: Vocabulary
     sections: list[str | None]
     sent_of: list[int]
@@ -38,7 +42,7 @@ class Draft:
     changed: set[int] = field(default_factory=set)
 
     @classmethod
-    def start(cls, doc, v: Vocabulary) -> "Draft":
+    def start(cls, doc: Doc, v: Vocabulary) -> "Draft":
         """An empty draft with the Doc's section and sentence of every token."""
         texts = [t.text for t in doc]
         bounds = [(sent.start, sent.end) for sent in doc.sents]
@@ -48,7 +52,7 @@ class Draft:
         return cls(doc, v, token_sections(texts, SECTION_ORDER), sent_of,
                    [t.lower() for t in texts], texts, bounds)
 
-    def sentence(self, n: int):
+    def sentence(self, n: int) -> Span:
         """Sentence ``n`` as a Span of the Doc (the sentencizer's sentences are contiguous)."""
         return self.doc[self.sent_bounds[n][0]:self.sent_bounds[n][1]]
 

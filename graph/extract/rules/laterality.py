@@ -154,8 +154,10 @@ def side_anatomy(d: Draft) -> None:
         if i < anat["_start"] and _names_chamber(d, i + 1):  # "leads in the right heart": no device's side (§5)
             devices = {id(it) for o, it in d.obs_items if d.v.findings[o.value].category in DEVICE_CATEGORIES}
             located = [e for e in located if id(e) not in devices]
+        if not located:
+            continue  # nothing to side: no side entity of its own either
         side = side_at.get(i)
-        if side is None and located:
+        if side is None:
             side = side_at[i] = {"_start": i, "_end": i + 1, "label": "ANAT-DP", "rel": [], "_mod": True}
             d.entities.append(side)
         for e in located:

@@ -5,7 +5,7 @@ overlaps resolved, and the token-distance and subject checks that the linking ru
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Protocol
 
 from graph.vocabulary import Vocabulary, normalise_phrase
 
@@ -91,7 +91,15 @@ class Mention:
     end: int
     kind: str
     text: str
-    value: str | None = None
+    value: str
+
+
+class TokenTexts(Protocol):
+    """Token texts by spaCy token index (a list, or a Doc's read lazily): ``texts[i]`` is token i's."""
+
+    def __getitem__(self, i: int, /) -> str:
+        """Token ``i``'s text."""
+        ...
 
 
 def mention_spans(doc, v: Vocabulary, keep=None) -> tuple[list[Mention], list[Mention]]:
@@ -106,10 +114,10 @@ def mention_spans(doc, v: Vocabulary, keep=None) -> tuple[list[Mention], list[Me
     obs = []
     for e in doc.ents:
         if e.label_ == "OBS_PRED":  # "heart is large": the observation is its last word
-            obs.append(Mention(e.end - 1, e.end, "OBS", doc[e.end - 1].text, v.finding_for("heart large")))
-        elif v.finding_for(e.text) and not _not_a_finding(e, doc):
+            obs.append(Mention(e.end - 1, e.end, "OBS", doc[e.end - 1].text, _predicate_finding(v)))
+        elif (finding := v.finding_for(e.text)) and not _not_a_finding(e, doc):
             start = _after_side_word(e, doc, v)
-            obs.append(Mention(start, e.end, "OBS", doc[start:e.end].text, v.finding_for(e.text)))
+            obs.append(Mention(start, e.end, "OBS", doc[start:e.end].text, finding))
     obs = [o for o in obs if keep is None or keep(o)]
     taken = set().union(*(range(o.start, o.end) for o in obs)) if obs else set()
     cands = []
@@ -136,6 +144,21 @@ def mention_spans(doc, v: Vocabulary, keep=None) -> tuple[list[Mention], list[Me
     return obs, sorted(cands, key=lambda s: s.start)
 
 
+def _predicate_finding(v: Vocabulary) -> str:
+    """The finding of the predicate rule "heart is large" (label OBS_PRED,
+    :mod:`graph.extract.rules.spacy_pipeline`): the one the vocabulary maps "heart large" to.
+
+    Raises:
+        ValueError: the vocabulary maps "heart large" to no finding.
+    """
+    finding = v.finding_for("heart large")
+    if finding is None:
+        raise ValueError('the vocabulary maps "heart large" to no finding, which the rule for "heart is large" '
+                         '(label OBS_PRED) names: add "heart large" to the synonyms of the enlarged heart (the '
+                         'packaged vocabulary\'s "enlarged cardiac silhouette")')
+    return finding
+
+
 def _after_side_word(ent, doc, v: Vocabulary) -> int:
     """Where a finding's span starts once a side word that opens it is given up: a name that the vocabulary
     composes from a place and a finding ("left clavicle fracture", "right shoulder degenerative changes", so
@@ -158,7 +181,7 @@ def _yield_to_anatomy(s, obs: list[Mention], doc, v: Vocabulary) -> bool:
 
 
 def _not_a_finding(ent, doc) -> bool:
-    before = _NOT_AFTER.get(normalise_phrase(ent.text))
+    before = _NOT_AFTER.get(normalise_phrase(ent.text), ())
     return bool(before) and ent.start > 0 and doc[ent.start - 1].lower_ in before
 
 
@@ -182,7 +205,7 @@ def is_change_subject(o: Mention, v: Vocabulary) -> bool:
     return any(normalise_phrase(s) == normalise_phrase(o.text) for s in v.findings[o.value].subjects)
 
 
-def quantity_next_to(start: int, end: int, lower: Sequence[str], sentence: tuple[int, int]) -> bool:
+def quantity_next_to(start: int, end: int, lower: TokenTexts, sentence: tuple[int, int]) -> bool:
     """A quantity word follows tokens ``start:end``, with verbs and adverbs only between ("heart size has
     increased", "the heart is slightly larger"), or stands before them, with "in" or "the" only between ("increase
     in heart size", "increased heart size"); ``lower``: the lower-case tokens, ``sentence``: its (start, end)."""

@@ -22,7 +22,12 @@ itself ("borderline heart size").
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graph.extract.rules.draft import Draft
+
+if TYPE_CHECKING:  # spaCy is the optional extract extra
+    from spacy.tokens import Span
 
 _CLAUSE_BREAKS = {"but", "however", "although", "though", "with", "without", "except", ";", ",", "which", "while"}
 _SKIP_AFTER = {"otherwise", "not", "no", "never"}
@@ -106,14 +111,14 @@ def _names_its_findings(d: Draft, p) -> bool:
                for k in range(p.end + 1, min(p.end + 1 + _NAMED_REACH, len(d.lower))))
 
 
-def _subjects_before(d: Draft, p, subjects: list, said: set[int]) -> list:
+def _subjects_before(d: Draft, p: Span, subjects: list[Span], said: set[int]) -> list[Span]:
     """The subjects of ``p``'s sentence before it, back to a clause break or a finding; a comma right after a
     subject lists subjects rather than breaking the clause ("Heart size, mediastinal contour, and pulmonary
     vascularity are within normal limits"), and a "but" right before the predicate leads back over the finding
     stated of a subject to that subject ("The lungs are hypoinflated but clear"). The words of a subject are the
     subject's, though they also name a change subject ("The lung volumes are normal": "lung volumes" is a finding
     only with a change cue)."""
-    out = []
+    out: list[Span] = []
     i = p.start - 1
     while i >= 0 and d.sent_of[i] == d.sent_of[p.start]:
         if i in d.obs_tokens and not any(s.start <= i < s.end for s in subjects):

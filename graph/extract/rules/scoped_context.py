@@ -21,6 +21,7 @@ from medspacy.context import ConText
 from medspacy.context.context_graph import ConTextGraph
 from medspacy.context.context_modifier import ConTextModifier
 from spacy.language import Language
+from spacy.tokens import Span
 
 FACTORY = "cxr_context"
 
@@ -56,7 +57,7 @@ class ScopedConTextGraph(ConTextGraph):
                     break
                 if modifier.modifies(target):
                     modifier.modify(target)
-        edges = []
+        edges: list[tuple[Span, ConTextModifier]] = []
         for modifier in self.modifiers:
             modifier.reduce_targets()
             edges.extend((target, modifier) for target in modifier._targets)

@@ -293,3 +293,20 @@ def test_the_pipeline_does_not_load_pytorch(tmp_path):
 ], ids=["reading-of-nodes", "may-represent", "no-pointer", "generic-of-named", "generic-alone"])
 def test_readings_that_point_back_and_named_procedures(tmp_path, text, expected):
     assert sided_changes_of(tmp_path, text) == expected
+
+
+def test_a_vocabulary_without_the_predicate_finding_is_named_in_the_error(tmp_path):
+    """"The heart is large" is matched by a predicate rule whose finding is the vocabulary's "heart large"; a
+    vocabulary that maps that phrase to nothing fails with an error naming it, not with a KeyError."""
+    from graph.vocabulary import VOCAB_FILE, load_vocabulary
+
+    text = VOCAB_FILE.read_text(encoding="utf-8")
+    assert text.count(" heart large,") == 1
+    path = tmp_path / "vocab.yaml"
+    path.write_text(text.replace(" heart large,", ""), encoding="utf-8")
+    v = load_vocabulary(path)
+    assert v.finding_for("heart large") is None
+    enlarged = extract_text("The heart is enlarged.", v=v)["doc"]["entities"].values()  # the rest still extracts
+    assert [e["tokens"] for e in enlarged if e["label"] == "OBS-DP"] == ["enlarged"]
+    with pytest.raises(ValueError, match='"heart large" to no finding'):
+        extract_text("The heart is large.", v=v)

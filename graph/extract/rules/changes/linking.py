@@ -79,11 +79,11 @@ def link_change_cue(d: Draft, m: Mention, covered: set[int]) -> bool:
     if m.value in _BEFORE_A_DEVICE_ONLY:
         return _link_interval(d, m, covered)
     structure_end = _structure_end(d, m, d.sentence_of(m.start)[1])
-    after = [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < structure_end
-             and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
-             and (it["label"] != "OBS-DA" or not RESOLUTIONS.isdisjoint(CHANGE_CUES[m.value]))
-             and _free_gap(m, o, d.doc, covered) <= (0 if _change_subject(d, o) else 2)]
-    after = min(after, key=lambda p: p[0].start) if after else None
+    following = [(o, it) for o, it in d.same_sentence(m) if m.end <= o.start < structure_end
+                 and (it["label"] != "OBS-U" or m.value in _ATTRIBUTIVE_CUES)
+                 and (it["label"] != "OBS-DA" or not RESOLUTIONS.isdisjoint(CHANGE_CUES[m.value]))
+                 and _free_gap(m, o, d.doc, covered) <= (0 if _change_subject(d, o) else 2)]
+    after = min(following, key=lambda p: p[0].start) if following else None
     if after and _closes_clause(m, d):
         after = None  # "opacities in the lung bases unchanged, probably atelectasis": the cue is the opacities'
     if anaphor_subject(d, m) and (after is None or after[1]["label"] == "OBS-U" and not is_alternative(d, after[0])):
