@@ -52,6 +52,9 @@ class IngestSummary:
     rejected_report: str | None = None
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)  # schema, plan, load, link, count, report
+    workers: int = 0  # processes (or Dask worker threads) that wrote batches; 0: not reported
+    files_cpu_seconds: float = 0.0  # the bulk files stage's CPU: this process and its local worker processes
+    engine: str = ""  # what ran them ("local processes", "Dask local cluster", "Dask at ADDR", "in turn: ...")
 
     @property
     def ok(self) -> bool:

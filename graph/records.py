@@ -7,6 +7,7 @@ A parser turns one input file into a :class:`ParsedFile`; records it could not r
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -24,6 +25,7 @@ def stable_id(*parts: object) -> str:
     return hashlib.sha1("|".join(str(p) for p in parts).encode()).hexdigest()[:20]
 
 
+@lru_cache(maxsize=1 << 16)  # one call per mention, and a file holds many
 def file_key(path: str) -> int:
     """A signed 64-bit integer standing for a file path (the first 8 bytes of its SHA-1): what the
     Mention index holds, much cheaper for Neo4j to index than the path string. Lookups compare the

@@ -128,6 +128,8 @@ def print_summary(summary) -> None:
     table.add_row("seconds", f"{summary.seconds:.1f}")
     if summary.stage_seconds:
         table.add_row("stages (s)", ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_seconds.items()))
+    if summary.workers:
+        table.add_row("workers", f"{summary.workers} ({summary.engine})")
     console.print(table)
     if summary.top_unmapped:
         console.print("most frequent unmapped terms: " + ", ".join(f"{t} ({n})" for t, n in summary.top_unmapped))
@@ -143,9 +145,10 @@ def library_log() -> Path:
 
 
 def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | None, progress: bool,
-               bulk: bool = False, batch_files: int = 500, brief: bool = False):
-    """Run the ingest flow (or the bulk flow) with ``batch_files`` files per batch and print its summary
-    (in one line when ``brief``); returns the summary."""
+               bulk: bool = False, batch_files: int = 500, brief: bool = False, engine: dict | None = None):
+    """Run the ingest flow (or the bulk flow, its files stage on ``engine``: ``workers``, ``dask_address``)
+    with ``batch_files`` files per batch and print its summary (in one line when ``brief``); returns the
+    summary."""
     args = dict(doc_mapping=str(doc_mapping) if doc_mapping else None,
                 rejected_report=str(rejected) if rejected else None, progress=progress, batch_files=batch_files)
     if not bulk:
@@ -164,7 +167,7 @@ def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | Non
         from graph.store import GraphUnavailable
 
         try:
-            summary = bulk_ingest_flow([str(p) for p in paths], **args)
+            summary = bulk_ingest_flow([str(p) for p in paths], **args, **(engine or {}))
         except (BulkRefused, BulkInputError, ServerError, GraphUnavailable) as exc:
             fail(str(exc))
     (print_summary_line if brief else print_summary)(summary)
@@ -175,9 +178,16 @@ def print_extraction(summary) -> None:
     """One line for an extraction run, then its rejections."""
     console.print(f"extract ({summary.extractor}): {summary.reports_seen} reports seen, {summary.documents} "
                   f"extracted, {summary.entities} entities ({summary.change_entities} change), "
-                  f"{len(summary.rejections)} rejected, {summary.seconds:.1f} s -> {summary.radgraph_dir}; "
-                  f"mapping {summary.doc_mapping}")
+                  f"{len(summary.rejections)} rejected, {summary.seconds:.1f} s on {_workers(summary)} -> "
+                  f"{summary.radgraph_dir}; mapping {summary.doc_mapping}")
     print_rejections(summary.rejections, summary.rejected_report, "rejected-records report")
+
+
+def _workers(summary) -> str:
+    """How many workers ran, and where: "2 workers (Dask local cluster)", "1 worker (this process)"."""
+    if not summary.workers:
+        return summary.engine
+    return f"{summary.workers} worker{'s' if summary.workers > 1 else ''} ({summary.engine})"
 
 
 def print_rejections(rejections: list, report: str | None, report_name: str) -> None:

@@ -61,16 +61,22 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
             radgraph_model: str = typer.Option("radgraph-xl", help="radgraph, radgraph-xl or modern-radgraph-xl"),
             radgraph_cache: Optional[Path] = typer.Option(None, help="radgraph model cache (default "
                                                                      "CXRKG_RADGRAPH_CACHE or the package's)"),
-            workers: int = typer.Option(0, min=0, help="extract shards in parallel on a local Dask cluster of N "
-                                                       "worker processes (0: in this process)"),
+            workers: Optional[int] = typer.Option(None, min=0, help="extract shards in parallel on a local Dask "
+                                                  "cluster of N worker processes (default: one per core found, "
+                                                  "in this process on one core; 0: in this process)"),
             dask_address: Optional[str] = typer.Option(None, help="extract on an existing Dask scheduler "
                                                                   "(tcp://host:8786) instead")) -> None:
     """Extract RadGraph-format JSON from report text (rules: spaCy + medspaCy; or the radgraph package),
     with a doc mapping CSV for `cxrkg ingest --doc-mapping`; `--ingest` also loads it. Exit code 2 when
-    any file or record was rejected (each named in the rejected-records report). `--workers` and
-    `--dask-address` run the shards on Prefect's Dask task runner; the output is the same bytes."""
+    any file or record was rejected (each named in the rejected-records report). The shards run on Prefect's
+    Dask task runner, one worker per core found unless `--workers` says otherwise (`--workers 0`: in this
+    process) or `--dask-address` names a cluster; the output is the same bytes; the summary says how many
+    workers ran."""
     from graph.extract.inputs import CsvColumns
+    from graph.ingest.schedule import available_cores
 
+    if workers is None:
+        workers = 0 if dask_address or available_cores() == 1 else available_cores()
     columns = CsvColumns(id_column, text_column, patient_column, date_column)
     source, cache = _iu_folder_as_iu(source, cache)
     _check_source(source, cache)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from operator import itemgetter
 from pathlib import Path
 from typing import Annotated
 
@@ -60,6 +61,7 @@ _PER_PHRASE = ("attributes", "attributes_ids", "phrase_IDs", "sections", "severi
                "temporal_cues", "texture_cues")
 _BOX_FIELDS = ("x1", "y1", "x2", "y2", "width", "height", "original_x1", "original_y1", "original_x2",
                "original_y2", "original_width", "original_height")
+_RECORD_BOX_FIELDS = ("bbox_name", *_BOX_FIELDS, "finding_label")  # BoundingBoxRecord's order after its ids
 _BOX_ORDER = (("x1", "x2"), ("y1", "y2"), ("original_x1", "original_x2"), ("original_y1", "original_y2"))
 
 
@@ -309,9 +311,9 @@ def _study(sg: SceneGraph, file: str) -> StudyRecord:
 
 
 def _image(sg: SceneGraph, skip: set[int]) -> ImageRecord:
+    # the fields read off the model's __dict__ (model_dump's per-object serializer cost a sixth of parsing)
     boxes = tuple(
-        BoundingBoxRecord(bbox_id=f"{sg.image_id}|{k}", image_id=sg.image_id,
-                          **obj.model_dump(include={"bbox_name", "finding_label", *_BOX_FIELDS}))
+        BoundingBoxRecord(f"{sg.image_id}|{k}", sg.image_id, *itemgetter(*_RECORD_BOX_FIELDS)(obj.__dict__))
         for k, obj in enumerate(sg.objects) if k not in skip)
     return ImageRecord(sg.image_id, str(sg.study_id), sg.viewpoint, study_order=sg.StudyOrder, objects=boxes)
 

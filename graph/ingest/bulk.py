@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
 import zlib
 from collections import defaultdict
 from dataclasses import astuple, dataclass
@@ -405,7 +406,9 @@ def _facts(patients: set[str], studies: dict[str, dict], images: list[dict],
     return study_images, mentions
 
 
-_worker_files: ImportFiles | None = None  # a worker process's import files, kept open over its batches
+# a worker's import files, kept open over its batches: one set per thread (a Dask worker may run several
+# tasks at once in threads), replaced when a new load writes elsewhere
+_worker_files: dict[int, ImportFiles] = {}
 
 
 def write_part(files: list[InputFile], doc_mapping: str | None, metadata: list[str], link: set[str],
@@ -415,12 +418,16 @@ def write_part(files: list[InputFile], doc_mapping: str | None, metadata: list[s
     importer reads a few large files faster than thousands of small ones: 3,733 files took 3 to 4 s longer
     than the same rows in 23 on the NIH cohort). Files are fingerprinted here, where they are read anyway.
     Studies are checked against the batch alone (:meth:`BulkSink.absorb` checks them against the earlier
-    batches)."""
-    global _worker_files
-    if _worker_files is None or _worker_files.folder.parent != folder:
-        _worker_files = ImportFiles(folder / f"worker{os.getpid()}")
+    batches). The worker may be a forked process of the load or a Dask worker (of any machine that sees
+    ``folder`` at the same path)."""
+    thread = threading.get_ident()
+    mine = _worker_files.get(thread)
+    if mine is None or mine.folder.parent != folder:
+        if mine is not None:
+            mine.close()  # an earlier load's
+        mine = _worker_files[thread] = ImportFiles(folder / f"worker{os.getpid()}-{thread}")
     vocab = vocabulary()
     files = [with_fingerprint(f) for f in files]
-    sink = BulkSink(_worker_files, vocab, loaded_at, park_in=folder / f"parked{batch:05d}")
+    sink = BulkSink(mine, vocab, loaded_at, park_in=folder / f"parked{batch:05d}")
     result = store_files(sink, files, parse_files(files, vocab, doc_mapping), vocab, set(), metadata, link)
     return sink.part(result)
