@@ -8,6 +8,7 @@ The files come from the same parsing, checks and derivation as the transactional
 
 from __future__ import annotations
 
+import importlib.util
 import resource
 import shutil
 import tempfile
@@ -89,9 +90,13 @@ class FilesEngine:
 
         Raises:
             ValueError: ``workers`` below 1.
+            BulkRefused: Dask asked for and not installed.
         """
         if workers is not None and workers < 1:
             raise ValueError(f"--workers must be at least 1, got {workers}")
+        if (dask_address or workers is not None) and importlib.util.find_spec("distributed") is None:
+            raise BulkRefused("--workers and --dask-address run the files stage on Dask, which is not installed: "
+                              "pip install -e '.[extract]' (or leave both out: local processes)")
         if dask_address:
             return cls(workers or 0, dask_address)
         if workers is not None:
