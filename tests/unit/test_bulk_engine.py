@@ -34,3 +34,16 @@ def test_the_extraction_line_says_how_many_workers_ran(capsys):
     print_extraction(ExtractionSummary(extractor="rules", out="/tmp/x"))
     out = capsys.readouterr().out
     assert "on 2 workers (Dask local cluster)" in out and "on 1 worker (this process)" in out
+
+
+def test_extract_uses_every_core_by_default_from_sixteen_megabytes_of_reports(tmp_path):
+    from flows.cli.extract import PARALLEL_FROM_BYTES, default_workers
+
+    small, big = tmp_path / "small.csv", tmp_path / "big" / "reports.csv"
+    small.write_text("report_id,text\nr1,No effusion.\n")
+    big.parent.mkdir()
+    with big.open("wb") as fh:
+        fh.truncate(PARALLEL_FROM_BYTES)  # sparse: its size is what counts
+    assert default_workers(str(small)) == 0 and default_workers("iu") == 0
+    expected = available_cores() if available_cores() > 1 else 0
+    assert default_workers(str(big)) == default_workers(str(big.parent)) == expected
