@@ -222,10 +222,11 @@ def mention_props(m: MentionRecord) -> dict[str, Any]:
     return {k: v for k, v in props.items() if v is not None}
 
 
-def batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list[dict], list[dict], list[dict],
-                                                  dict[str, dict[str, Any]]]:
+def batch_rows(files: list[ParsedFile], box_records: bool = False) -> tuple[
+        dict[str, dict[str, Any]], list[dict], list, list[dict], dict[str, dict[str, Any]]]:
     """The rows of a batch's parsed files: studies by id (a study's attributes merged over its files), images,
-    bounding boxes, reports, and observations by id with their mentions' properties."""
+    bounding boxes (``box_records``: the :class:`~graph.records.BoundingBoxRecord` objects themselves, for a
+    writer that reads their fields), reports, and observations by id with their mentions' properties."""
     studies: dict[str, dict[str, Any]] = {}
     images, boxes, reports, observations = [], [], [], {}
     for pf in files:
@@ -240,7 +241,8 @@ def batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list
                 row[key] = row[key] or getattr(s, key)
         images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view, "study_order": i.study_order,
                     "file": pf.path} for i in pf.images]
-        boxes += [{k: v for k, v in vars(b).items() if v is not None} for i in pf.images for b in i.objects]
+        boxes += [b if box_records else {k: v for k, v in vars(b).items() if v is not None}
+                  for i in pf.images for b in i.objects]
         reports += [{"report_id": r.report_id, "study_id": r.study_id, "text": r.text, "source": r.source,
                      "unmapped_terms": list(r.unmapped_terms) or None, "file": pf.path} for r in pf.reports]
         for m in pf.mentions:

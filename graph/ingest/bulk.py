@@ -126,7 +126,7 @@ class BulkSink:
         """
         before = self.files.elements
         self._check_unique(batch.files)
-        studies, images, boxes, reports, observations = batch_rows(batch.files)
+        studies, images, boxes, reports, observations = batch_rows(batch.files, box_records=True)
         for row in studies.values():
             self._merge_study(row)
         patients = {row["patient_id"] for row in studies.values()}
@@ -282,12 +282,15 @@ class BulkSink:
         for row in images:
             f.node_file("Image").write(row)
             f.relationship_file("HAS_IMAGE", "Study", "Image").write_pair(row["study_id"], row["image_id"])
-        for row in boxes:
-            if row["bbox_name"] not in self._regions:
+        box_file = f.node_file("BoundingBox")
+        has_box, of_anatomy = (f.relationship_file("HAS_BBOX", "Image", "BoundingBox"),
+                               f.relationship_file("OF_ANATOMY", "BoundingBox", "Anatomy"))
+        for box in boxes:  # BoundingBoxRecords: the widest rows, written from their fields
+            if box.bbox_name not in self._regions:
                 continue  # as the transactional MATCH on its Anatomy: no region, no box
-            f.node_file("BoundingBox").write(row)
-            f.relationship_file("HAS_BBOX", "Image", "BoundingBox").write_pair(row["image_id"], row["bbox_id"])
-            f.relationship_file("OF_ANATOMY", "BoundingBox", "Anatomy").write_pair(row["bbox_id"], row["bbox_name"])
+            box_file.write_record(box)
+            has_box.write_pair(box.image_id, box.bbox_id)
+            of_anatomy.write_pair(box.bbox_id, box.bbox_name)
         for row in reports:
             f.node_file("Report").write(row)
             f.relationship_file("HAS_REPORT", "Study", "Report").write_pair(row["study_id"], row["report_id"])

@@ -172,3 +172,27 @@ def test_a_streamed_file_has_one_complete_source_file_row(tmp_path, monkeypatch,
     [merged_row] = [line for line in rows if line.startswith(f'"{merged}"')]
     assert merged_row.split(",")[1] == f'"{hashlib.sha256(merged.read_bytes()).hexdigest()}"'
     assert f",{len(docs)},0," in merged_row  # records, rejected
+
+
+def test_a_record_is_written_as_its_row_and_a_wrong_one_is_an_error(tmp_path):
+    from dataclasses import dataclass
+
+    from graph.records import BoundingBoxRecord
+
+    files = ImportFiles(tmp_path)
+    box = BoundingBoxRecord("i1|0", "i1", "left lung", 1, 2, 30, 40, finding_label="nodule")
+    files.node_file("BoundingBox").write_record(box)
+    files.node_file("BoundingBox").write({k: v for k, v in vars(box).items() if v is not None})
+    with pytest.raises(ImportFileError, match="expected an integer"):
+        files.node_file("BoundingBox").write_record(BoundingBoxRecord("i1|1", "i1", "left lung", 1, 2, 30, "40"))
+
+    @dataclass
+    class Extra:
+        study_id: str
+        unknown: int
+
+    with pytest.raises(ImportFileError, match=r"no column for \['unknown'\]"):
+        files.node_file("Study").write_record(Extra("s1", 1))
+    files.close()
+    header, by_record, by_dict = files.node_file("BoundingBox").path.read_text().splitlines()
+    assert by_record == by_dict == '"i1|0","i1","left lung",1,2,30,40,,,,,,,,,"nodule"'
