@@ -63,6 +63,7 @@ _PER_PHRASE = ("attributes", "attributes_ids", "phrase_IDs", "sections", "severi
 _BOX_FIELDS = ("x1", "y1", "x2", "y2", "width", "height", "original_x1", "original_y1", "original_x2",
                "original_y2", "original_width", "original_height")
 _box_fields = attrgetter("bbox_name", *_BOX_FIELDS, "finding_label")  # BoundingBoxRecord's order after its ids
+_box_numbers = attrgetter(*_BOX_FIELDS)
 _BOX_ORDER = (("x1", "x2"), ("y1", "y2"), ("original_x1", "original_x2"), ("original_y1", "original_y2"))
 
 
@@ -260,6 +261,11 @@ def _check_region(name: str, vocab: Vocabulary, file: str, record: str, where: s
 
 def _check_box(obj: SceneObject, file: str, record: str, where: str) -> None:
     """Rejects a negative coordinate or size, and a reversed box (in the 224 or the original frame)."""
+    x1, y1, x2, y2, *rest = values = _box_numbers(obj)
+    ox1, oy1, ox2, oy2 = rest[2:6]
+    if (min([v for v in values if v is not None]) >= 0 and x1 <= x2 and y1 <= y2  # the common case, at once
+            and (ox1 is None or ox2 is None or ox1 <= ox2) and (oy1 is None or oy2 is None or oy1 <= oy2)):
+        return
     for name in _BOX_FIELDS:
         value = getattr(obj, name)
         if value is not None and value < 0:
