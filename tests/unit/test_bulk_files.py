@@ -100,22 +100,24 @@ def _write(cohort: Path, out: Path, mode: str, batch_files: int = 40,
     return {group: sorted(lines) for group, lines in groups.items()}
 
 
-def write_import_files(cohort: Path, out: Path, mode: str, batch_files: int = 40,
-                       rejections: list | None = None) -> list[Listing]:
-    """The import files of a cohort, written as :func:`_write` says, as the bulk load lists them."""
+def write_import_files(cohort: Path, out: Path, mode: str, batch_files: int = 40, rejections: list | None = None,
+                       also: tuple[Path, ...] = (), doc_mapping: str | None = None) -> list[Listing]:
+    """The import files of a cohort (and the files or folders ``also``), written as :func:`_write` says, as
+    the bulk load lists them; in ``parts`` mode a batch with a file of unknown patient is written in turn,
+    as the bulk load writes it."""
     v = vocabulary()
-    plan = plan_ingest(discover([cohort], fingerprints=False), {}, v.version)
+    plan = plan_ingest(discover([cohort, *also], fingerprints=False), {}, v.version)
     sink = BulkSink(ImportFiles(out), v, datetime(2026, 1, 1))
     unlinked: set[str] = set()
     for k, batch in enumerate(plan.batches(batch_files)):
         link = set() if mode == "parked" else plan.patients_within(batch)
-        if mode == "parts":
-            part = write_part(batch, None, plan.metadata, link, out / "parts", k, sink.loaded_at)
+        if mode == "parts" and all(f.path in plan.patient_hints for f in batch):
+            part = write_part(batch, doc_mapping, plan.metadata, link, out / "parts", k, sink.loaded_at)
             sink.absorb(part)
             result = part.result
         else:
             batch = [with_fingerprint(f) for f in batch]
-            result = store_files(sink, batch, parse_files(batch, v, None), v, set(), plan.metadata, link)
+            result = store_files(sink, batch, parse_files(batch, v, doc_mapping), v, set(), plan.metadata, link)
             sink.end_batch()
         unlinked = (unlinked - result.linked) | (result.patients - result.linked)
         if rejections is not None:
