@@ -228,6 +228,37 @@ def _count_rows(summary: IngestSummary, sink: BulkSink) -> None:
     summary.progression_edges = rows["relationships=PROGRESSION"]
 
 
+def _files_and_import(server: LocalNeo4jServer, the_plan: IngestPlan, summary: IngestSummary,
+                      stages: dict[str, float], engine: FilesEngine, options: dict) -> None:
+    """The files and import stages (``options``: the flow's doc_mapping, batch_files, progress,
+    rejected_report and keep_import_files), with Neo4j's steps that need no Python beside cxrkg's work:
+    the server's stop while the files are written, the counts and the rejected-files report while the
+    importer runs. The import files are deleted at the end (or kept, moved)."""
+    vocab = vocabulary()
+    server.settings.home.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
+    with ThreadPoolExecutor(1) as aside:
+        try:
+            stopped = aside.submit(server.stop)  # the importer needs the server down
+            sink = BulkSink(ImportFiles(folder), vocab, datetime.now())
+            cpu = _cpu_seconds()
+            with stage(stages, "files"):
+                _write_files(the_plan, sink, options["doc_mapping"], options["batch_files"], summary,
+                             options["progress"], engine)
+                sink.finish(vocab)
+            summary.files_cpu_seconds = round(_cpu_seconds() - cpu, 3)
+            summary.elements_created = sum(f.rows for f in sink.listing())
+            with stage(stages, "import"):
+                stopped.result()
+                counted = aside.submit(_count_and_report, summary, sink, options["rejected_report"])
+                server.import_database(sink.listing(), folder, neo4j_settings().database or "neo4j")
+                counted.result()
+            if options["keep_import_files"]:
+                keep_files(sink.listing(), folder, Path(options["keep_import_files"]))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 @flow(name="cxrkg-bulk-ingest", log_prints=False)
 def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: int = DEFAULT_BATCH_FILES,
                      rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False,
@@ -271,27 +302,9 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
         the_plan = plan_ingest(files, {}, vocab.version)
         the_plan.skipped = skipped
     summary = IngestSummary(files_seen=len(the_plan.load), rejections=list(the_plan.rejections))
-    server.settings.home.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
-    with ThreadPoolExecutor(1) as aside:  # Neo4j's own steps that need no Python, beside cxrkg's work
-        try:
-            stopped = aside.submit(server.stop)  # the importer needs the server down: stop it while files are written
-            sink = BulkSink(ImportFiles(folder), vocab, datetime.now())
-            cpu = _cpu_seconds()
-            with stage(stages, "files"):
-                _write_files(the_plan, sink, doc_mapping, batch_files, summary, progress, engine)
-                sink.finish(vocab)
-            summary.files_cpu_seconds = round(_cpu_seconds() - cpu, 3)
-            summary.elements_created = sum(f.rows for f in sink.listing())
-            with stage(stages, "import"):
-                stopped.result()
-                counted = aside.submit(_count_and_report, summary, sink, rejected_report)
-                server.import_database(sink.listing(), folder, neo4j_settings().database or "neo4j")
-                counted.result()
-            if keep_import_files:
-                keep_files(sink.listing(), folder, Path(keep_import_files))
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+    _files_and_import(server, the_plan, summary, stages, engine, dict(
+        doc_mapping=doc_mapping, batch_files=batch_files, progress=progress, rejected_report=rejected_report,
+        keep_import_files=keep_import_files))
     with stage(stages, "start"):
         server.start(fresh=True)  # the import just made the database, also where the home's data were gone
     with stage(stages, "schema"):
