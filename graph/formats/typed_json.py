@@ -21,8 +21,9 @@ from typing import Annotated, Any, Union, get_args, get_origin
 import msgspec
 from pydantic import BaseModel
 
-#: what a twin's decoding raises on input its model may still accept (or reject with its own message)
-TwinRejected = msgspec.DecodeError
+#: what a twin's decoding raises on input its model may still accept (or reject with its own message):
+#: msgspec's DecodeError (its ValidationError included), and UnicodeDecodeError for bytes that are not UTF-8
+TwinRejected = (msgspec.DecodeError, UnicodeDecodeError)
 
 
 @lru_cache(maxsize=None)
@@ -48,7 +49,8 @@ def strict_twin(model: type[BaseModel]) -> type[msgspec.Struct]:
 
 @lru_cache(maxsize=None)
 def twin_decoder(model: type[BaseModel]) -> msgspec.json.Decoder:
-    """A JSON decoder of ``model``'s twin: ``decode(bytes)`` returns the twin or raises :data:`TwinRejected`."""
+    """A JSON decoder of ``model``'s twin: ``decode(bytes)`` returns the twin or raises one of
+    :data:`TwinRejected`."""
     return msgspec.json.Decoder(strict_twin(model))
 
 
