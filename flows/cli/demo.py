@@ -134,7 +134,8 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int) 
         console.print(f"orphans: {stats['orphans']}")
 
 
-TRANSACTIONAL = "transactional ingest (Prefect flow), the fastest way for a part this small or a graph that holds data"
+TRANSACTIONAL = ("transactional ingest (Prefect flow), the fastest way for a part this small or a graph that "
+                 "holds data")
 BULK = "bulk import (neo4j-admin database import), the fastest way into an empty database"
 
 
