@@ -45,7 +45,8 @@ def ingest(paths: list[Path] = typer.Argument(..., exists=True, help="files or f
                                                  "cluster of N worker processes (default: one local process per "
                                                  "core)"),
            dask_address: Optional[str] = typer.Option(None, help="--bulk: write the import files on an existing "
-                                                      "Dask scheduler (tcp://host:8786) that sees the same paths")) -> None:
+                                                      "Dask scheduler (tcp://host:8786) that sees the same "
+                                                      "paths")) -> None:
     """Load scene graphs, RadGraph files and metadata CSVs; exit code 2 when anything was rejected."""
     if (workers is not None or dask_address) and not bulk:
         fail("--workers and --dask-address choose where `cxrkg ingest --bulk` writes its import files; add --bulk")
