@@ -130,6 +130,9 @@ def print_summary(summary) -> None:
         table.add_row("stages (s)", ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_seconds.items()))
     if summary.workers:
         table.add_row("workers", f"{summary.workers} ({summary.engine})")
+    if summary.files_cpu_seconds and summary.files_seen:
+        table.add_row("files stage CPU", f"{summary.files_cpu_seconds:.1f} s, "
+                      f"{1000 * summary.files_cpu_seconds / summary.files_seen:.2f} ms per input file")
     console.print(table)
     if summary.top_unmapped:
         console.print("most frequent unmapped terms: " + ", ".join(f"{t} ({n})" for t, n in summary.top_unmapped))

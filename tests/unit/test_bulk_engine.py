@@ -47,3 +47,19 @@ def test_extract_uses_every_core_by_default_from_sixteen_megabytes_of_reports(tm
     assert default_workers(str(small)) == 0 and default_workers("iu") == 0
     expected = available_cores() if available_cores() > 1 else 0
     assert default_workers(str(big)) == default_workers(str(big.parent)) == expected
+
+
+def test_the_ingest_summary_says_which_workers_wrote_the_files_and_their_cpu(capsys, monkeypatch):
+    from flows.cli.common import console, print_summary
+
+    monkeypatch.setattr(console, "width", 200)  # the table's rows unwrapped
+    from flows.ingest_flow import IngestSummary
+
+    print_summary(IngestSummary(files_seen=400, workers=2, engine="local processes", files_cpu_seconds=0.5,
+                                stage_seconds={"check": 0.1, "plan": 1, "files": 2, "import": 3, "start": 4,
+                                               "schema": 5}))
+    print_summary(IngestSummary(files_seen=400))  # a transactional load: neither row
+    first, second = capsys.readouterr().out.split("ingest summary")[1:]
+    assert "check 0.1, plan 1.0, files 2.0, import 3.0, start 4.0, schema 5.0" in first
+    assert "2 (local processes)" in first and "0.5 s, 1.25 ms per input file" in first
+    assert "workers" not in second and "files stage CPU" not in second
