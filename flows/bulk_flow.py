@@ -246,7 +246,8 @@ def _files_and_import(server: LocalNeo4jServer, the_plan: IngestPlan, summary: I
                 _write_files(the_plan, sink, options["doc_mapping"], options["batch_files"], summary,
                              options["progress"], engine)
                 sink.finish(vocab)
-            summary.files_cpu_seconds = round(_cpu_seconds() - cpu, 3)
+            if not summary.engine.startswith("Dask"):  # Dask's workers are not this process's children
+                summary.files_cpu_seconds = round(_cpu_seconds() - cpu, 3)
             summary.elements_created = sum(f.rows for f in sink.listing())
             with stage(stages, "import"):
                 stopped.result()
