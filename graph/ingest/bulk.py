@@ -188,7 +188,10 @@ class BulkSink:
         self._study_order.update(part.study_order)
         self._derived |= part.derived
         self._parked |= part.parked
-        self._part_files.update((f.path, f) for f in part.files)  # a worker's files grow batch by batch
+        for f in part.files:  # a worker's files grow batch by batch, and a Dask worker may run a later batch
+            known = self._part_files.get(f.path, f)  # first: the largest count and any line break hold
+            self._part_files[f.path] = Listing(f.group, f.path, max(f.rows, known.rows),
+                                               f.multiline or known.multiline)
         self._part_buckets += part.buckets
 
     def listing(self) -> list[Listing]:

@@ -198,3 +198,21 @@ def test_a_record_is_written_as_its_row_and_a_wrong_one_is_an_error(tmp_path):
     files.close()
     header, by_record, by_dict = files.node_file("BoundingBox").path.read_text().splitlines()
     assert by_record == by_dict == '"i1|0","i1","left lung",1,2,30,40,,,,,,,,,"nodule"'
+
+
+def test_parts_absorbed_out_of_the_order_a_worker_wrote_them_keep_its_files_whole(tmp_path):
+    """A Dask worker may write batch 2 after batch 3: its files' listing then grows in the other order."""
+    cohort = tmp_path / "cohort"
+    write_cohort(cohort, patients=4, seed=11)
+    v = vocabulary()
+    plan = plan_ingest(discover([cohort], fingerprints=False), {}, v.version)
+    batches = plan.batches(15)
+    assert len(batches) >= 2
+    parts = [write_part(b, None, plan.metadata, plan.patients_within(b), tmp_path / "parts", k, datetime(2026, 1, 1))
+             for k, b in enumerate(batches)]  # one worker (this process), in batch order: its files grow
+    sink = BulkSink(ImportFiles(tmp_path / "out"), v, datetime(2026, 1, 1))
+    for part in [parts[-1], *parts[:-1]]:  # absorbed with the last (largest) listing first
+        sink.absorb(part)
+    rows = {f.path: f.rows for f in sink.listing()}
+    assert rows == {f.path: f.rows for f in parts[-1].files} and sum(rows.values()) > 100
+    assert all(rows[p] == len(p.read_text().splitlines()) - 1 for p in rows)
