@@ -83,3 +83,19 @@ def timed_flow(run: Callable[[], Any], clear: bool = True) -> tuple[float, Any, 
     # asked for afterwards: the bulk flow starts the server itself (it is stopped before) and renews the store
     nodes, rels = label_counts(shared_store())
     return seconds, result, nodes, rels
+
+
+NEO4J_STAGES = ("import", "start", "schema")  # the bulk load's stages that are Neo4j's own work
+
+
+def bulk_split(seconds: float, stages: dict[str, float], files: int, files_cpu: float) -> str:
+    """Two lines for a bulk load: cxrkg's own stages beside Neo4j's (``neo4j-admin database import``, the
+    restart, the schema step), the whole load as a ratio of Neo4j's part (the floor no client beats), and
+    the files stage's CPU per input file (ms; the flow process and its local workers)."""
+    neo4j = sum(stages.get(k, 0.0) for k in NEO4J_STAGES)
+    own = ", ".join(f"{k} {v:.1f}" for k, v in stages.items() if k not in NEO4J_STAGES)
+    theirs = ", ".join(f"{k} {stages.get(k, 0.0):.1f}" for k in NEO4J_STAGES)
+    per_file = f"{1000 * files_cpu / files:.2f} ms" if files else "-"
+    return (f"  stages (s): cxrkg {own}; neo4j {theirs} (sum {neo4j:.1f})\n"
+            f"  whole load {seconds:.1f} s = {seconds / neo4j:.2f} x Neo4j's part; files stage CPU {files_cpu:.1f} s, "
+            f"{per_file} per input file ({files:,} files)")

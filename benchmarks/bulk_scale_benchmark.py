@@ -22,6 +22,8 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,9 +31,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import run_measured, use_dedicated_server  # noqa: E402
+from bench_env import NEO4J_STAGES, run_measured, use_dedicated_server  # noqa: E402
 
 use_dedicated_server("bench-bulk-scale", 7705, 7495)
+os.environ.setdefault("COLUMNS", "250")  # the summary table's rows unwrapped, for the stage split below
 
 CXRKG = [sys.executable, "-m", "flows.cli"]
 
@@ -56,9 +59,21 @@ def _bulk(cohort: Path) -> None:
     shares: dict[str, list[float]] = {}
     wall, peak, out = run_measured([*CXRKG, "ingest", "--bulk", str(cohort), "--no-progress"], at_peak=shares)
     print(out.rstrip())
+    stages = {k: float(v) for k, v in re.findall(r"(check|plan|files|import|start|schema) ([\d.]+)", _stage_line(out))}
+    seen = re.search(r"files seen\s*\W\s*([\d,]+)", out)
+    if stages and seen:
+        neo4j = sum(stages.get(k, 0.0) for k in NEO4J_STAGES)
+        print(f"  cxrkg's own stages {sum(stages.values()) - neo4j:.1f} s, Neo4j's (import, start, schema) {neo4j:.1f} s; "
+              f"the command's stages {sum(stages.values()):.1f} s = {sum(stages.values()) / neo4j:.2f} x Neo4j's part "
+              f"({seen.group(1)} files)")
     print(f"bulk load: {wall:.1f} s wall (target under 300 s), peak client PSS {peak:,.0f} MB (target under "
           "2,048 MB)", flush=True)
     print("  at the peak, MB: " + "; ".join(f"{role} {' / '.join(map(str, sizes))}" for role, sizes in shares.items()))
+
+
+def _stage_line(out: str) -> str:
+    """The summary table's "stages (s)" row."""
+    return next((line for line in out.splitlines() if "stages (s)" in line), "")
 
 
 def _stats() -> None:

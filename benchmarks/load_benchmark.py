@@ -28,7 +28,11 @@ child process while Neo4j is stopped; its counts per label and type are checked 
 Its elements are the files' rows (the bulk load's count less the vocabulary links its schema step adds);
 its memory, in-process, is the child's peak RSS, in the server column.
 
-Usage: python benchmarks/load_benchmark.py [--patients 2000] [--increment-share 0.0167]
+After the bulk load's line: its stages split into cxrkg's own (check, plan, files) and Neo4j's (import,
+start, schema), the whole load as a ratio of Neo4j's part, and the files stage's CPU per input file.
+``--profile`` first prints where the plan and files stages spend their CPU (benchmarks/files_profile.py).
+
+Usage: python benchmarks/load_benchmark.py [--patients 2000] [--increment-share 0.0167] [--profile]
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import timed_flow, use_dedicated_server  # noqa: E402
+from bench_env import bulk_split, timed_flow, use_dedicated_server  # noqa: E402
 
 use_dedicated_server("bench-load", 7700, 7490)
 from ingest_benchmark import query_latencies  # noqa: E402  (the same query timing as `make bench`)
@@ -89,7 +93,9 @@ def _child(mode: str, cohort: Path) -> dict:
         seconds, summary, nodes, rels = timed_flow(
             lambda: bulk_ingest_flow([str(cohort)], rejected_report=None, keep_import_files=keep), clear=False)
         return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()), "nodes": nodes,
-                "rels": rels, "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds}
+                "rels": rels, "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds,
+                "files": summary.files_seen, "files_cpu": summary.files_cpu_seconds,
+                "workers": f"{summary.workers} ({summary.engine})"}
     from flows.ingest_flow import ingest_flow
     from graph.store import shared_store
     from graph.store.stats import label_counts
@@ -361,8 +367,12 @@ def run_all(args: argparse.Namespace, server, settings) -> list[Load]:
         if start:
             server.start(fresh=True)  # the store was deleted on purpose
 
+    if args.profile:
+        subprocess.run([sys.executable, str(Path(__file__).parent / "files_profile.py"), str(cohort), "--cprofile"],
+                       check=True)
     empty(start=False)
     bulk, r = measured("bulk (cxrkg ingest --bulk)", "bulk", cohort, pid)
+    print(bulk_split(r["seconds"], r["stage_seconds"], r["files"], r["files_cpu"]) + f"; workers {r['workers']}")
     importer = Load("neo4j-admin import (ceiling)", bulk.elements, r["stage_seconds"]["import"], 0.0, bulk.server_mb)
     server.stop()  # as for the importer: Kuzu runs while Neo4j does not
     kuzu = kuzu_peer(r, pid)
@@ -402,6 +412,8 @@ def main() -> None:
     parser.add_argument("--patients", type=int, default=2000)
     parser.add_argument("--increment-share", type=float, default=1 / 60,
                         help="the increment: this share of the studies, the latest by date (default: a month)")
+    parser.add_argument("--profile", action="store_true", help="first profile the plan and files stages in one "
+                        "process (benchmarks/files_profile.py --cprofile)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import REPO, run_measured, timed_flow, use_dedicated_server  # noqa: E402
+from bench_env import REPO, bulk_split, run_measured, timed_flow, use_dedicated_server  # noqa: E402
 
 use_dedicated_server("bench-nih", 7699, 7489)
 from ingest_benchmark import time_queries  # noqa: E402  (same timing as `make bench`)
@@ -64,7 +64,8 @@ def bulk_once(cohort: Path) -> dict:
     seconds, summary, nodes, rels = timed_flow(lambda: bulk_ingest_flow([str(cohort)], rejected_report=None),
                                                clear=False)
     return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()), "files": summary.files_loaded,
-            "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds}
+            "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds,
+            "files_cpu": summary.files_cpu_seconds, "workers": f"{summary.workers} ({summary.engine})"}
 
 
 def _print_load(title: str, r: dict, wall: float, rss: float, extra: str = "") -> None:
@@ -102,6 +103,8 @@ def _bulk_load(settings, server, cohort: Path, convert_s: float) -> None:
     wall, rss, out = run_measured([sys.executable, __file__, "--bulk-child", str(cohort)])
     r = json.loads(out.strip().splitlines()[-1])
     _print_load("bulk ingest", r, wall, rss, f"; convert + ingest {convert_s + r['seconds']:.1f} s (target < 90 s)")
+    print(bulk_split(r["seconds"], r["stage_seconds"], r["files"], r["files_cpu"]) + f"; workers {r['workers']}",
+          flush=True)
 
 
 def _check_and_query(server, patients: int | None) -> None:

@@ -8,11 +8,15 @@ The files come from the same parsing, checks and derivation as the transactional
 
 from __future__ import annotations
 
-import os
+import importlib.util
+import resource
 import shutil
 import tempfile
 import time
 from collections import Counter, deque
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Iterator
@@ -25,24 +29,25 @@ from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ah
 from graph.ingest.bulk import BulkSink, write_part
 from graph.ingest.import_files import ImportFiles, keep_files
 from graph.ingest.plan import with_fingerprint
-from graph.ingest.schedule import forked_pool
+from graph.ingest.schedule import available_cores, forked_pool
 from graph.server import LocalNeo4jServer
 from graph.settings import local_server_settings, neo4j_settings
 from graph.store import reset_shared_store, shared_store
 from graph.vocabulary import vocabulary
 
-MAX_WORKERS = 8  # processes writing batches at once
+MAX_WORKERS = 8  # local processes writing batches at once
 
 
 class BulkRefused(RuntimeError):
-    """A bulk load cannot run here: another server than the local one, or a database that holds data.
-    The message says what to do instead."""
+    """A bulk load cannot run here: another server than the local one, a database that holds data, or a
+    Dask scheduler that does not answer. The message says what to do instead."""
 
 
 @task(cache_policy=NO_CACHE)
 def check_target(server: LocalNeo4jServer) -> None:
     """Refuse unless the target is the local server and its database holds no data. A stopped server whose
-    database exists is started to look (the import stops it again).
+    database exists is started to look and stopped again (a server that was running is stopped by the
+    flow while it writes the import files).
 
     Raises:
         BulkRefused: NEO4J_URI names another server, or the local database holds data.
@@ -59,18 +64,90 @@ def check_target(server: LocalNeo4jServer) -> None:
         holds_data = shared_store().holds_data()
     finally:
         reset_shared_store()
+        if not running:
+            server.stop()
     if holds_data:
         raise BulkRefused("the database already holds data; --bulk only makes a first load. Load without "
                           "--bulk to add to it, or `cxrkg db stop`, delete "
                           f"{server.settings.data_dir} and `cxrkg db start --fresh` to start over")
 
 
+@dataclass(frozen=True)
+class FilesEngine:
+    """Where the files stage writes batches of patient-hinted files: ``workers`` processes of this machine
+    (forked), a new local Dask cluster of ``workers`` single-threaded processes (``dask="local"``), or the
+    Dask scheduler at ``dask`` (``tcp://host:8786``; its workers must see the input and the server's home
+    at the same paths)."""
+
+    workers: int
+    dask: str | None = None
+
+    @classmethod
+    def choose(cls, workers: int | None, dask_address: str | None) -> "FilesEngine":
+        """``dask_address`` wins; ``workers`` given: a local Dask cluster of that many; neither: as many
+        local processes as the cores found (:func:`graph.ingest.schedule.available_cores`).
+
+        Raises:
+            ValueError: ``workers`` below 1.
+            BulkRefused: Dask asked for and not installed.
+        """
+        if workers is not None and workers < 1:
+            raise ValueError(f"--workers must be at least 1, got {workers}")
+        if (dask_address or workers is not None) and importlib.util.find_spec("distributed") is None:
+            raise BulkRefused("--workers and --dask-address run the files stage on Dask, which is not installed: "
+                              "pip install -e '.[extract]' (or leave both out: local processes)")
+        if dask_address:
+            return cls(workers or 0, dask_address)
+        if workers is not None:
+            return cls(workers, "local")
+        return cls(available_cores())
+
+    @property
+    def name(self) -> str:
+        if self.dask is None:
+            return "local processes"
+        return "Dask local cluster" if self.dask == "local" else f"Dask at {self.dask}"
+
+
+@contextmanager
+def _executor(engine: FilesEngine) -> Iterator[tuple[Executor, int]]:
+    """An executor of the engine and how many tasks it runs at once (a Dask cluster's worker threads)."""
+    if engine.dask is None:
+        with forked_pool(engine.workers) as pool:
+            yield pool, engine.workers
+        return
+    import dask
+    from distributed import Client, LocalCluster
+
+    # the worker profiler samples the task thread's stack every 10 ms for a dashboard no one opens here
+    with dask.config.set({"distributed.worker.profile.enabled": False,
+                          "distributed.admin.low-level-log-length": 8}):
+        cluster = None
+        if engine.dask == "local":
+            cluster = LocalCluster(n_workers=engine.workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+        try:
+            client = Client(cluster or engine.dask, timeout=30)
+        except OSError as exc:
+            if cluster is not None:
+                cluster.close()
+            raise BulkRefused(f"no Dask scheduler answers at {engine.dask} ({exc}); start one (`dask scheduler`) "
+                              "or leave out --dask-address") from None
+        try:
+            threads = sum(w["nthreads"] for w in client.scheduler_info()["workers"].values())
+            yield client.get_executor(pure=False), max(1, threads)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
 def _write_files(the_plan: IngestPlan, sink: BulkSink, doc_mapping: str | None, batch_files: int,
-                 summary: IngestSummary, progress: bool) -> None:
+                 summary: IngestSummary, progress: bool, engine: FilesEngine) -> None:
     """Every batch through :func:`graph.ingest.store_files` into import files, then the parked patients.
 
-    When every file's patient is known before parsing, batches are independent and are written by
-    worker processes into files of their own (:func:`graph.ingest.bulk.write_part`); otherwise a file read
+    When every file's patient is known before parsing, batches are independent and are written by the
+    engine's workers into files of their own (:func:`graph.ingest.bulk.write_part`); otherwise a file read
     later (a report file of many patients) may hold more of a patient, and the batches are written here,
     one after the other, parsed one ahead.
     """
@@ -81,8 +158,11 @@ def _write_files(the_plan: IngestPlan, sink: BulkSink, doc_mapping: str | None, 
     unmapped: Counter = Counter()
     with progress_bar(progress) as bar:
         job = bar.add_task("writing import files", total=len(the_plan.load))
-        written = _in_parts(the_plan, batches, doc_mapping, sink) if hinted else _in_turn(the_plan, batches,
-                                                                                            doc_mapping, sink)
+        if hinted and batches:
+            written = _in_parts(the_plan, batches, doc_mapping, sink, engine, summary)
+        else:
+            summary.workers, summary.engine = 1, "in turn: files of many patients"
+            written = _in_turn(the_plan, batches, doc_mapping, sink)
         for files, result in written:
             summary.add_batch(result)
             unmapped.update(result.unmapped_terms)
@@ -105,13 +185,14 @@ def _in_turn(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping: 
         yield files, result
 
 
-def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping: str | None,
-              sink: BulkSink) -> Iterator[tuple[list[InputFile], BatchResult]]:
-    """Batches written by worker processes, absorbed in batch order; at most two per worker in flight.
-    One worker more than cores: a worker waiting on its files leaves the core to another (NIH cohort on 2
-    cores: 29 s with 3 workers, 31 s with 2). Forked, as :func:`graph.ingest.parsed_ahead`."""
-    workers = max(1, min((os.cpu_count() or 1) + 1, MAX_WORKERS, len(batches)))
-    with forked_pool(workers) as pool:
+def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping: str | None, sink: BulkSink,
+              engine: FilesEngine, summary: IngestSummary) -> Iterator[tuple[list[InputFile], BatchResult]]:
+    """Batches written by the engine's workers, absorbed in batch order; at most two per worker in flight.
+    Local processes are forked, as :func:`graph.ingest.parsed_ahead`'s; never more than the batches."""
+    if engine.dask is None:
+        engine = FilesEngine(max(1, min(engine.workers, MAX_WORKERS, len(batches))))
+    with _executor(engine) as (pool, workers):
+        summary.workers, summary.engine = workers, engine.name
         pending: deque = deque()
         for k, files in enumerate(batches):
             pending.append((files, pool.submit(write_part, files, doc_mapping, the_plan.metadata,
@@ -124,6 +205,19 @@ def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping:
                 yield done, part.result
 
 
+def _cpu_seconds() -> float:
+    """User and system CPU seconds of this process and of its ended child processes (the files stage's
+    local workers end with it; Dask's workers are not children and are not counted)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _count_and_report(summary: IngestSummary, sink: BulkSink, rejected_report: str | None) -> None:
+    """The summary's counts and the rejected-files report (run while the importer runs)."""
+    _count_rows(summary, sink)
+    write_report(summary, rejected_report)
+
+
 def _count_rows(summary: IngestSummary, sink: BulkSink) -> None:
     """The summary's studies, observations and progression edges: rows of their import files."""
     rows: Counter[str] = Counter()
@@ -133,25 +227,68 @@ def _count_rows(summary: IngestSummary, sink: BulkSink) -> None:
     summary.progression_edges = rows["relationships=PROGRESSION"]
 
 
+def _files_and_import(server: LocalNeo4jServer, the_plan: IngestPlan, summary: IngestSummary,
+                      stages: dict[str, float], engine: FilesEngine, options: dict) -> None:
+    """The files and import stages (``options``: the flow's doc_mapping, batch_files, progress,
+    rejected_report and keep_import_files), with Neo4j's steps that need no Python beside cxrkg's work:
+    the server's stop while the files are written, the counts and the rejected-files report while the
+    importer runs. The import files are deleted at the end (or kept, moved)."""
+    vocab = vocabulary()
+    server.settings.home.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
+    with ThreadPoolExecutor(1) as aside:
+        try:
+            stopped = aside.submit(server.stop)  # the importer needs the server down
+            sink = BulkSink(ImportFiles(folder), vocab, datetime.now())
+            cpu = _cpu_seconds()
+            with stage(stages, "files"):
+                _write_files(the_plan, sink, options["doc_mapping"], options["batch_files"], summary,
+                             options["progress"], engine)
+                sink.finish(vocab)
+            if not summary.engine.startswith("Dask"):  # Dask's workers are not this process's children
+                summary.files_cpu_seconds = round(_cpu_seconds() - cpu, 3)
+            summary.elements_created = sum(f.rows for f in sink.listing())
+            with stage(stages, "import"):
+                stopped.result()
+                counted = aside.submit(_count_and_report, summary, sink, options["rejected_report"])
+                server.import_database(sink.listing(), folder, neo4j_settings().database or "neo4j")
+                counted.result()
+            if options["keep_import_files"]:
+                keep_files(sink.listing(), folder, Path(options["keep_import_files"]))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 @flow(name="cxrkg-bulk-ingest", log_prints=False)
 def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: int = DEFAULT_BATCH_FILES,
                      rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False,
-                     keep_import_files: str | None = None) -> IngestSummary:
+                     keep_import_files: str | None = None, workers: int | None = None,
+                     dask_address: str | None = None) -> IngestSummary:
     """Load a first cohort into the empty local database through ``neo4j-admin database import full``.
 
+    The server's stop runs beside the files stage, and the summary's counts and the rejected-files report
+    beside the importer.
+
     Args: as :func:`flows.ingest_flow.ingest_flow`; ``keep_import_files``: a new folder to move the import
-        files to, with their listing (:func:`graph.ingest.import_files.keep_files`), instead of deleting them.
+        files to, with their listing (:func:`graph.ingest.import_files.keep_files`), instead of deleting them;
+        ``workers`` and ``dask_address``: where the files stage writes its batches (:meth:`FilesEngine.choose`:
+        by default one local process per core found; ``workers`` alone: a local Dask cluster of that many
+        processes; ``dask_address``: an existing Dask scheduler). The summary's ``workers`` and ``engine``
+        say which ran.
 
     Returns:
         the run summary (``elements_created``: nodes plus relationships imported, as are its studies,
         observations and progression edges; ``stage_seconds``: check, plan, files, import, start, schema).
 
     Raises:
-        BulkRefused: the target is not the local server, or its database holds data.
+        BulkRefused: the target is not the local server, its database holds data, or no Dask scheduler
+            answers at ``dask_address``.
         graph.ingest.bulk.BulkInputError: the same record in two files (nothing imported).
         graph.server.ServerError: the import or the restart failed.
+        ValueError: ``workers`` below 1.
     """
     started = time.perf_counter()
+    engine = FilesEngine.choose(workers, dask_address)
     stages: dict[str, float] = {}
     server = LocalNeo4jServer(local_server_settings())
     vocab = vocabulary()
@@ -165,28 +302,14 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
         the_plan = plan_ingest(files, {}, vocab.version)
         the_plan.skipped = skipped
     summary = IngestSummary(files_seen=len(the_plan.load), rejections=list(the_plan.rejections))
-    server.settings.home.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
-    try:
-        sink = BulkSink(ImportFiles(folder), vocab, datetime.now())
-        with stage(stages, "files"):
-            _write_files(the_plan, sink, doc_mapping, batch_files, summary, progress)
-            sink.finish(vocab)
-        summary.elements_created = sum(f.rows for f in sink.listing())
-        with stage(stages, "import"):
-            server.stop()
-            server.import_database(sink.listing(), folder, neo4j_settings().database or "neo4j")
-        if keep_import_files:
-            keep_files(sink.listing(), folder, Path(keep_import_files))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    _files_and_import(server, the_plan, summary, stages, engine, dict(
+        doc_mapping=doc_mapping, batch_files=batch_files, progress=progress, rejected_report=rejected_report,
+        keep_import_files=keep_import_files))
     with stage(stages, "start"):
         server.start(fresh=True)  # the import just made the database, also where the home's data were gone
     with stage(stages, "schema"):
         reset_shared_store()
         shared_store().ensure_schema(vocab)
-    _count_rows(summary, sink)
-    write_report(summary, rejected_report)
     summary.seconds = time.perf_counter() - started
     summary.stage_seconds = {k: round(v, 3) for k, v in stages.items()}
     get_run_logger().info("bulk load: %d files, %d elements imported, %d rejections in %.1fs (stages %s)",

@@ -35,6 +35,7 @@ from graph.extract.pipeline import (
     run_extraction,
     shared_extractor,
 )
+from graph.ingest.schedule import available_cores
 
 INGEST_BATCH_FILES = 4  # shards per load task: bounds the memory of one task to a few thousand reports
 #: messages each Dask comm and worker keeps for debugging (distributed's ``admin.low-level-log-length``,
@@ -128,9 +129,9 @@ def extract_shards_flow(source: str, out: str, extractor: str, columns: CsvColum
     """Submit one :func:`extract_shards_task` per batch of shards (:func:`shard_batches`) to the flow's task
     runner, at most two per worker at a time (memory holds those shards' report text; ``workers``: the local
     cluster's size, 0 for an existing cluster, counted as 2), and fold the results in shard order."""
+    summary = ExtractionSummary(extractor=extractor, out=out, workers=workers, engine="Dask")
     workers = max(workers, 2)
     started = time.perf_counter()
-    summary = ExtractionSummary(extractor=extractor, out=out)
     inputs = iter_inputs(source, columns, Path(cache) if cache else None, id_prefix)
     with ExtractionOutput(Path(out), summary, Path(rejected_report) if rejected_report else None) as output:
         pending: deque = deque()
@@ -153,7 +154,7 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
                  columns: CsvColumns = CsvColumns(), cache: str | None = None, id_prefix: str | None = None,
                  shard_size: int = DEFAULT_SHARD_SIZE, rejected_report: str | None = None,
                  ingest_rejected_report: str | None = None, progress: bool = False,
-                 radgraph_options: dict | None = None, workers: int = 0,
+                 radgraph_options: dict | None = None, workers: int | None = 0,
                  dask_address: str | None = None) -> ExtractFlowResult:
     """Extract RadGraph-format JSON from report text, then (``ingest=True``) load it into the graph.
 
@@ -171,12 +172,16 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         progress: show the ingestion's progress bar.
         radgraph_options: keyword arguments of the ``radgraph`` extractor (its model and batch options).
         workers: > 0 extracts shards in parallel on a local Dask cluster of that many worker processes;
-            0 extracts in this process.
+            0 extracts in this process; None: one worker per core found
+            (:func:`graph.ingest.schedule.available_cores`), in this process on a machine of one core.
         dask_address: an existing Dask scheduler (``tcp://host:8786``) to extract on instead.
 
     Returns:
         the extraction summary and, when ingested, the ingest flow's summary.
     """
+    if workers is None:
+        workers = available_cores() if not dask_address else 0
+        workers = workers if workers > 1 else 0  # one core: in this process, without a cluster's cost
     if workers or dask_address:
         import dask
 
@@ -186,6 +191,7 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
                               "distributed.worker.profile.enabled": False}):
             summary = parallel(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
                                radgraph_options, workers=workers)
+        summary.engine = f"Dask at {dask_address}" if dask_address else "Dask local cluster"
     else:
         summary = extract_reports(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
                                   radgraph_options)

@@ -10,6 +10,7 @@ does not declare is an error (:class:`graph.schema.SchemaError`), not a property
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,7 +29,7 @@ from graph.events import (
     StudyFact,
     derive_patient,
 )
-from graph.records import MentionRecord, ParsedFile, file_key, observation_id
+from graph.records import BoundingBoxRecord, MentionRecord, ParsedFile, file_key, observation_id
 from graph.schema import graph_schema
 from graph.vocabulary import vocabulary
 
@@ -275,13 +276,14 @@ def mention_props(m: MentionRecord) -> dict[str, Any]:
     return {k: v for k, v in props.items() if v is not None}
 
 
-def batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list[dict], list[dict], list[dict],
-                                                  dict[str, dict[str, Any]]]:
+def batch_rows(files: list[ParsedFile], box_records: bool = False) -> tuple[
+        dict[str, dict[str, Any]], list[dict], list, list[dict], dict[str, dict[str, Any]]]:
     """The rows of a batch's parsed files: studies by id (a study's attributes merged over its files), images,
-    bounding boxes, reports, and observations by id with their mentions' properties."""
+    bounding boxes (``box_records``: the :class:`~graph.records.BoundingBoxRecord` objects themselves, for a
+    writer that reads their fields), reports, and observations by id with their mentions' properties."""
     studies: dict[str, dict[str, Any]] = {}
     images: list[dict[str, Any]] = []
-    boxes: list[dict[str, Any]] = []
+    boxes: list[Any] = []  # dicts, or the BoundingBoxRecords themselves (box_records)
     reports: list[dict[str, Any]] = []
     observations: dict[str, dict[str, Any]] = {}
     for pf in files:
@@ -296,7 +298,8 @@ def batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list
                 row[key] = row[key] or getattr(s, key)
         images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view, "study_order": i.study_order,
                     "file": pf.path} for i in pf.images]
-        boxes += [{k: v for k, v in vars(b).items() if v is not None} for i in pf.images for b in i.objects]
+        boxes += [b if box_records else {k: v for k, v in vars(b).items() if v is not None}
+                  for i in pf.images for b in i.objects]
         reports += [{"report_id": r.report_id, "study_id": r.study_id, "text": r.text, "source": r.source,
                      "unmapped_terms": list(r.unmapped_terms) or None, "file": pf.path} for r in pf.reports]
         for m in pf.mentions:
@@ -307,11 +310,16 @@ def batch_rows(files: list[ParsedFile]) -> tuple[dict[str, dict[str, Any]], list
     return studies, images, boxes, reports, observations
 
 
-def _check_batch_rows(studies: dict[str, dict[str, Any]], images: list[dict], boxes: list[dict], reports: list[dict],
+_BOX_RECORD_KEYS = {f.name: None for f in dataclasses.fields(BoundingBoxRecord)}
+
+
+def _check_batch_rows(studies: dict[str, dict[str, Any]], images: list[dict], boxes: list[Any], reports: list[dict],
                       observations: dict[str, dict[str, Any]]) -> None:
     """:func:`check_keys` over the rows of :func:`batch_rows`."""
     check_keys("Study", studies.values(), also=_STUDY_ROW_EXTRA)
     check_keys("Image", images)
-    check_keys("BoundingBox", boxes)
+    box_rows = [b for b in boxes if isinstance(b, dict)]
+    # a BoundingBoxRecord holds its dataclass fields: one check of those stands for every record
+    check_keys("BoundingBox", box_rows + ([_BOX_RECORD_KEYS] if len(box_rows) < len(boxes) else []))
     check_keys("Report", reports)
     check_keys("Mention", (props for o in observations.values() for props in o["mentions"]))

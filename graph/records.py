@@ -10,6 +10,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 
 POLARITIES = ("present", "absent", "uncertain")
@@ -24,6 +25,7 @@ def stable_id(*parts: object) -> str:
     return hashlib.sha1("|".join(str(p) for p in parts).encode()).hexdigest()[:20]
 
 
+@lru_cache(maxsize=1 << 16)  # one call per mention, and a file holds many
 def file_key(path: str) -> int:
     """A signed 64-bit integer standing for a file path (the first 8 bytes of its SHA-1): what the
     Mention index holds, much cheaper for Neo4j to index than the path string. Lookups compare the

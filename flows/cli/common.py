@@ -142,6 +142,11 @@ def print_summary(summary) -> None:
     table.add_row("seconds", f"{summary.seconds:.1f}")
     if summary.stage_seconds:
         table.add_row("stages (s)", ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_seconds.items()))
+    if summary.workers:
+        table.add_row("workers", f"{summary.workers} ({summary.engine})")
+    if summary.files_cpu_seconds and summary.files_seen:
+        table.add_row("files stage CPU", f"{summary.files_cpu_seconds:.1f} s, "
+                      f"{1000 * summary.files_cpu_seconds / summary.files_seen:.2f} ms per input file")
     console.print(table)
     if summary.top_unmapped:
         console.print("most frequent unmapped terms: " + ", ".join(f"{t} ({n})" for t, n in summary.top_unmapped))
@@ -158,18 +163,20 @@ def library_log() -> Path:
 
 
 def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | None, progress: bool,
-               bulk: bool = False, batch_files: int = 500, brief: bool = False):
-    """Run the ingest flow (or the bulk flow) with ``batch_files`` files per batch and print its summary
-    (in one line when ``brief``); returns the summary."""
-    mapping, report = (str(doc_mapping) if doc_mapping else None), (str(rejected) if rejected else None)
+               bulk: bool = False, batch_files: int = 500, brief: bool = False, engine: dict | None = None):
+    """Run the ingest flow (or the bulk flow, its files stage on ``engine``: ``workers``, ``dask_address``)
+    with ``batch_files`` files per batch and print its summary (in one line when ``brief``); returns the
+    summary."""
+    args: dict[str, Any] = dict(doc_mapping=str(doc_mapping) if doc_mapping else None,
+                                rejected_report=str(rejected) if rejected else None, progress=progress,
+                                batch_files=batch_files)
     if not bulk:
         store_or_fail()
         from flows.ingest_flow import ingest_flow
         from graph.store import GraphBusy
 
         try:
-            summary = ingest_flow([str(p) for p in paths], doc_mapping=mapping, rejected_report=report,
-                                  progress=progress, batch_files=batch_files)
+            summary = ingest_flow([str(p) for p in paths], **args)
         except GraphBusy as exc:
             fail(str(exc), BUSY)
     else:
@@ -179,8 +186,7 @@ def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | Non
         from graph.store import GraphUnavailable
 
         try:
-            summary = bulk_ingest_flow([str(p) for p in paths], doc_mapping=mapping, rejected_report=report,
-                                       progress=progress, batch_files=batch_files)
+            summary = bulk_ingest_flow([str(p) for p in paths], **args, **(engine or {}))
         except (BulkRefused, BulkInputError, ServerError, GraphUnavailable) as exc:
             fail(str(exc))
     (print_summary_line if brief else print_summary)(summary)
@@ -191,10 +197,17 @@ def print_extraction(summary) -> None:
     """One line for an extraction run, then its rejections."""
     console.print(f"extract ({summary.extractor}): {summary.reports_seen} reports seen, {summary.documents} "
                   f"extracted, {summary.entities} entities ({summary.change_entities} change), "
-                  f"{len(summary.rejections)} rejected, {summary.seconds:.1f} s -> {summary.radgraph_dir}; "
-                  f"mapping {summary.doc_mapping}")
+                  f"{len(summary.rejections)} rejected, {summary.seconds:.1f} s on {_workers(summary)} -> "
+                  f"{summary.radgraph_dir}; mapping {summary.doc_mapping}")
     print_out_of_schema(summary.out_of_schema, "written")
     print_rejections(summary.rejections, summary.rejected_report, "rejected-records report")
+
+
+def _workers(summary) -> str:
+    """How many workers ran, and where: "2 workers (Dask local cluster)", "1 worker (this process)"."""
+    if not summary.workers:
+        return summary.engine
+    return f"{summary.workers} worker{'s' if summary.workers > 1 else ''} ({summary.engine})"
 
 
 def print_out_of_schema(counts: dict[str, int], verb: str) -> None:

@@ -40,9 +40,19 @@ def ingest(paths: list[Path] = typer.Argument(..., exists=True, help="files or f
            progress: bool = typer.Option(True, help="progress bar"),
            batch_files: int = typer.Option(500, min=1, help="files per load batch (one write transaction each)"),
            bulk: bool = typer.Option(False, help="first load into the empty local database through neo4j-admin "
-                                                 "import (stops and restarts the local server)")) -> None:
+                                                 "import (stops and restarts the local server)"),
+           workers: Optional[int] = typer.Option(None, min=1, help="--bulk: write the import files on a local Dask "
+                                                 "cluster of N worker processes (default: one local process per "
+                                                 "core)"),
+           dask_address: Optional[str] = typer.Option(None, help="--bulk: write the import files on an existing "
+                                                      "Dask scheduler (tcp://host:8786) that sees the same "
+                                                      "paths")) -> None:
     """Load scene graphs, RadGraph files and metadata CSVs; exit code 2 when anything was rejected."""
-    summary = run_ingest(paths, doc_mapping, rejected, progress and sys.stderr.isatty(), bulk, batch_files)
+    if (workers is not None or dask_address) and not bulk:
+        fail("--workers and --dask-address choose where `cxrkg ingest --bulk` writes its import files; add --bulk")
+    engine = {"workers": workers, "dask_address": dask_address} if bulk else {}
+    summary = run_ingest(paths, doc_mapping, rejected, progress and sys.stderr.isatty(), bulk, batch_files,
+                         engine=engine)
     if not summary.ok:
         raise typer.Exit(2)
 

@@ -2,20 +2,24 @@
 
 Starts the local Neo4j when no external one is configured, writes a synthetic cohort, ingests it with
 the real RadGraph-XL sample, and prints one patient's worsening pleural effusions from the graph next to
-the synthetic ground truth, with the cohort-wide agreement, then the graph statistics.
+the synthetic ground truth, with the cohort-wide agreement, then the graph statistics. Each part is
+loaded the fastest way the project has, and the demo says which: the NIH cohort, by far the largest,
+through the bulk import when the database is still empty (so it goes first, its lines printed in its own
+section), the small parts through the transactional ingest flow.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.console import Console
 
 from flows.cli.app import app
-from flows.cli.common import console, library_log, print_rows, run_ingest
+from flows.cli.common import console, library_log, print_rows, print_summary_line, run_ingest
 
 if TYPE_CHECKING:  # pandas and the driver load inside the commands: the quick commands never need them
     import pandas as pd
@@ -85,9 +89,11 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int) 
     else:
         console.print(f"reusing {cohort}")
 
+    nih = _nih_ahead(Path(cohort).parent / "nih")
     console.rule("ingest (Prefect flow)")
     sample, mapping = sample_paths()
     run_ingest([cohort, sample], mapping, Path(cohort) / "rejected.json", progress=False, brief=True)
+    console.print(f"loaded by: {TRANSACTIONAL}", highlight=False)
 
     truth = _truth(cohort)
     store = shared_store()
@@ -116,7 +122,7 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int) 
                   highlight=False)
 
     iu_section(console, Path(cohort).parent / "iu-extract")
-    nih_section(console, Path(cohort).parent / "nih")
+    nih_section(console, Path(cohort).parent / "nih", nih)
 
     console.rule("graph statistics")
     stats = graph_stats(store)
@@ -129,6 +135,43 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int) 
                   highlight=False)
     if stats["orphans"]:
         console.print(f"orphans: {stats['orphans']}")
+
+
+TRANSACTIONAL = ("transactional ingest (Prefect flow), the fastest way for a part this small or a graph that "
+                 "holds data")
+BULK = "bulk import (neo4j-admin database import), the fastest way into an empty database"
+
+
+@dataclass
+class NihAhead:
+    """The NIH part converted and bulk-loaded before the other parts (see :func:`_nih_ahead`)."""
+
+    converted: Any  # graph.datasets.nih.convert.NIHSummary, or None when converted by an earlier demo
+    loaded: Any  # flows.ingest_flow.IngestSummary
+
+
+def _nih_ahead(out: Path) -> NihAhead | None:
+    """The NIH cohort, the demo's largest part (112,120 files), loaded first by the bulk import when the
+    local database holds no data yet, which it only can be then; its lines are printed in its section.
+    None (the section then loads it transactionally, or says why it skips it) when NEO4J_URI names
+    another server, the graph holds data, or the wheel cannot be fetched."""
+    from flows.bulk_flow import BulkRefused, bulk_ingest_flow
+    from graph.datasets.nih.convert import DatasetUnavailable, convert_nih
+    from graph.datasets.wheel import WheelUnavailable
+    from graph.settings import neo4j_settings
+    from graph.store import shared_store
+
+    if neo4j_settings().external or shared_store().holds_data():
+        return None
+    try:
+        converted = None if (out / "metadata.csv").exists() else convert_nih(out)
+    except (DatasetUnavailable, WheelUnavailable):
+        return None
+    try:
+        loaded = bulk_ingest_flow([str(out)], rejected_report=str(out.parent / "nih-rejected.json"))
+    except BulkRefused:
+        return None
+    return NihAhead(converted, loaded)
 
 
 def _worsenings(store, patients: list[str]) -> dict[str, list[dict]]:
@@ -167,6 +210,7 @@ def iu_section(console: Console, out: Path) -> None:
     console.print(f"{result.extraction.documents:,} reports extracted, {len(result.extraction.rejections)} rejected "
                   f"({Path(result.extraction.rejected_report or '').name or 'none'}); each its own patient, "
                   "dates redacted", highlight=False)
+    console.print(f"loaded by: {TRANSACTIONAL}", highlight=False)
     store = shared_store()
     console.print(_counts_line("most frequent present findings (reports)", store.read(rs.IU_TOP_FINDINGS)[:6],
                                lambda r: r["finding"], "reports"), highlight=False)
@@ -185,11 +229,12 @@ def _readable_patient(store, onsets_per_patient, max_studies: int = 8) -> str:
     return next(iter(onsets_per_patient), "13")
 
 
-def nih_section(console: Console, out: Path) -> None:
-    """Convert and ingest the NIH ChestX-ray14 cohort, then answers on it: new effusions per (synthetic)
-    follow-up year, one patient's effusion timeline, where the text-mined labels and the radiologist-adjudicated
-    ones disagree, and three pairs' Medical-Diff-VQA questions. Says why and skips when the wheel cannot be
-    fetched."""
+def nih_section(console: Console, out: Path, ahead: NihAhead | None = None) -> None:
+    """Convert and ingest the NIH ChestX-ray14 cohort (unless ``ahead`` did: then its lines), then
+    answers on it: new effusions per (synthetic) follow-up year, one patient's effusion timeline, where the
+    text-mined labels and the radiologist-adjudicated ones disagree, and three pairs' Medical-Diff-VQA
+    questions. Says why and skips when the wheel
+    cannot be fetched."""
     from collections import Counter
 
     from graph.datasets.nih.convert import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih
@@ -199,14 +244,18 @@ def nih_section(console: Console, out: Path) -> None:
 
     console.rule("real longitudinal labels: NIH ChestX-ray14 (NIH Clinical Center; Google adjudicated labels)")
     try:
-        if not (out / "metadata.csv").exists():
-            nih = convert_nih(out)
-            console.print(f"{nih.images:,} images (= studies) of {nih.patients:,} patients, "
-                          f"{nih.longitudinal_patients:,} with two or more -> {nih.out}", highlight=False)
+        nih = ahead.converted if ahead else None if (out / "metadata.csv").exists() else convert_nih(out)
     except (DatasetUnavailable, WheelUnavailable) as exc:
         console.print(f"skipped: {exc}")
         return
-    run_ingest([out], None, out.parent / "nih-rejected.json", progress=False, brief=True)
+    if nih is not None:
+        console.print(f"{nih.images:,} images (= studies) of {nih.patients:,} patients, "
+                      f"{nih.longitudinal_patients:,} with two or more -> {nih.out}", highlight=False)
+    if ahead:
+        print_summary_line(ahead.loaded)
+    else:
+        run_ingest([out], None, out.parent / "nih-rejected.json", progress=False, brief=True)
+    console.print(f"loaded by: {BULK if ahead else TRANSACTIONAL}", highlight=False)
     store = shared_store()
     source = f"Source: {ATTRIBUTION.split(';')[0]}. {SYNTHETIC_DATES_NOTE}."
 

@@ -54,6 +54,8 @@ class ExtractionSummary:
     rejections: list[Rejection] = field(default_factory=list)
     rejected_report: str | None = None
     seconds: float = 0.0
+    workers: int = 1  # processes that extracted (for an existing Dask cluster: 0, its own count)
+    engine: str = "this process"  # or "Dask local cluster", "Dask at ADDR"
 
     @property
     def ok(self) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
 import zlib
 from collections import defaultdict
 from dataclasses import astuple, dataclass
@@ -31,7 +32,7 @@ from graph.ingest.import_files import ImportFiles, Listing
 from graph.ingest.load import BatchResult, store_files
 from graph.ingest.parse import parse_files
 from graph.ingest.plan import InputFile, with_fingerprint
-from graph.records import ParsedFile
+from graph.records import BoundingBoxRecord, ParsedFile
 from graph.store import Batch, WriteCounts
 from graph.vocabulary import Vocabulary, vocabulary
 
@@ -126,7 +127,7 @@ class BulkSink:
         """
         before = self.files.elements
         self._check_unique(batch.files)
-        studies, images, boxes, reports, observations = batch_rows(batch.files)
+        studies, images, boxes, reports, observations = batch_rows(batch.files, box_records=True)
         for row in studies.values():
             self._merge_study(row)
         patients = {row["patient_id"] for row in studies.values()}
@@ -190,7 +191,10 @@ class BulkSink:
         self._study_order.update(part.study_order)
         self._derived |= part.derived
         self._parked |= part.parked
-        self._part_files.update((f.path, f) for f in part.files)  # a worker's files grow batch by batch
+        for f in part.files:  # a worker's files grow batch by batch, and a Dask worker may run a later batch
+            known = self._part_files.get(f.path, f)  # first: the largest count and any line break hold
+            self._part_files[f.path] = Listing(f.group, f.path, max(f.rows, known.rows),
+                                               f.multiline or known.multiline)
         self._part_buckets += part.buckets
 
     def listing(self) -> list[Listing]:
@@ -278,18 +282,21 @@ class BulkSink:
         if row["gender"] is not None or row["patient_id"] not in self._patients:
             self._patients[row["patient_id"]] = row["gender"] or self._patients.get(row["patient_id"])
 
-    def _write_records(self, images: list[dict], boxes: list[dict], reports: list[dict],
+    def _write_records(self, images: list[dict], boxes: list[BoundingBoxRecord], reports: list[dict],
                        observations: dict[str, dict[str, Any]]) -> None:
         f = self.files
         for row in images:
             f.node_file("Image").write(row)
             f.relationship_file("HAS_IMAGE", "Study", "Image").write_pair(row["study_id"], row["image_id"])
-        for row in boxes:
-            if row["bbox_name"] not in self._regions:
+        box_file = f.node_file("BoundingBox")
+        has_box, of_anatomy = (f.relationship_file("HAS_BBOX", "Image", "BoundingBox"),
+                               f.relationship_file("OF_ANATOMY", "BoundingBox", "Anatomy"))
+        for box in boxes:  # BoundingBoxRecords: the widest rows, written from their fields
+            if box.bbox_name not in self._regions:
                 continue  # as the transactional MATCH on its Anatomy: no region, no box
-            f.node_file("BoundingBox").write(row)
-            f.relationship_file("HAS_BBOX", "Image", "BoundingBox").write_pair(row["image_id"], row["bbox_id"])
-            f.relationship_file("OF_ANATOMY", "BoundingBox", "Anatomy").write_pair(row["bbox_id"], row["bbox_name"])
+            box_file.write_record(box)
+            has_box.write_pair(box.image_id, box.bbox_id)
+            of_anatomy.write_pair(box.bbox_id, box.bbox_name)
         for row in reports:
             f.node_file("Report").write(row)
             f.relationship_file("HAS_REPORT", "Study", "Report").write_pair(row["study_id"], row["report_id"])
@@ -412,7 +419,9 @@ def _facts(patients: set[str], studies: dict[str, dict], images: list[dict],
     return study_images, mentions
 
 
-_worker_files: ImportFiles | None = None  # a worker process's import files, kept open over its batches
+# a worker's import files, kept open over its batches: one set per thread (a Dask worker may run several
+# tasks at once in threads), replaced when a new load writes elsewhere
+_worker_files: dict[int, ImportFiles] = {}
 
 
 def write_part(files: list[InputFile], doc_mapping: str | None, metadata: list[str], link: set[str],
@@ -422,12 +431,16 @@ def write_part(files: list[InputFile], doc_mapping: str | None, metadata: list[s
     importer reads a few large files faster than thousands of small ones: 3,733 files took 3 to 4 s longer
     than the same rows in 23 on the NIH cohort). Files are fingerprinted here, where they are read anyway.
     Studies are checked against the batch alone (:meth:`BulkSink.absorb` checks them against the earlier
-    batches)."""
-    global _worker_files
-    if _worker_files is None or _worker_files.folder.parent != folder:
-        _worker_files = ImportFiles(folder / f"worker{os.getpid()}")
+    batches). The worker may be a forked process of the load or a Dask worker (of any machine that sees
+    ``folder`` at the same path)."""
+    thread = threading.get_ident()
+    mine = _worker_files.get(thread)
+    if mine is None or mine.folder.parent != folder:
+        if mine is not None:
+            mine.close()  # an earlier load's
+        mine = _worker_files[thread] = ImportFiles(folder / f"worker{os.getpid()}-{thread}")
     vocab = vocabulary()
     files = [with_fingerprint(f) for f in files]
-    sink = BulkSink(_worker_files, vocab, loaded_at, park_in=folder / f"parked{batch:05d}")
+    sink = BulkSink(mine, vocab, loaded_at, park_in=folder / f"parked{batch:05d}")
     result = store_files(sink, files, parse_files(files, vocab, doc_mapping), vocab, set(), metadata, link)
     return sink.part(result)

@@ -28,6 +28,16 @@ class Pending(Protocol):
     def result(self) -> Any: ...
 
 
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the platform has one, which honours
+    ``taskset`` and container CPU sets, else ``os.cpu_count()``): the default number of workers of
+    ``cxrkg extract`` and ``cxrkg ingest --bulk``; at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
 def batch_keys(parsed: list[ParsedFile], changed: set[str]) -> set[str] | None:
     """The patients and studies a parsed batch writes (``"patient:<id>"``, ``"study:<id>"``); None when not
     all are known before writing (a streamed file, or a changed file whose earlier records may name others)."""

@@ -7,14 +7,17 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from graph.ingest import discover, plan_ingest
 from graph.ingest import load as ingest_load, plan as ingest_plan
-from graph.ingest.bulk import BulkInputError
+from graph.ingest.bulk import BulkInputError, BulkSink, write_part
 from graph.ingest.import_files import ImportFileError, ImportFiles, import_command
 from graph.synth import write_cohort
+from graph.vocabulary import vocabulary
 from tests.fixtures.bulk import write_import_files
 
 
@@ -144,3 +147,45 @@ def test_a_streamed_file_has_one_complete_source_file_row(tmp_path, monkeypatch,
     [merged_row] = [line for line in rows if line.startswith(f'"{merged}"')]
     assert merged_row.split(",")[1] == f'"{hashlib.sha256(merged.read_bytes()).hexdigest()}"'
     assert f",{len(docs)},0," in merged_row  # records, rejected
+
+
+def test_a_record_is_written_as_its_row_and_a_wrong_one_is_an_error(tmp_path):
+    from dataclasses import dataclass
+
+    from graph.records import BoundingBoxRecord
+
+    files = ImportFiles(tmp_path)
+    box = BoundingBoxRecord("i1|0", "i1", "left lung", 1, 2, 30, 40, finding_label="nodule")
+    files.node_file("BoundingBox").write_record(box)
+    files.node_file("BoundingBox").write({k: v for k, v in vars(box).items() if v is not None})
+    with pytest.raises(ImportFileError, match="expected an integer"):
+        files.node_file("BoundingBox").write_record(BoundingBoxRecord("i1|1", "i1", "left lung", 1, 2, 30, "40"))
+
+    @dataclass
+    class Extra:
+        study_id: str
+        unknown: int
+
+    with pytest.raises(ImportFileError, match=r"no column for \['unknown'\]"):
+        files.node_file("Study").write_record(Extra("s1", 1))
+    files.close()
+    header, by_record, by_dict = files.node_file("BoundingBox").path.read_text().splitlines()
+    assert by_record == by_dict == '"i1|0","i1","left lung",1,2,30,40,,,,,,,,,"nodule"'
+
+
+def test_parts_absorbed_out_of_the_order_a_worker_wrote_them_keep_its_files_whole(tmp_path):
+    """A Dask worker may write batch 2 after batch 3: its files' listing then grows in the other order."""
+    cohort = tmp_path / "cohort"
+    write_cohort(cohort, patients=4, seed=11)
+    v = vocabulary()
+    plan = plan_ingest(discover([cohort], fingerprints=False), {}, v.version)
+    batches = plan.batches(15)
+    assert len(batches) >= 2
+    parts = [write_part(b, None, plan.metadata, plan.patients_within(b), tmp_path / "parts", k, datetime(2026, 1, 1))
+             for k, b in enumerate(batches)]  # one worker (this process), in batch order: its files grow
+    sink = BulkSink(ImportFiles(tmp_path / "out"), v, datetime(2026, 1, 1))
+    for part in [parts[-1], *parts[:-1]]:  # absorbed with the last (largest) listing first
+        sink.absorb(part)
+    rows = {f.path: f.rows for f in sink.listing()}
+    assert rows == {f.path: f.rows for f in parts[-1].files} and sum(rows.values()) > 100
+    assert all(rows[p] == len(p.read_text().splitlines()) - 1 for p in rows)

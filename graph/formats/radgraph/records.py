@@ -7,6 +7,8 @@ is in :func:`doc_to_records`.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from graph.formats.radgraph.doc_mapping import DocStudy
 from graph.formats.radgraph.entities import Entity
 from graph.records import SOURCE_RADGRAPH, MentionRecord, ReportRecord, stable_id
@@ -21,25 +23,38 @@ _SENTENCE_END = {".", "?", "!"}
 def token_sections(tokens: list[str], names: tuple[str, ...] = SECTION_NAMES) -> list[str | None]:
     """Per token, the (lower-case) report section it sits in: a header is a section name followed by a colon,
     in the token or the next one (``FINDINGS :``); None before the first header."""
-    out, section, last = [], None, len(tokens) - 1
-    for i, tok in enumerate(tokens):
-        if tok.endswith(":") or (i < last and tokens[i + 1] == ":"):  # the colon first: it rules out most tokens
-            word = tok.rstrip(":").lower()
-            if word in names:
-                section = word
-        out.append(section)
+    n = len(tokens)
+    colons = [i for i, tok in enumerate(tokens) if tok.endswith(":")]  # the colon first: it rules out most tokens
+    headers = sorted({*colons, *(i - 1 for i in colons if i and tokens[i] == ":")})
+    out: list[str | None] = [None] * n
+    starts: list[int] = []
+    words: list[str] = []
+    for i in headers:
+        if (word := tokens[i].rstrip(":").lower()) in names:
+            starts.append(i)
+            words.append(word)
+    for (i, end), word in zip(pairwise([*starts, n]), words, strict=True):
+        out[i:end] = [word] * (end - i)
     return out
 
 
 def sentence_index(tokens: list[str]) -> list[int]:
     """Per token, the index of its sentence (0-based): a sentence ends after ``.``, ``?``, ``!`` or a
     section header's ``:``. A RadGraph mention's ``sentence_id`` is ``<doc_key>|<index>``."""
-    sent_of, sent = [], 0
-    for tok in tokens:
-        sent_of.append(sent)
-        if tok in _SENTENCE_END or tok == ":":
-            sent += 1
+    sent_of: list[int] = []
+    start = 0
+    for sent, end in enumerate(_sentence_ends(tokens)):
+        sent_of += [sent] * (end - start)
+        start = end
     return sent_of
+
+
+def _sentence_ends(tokens: list[str]) -> list[int]:
+    """The end (exclusive) of each sentence of :func:`sentence_index`, the last one ``len(tokens)``."""
+    ends = [i + 1 for i, tok in enumerate(tokens) if tok in _SENTENCE_END or tok == ":"]
+    if not ends or ends[-1] != len(tokens):
+        ends.append(len(tokens))
+    return ends
 
 
 def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: DocStudy, file: str,
@@ -56,6 +71,7 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
     """
     tokens = text.split(" ")
     sent_of, section_of = sentence_index(tokens), token_sections(tokens)
+    ends = _sentence_ends(tokens)
     incoming: dict[str, list[tuple[str, Entity]]] = {eid: [] for eid in entities}
     for ent in entities.values():
         for rtype, target in ent.relations:
@@ -85,7 +101,7 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
             continue
         change_label = changes[0].change_label if changes else None  # a CHAN entity's, never None
         sentence = sent_of[min(obs.start, len(tokens) - 1)] if tokens else 0
-        evidence = " ".join(t for t, si in zip(tokens, sent_of, strict=True) if si == sentence)
+        evidence = " ".join(tokens[ends[sentence - 1] if sentence else 0:ends[sentence]]) if tokens else ""
         section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
         for finding, region, polarity in stated:
             mentions.append(MentionRecord(

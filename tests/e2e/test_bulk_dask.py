@@ -1,0 +1,67 @@
+"""``cxrkg ingest --bulk`` with its files stage on Dask (a local cluster of two worker processes) writes the
+same import files, row for row, and the same graph as the default run on local processes; the summary
+says which engine ran and with how many workers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graph.store import reset_shared_store, shared_store
+from graph.store.content import graph_content
+from graph.synth import write_cohort
+
+pytestmark = pytest.mark.extract  # Dask (distributed) comes with the extract extra
+
+
+def _rows(kept: Path) -> dict[str, list[str]]:
+    """Each group's data lines, sorted (workers split rows over their own files), without SourceFile's
+    ``loaded_at`` (the load's start time, its last field)."""
+    from graph.ingest.import_files import read_listing
+
+    groups: dict[str, list[str]] = {}
+    for f in read_listing(kept):
+        lines = f.path.read_text(encoding="utf-8").splitlines()[1:]
+        if f.group == "nodes=SourceFile":
+            lines = [line.rsplit(",", 1)[0] for line in lines]
+        groups.setdefault(f.path.name, []).extend(lines)
+    return {name: sorted(lines) for name, lines in groups.items()}
+
+
+def _bulk(cohort: Path, keep: Path, **engine):
+    from flows.bulk_flow import bulk_ingest_flow
+
+    shared_store().clear()
+    reset_shared_store()
+    summary = bulk_ingest_flow([str(cohort)], rejected_report=None, batch_files=20, keep_import_files=str(keep),
+                               **engine)
+    return summary, graph_content(shared_store())
+
+
+def test_the_files_stage_on_dask_writes_the_same_files_and_graph(store, prefect_harness, tmp_path):
+    from graph.ingest.schedule import available_cores
+
+    cohort = tmp_path / "cohort"
+    write_cohort(cohort, patients=10, seed=21)
+    local, local_graph = _bulk(cohort, tmp_path / "local")
+    dask, dask_graph = _bulk(cohort, tmp_path / "dask", workers=2)
+
+    assert local.engine == "local processes" and 1 <= local.workers <= available_cores()
+    assert (dask.engine, dask.workers) == ("Dask local cluster", 2)
+    assert local.files_cpu_seconds > 0 and dask.files_cpu_seconds == 0  # Dask's workers' CPU is not seen here
+    assert dask.files_loaded == local.files_loaded > 40 and dask.elements_created == local.elements_created
+    assert list(local.stage_seconds) == list(dask.stage_seconds) == ["check", "plan", "files", "import", "start",
+                                                                     "schema"]
+    local_rows = _rows(tmp_path / "local")
+    assert _rows(tmp_path / "dask") == local_rows and len(local_rows["nodes_Observation.csv"]) > 100
+    assert dask_graph == local_graph and len(local_graph) > 1000
+
+
+def test_workers_without_bulk_is_refused_in_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    result = CliRunner().invoke(app, ["ingest", "--workers", "2", "--no-progress", str(tmp_path)])
+    assert result.exit_code == 1 and "add --bulk" in result.output and "Traceback" not in result.output

@@ -1,0 +1,65 @@
+"""Where the bulk load's files stage runs and how many workers `cxrkg extract` and `cxrkg ingest --bulk` use
+by default: the cores found, unless a flag says otherwise; what the summaries say about it."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from flows.bulk_flow import FilesEngine
+from graph.extract.pipeline import ExtractionSummary
+from graph.ingest.schedule import available_cores
+
+
+def test_available_cores_are_those_this_process_may_run_on():
+    assert available_cores() == len(os.sched_getaffinity(0)) >= 1
+
+
+def test_the_files_stage_defaults_to_one_local_process_per_core_and_flags_choose_dask():
+    assert FilesEngine.choose(None, None) == FilesEngine(available_cores())
+    assert FilesEngine.choose(None, None).name == "local processes"
+    assert FilesEngine.choose(3, None) == FilesEngine(3, "local")
+    assert FilesEngine.choose(3, None).name == "Dask local cluster"
+    assert FilesEngine.choose(None, "tcp://10.0.0.5:8786").name == "Dask at tcp://10.0.0.5:8786"
+    assert FilesEngine.choose(2, "tcp://10.0.0.5:8786").dask == "tcp://10.0.0.5:8786"  # the address wins
+    with pytest.raises(ValueError, match="at least 1"):
+        FilesEngine.choose(0, None)
+
+
+def test_the_extraction_line_says_how_many_workers_ran(capsys):
+    from flows.cli.common import print_extraction
+
+    print_extraction(ExtractionSummary(extractor="rules", out="/tmp/x", workers=2, engine="Dask local cluster"))
+    print_extraction(ExtractionSummary(extractor="rules", out="/tmp/x"))
+    out = capsys.readouterr().out
+    assert "on 2 workers (Dask local cluster)" in out and "on 1 worker (this process)" in out
+
+
+def test_extract_uses_every_core_by_default_from_sixteen_megabytes_of_reports(tmp_path):
+    from flows.cli.extract import PARALLEL_FROM_BYTES, default_workers
+
+    small, big = tmp_path / "small.csv", tmp_path / "big" / "reports.csv"
+    small.write_text("report_id,text\nr1,No effusion.\n")
+    big.parent.mkdir()
+    with big.open("wb") as fh:
+        fh.truncate(PARALLEL_FROM_BYTES)  # sparse: its size is what counts
+    assert default_workers(str(small)) == 0 and default_workers("iu") == 0
+    expected = available_cores() if available_cores() > 1 else 0
+    assert default_workers(str(big)) == default_workers(str(big.parent)) == expected
+
+
+def test_the_ingest_summary_says_which_workers_wrote_the_files_and_their_cpu(capsys, monkeypatch):
+    from flows.cli.common import console, print_summary
+
+    monkeypatch.setattr(console, "width", 200)  # the table's rows unwrapped
+    from flows.ingest_flow import IngestSummary
+
+    print_summary(IngestSummary(files_seen=400, workers=2, engine="local processes", files_cpu_seconds=0.5,
+                                stage_seconds={"check": 0.1, "plan": 1, "files": 2, "import": 3, "start": 4,
+                                               "schema": 5}))
+    print_summary(IngestSummary(files_seen=400))  # a transactional load: neither row
+    first, second = capsys.readouterr().out.split("ingest summary")[1:]
+    assert "check 0.1, plan 1.0, files 2.0, import 3.0, start 4.0, schema 5.0" in first
+    assert "2 (local processes)" in first and "0.5 s, 1.25 ms per input file" in first
+    assert "workers" not in second and "files stage CPU" not in second
