@@ -136,7 +136,8 @@ def _derive(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts)
 
 def _mention_fact(study_id: str, m: list[Any]) -> MentionFact:
     """A MentionFact from one entry of PATIENT_FACTS' ``mentions`` (its fields in MentionFact's order)."""
-    return MentionFact(study_id, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7] or "", m[8] or "", m[9], m[10], m[11])
+    return MentionFact(study_id, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7] or "", m[8] or "", m[9], m[10], m[11],
+                       m[12], m[13])
 
 
 def _write_links(tx: ManagedTransaction, rows: DerivedRows, counts: WriteCounts) -> None:
