@@ -34,16 +34,16 @@ extraction noise, so the two sources usually but not always agree."""
 
 from graph.synth.simulate import true_change
 from graph.synth.tables import (
-                                EMBEDDING_DIM,
-                                EMBEDDINGS,
-                                GROUND_TRUTH,
-                                MALFORMED_DIR,
-                                MALFORMED_KINDS,
-                                METADATA_COLUMNS,
-                                METADATA_CSV,
-                                RADGRAPH_DIR,
-                                SCENE_GRAPH_DIR,
-                                TRACKED,
+    EMBEDDING_DIM,
+    EMBEDDINGS,
+    GROUND_TRUTH,
+    MALFORMED_DIR,
+    MALFORMED_KINDS,
+    METADATA_COLUMNS,
+    METADATA_CSV,
+    RADGRAPH_DIR,
+    SCENE_GRAPH_DIR,
+    TRACKED,
 )
 from graph.synth.write import CohortSummary, write_cohort
 
