@@ -161,7 +161,8 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
     Args:
         source: ``iu``, a folder of .txt / Open-i .xml reports, or a .csv / .txt / .xml file.
         out: output folder (``radgraph/part-*.json``, ``doc_mapping.csv``, ``rejected.json``).
-        extractor: ``rules`` (offline) or ``radgraph`` (the radgraph package; see the README).
+        extractor: ``rules`` (offline) or ``radgraph`` (the radgraph package;
+            docs/extraction.md#what-the-extractor-does).
         ingest: load the extracted files into the graph afterwards.
         columns: CSV column names (id, text, optional patient and study date).
         cache: IU wheel cache folder (default ``CXRKG_IU_CACHE``).

@@ -69,7 +69,8 @@ def load_model(model_type: str = "radgraph-xl", model_cache_dir: Path | None = N
     Raises:
         ValueError: unknown model type.
         RadGraphUnavailable: the package is not installed, or the weights are not cached and cannot be
-            downloaded (the message says how to pre-seed the cache; see the README).
+            downloaded (the message says how to pre-seed the cache;
+            docs/extraction.md#what-the-extractor-does has the steps).
     """
     if model_type not in MODEL_TYPES:
         raise ValueError(f"unknown radgraph model {model_type!r}: choose one of {', '.join(MODEL_TYPES)}")
