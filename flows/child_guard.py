@@ -42,6 +42,17 @@ def start_guard() -> subprocess.Popen:
     return _guard
 
 
+def stop_guard() -> None:
+    """Stop this process's watcher and reap it, if one runs. For a host that outlives the commands it ran
+    in-process and has already stopped what they started (a test session at its end): the watcher would
+    otherwise still run when the interpreter exits, which Python reports as a ResourceWarning."""
+    global _guard
+    if _guard is not None:
+        _guard.kill()
+        _guard.wait()
+        _guard = None
+
+
 def _alive(process: psutil.Process) -> bool:
     try:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE

@@ -32,6 +32,7 @@ def test_a_killed_parent_takes_its_children_but_not_a_separate_session():
         time.sleep(2)  # the watcher has started and seen the children
         parent.kill()
         parent.wait()
+        parent.stdout.close()
         gone, _ = psutil.wait_procs([own], timeout=10)
         assert gone == [own]
         assert apart.is_running()
@@ -50,3 +51,12 @@ def test_commands_run_in_one_process_share_one_watcher():
     first.wait()
     second = start_guard()  # a watcher that ended is replaced
     assert second is not first and second.poll() is None
+
+
+def test_stopping_the_watcher_reaps_it_and_a_later_command_starts_a_new_one():
+    from flows.child_guard import start_guard, stop_guard
+
+    watcher = start_guard()
+    stop_guard()
+    assert watcher.returncode is not None  # reaped: nothing left for the interpreter to warn about at exit
+    assert start_guard() is not watcher
