@@ -52,6 +52,7 @@ from graph.records import (
     ParsedFile,
     Rejection,
     StudyRecord,
+    record_maker,
     stable_id,
 )
 from graph.vocabulary import FINDING_CATEGORIES, Vocabulary
@@ -66,6 +67,7 @@ _BOX_FIELDS = ("x1", "y1", "x2", "y2", "width", "height", "original_x1", "origin
                "original_y2", "original_width", "original_height")
 _box_fields = attrgetter("bbox_name", *_BOX_FIELDS, "finding_label")  # BoundingBoxRecord's order after its ids
 _box_numbers = attrgetter(*_BOX_FIELDS)
+_box_record = record_maker(BoundingBoxRecord)  # BoundingBoxRecord(*values), made faster: a file has dozens
 _BOX_ORDER = (("x1", "x2"), ("y1", "y2"), ("original_x1", "original_x2"), ("original_y1", "original_y2"))
 
 
@@ -320,7 +322,7 @@ def _boxes(sg: SceneGraph, vocab: Vocabulary, file: str) -> tuple[tuple[Bounding
             except InputError as exc:
                 bad.append(exc)
                 continue
-        boxes.append(BoundingBoxRecord(f"{image}|{k}", image, *values))
+        boxes.append(_box_record(f"{image}|{k}", image, *values))
     return tuple(boxes), bad
 
 
