@@ -74,8 +74,9 @@ def twin_entities(doc: DocumentTwin, vocab: Vocabulary) -> dict[str, Entity] | N
     """
     n_tokens = doc.text.count(" ") + 1  # len(text.split(" "))
     out: dict[str, Entity] = {}
+    known = vocab.memo("radgraph entity label")  # entity_label's table: label -> (kind, polarity, change label)
     for eid, ent in doc.entities.items():
-        parsed = entity_label(ent.label, vocab)
+        parsed = known.get(ent.label) or entity_label(ent.label, vocab)
         if parsed is None or ent.end_ix < ent.start_ix or ent.end_ix >= n_tokens:
             return None
         out[eid] = Entity(eid, ent.tokens, parsed[0], parsed[1], parsed[2], ent.start_ix, ent.end_ix,
