@@ -68,6 +68,7 @@ _BOX_FIELDS = ("x1", "y1", "x2", "y2", "width", "height", "original_x1", "origin
 _box_fields = attrgetter("bbox_name", *_BOX_FIELDS, "finding_label")  # BoundingBoxRecord's order after its ids
 _box_numbers = attrgetter(*_BOX_FIELDS)
 _box_record = record_maker(BoundingBoxRecord)  # BoundingBoxRecord(*values), made faster: a file has dozens
+_mention = record_maker(MentionRecord)  # MentionRecord(*values)
 _BOX_ORDER = (("x1", "x2"), ("y1", "y2"), ("original_x1", "original_x2"), ("original_y1", "original_y2"))
 
 
@@ -385,13 +386,13 @@ def _phrase_mentions(sg: SceneGraph, region: RegionAttributes, where: str, vocab
                 continue
             cues = cues or _phrase_cues(region, i, vocab)
             stated = polarity == "yes"
-            out.mentions.append(MentionRecord(
-                mention_id=stable_id(source, record, anatomy, name, i),
-                study_id=study_id, anatomy=anatomy, finding=name, polarity=_POLARITY[polarity],
-                severity=cues[0] if stated else None, severity_score=cues[1] if stated else None,
-                change=None, change_label=None, prior_image_id=None,
-                evidence=cues[2], source=source, file=file, record=record, section=cues[3],
-                sentence_id=cues[4], temporal_cues=cues[5], texture_cues=cues[6], comparison_cues=cues[7],
+            out.mentions.append(_mention(  # every MentionRecord field, in its order
+                stable_id(source, record, anatomy, name, i), study_id, anatomy, name, _POLARITY[polarity],
+                cues[0] if stated else None, cues[1] if stated else None,  # severity, severity_score
+                None, None, None,  # change, change_label, prior_image_id
+                cues[2], source, file, record, cues[3], cues[4],  # evidence .. section, sentence_id
+                cues[5], cues[6], cues[7],  # temporal, texture and comparison cues
+                None, None, None, None,  # side, term, entity_group, temporal_group
             ))
 
 

@@ -12,13 +12,14 @@ from itertools import pairwise
 
 from graph.formats.radgraph.doc_mapping import DocStudy
 from graph.formats.radgraph.entities import Entity
-from graph.records import SOURCE_RADGRAPH, MentionRecord, ReportRecord, stable_id
+from graph.records import SOURCE_RADGRAPH, MentionRecord, ReportRecord, record_maker, stable_id
 from graph.vocabulary import Vocabulary, normalise_phrase, normalise_region_phrase
 
 #: Report section headers recognised in tokenized text (``FINDINGS :`` or ``FINDINGS:``), MIMIC-CXR's and
 #: Open-i's section names.
 SECTION_NAMES = ("comparison", "indication", "history", "technique", "examination", "findings", "impression")
 _SENTENCE_END = {".", "?", "!"}
+_mention = record_maker(MentionRecord)  # MentionRecord(*values), made faster: a report has a dozen
 
 
 def token_sections(tokens: list[str], names: tuple[str, ...] = SECTION_NAMES) -> list[str | None]:
@@ -112,14 +113,12 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
             evidence = evidence_of[sentence] = " ".join(tokens[ends[sentence - 1] if sentence else 0:ends[sentence]])
         section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
         for finding, region, polarity in stated:
-            mentions.append(MentionRecord(
-                mention_id=stable_id(SOURCE_RADGRAPH, study.study_id, doc_key, region, finding, obs.eid),
-                study_id=study.study_id, anatomy=region, finding=finding, polarity=polarity,
-                severity=severity[1], severity_score=severity[0],
-                change=vocab.change_labels[change_label] if change_label else None,
-                change_label=change_label, prior_image_id=None,
-                evidence=evidence, source=SOURCE_RADGRAPH, file=file, record=doc_key, section=section,
-                sentence_id=f"{doc_key}|{sentence}", side=side,
+            mentions.append(_mention(  # every MentionRecord field, in its order
+                stable_id(SOURCE_RADGRAPH, study.study_id, doc_key, region, finding, obs.eid),
+                study.study_id, region, finding, polarity, severity[1], severity[0],  # .. severity_score
+                vocab.change_labels[change_label] if change_label else None, change_label, None,  # .. prior_image_id
+                evidence, SOURCE_RADGRAPH, file, doc_key, section, f"{doc_key}|{sentence}",  # .. sentence_id
+                (), (), (), side, None, None, None,  # no cues; side; term, entity_group, temporal_group
             ))
     report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
     return report, mentions
