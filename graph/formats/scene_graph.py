@@ -405,8 +405,12 @@ def _phrase_cues(region: RegionAttributes, i: int, vocab: Vocabulary) -> _Phrase
     """The fields of phrase ``i`` of an attributes entry that each of its mentions carries."""
     severity, score = _severity(_per_phrase(region.severity_cues, i, []), vocab)
     return (severity, score, region.phrases[i].strip(), _per_phrase(region.sections, i, None),
-            _per_phrase(region.phrase_IDs, i, None), tuple(_per_phrase(region.temporal_cues, i, ())),
-            tuple(_per_phrase(region.texture_cues, i, ())), tuple(_per_phrase(region.comparison_cues, i, ())))
+            _per_phrase(region.phrase_IDs, i, None), _cues(region.temporal_cues, i), _cues(region.texture_cues, i),
+            _cues(region.comparison_cues, i))
+
+
+def _cues(values: list[list[str]] | None, i: int) -> tuple[str, ...]:
+    return tuple(values[i]) if values is not None else ()
 
 
 def _comparison_label(rel: ComparisonRelationship, where: str, vocab: Vocabulary, file: str,

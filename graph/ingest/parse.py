@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gc
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -16,7 +14,7 @@ from graph.formats.scene_graph import parse_scene_graph
 from graph.ingest import plan
 from graph.ingest.lunguage import parse_lunguage
 from graph.ingest.plan import LUNGUAGE, RADGRAPH, SCENE_GRAPH, InputFile
-from graph.records import InputError, ParsedFile, Rejection
+from graph.records import InputError, ParsedFile, Rejection, cyclic_gc_paused
 from graph.vocabulary import Vocabulary, vocabulary
 
 
@@ -121,27 +119,10 @@ def parse_files(files: list[InputFile], vocab: Vocabulary, mapping_path: str | N
         one ParsedFile per input file, in order; file-level errors are rejections inside them.
     """
     mapping = read_doc_mapping(Path(mapping_path)) if mapping_path else None
+    # a batch allocates a few hundred containers per file (decoded lists, records) that stay alive and form
+    # no cycle: the collector's passes over them freed nothing and cost about a fifth of the parse's CPU
     with cyclic_gc_paused():
         return [parse_file(f, vocab, mapping) for f in files]
-
-
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused for the block, unless something else paused it already.
-
-    Parsing a batch allocates a few hundred containers per file (decoded lists, records) that stay alive
-    and form no reference cycle: the collector's passes over them, each time another 700 are allocated,
-    free nothing and cost about a fifth of the parse's CPU (``benchmarks/files_profile.py``, docs/bulk_load.md).
-    Reference counting frees everything as before; the first collection after the block looks at the
-    batch's objects once.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def parse_files_with_packaged_vocabulary(files: list[InputFile], mapping_path: str | None) -> list[ParsedFile]:

@@ -13,8 +13,7 @@ import pytest
 from graph.formats.radgraph import parse_radgraph, parse_radgraph_chunks
 from graph.formats.radgraph.twin import decode_documents
 from graph.formats.scene_graph import parse_datetime
-from graph.ingest.parse import cyclic_gc_paused
-from graph.records import BoundingBoxRecord, ParsedFile, record_maker
+from graph.records import BoundingBoxRecord, ParsedFile, cyclic_gc_paused, record_maker
 from graph.vocabulary import vocabulary
 from tests.fixtures.inputs import radgraph_doc, write_radgraph
 from tests.fixtures.radgraph_cohort import ATELECTASIS, CLEAR, WORSE
