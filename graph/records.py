@@ -6,12 +6,15 @@ A parser turns one input file into a :class:`ParsedFile`; records it could not r
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Callable, Iterator, TypeVar
 
 POLARITIES = ("present", "absent", "uncertain")
 
@@ -224,3 +227,41 @@ def write_rejections(path: Path, rejections: list[Rejection]) -> None:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps([asdict(r) for r in rejections], indent=2) + "\n")
+
+
+_R = TypeVar("_R")
+
+
+def record_maker(cls: type[_R]) -> Callable[..., _R]:
+    """A cheaper constructor of a frozen record class, for parsers that make thousands: ``make(*values)`` with
+    the values of all of ``cls``'s fields in their order is the object ``cls(*values)`` is (equal, the same
+    hash, the same ``vars()`` in the same order, pickled alike), without the ``object.__setattr__`` call per
+    field of a frozen dataclass's ``__init__`` (about half of a bounding box's 2 µs). No default is filled in
+    and nothing is converted.
+
+    Raises:
+        TypeError: ``cls`` is not a dataclass. ``make`` raises ValueError for other than one value per field.
+    """
+    names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]  # any dataclass
+    new = object.__new__
+
+    def make(*values: Any) -> _R:
+        record = new(cls)
+        record.__dict__.update(zip(names, values, strict=True))
+        return record
+    return make
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for the block, unless something else paused it already: for
+    code that allocates many objects that stay alive and form no reference cycle (a batch of parsed records,
+    a decoded query answer), where the collector's passes over them free nothing. Reference counting frees
+    everything as before; the first collection after the block looks at the block's objects once."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -69,6 +69,7 @@ def normalise_phrase(text: str) -> str:
     return _EDGE_PUNCT.sub("", _SPACE.sub(" ", text.strip().lower()))
 
 
+@lru_cache(maxsize=1 << 16)  # RadGraph documents ask for the same anatomy phrases all the time
 def normalise_region_phrase(text: str) -> str:
     """:func:`normalise_phrase`, with ``left-sided`` / ``right sided`` read as ``left`` / ``right``."""
     return re.sub(r"\b(left|right)[- ]sided\b", r"\1", normalise_phrase(text))
@@ -98,6 +99,12 @@ class Vocabulary:
     normal_statements: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     _finding_forms: dict[str, str] = field(default_factory=dict, repr=False)
     _region_forms: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _memo: dict[str, dict] = field(default_factory=dict, repr=False, compare=False)
+
+    def memo(self, table: str) -> dict:
+        """A cache table of this vocabulary by name, empty at first: for the answers of pure functions of the
+        vocabulary and a phrase (a RadGraph label's kind, a phrase's side), which parsers look up per entity."""
+        return self._memo.setdefault(table, {})
 
     def finding_for(self, phrase: str) -> str | None:
         """The finding a surface form names (``"effusions"`` -> ``"pleural effusion"``), or None."""
@@ -143,11 +150,17 @@ class Vocabulary:
 
     def side_of(self, phrase: str) -> str | None:
         """``"left"``, ``"right"``, ``"bilateral"`` or None from the words of a phrase."""
-        words = set(normalise_phrase(phrase).replace("-", " ").split())
-        left, right = "left" in words, "right" in words
-        if (left and right) or words & {"bilateral", "bilaterally", "bibasilar", "bibasal", "both", "biapical"}:
-            return "bilateral"
-        return "left" if left else "right" if right else None
+        return side_of_phrase(phrase)
+
+
+@lru_cache(maxsize=1 << 16)  # asked per RadGraph anatomy entity, of a few thousand phrases
+def side_of_phrase(phrase: str) -> str | None:
+    """``"left"``, ``"right"``, ``"bilateral"`` or None from the words of a phrase (:meth:`Vocabulary.side_of`)."""
+    words = set(normalise_phrase(phrase).replace("-", " ").split())
+    left, right = "left" in words, "right" in words
+    if (left and right) or words & {"bilateral", "bilaterally", "bibasilar", "bibasal", "both", "biapical"}:
+        return "bilateral"
+    return "left" if left else "right" if right else None
 
 
 def ancestors(finding: str, parents: Mapping[str, Iterable[str]]) -> set[str]:

@@ -34,6 +34,7 @@ file, the record and the field, e.g. ``objects[3].x2``):
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from operator import attrgetter
 from pathlib import Path
@@ -51,12 +52,14 @@ from graph.records import (
     ParsedFile,
     Rejection,
     StudyRecord,
+    record_maker,
     stable_id,
 )
 from graph.vocabulary import FINDING_CATEGORIES, Vocabulary
 
 SCENE_GRAPH_SUFFIX = "_SceneGraph.json"
 _POLARITY = {"yes": "present", "no": "absent"}
+_PLAIN_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", re.ASCII)  # _DATETIME_FORMATS[0], zero-padded
 _DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
 _PER_PHRASE = ("attributes", "attributes_ids", "phrase_IDs", "sections", "severity_cues", "comparison_cues",
                "temporal_cues", "texture_cues")
@@ -64,6 +67,8 @@ _BOX_FIELDS = ("x1", "y1", "x2", "y2", "width", "height", "original_x1", "origin
                "original_y2", "original_width", "original_height")
 _box_fields = attrgetter("bbox_name", *_BOX_FIELDS, "finding_label")  # BoundingBoxRecord's order after its ids
 _box_numbers = attrgetter(*_BOX_FIELDS)
+_box_record = record_maker(BoundingBoxRecord)  # BoundingBoxRecord(*values), made faster: a file has dozens
+_mention = record_maker(MentionRecord)  # MentionRecord(*values)
 _BOX_ORDER = (("x1", "x2"), ("y1", "y2"), ("original_x1", "original_x2"), ("original_y1", "original_y2"))
 
 
@@ -195,6 +200,11 @@ def parse_datetime(text: str) -> datetime:
     Raises:
         ValueError: none of the known layouts match.
     """
+    if _PLAIN_DATETIME.fullmatch(text.strip()):  # the release's layout: read at once, same value as strptime's
+        try:
+            return datetime.fromisoformat(text.strip())
+        except ValueError:  # no such day or time: strptime's loop below says so
+            pass
     for fmt in _DATETIME_FORMATS:
         try:
             return datetime.strptime(text.strip(), fmt)
@@ -292,14 +302,29 @@ def check_boxes(sg: SceneGraph, vocab: Vocabulary, file: str) -> list[InputError
     rejected on its own (a record-level rejection naming ``objects[k].<field>``) and the rest of the
     scene graph loads.
     """
-    bad = []
+    return _boxes(sg, vocab, file)[1]
+
+
+def _boxes(sg: SceneGraph, vocab: Vocabulary, file: str) -> tuple[tuple[BoundingBoxRecord, ...], list[InputError]]:
+    """(the records of the boxes that can be stored, the faults of those that cannot: :func:`check_boxes`), in
+    one pass: a box of a known region with every number present, none negative and no reversed side is
+    taken at once; any other is checked by :func:`_check_region` and :func:`_check_box`, which name the fault."""
+    regions, image = vocab.regions, sg.image_id
+    boxes: list[BoundingBoxRecord] = []
+    bad: list[InputError] = []
     for k, obj in enumerate(sg.objects):
-        try:
-            _check_region(obj.bbox_name, vocab, file, sg.image_id, f"objects[{k}]")
-            _check_box(obj, file, sg.image_id, f"objects[{k}]")
-        except InputError as exc:
-            bad.append(exc)
-    return bad
+        values = _box_fields(obj)  # bbox_name, x1, y1, x2, y2, width, height, original_x1 .. , finding_label
+        nums = values[1:13]
+        if not (values[0] in regions and None not in nums and min(nums) >= 0 and values[1] <= values[3]
+                and values[2] <= values[4] and values[7] <= values[9] and values[8] <= values[10]):
+            try:
+                _check_region(obj.bbox_name, vocab, file, image, f"objects[{k}]")
+                _check_box(obj, file, image, f"objects[{k}]")
+            except InputError as exc:
+                bad.append(exc)
+                continue
+        boxes.append(_box_record(f"{image}|{k}", image, *values))
+    return tuple(boxes), bad
 
 
 def check_scene_graph(sg: SceneGraph, vocab: Vocabulary, file: str) -> None:
@@ -328,9 +353,7 @@ def _study(sg: SceneGraph, file: str) -> StudyRecord:
                        age_decile=sg.age_decile, reason_for_exam=sg.reason_for_exam)
 
 
-def _image(sg: SceneGraph, skip: set[int]) -> ImageRecord:
-    boxes = tuple(BoundingBoxRecord(f"{sg.image_id}|{k}", sg.image_id, *_box_fields(obj))
-                  for k, obj in enumerate(sg.objects) if k not in skip)
+def _image(sg: SceneGraph, boxes: tuple[BoundingBoxRecord, ...]) -> ImageRecord:
     return ImageRecord(sg.image_id, str(sg.study_id), sg.viewpoint, study_order=sg.StudyOrder, objects=boxes)
 
 
@@ -345,31 +368,49 @@ def _per_phrase(values: list[_V] | None, i: int, default: _D) -> _V | _D:
 def _phrase_mentions(sg: SceneGraph, region: RegionAttributes, where: str, vocab: Vocabulary,
                      out: ParsedFile) -> None:
     """Mentions of one attributes entry's finding labels, one per (phrase, finding)."""
-    file, record, anatomy = out.path, sg.image_id, region.bbox_name
+    file, record, anatomy, source = out.path, sg.image_id, region.bbox_name, region.source
+    study_id, findings = str(sg.study_id), vocab.findings
     for i, labels in enumerate(region.attributes):
-        severity, score = _severity(_per_phrase(region.severity_cues, i, []), vocab)
-        cues: dict[str, tuple[str, ...]] = {name: tuple(_per_phrase(getattr(region, name), i, ()))
-                                            for name in ("temporal_cues", "texture_cues", "comparison_cues")}
+        cues: _PhraseCues | None = None  # the phrase's own fields, read once it states a finding
         for label in labels:
-            category, polarity, name = _split_label(label, file, record, f"{where}.attributes[{i}]")
+            parts = label.split("|", 2)
+            if len(parts) != 3:
+                _split_label(label, file, record, f"{where}.attributes[{i}]")  # raises, naming the label
+            category, polarity, name = parts
             if category not in FINDING_CATEGORIES:
                 continue
             if polarity not in _POLARITY:
                 raise InputError(file, record, f"{where}.attributes[{i}]", f"polarity {polarity!r} is not yes/no")
-            if name not in vocab.findings:
+            if name not in findings:
                 out.unmapped_terms.append(name)
                 continue
-            out.mentions.append(MentionRecord(
-                mention_id=stable_id(region.source, sg.image_id, anatomy, name, i),
-                study_id=str(sg.study_id), anatomy=anatomy, finding=name, polarity=_POLARITY[polarity],
-                severity=severity if polarity == "yes" else None,
-                severity_score=score if polarity == "yes" else None,
-                change=None, change_label=None, prior_image_id=None,
-                evidence=region.phrases[i].strip(), source=region.source, file=file,
-                record=record, section=_per_phrase(region.sections, i, None),
-                sentence_id=_per_phrase(region.phrase_IDs, i, None), temporal_cues=cues["temporal_cues"],
-                texture_cues=cues["texture_cues"], comparison_cues=cues["comparison_cues"],
+            cues = cues or _phrase_cues(region, i, vocab)
+            stated = polarity == "yes"
+            out.mentions.append(_mention(  # every MentionRecord field, in its order
+                stable_id(source, record, anatomy, name, i), study_id, anatomy, name, _POLARITY[polarity],
+                cues[0] if stated else None, cues[1] if stated else None,  # severity, severity_score
+                None, None, None,  # change, change_label, prior_image_id
+                cues[2], source, file, record, cues[3], cues[4],  # evidence .. section, sentence_id
+                cues[5], cues[6], cues[7],  # temporal, texture and comparison cues
+                None, None, None, None,  # side, term, entity_group, temporal_group
             ))
+
+
+#: a phrase's severity word and score, evidence, section, sentence id and temporal, texture and comparison cues
+_PhraseCues = tuple[str | None, int | None, str, str | None, str | None, tuple[str, ...], tuple[str, ...],
+                    tuple[str, ...]]
+
+
+def _phrase_cues(region: RegionAttributes, i: int, vocab: Vocabulary) -> _PhraseCues:
+    """The fields of phrase ``i`` of an attributes entry that each of its mentions carries."""
+    severity, score = _severity(_per_phrase(region.severity_cues, i, []), vocab)
+    return (severity, score, region.phrases[i].strip(), _per_phrase(region.sections, i, None),
+            _per_phrase(region.phrase_IDs, i, None), _cues(region.temporal_cues, i), _cues(region.texture_cues, i),
+            _cues(region.comparison_cues, i))
+
+
+def _cues(values: list[list[str]] | None, i: int) -> tuple[str, ...]:
+    return tuple(values[i]) if values is not None else ()
 
 
 def _comparison_label(rel: ComparisonRelationship, where: str, vocab: Vocabulary, file: str,
@@ -436,10 +477,10 @@ def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = 
     file = display_path or str(path)
     sg = _read(path, file, path.name.removesuffix(SCENE_GRAPH_SUFFIX))
     check_scene_graph(sg, vocab, file)
-    bad_boxes = check_boxes(sg, vocab, file)
+    boxes, bad_boxes = _boxes(sg, vocab, file)
     out = ParsedFile(path=file, rejections=[Rejection.from_error(e) for e in bad_boxes])
     out.studies.append(_study(sg, file))
-    out.images.append(_image(sg, {int(str(e.field).split("[", 1)[1].split("]", 1)[0]) for e in bad_boxes}))
+    out.images.append(_image(sg, boxes))
     for k, region in enumerate(sg.attributes):
         _phrase_mentions(sg, region, f"attributes[{k}]", vocab, out)
     for k, rel in enumerate(sg.relationships):

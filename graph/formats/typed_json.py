@@ -44,7 +44,9 @@ def strict_twin(model: type[BaseModel]) -> type[msgspec.Struct]:
             fields.append((name, tp, info.default))
     # msgspec wants the fields without a default first
     ordered = [f for f in fields if len(f) == 2] + [f for f in fields if len(f) == 3]
-    return msgspec.defstruct(f"{model.__name__}Twin", ordered)
+    # gc=False: a twin holds texts, numbers, lists and other twins, never a reference cycle, so the cyclic
+    # garbage collector need not track the thousands a batch of files decodes (msgspec's "gc" option)
+    return msgspec.defstruct(f"{model.__name__}Twin", ordered, gc=False)
 
 
 @lru_cache(maxsize=None)

@@ -14,7 +14,7 @@ from graph.formats.scene_graph import parse_scene_graph
 from graph.ingest import plan
 from graph.ingest.lunguage import parse_lunguage
 from graph.ingest.plan import LUNGUAGE, RADGRAPH, SCENE_GRAPH, InputFile
-from graph.records import InputError, ParsedFile, Rejection
+from graph.records import InputError, ParsedFile, Rejection, cyclic_gc_paused
 from graph.vocabulary import Vocabulary, vocabulary
 
 
@@ -119,7 +119,10 @@ def parse_files(files: list[InputFile], vocab: Vocabulary, mapping_path: str | N
         one ParsedFile per input file, in order; file-level errors are rejections inside them.
     """
     mapping = read_doc_mapping(Path(mapping_path)) if mapping_path else None
-    return [parse_file(f, vocab, mapping) for f in files]
+    # a batch allocates a few hundred containers per file (decoded lists, records) that stay alive and form
+    # no cycle: the collector's passes over them freed nothing and cost about a fifth of the parse's CPU
+    with cyclic_gc_paused():
+        return [parse_file(f, vocab, mapping) for f in files]
 
 
 def parse_files_with_packaged_vocabulary(files: list[InputFile], mapping_path: str | None) -> list[ParsedFile]:

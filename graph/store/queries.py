@@ -12,14 +12,14 @@ Values only ever travel as query parameters; a query that would write is refused
 
 from __future__ import annotations
 
-import gc
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from importlib import resources
 from typing import TYPE_CHECKING, Any
+
+from graph.records import cyclic_gc_paused
 
 if TYPE_CHECKING:
     from graph.store.graph_store import GraphStore
@@ -196,7 +196,10 @@ def run_named(store: GraphStore | QueryApiReader, query: NamedQuery, params: dic
             if plan.query_type != "r":
                 raise QueryError(f"{refused} (its plan is of type {plan.query_type!r})")
             _READ_ONLY.add(text)
-        with _collection_paused():
+        # decoding allocates an object per value (about 10,000 for a 1,206-row answer), which triggers
+        # collections that walk every object the process holds (15 to 20 ms each in a process that has
+        # imported pandas and Prefect, the slowest 5 % of new_finding_patients calls); the answer holds no cycle
+        with cyclic_gc_paused():
             rows = session.execute_read(lambda tx: tx.run(text, **params).single(strict=True)[0])
             return [dict(zip(query.columns, row, strict=True)) for row in rows]
 
@@ -241,24 +244,6 @@ def packed_cypher(query: NamedQuery) -> str:
     """
     columns = ", ".join(f"`{c}`" for c in query.columns)
     return f"CALL () {{\n{query.cypher}\n}}\nRETURN collect([{columns}]) AS rows"
-
-
-@contextmanager
-def _collection_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while an answer is decoded.
-
-    Why: decoding allocates an object per value (about 10,000 for a 1,206-row answer), which triggers
-    collections that walk every object the process holds; in a process that has imported pandas and
-    Prefect, one full collection took 15 to 20 ms, the slowest 5 % of new_finding_patients calls. The
-    answer holds no reference cycles, so nothing is kept alive; collection resumes afterwards.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 # Query texts whose plan was seen to be read-only: the type of a plan depends on the text alone, not on

@@ -33,7 +33,7 @@ Modules: :mod:`~graph.formats.radgraph.documents` (the spellings, a file read wh
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 from graph.formats.radgraph.doc_mapping import DocStudy, read_doc_mapping, study_for_doc_key
 from graph.formats.radgraph.documents import iter_documents
@@ -41,6 +41,7 @@ from graph.formats.radgraph.entities import Entity, parse_entities
 from graph.formats.radgraph.records import SECTION_NAMES, doc_to_records, sentence_index, token_sections
 from graph.formats.radgraph.schema import schema_violations
 from graph.formats.radgraph.stream import STREAM_BUFFER_BYTES, check_json_stream, stream_documents
+from graph.formats.radgraph.twin import DocumentTwin, decode_documents, to_json_document, twin_entities
 from graph.records import InputError, ParsedFile, Rejection, StudyRecord
 from graph.vocabulary import Vocabulary
 
@@ -71,15 +72,34 @@ def _add_document(out: ParsedFile, doc_key: str, doc: Any, file: str, vocab: Voc
         for ent in entities.values():
             if ent.end >= n_tokens:
                 raise InputError(file, doc_key, f"entities.{ent.eid}.end_ix", f"{ent.end} is past the last token ({n_tokens - 1})")
-        report, mentions = doc_to_records(doc_key, text, entities, study, file, vocab)
     except InputError as exc:
         out.rejections.append(Rejection.from_error(exc))
         return
+    _add_records(out, doc_key, text, doc["entities"], entities, study, file, vocab)
+
+
+def _add_twin_document(out: ParsedFile, doc_key: str, doc: DocumentTwin, file: str, vocab: Vocabulary,
+                       mapping: dict[str, DocStudy] | None) -> None:
+    """:func:`_add_document` of a document the twin decoded: its checks are those the twin's shape does not
+    make, and a document that fails one goes through :func:`_add_document`, which names the fault."""
+    study = study_for_doc_key(doc_key, mapping)
+    entities = twin_entities(doc, vocab) if study is not None else None
+    if study is None or entities is None:
+        _add_document(out, doc_key, to_json_document(doc), file, vocab, mapping)
+        return
+    _add_records(out, doc_key, doc.text, doc.entities, entities, study, file, vocab)
+
+
+def _add_records(out: ParsedFile, doc_key: str, text: str, raw_entities: Mapping[str, Any],
+                 entities: dict[str, Entity], study: DocStudy, file: str, vocab: Vocabulary) -> None:
+    """Add an accepted document's study, report and mentions to ``out``, and count its relations outside the
+    schema (of ``raw_entities``, its entities as read)."""
+    report, mentions = doc_to_records(doc_key, text, entities, study, file, vocab)
     out.studies.append(StudyRecord(study.study_id, study.patient_id, study.study_datetime, doc_key))
     out.reports.append(report)
     out.mentions.extend(mentions)
     out.unmapped_terms.extend(report.unmapped_terms)
-    for name, n in schema_violations(doc["entities"]).items():
+    for name, n in schema_violations(raw_entities).items():
         out.out_of_schema[name] = out.out_of_schema.get(name, 0) + n
 
 
@@ -87,12 +107,21 @@ def parse_radgraph(path: Path, vocab: Vocabulary, mapping: dict[str, DocStudy] |
                    display_path: str | None = None) -> ParsedFile:
     """Read a RadGraph-family file; each document is a record, rejected on its own when malformed.
 
+    A JSON file is decoded into the strict twin of :mod:`~graph.formats.radgraph.twin` first; a file the twin
+    refuses is read by :func:`iter_documents` and checked as before.
+
     Raises:
         InputError: the file as a whole cannot be read (invalid or truncated JSON, wrong top level).
     """
     file = display_path or str(path)
     out = ParsedFile(path=file)
-    for doc_key, doc in iter_documents(path, file):
+    data = None if path.suffix == ".jsonl" else path.read_bytes()
+    docs = None if data is None else decode_documents(data)
+    if docs is not None:
+        for doc_key, twin in docs.items():
+            _add_twin_document(out, doc_key, twin, file, vocab, mapping)
+        return out
+    for doc_key, doc in iter_documents(path, file, data):
         _add_document(out, doc_key, doc, file, vocab, mapping)
     return out
 

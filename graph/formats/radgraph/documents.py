@@ -73,10 +73,15 @@ def with_labeler_1(doc: Any) -> Any:
     return doc
 
 
-def iter_documents(path: Path, file: str) -> Iterator[tuple[str, Any]]:
+def iter_documents(path: Path, file: str, data: bytes | None = None) -> Iterator[tuple[str, Any]]:
     """Yield ``(doc_key, doc)`` with doc = ``{"text", "entities"}`` or an InputError for a bad record.
 
     Reads a JSON file whole (see :func:`graph.formats.radgraph.stream.stream_documents` for big files); JSONL line by line.
+
+    Args:
+        path: the file.
+        file: the file's name in rejections.
+        data: the JSON file's bytes when the caller read them already (else they are read from ``path``).
 
     Raises:
         InputError: the whole file is unreadable (invalid JSON, unexpected top level).
@@ -85,7 +90,7 @@ def iter_documents(path: Path, file: str) -> Iterator[tuple[str, Any]]:
         yield from jsonl_documents(path, file)
         return
     try:
-        raw = json.loads(path.read_bytes())
+        raw = json.loads(path.read_bytes() if data is None else data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(file, None, None, f"invalid JSON: {exc}") from exc
     if isinstance(raw, list):  # radgraph package processed-annotations list

@@ -49,6 +49,18 @@ def _label(label: Any, vocab: Vocabulary) -> tuple[str, str | None, str | None] 
     return None
 
 
+def entity_label(label: Any, vocab: Vocabulary) -> tuple[str, str | None, str | None] | None:
+    """(kind, polarity, change label) of an entity label in any supported spelling (ANAT, OBS or CHAN;
+    present, absent or uncertain for ANAT and OBS; the label itself for CHAN), or None if unknown; looked up
+    once per label and vocabulary."""
+    if not isinstance(label, str):
+        return None
+    table = vocab.memo("radgraph entity label")
+    if label not in table:
+        table[label] = _label(label, vocab)
+    return table[label]
+
+
 def parse_entities(doc_key: str, raw: Any, file: str, vocab: Vocabulary) -> dict[str, Entity]:
     """The ``entities`` object of document ``doc_key`` as :class:`Entity` by id.
 
@@ -64,7 +76,7 @@ def parse_entities(doc_key: str, raw: Any, file: str, vocab: Vocabulary) -> dict
         where = f"entities.{eid}"
         if not isinstance(ent, dict):
             raise InputError(file, doc_key, where, "expected an object")
-        parsed = _label(ent.get("label"), vocab)
+        parsed = entity_label(ent.get("label"), vocab)
         if parsed is None:
             raise InputError(file, doc_key, f"{where}.label", f"unknown entity label {ent.get('label')!r}")
         start, end, tokens = ent.get("start_ix"), ent.get("end_ix"), ent.get("tokens")

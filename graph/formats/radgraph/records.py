@@ -7,17 +7,19 @@ is in :func:`doc_to_records`.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import pairwise
 
 from graph.formats.radgraph.doc_mapping import DocStudy
 from graph.formats.radgraph.entities import Entity
-from graph.records import SOURCE_RADGRAPH, MentionRecord, ReportRecord, stable_id
+from graph.records import SOURCE_RADGRAPH, MentionRecord, ReportRecord, record_maker, stable_id
 from graph.vocabulary import Vocabulary, normalise_phrase, normalise_region_phrase
 
 #: Report section headers recognised in tokenized text (``FINDINGS :`` or ``FINDINGS:``), MIMIC-CXR's and
 #: Open-i's section names.
 SECTION_NAMES = ("comparison", "indication", "history", "technique", "examination", "findings", "impression")
 _SENTENCE_END = {".", "?", "!"}
+_mention = record_maker(MentionRecord)  # MentionRecord(*values), made faster: a report has a dozen
 
 
 def token_sections(tokens: list[str], names: tuple[str, ...] = SECTION_NAMES) -> list[str | None]:
@@ -41,9 +43,14 @@ def token_sections(tokens: list[str], names: tuple[str, ...] = SECTION_NAMES) ->
 def sentence_index(tokens: list[str]) -> list[int]:
     """Per token, the index of its sentence (0-based): a sentence ends after ``.``, ``?``, ``!`` or a
     section header's ``:``. A RadGraph mention's ``sentence_id`` is ``<doc_key>|<index>``."""
+    return _sentences_of_tokens(_sentence_ends(tokens))
+
+
+def _sentences_of_tokens(ends: list[int]) -> list[int]:
+    """Per token, the index of its sentence, from the sentences' ends (:func:`_sentence_ends`)."""
     sent_of: list[int] = []
     start = 0
-    for sent, end in enumerate(_sentence_ends(tokens)):
+    for sent, end in enumerate(ends):
         sent_of += [sent] * (end - start)
         start = end
     return sent_of
@@ -70,8 +77,9 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
     returned on the report's ``unmapped_terms``.
     """
     tokens = text.split(" ")
-    sent_of, section_of = sentence_index(tokens), token_sections(tokens)
     ends = _sentence_ends(tokens)
+    sent_of, section_of = _sentences_of_tokens(ends), token_sections(tokens)
+    evidence_of: dict[int, str] = {}  # sentence -> its text, the evidence of each mention in it
     incoming: dict[str, list[tuple[str, Entity]]] = {eid: [] for eid in entities}
     for ent in entities.values():
         for rtype, target in ent.relations:
@@ -101,17 +109,16 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
             continue
         change_label = changes[0].change_label if changes else None  # a CHAN entity's, never None
         sentence = sent_of[min(obs.start, len(tokens) - 1)] if tokens else 0
-        evidence = " ".join(tokens[ends[sentence - 1] if sentence else 0:ends[sentence]]) if tokens else ""
+        if (evidence := evidence_of.get(sentence)) is None:
+            evidence = evidence_of[sentence] = " ".join(tokens[ends[sentence - 1] if sentence else 0:ends[sentence]])
         section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
         for finding, region, polarity in stated:
-            mentions.append(MentionRecord(
-                mention_id=stable_id(SOURCE_RADGRAPH, study.study_id, doc_key, region, finding, obs.eid),
-                study_id=study.study_id, anatomy=region, finding=finding, polarity=polarity,
-                severity=severity[1], severity_score=severity[0],
-                change=vocab.change_labels[change_label] if change_label else None,
-                change_label=change_label, prior_image_id=None,
-                evidence=evidence, source=SOURCE_RADGRAPH, file=file, record=doc_key, section=section,
-                sentence_id=f"{doc_key}|{sentence}", side=side,
+            mentions.append(_mention(  # every MentionRecord field, in its order
+                stable_id(SOURCE_RADGRAPH, study.study_id, doc_key, region, finding, obs.eid),
+                study.study_id, region, finding, polarity, severity[1], severity[0],  # .. severity_score
+                vocab.change_labels[change_label] if change_label else None, change_label, None,  # .. prior_image_id
+                evidence, SOURCE_RADGRAPH, file, doc_key, section, f"{doc_key}|{sentence}",  # .. sentence_id
+                (), (), (), side, None, None, None,  # no cues; side; term, entity_group, temporal_group
             ))
     report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
     return report, mentions
@@ -206,9 +213,13 @@ def _in_lung_tissue(phrase: str, vocab: Vocabulary) -> bool:
     """The place is lung tissue: a lung, a lobe or a zone of it ("left upper lobe", "right lung base"), so that a
     finding stated there is also the lung's ("calcification" in the left upper lobe is a "lung calcification", a
     calcified nodule: the annotation guide's §2, calcifications in the lung); not a hilum, an angle or the pleura."""
-    regions = vocab.regions_for(phrase)
-    return (bool(regions) and not set(normalise_region_phrase(phrase).split()) & _NOT_LUNG_TISSUE
-            and all(r == "lungs" or vocab.regions[r].parent in ("lungs", "left lung", "right lung") for r in regions))
+    table = vocab.memo("radgraph lung tissue")  # a pure function of the phrase: computed once per phrase
+    if phrase not in table:
+        regions = vocab.regions_for(phrase)
+        table[phrase] = (bool(regions) and not set(normalise_region_phrase(phrase).split()) & _NOT_LUNG_TISSUE
+                         and all(r == "lungs" or vocab.regions[r].parent in ("lungs", "left lung", "right lung")
+                                 for r in regions))
+    return bool(table[phrase])
 
 
 #: words that state a side or a direction and no place: an anatomy entity of only these that a finding is
@@ -221,7 +232,13 @@ def _side_only(ent: Entity, incoming: dict[str, list[tuple[str, Entity]]]) -> bo
     """The anatomy entity (with the anatomy words that modify it) states only a side or a curve's direction:
     each of its words is a side word (:data:`_SIDE_ONLY_WORDS`) or starts with "dextro" / "levo". "bilateral"
     alone, which the vocabulary also reads as both lungs, is the side of "bilateral effusions", not a place."""
-    words = normalise_phrase(_anatomy_phrase(ent, incoming)).replace("-", " ").split()
+    return _side_only_phrase(_anatomy_phrase(ent, incoming))
+
+
+@lru_cache(maxsize=1 << 16)  # asked per located_at target, of a few thousand phrases
+def _side_only_phrase(phrase: str) -> bool:
+    """Each word of the anatomy phrase is a side word or a curve's direction (:func:`_side_only`)."""
+    words = normalise_phrase(phrase).replace("-", " ").split()
     return bool(words) and all(w in _SIDE_ONLY_WORDS or w.startswith(("dextro", "levo")) for w in words)
 
 

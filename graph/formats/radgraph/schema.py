@@ -19,6 +19,7 @@ that follows the schema does.
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 from typing import Any, Mapping
 
 #: RadGraph v1's entity labels -> kind
@@ -43,8 +44,12 @@ def label_kind(label: Any) -> str | None:
     Returns:
         ``ANAT``, ``OBS`` or ``CHAN``; None for anything else (not text included).
     """
-    if not isinstance(label, str):
-        return None
+    return _text_label_kind(label) if isinstance(label, str) else None
+
+
+@lru_cache(maxsize=1 << 12)  # asked per entity of every document read, of a few dozen labels
+def _text_label_kind(label: str) -> str | None:
+    """:func:`label_kind` of a label that is text."""
     if label in V1_LABELS:
         return V1_LABELS[label]
     if label.startswith("CHAN-"):
