@@ -86,7 +86,7 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
             _run_sections(console, out, patients, seed, _Run(inputs, start_prefect_api(), server, fresh, times))
     finally:
         inputs.close()
-        if server is not None:  # started by the demo: stopped, also on Ctrl-C
+        if server is not None and server.status().running:  # started by the demo: stopped, also on Ctrl-C
             with times.part("Neo4j stop"):
                 server.stop()
             console.print("Neo4j stopped (the demo started it); `cxrkg db start` brings the graph back to explore")
