@@ -140,12 +140,14 @@ def extract_iu_cached(out: Path) -> Made:
     from graph.extract.inputs import iter_inputs
     from graph.extract.pipeline import run_extraction
 
-    def job() -> tuple[Any, bool]:
-        import medspacy  # noqa: F401
+    def extract() -> Any:
+        import medspacy  # noqa: F401  (imported only to extract: a kept extraction needs no spaCy)
 
+        return run_extraction(iter_inputs("iu"), out, "rules", extractor_name="rules")
+
+    def job() -> tuple[Any, bool]:
         fetch_wheel()
-        return cached(out, input_digest(WHEEL_SHA256, IU_CODE),
-                      lambda: run_extraction(iter_inputs("iu"), out, "rules", extractor_name="rules"))
+        return cached(out, input_digest(WHEEL_SHA256, IU_CODE), extract)
 
     return _timed(job)
 
