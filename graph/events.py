@@ -43,7 +43,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import pairwise
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, NamedTuple
 
 from graph.vocabulary import ancestors
 
@@ -87,8 +87,7 @@ def changes_agree(changes: Iterable[str]) -> bool:
     return len(distinct) <= 1 or (len(distinct) == 2 and frozenset(distinct) in _STATED_SYNONYMS)
 
 
-@dataclass(frozen=True)
-class StudyFact:
+class StudyFact(NamedTuple):
     """One study of the patient: ``image_ids`` are the images it holds (stated changes name them)."""
 
     study_id: str
@@ -96,15 +95,16 @@ class StudyFact:
     image_ids: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class MentionFact:
+class MentionFact(NamedTuple):
     """What derivation needs of one Mention: its place, its stated polarity or change, and provenance.
 
     ``polarity`` is present / absent / uncertain or None (a change-only statement); ``change`` a stated
     progression class or None; ``prior_image_id`` the image a Chest ImaGenome comparison names, else the
     change refers to the study's immediately prior study. ``severity`` / ``severity_score`` are the
     stated severity word and its ordinal (1 mild .. 3 marked), when any. ``entity_group`` /
-    ``temporal_group``: the source's own grouping (Lunguage), which stated episodes come from.
+    ``temporal_group``: the source's own grouping (Lunguage), which stated episodes come from. A named
+    tuple: derivation builds one per mention, and a tuple is built several times faster than a frozen
+    dataclass (issue 36).
     """
 
     study_id: str
@@ -124,8 +124,7 @@ class MentionFact:
     temporal_group: str | None = None
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """One event between a current and a prior study, at anatomy level (``anatomy`` set) or study level
     (``anatomy`` None).
 
