@@ -14,6 +14,7 @@ import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, Iterable, Mapping
 
 from graph.episodes import patient_episodes
@@ -284,16 +285,19 @@ def mention_props(m: MentionRecord) -> dict[str, Any]:
     """A Mention's stored properties; absent values and empty cue lists are left out (Neo4j stores no
     nulls, and each property sent costs the server time). The study is the observation's, so it is not
     repeated. Cues are lists of the labels as written (``["temporal|yes|acute"]``)."""
-    props = {
-        "mention_id": m.mention_id, "polarity": m.polarity, "severity": m.severity,
-        "severity_score": m.severity_score, "change": m.change, "change_label": m.change_label,
-        "prior_image_id": m.prior_image_id, "evidence": m.evidence, "source": m.source,
-        "file": m.file, "file_key": file_key(m.file), "record": m.record, "section": m.section,
-        "sentence_id": m.sentence_id, "temporal_cues": list(m.temporal_cues) or None,
-        "texture_cues": list(m.texture_cues) or None, "comparison_cues": list(m.comparison_cues) or None,
-        "side": m.side, "term": m.term, "entity_group": m.entity_group, "temporal_group": m.temporal_group,
-    }
-    return {k: v for k, v in props.items() if v is not None}
+    props = {k: v for k, v in zip(_MENTION_FIELDS, _read_mention(m), strict=True) if v is not None}
+    props["file_key"] = file_key(m.file)
+    for key in ("temporal_cues", "texture_cues", "comparison_cues"):
+        if cues := getattr(m, key):
+            props[key] = list(cues)
+    return props
+
+
+# the MentionRecord fields a Mention stores as they are (besides file_key and the cue lists)
+_MENTION_FIELDS = ("mention_id", "polarity", "severity", "severity_score", "change", "change_label",
+                   "prior_image_id", "evidence", "source", "file", "record", "section", "sentence_id", "side",
+                   "term", "entity_group", "temporal_group")
+_read_mention = attrgetter(*_MENTION_FIELDS)
 
 
 def batch_rows(files: list[ParsedFile], box_records: bool = False) -> tuple[
@@ -324,8 +328,10 @@ def batch_rows(files: list[ParsedFile], box_records: bool = False) -> tuple[
                      "unmapped_terms": list(r.unmapped_terms) or None, "file": pf.path} for r in pf.reports]
         for m in pf.mentions:
             oid = observation_id(m.study_id, m.anatomy, m.finding)
-            observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
-                                          "finding": m.finding, "mentions": []})["mentions"].append(mention_props(m))
+            if (o := observations.get(oid)) is None:
+                o = observations[oid] = {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
+                                         "finding": m.finding, "mentions": []}
+            o["mentions"].append(mention_props(m))
     _check_batch_rows(studies, images, boxes, reports, observations)
     return studies, images, boxes, reports, observations
 

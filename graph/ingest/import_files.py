@@ -62,14 +62,6 @@ def _strings(v: Any) -> str:
     return _string(ARRAY_DELIMITER.join(v))
 
 
-def _join(items: list) -> str | None:
-    """The items joined by the array delimiter, or None when one is not text."""
-    try:
-        return ARRAY_DELIMITER.join(items)
-    except TypeError:
-        return None
-
-
 _FORMAT: dict[str, Callable[[Any], str]] = {STRING: _string, LONG: _long, BOOLEAN: _boolean,
                                             LOCALDATETIME: _localdatetime, STRINGS: _strings}
 
@@ -108,13 +100,16 @@ def _rows_formatter(columns: list[tuple[str, str, str]], access: str = "get") ->
         elif kind == LOCALDATETIME:
             lines.append(f"        elif v.__class__ is str: f{n} = v")
         elif kind == STRINGS:  # joined when every item is text and none holds the delimiter, else _strings
-            lines.append(f"        elif v.__class__ is list and v and (j := _join(v)) is not None and "
-                         f"j.count({ARRAY_DELIMITER!r}) == len(v) - 1: f{n} = '\"' + j.replace('\"', '\"\"') + '\"'")
+            lines += ["        elif v.__class__ is list and v:",
+                      f"            try: j = {ARRAY_DELIMITER!r}.join(v)",
+                      "            except TypeError: j = None",
+                      f"            if j is not None and j.count({ARRAY_DELIMITER!r}) == len(v) - 1: "
+                      f"f{n} = '\"' + j.replace('\"', '\"\"') + '\"'",
+                      f"            else: f{n} = format_{n}(v)"]
         lines.append(f"        else: f{n} = format_{n}(v)")
     lines.append("        add(f'" + ",".join(f"{{f{n}}}" for n in range(len(columns))) + "')")
     lines.append("    return out")
     scope: dict[str, Any] = {f"format_{n}": _FORMAT[kind] for n, (_, _, kind) in enumerate(columns)}
-    scope["_join"] = _join
     exec("\n".join(lines), scope)  # noqa: S102 - the source is built above from the column table only
     return scope["format_rows"]
 
