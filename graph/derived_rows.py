@@ -14,6 +14,7 @@ import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, Iterable, Mapping
 
 from graph.episodes import patient_episodes
@@ -62,19 +63,28 @@ def _onset(events: list[Event]) -> dict[str, Any]:
     """Onset properties of one place from the events that start there: any ``new`` event, stated or
     derived; ``onset_prior_state`` is the derived rule's prior state (absent / uncertain / not_mentioned)."""
     news = [e for e in events if e.change == NEW]
+    if not news:
+        return dict(_NO_ONSET)
     derived = [e.prior_state for e in news if e.basis == DERIVED]
-    return {"onset": bool(news),
+    return {"onset": True,
             "onset_bases": sorted({e.basis for e in news}) or None,
             "onset_sources": sorted({e.source for e in news}) or None,
             "onset_prior_state": derived[0] if derived else None}
 
 
+_NO_ONSET = {"onset": False, "onset_bases": None, "onset_sources": None, "onset_prior_state": None}
+
+
 def _edge(e: Event, current: str, prior: str) -> dict[str, Any]:
-    props = {"progression_id": e.event_id, "change": e.change, "basis": e.basis, "source": e.source,
-             "rule": e.rule, "prior_state": e.prior_state, "current_state": e.current_state,
-             "evidence": list(e.evidence) or None, "files": list(e.files) or None,
-             "change_labels": list(e.change_labels) or None, "implied": list(e.implied) or None}
-    return {"current": current, "prior": prior, "props": {k: v for k, v in props.items() if v is not None}}
+    props: dict[str, Any] = {"progression_id": e.event_id, "change": e.change, "basis": e.basis, "source": e.source}
+    if e.rule is not None:
+        props["rule"] = e.rule
+    props["prior_state"], props["current_state"] = e.prior_state, e.current_state
+    for key, values in (("evidence", e.evidence), ("files", e.files), ("change_labels", e.change_labels),
+                        ("implied", e.implied)):
+        if values:
+            props[key] = list(values)
+    return {"current": current, "prior": prior, "props": props}
 
 
 def mention_fact(m: MentionRecord) -> MentionFact:
@@ -88,7 +98,13 @@ def observation_summary(mentions: Iterable[MentionFact]) -> dict[str, Any]:
     """What an observation's mentions say besides its state: the highest stated severity (ties: the
     alphabetically first word), the sources, the stated changes and up to five evidence phrases, each list
     distinct and sorted; an empty list is None (not stored)."""
-    ms = list(mentions)
+    ms = mentions if isinstance(mentions, list) else list(mentions)
+    if len(ms) == 1:  # the common case, without sets and sorts
+        m = ms[0]
+        return {"severity": m.severity if m.severity_score is not None else None,
+                "severity_score": m.severity_score, "sources": [m.source],
+                "stated_changes": [m.change] if m.change is not None else None,
+                "evidence": [m.evidence] if m.evidence else None}
     scored = [m for m in ms if m.severity_score is not None]
     top = min(scored, key=lambda m: (-(m.severity_score or 0), m.severity or "")) if scored else None
     return {"severity": top.severity if top else None, "severity_score": top.severity_score if top else None,
@@ -119,12 +135,13 @@ def derived_rows(derivations: Mapping[str, PatientDerivation],
         for m in ms:
             by_place[(m.study_id, m.anatomy, m.finding)].append(m)
             owner[(m.study_id, m.anatomy, m.finding)] = patient_id
-    places = {_place(r) for r in rows.observations}
-    rows.observations += [_observation_row(owner[place], place, PatientDerivation(), [], {})
-                          for place in by_place if place not in places]
-    for r in rows.observations:
-        stated = by_place.get(_place(r))
-        r["props"].update(observation_summary(stated) if stated else dict.fromkeys(_SUMMARY_KEYS))
+    places = [_place(r) for r in rows.observations]
+    known = set(places)
+    missing = [place for place in by_place if place not in known]
+    rows.observations += [_observation_row(owner[place], place, PatientDerivation(), [], {}) for place in missing]
+    for r, place in zip(rows.observations, places + missing, strict=True):
+        stated = by_place.get(place)
+        r["props"].update(observation_summary(stated) if stated else _NO_SUMMARY)
     check_keys("Observation", (r["props"] for r in rows.observations))
     check_keys("StudyFinding", rows.study_findings, also=_STUDY_FINDING_FLAGS)
     check_keys("PROGRESSION", (e["props"] for e in [*rows.anatomy_events, *rows.study_events]))
@@ -157,10 +174,13 @@ def check_keys(name: str, rows: Iterable[Mapping[str, Any]], also: frozenset[str
 
 
 _SUMMARY_KEYS = ("severity", "severity_score", "sources", "stated_changes", "evidence")
+_NO_SUMMARY = dict.fromkeys(_SUMMARY_KEYS)
 
 
 def _conflict_kinds(place: tuple[str, str, str], d: PatientDerivation,
                     change_conflicts: Mapping[tuple[str, str, str], list[str]]) -> list[str]:
+    if not change_conflicts and not d.polarity_conflicts:
+        return []
     return [kind for kind, places in (("change", change_conflicts), ("polarity", d.polarity_conflicts))
             if place in places]
 
@@ -207,13 +227,14 @@ def _add_patient(rows: DerivedRows, patient_id: str, d: PatientDerivation) -> No
     study_places = set(d.study_states)
     for e in d.events:
         if e.anatomy is None:
-            study_places |= {(e.study_id, e.finding), (e.prior_study_id, e.finding)}
-            rows.study_events.append(_edge(e, study_finding_id(e.study_id, e.finding),
-                                           study_finding_id(e.prior_study_id, e.finding)))
+            study_places.add((e.study_id, e.finding))
+            study_places.add((e.prior_study_id, e.finding))
+            rows.study_events.append(_edge(e, f"{e.study_id}|{e.finding}", f"{e.prior_study_id}|{e.finding}"))
         else:
-            anatomy_places |= {(e.study_id, e.anatomy, e.finding), (e.prior_study_id, e.anatomy, e.finding)}
-            rows.anatomy_events.append(_edge(e, observation_id(e.study_id, e.anatomy, e.finding),
-                                             observation_id(e.prior_study_id, e.anatomy, e.finding)))
+            anatomy_places.add((e.study_id, e.anatomy, e.finding))
+            anatomy_places.add((e.prior_study_id, e.anatomy, e.finding))
+            rows.anatomy_events.append(_edge(e, f"{e.study_id}|{e.anatomy}|{e.finding}",
+                                             f"{e.prior_study_id}|{e.anatomy}|{e.finding}"))
     for place in sorted(anatomy_places):
         rows.observations.append(_observation_row(patient_id, place, d, starting.get(place, []), change_conflicts))
     for study, finding in sorted(study_places):
@@ -264,16 +285,19 @@ def mention_props(m: MentionRecord) -> dict[str, Any]:
     """A Mention's stored properties; absent values and empty cue lists are left out (Neo4j stores no
     nulls, and each property sent costs the server time). The study is the observation's, so it is not
     repeated. Cues are lists of the labels as written (``["temporal|yes|acute"]``)."""
-    props = {
-        "mention_id": m.mention_id, "polarity": m.polarity, "severity": m.severity,
-        "severity_score": m.severity_score, "change": m.change, "change_label": m.change_label,
-        "prior_image_id": m.prior_image_id, "evidence": m.evidence, "source": m.source,
-        "file": m.file, "file_key": file_key(m.file), "record": m.record, "section": m.section,
-        "sentence_id": m.sentence_id, "temporal_cues": list(m.temporal_cues) or None,
-        "texture_cues": list(m.texture_cues) or None, "comparison_cues": list(m.comparison_cues) or None,
-        "side": m.side, "term": m.term, "entity_group": m.entity_group, "temporal_group": m.temporal_group,
-    }
-    return {k: v for k, v in props.items() if v is not None}
+    props = {k: v for k, v in zip(_MENTION_FIELDS, _read_mention(m), strict=True) if v is not None}
+    props["file_key"] = file_key(m.file)
+    for key in ("temporal_cues", "texture_cues", "comparison_cues"):
+        if cues := getattr(m, key):
+            props[key] = list(cues)
+    return props
+
+
+# the MentionRecord fields a Mention stores as they are (besides file_key and the cue lists)
+_MENTION_FIELDS = ("mention_id", "polarity", "severity", "severity_score", "change", "change_label",
+                   "prior_image_id", "evidence", "source", "file", "record", "section", "sentence_id", "side",
+                   "term", "entity_group", "temporal_group")
+_read_mention = attrgetter(*_MENTION_FIELDS)
 
 
 def batch_rows(files: list[ParsedFile], box_records: bool = False) -> tuple[
@@ -304,8 +328,10 @@ def batch_rows(files: list[ParsedFile], box_records: bool = False) -> tuple[
                      "unmapped_terms": list(r.unmapped_terms) or None, "file": pf.path} for r in pf.reports]
         for m in pf.mentions:
             oid = observation_id(m.study_id, m.anatomy, m.finding)
-            observations.setdefault(oid, {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
-                                          "finding": m.finding, "mentions": []})["mentions"].append(mention_props(m))
+            if (o := observations.get(oid)) is None:
+                o = observations[oid] = {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
+                                         "finding": m.finding, "mentions": []}
+            o["mentions"].append(mention_props(m))
     _check_batch_rows(studies, images, boxes, reports, observations)
     return studies, images, boxes, reports, observations
 

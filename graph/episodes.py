@@ -157,8 +157,9 @@ def patient_episodes(patient_id: str, d: PatientDerivation, mentions: Iterable[M
         by_place[(None, finding)][study] = state
     support = _support(d, mentions, parents)
     out = []
+    dated = [(s, d.dates.get(s)) for s in d.order]
     for (anatomy, finding), states in by_place.items():
-        course = [(s, d.dates.get(s), states.get(s, "not_mentioned")) for s in d.order]
+        course = [(s, when, states.get(s, "not_mentioned")) for s, when in dated]
         for number, (studies, end, ended_by) in enumerate(runs(course, max_silence_days), start=1):
             out.append(_episode(patient_id, d, anatomy, finding, number, studies, end, ended_by, support))
     out += stated_episodes(patient_id, d, mentions)
@@ -206,9 +207,12 @@ def _support(d: PatientDerivation, mentions: Iterable[MentionFact], parents: Map
     items = [((m.study_id, m.anatomy, m.finding), (m.source, m.severity_score, m.severity))
              for m in mentions if m.polarity == PRESENT]
     items += [(place, (by.split(":", 1)[0], None, None)) for place, bys in d.implied.items() for by in bys]
+    lineage: dict[str, set[str]] = {}  # finding -> itself and its ancestors
     for (study, anatomy, finding), value in items:
         out[(study, anatomy, finding)].append(value)
-        for f in {finding} | ancestors(finding, parents):
+        if (line := lineage.get(finding)) is None:
+            line = lineage[finding] = {finding} | ancestors(finding, parents)
+        for f in line:
             out[(study, None, f)].append(value)
     return out
 

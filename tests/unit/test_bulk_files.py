@@ -189,3 +189,59 @@ def test_parts_absorbed_out_of_the_order_a_worker_wrote_them_keep_its_files_whol
     rows = {f.path: f.rows for f in sink.listing()}
     assert rows == {f.path: f.rows for f in parts[-1].files} and sum(rows.values()) > 100
     assert all(rows[p] == len(p.read_text().splitlines()) - 1 for p in rows)
+
+
+def test_a_batch_of_rows_is_written_as_row_by_row_and_a_bad_row_stops_it_where_it_is(tmp_path):
+    from graph.records import BoundingBoxRecord
+
+    one, many = ImportFiles(tmp_path / "one"), ImportFiles(tmp_path / "many")
+    rows = [{"report_id": f"r{n}", "study_id": "s1", "text": f'line {n} "quoted"', "source": "mimic",
+             "unmapped_terms": ["a", 'b"c'] if n % 2 else None, "file": "x.json"} for n in range(4)]
+    rows[2]["text"] = "two\nlines"
+    boxes = [BoundingBoxRecord(f"i1|{n}", "i1", "left lung", n, 2, 30, 40) for n in range(3)]
+    pairs = [("s1", "r0"), ('s"2', "r1")]
+    for row in rows:
+        one.node_file("Report").write(row)
+    for box in boxes:
+        one.node_file("BoundingBox").write_record(box)
+    for start, end in pairs:
+        one.relationship_file("HAS_REPORT", "Study", "Report").write_pair(start, end)
+    many.node_rows("Report", rows)
+    many.node_records("BoundingBox", boxes)
+    many.relationship_pairs("HAS_REPORT", "Study", "Report", pairs)
+    many.node_rows("Image", [])  # nothing to write: no file
+    for files in (one, many):
+        files.close()
+    assert [(f.group, f.path.name, f.rows, f.multiline) for f in one.listing()] == \
+        [(f.group, f.path.name, f.rows, f.multiline) for f in many.listing()]
+    assert [f.multiline for f in many.listing()] == [True, False, False]
+    for f in one.listing():
+        assert (tmp_path / "many" / f.path.name).read_bytes() == f.path.read_bytes()
+    assert not (tmp_path / "many" / "nodes_Image.csv").exists()
+
+    bad = ImportFiles(tmp_path / "bad")
+    with pytest.raises(ImportFileError, match=r"row \{'report_id': 'r9'.*expected a non-empty list of texts"):
+        bad.node_rows("Report", [rows[0], {**rows[1], "report_id": "r9", "unmapped_terms": [1]}, rows[3]])
+    with pytest.raises(ImportFileError, match=r"no column for \['colour'\]"):
+        bad.node_rows("Report", [rows[0], {**rows[1], "colour": "red"}])
+    with pytest.raises(ImportFileError, match="expected an integer"):
+        bad.node_records("BoundingBox", [boxes[0], BoundingBoxRecord("i1|9", "i1", "left lung", 1, 2, 30, "40")])
+    bad.close()
+    # the rows before the bad one are written, as they were one by one
+    assert [r[0] for r in _rows(bad.node_file("Report").path)[1:]] == ["r0", "r0"]
+    assert [r[0] for r in _rows(bad.node_file("BoundingBox").path)[1:]] == ["i1|0"]
+
+
+def test_the_collector_is_paused_while_a_batch_is_written_and_resumed_after():
+    import gc
+
+    from graph.ingest.bulk import collector_paused
+
+    seen = collector_paused(gc.isenabled)
+    assert gc.isenabled()
+    assert seen() is False and gc.isenabled()
+    gc.disable()
+    try:
+        assert seen() is False and not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
