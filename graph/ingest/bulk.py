@@ -16,8 +16,6 @@ and the load's sink merges what it hands back (:meth:`BulkSink.absorb`), in batc
 
 from __future__ import annotations
 
-import functools
-import gc
 import os
 import pickle
 import threading
@@ -26,7 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, ParamSpec, TypeVar
+from typing import Any, BinaryIO, Iterable
 
 from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, mention_fact
 from graph.events import MentionFact, StudyFact, derive_patient
@@ -34,33 +32,11 @@ from graph.ingest.import_files import ImportFiles, Listing
 from graph.ingest.load import BatchResult, store_files
 from graph.ingest.parse import parse_files
 from graph.ingest.plan import InputFile, with_fingerprint
-from graph.records import BoundingBoxRecord, ParsedFile
+from graph.records import BoundingBoxRecord, ParsedFile, cyclic_gc_paused
 from graph.store import Batch, WriteCounts
 from graph.vocabulary import Vocabulary, vocabulary
 
 BUCKETS = 64  # parked patients are derived one bucket at a time at the end
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def collector_paused(work: Callable[_P, _R]) -> Callable[_P, _R]:
-    """``work`` with Python's cyclic garbage collector paused while it runs (and resumed after, if it ran
-    before). A batch's rows and derivation allocate millions of short-lived objects and make no reference
-    cycles to speak of, yet each 700 allocations started a collection that scanned the young objects and
-    every tenth an older generation: a quarter of the rows' and derivation's CPU on the 1,000-patient
-    synthetic cohort (issue 36). Reference counting still frees everything at once; what cycles there
-    are go at the next collection after the batch."""
-    @functools.wraps(work)
-    def paused(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return work(*args, **kwargs)
-        finally:
-            if enabled:
-                gc.enable()
-    return paused
 
 
 class BulkInputError(ValueError):
@@ -140,7 +116,7 @@ class BulkSink:
         """Nothing: comparisons are checked within each batch only (``cxrkg stats`` checks the whole graph)."""
         return {}
 
-    @collector_paused
+    @cyclic_gc_paused()  # millions of short-lived objects, no cycles: a quarter of the CPU went to collections
     def write_batch(self, batch: Batch) -> tuple[WriteCounts, set[str], set[str]]:
         """Write one batch's rows; hold the facts of the patients of ``batch.link`` (all of whose files are
         in the batch, which store_files may write in several parts) for :meth:`end_batch` and park the
@@ -355,7 +331,7 @@ class BulkSink:
             path.unlink()
         self._derive_patients(study_images, mentions)
 
-    @collector_paused
+    @cyclic_gc_paused()  # millions of short-lived objects, no cycles: a quarter of the CPU went to collections
     def _derive_patients(self, study_images: dict[str, dict[str, list[str]]],
                          mentions: dict[str, list[MentionFact]]) -> None:
         """Derive and write patients from their studies' image ids (dates from the merged study rows)."""

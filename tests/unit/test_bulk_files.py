@@ -235,9 +235,9 @@ def test_a_batch_of_rows_is_written_as_row_by_row_and_a_bad_row_stops_it_where_i
 def test_the_collector_is_paused_while_a_batch_is_written_and_resumed_after():
     import gc
 
-    from graph.ingest.bulk import collector_paused
+    from graph.records import cyclic_gc_paused
 
-    seen = collector_paused(gc.isenabled)
+    seen = cyclic_gc_paused()(gc.isenabled)  # as bulk.py decorates its batch writer and derivation
     assert gc.isenabled()
     assert seen() is False and gc.isenabled()
     gc.disable()
