@@ -16,8 +16,8 @@ Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/bench-nih, Bolt port 769
    time per run (it does not grow with the load of a shared machine as wall time does).
 
 Usage: python benchmarks/nih_benchmark.py [--patients N] [--skip-transactional]   (default: all patients)
-       python benchmarks/nih_benchmark.py --queries-only   (step 5 again, on the graph an earlier run left,
-                                                            after creating the current schema's indexes)
+       python benchmarks/nih_benchmark.py --queries-only [--repeat N]   (step 5 again, N times, on the graph an
+                                     earlier run left, after creating the current schema's indexes)
 """
 
 from __future__ import annotations
@@ -158,8 +158,9 @@ def _check_and_query(server, patients: int | None) -> None:
     _print_latencies(store, server)
 
 
-def _queries_only(server) -> None:
-    """Step 5 alone, on the graph an earlier run of this script left in its home (then stops the server)."""
+def _queries_only(server, repeat: int) -> None:
+    """Step 5 alone, ``repeat`` times on the same warm server, on the graph an earlier run of this script left
+    in its home (then stops the server)."""
     from graph.store import shared_store
     from graph.vocabulary import vocabulary
 
@@ -167,7 +168,8 @@ def _queries_only(server) -> None:
     try:
         store = shared_store()
         store.ensure_schema(vocabulary())  # the indexes of the current schema, on a graph an older cxrkg loaded
-        _print_latencies(store, server)
+        for _ in range(repeat):
+            _print_latencies(store, server)
     finally:
         server.stop()
 
@@ -178,6 +180,8 @@ def main() -> None:
     parser.add_argument("--skip-transactional", action="store_true", help="time the bulk load only")
     parser.add_argument("--queries-only", action="store_true", help="time the named queries on the graph an "
                                                                      "earlier run left (no conversion, no load)")
+    parser.add_argument("--repeat", type=int, default=1, help="with --queries-only: time the queries this many "
+                                                                 "times on the same warm server")
     parser.add_argument("--bulk-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bulk_child:
@@ -190,7 +194,7 @@ def main() -> None:
     settings = local_server_settings()
     server = LocalNeo4jServer(settings)
     if args.queries_only:
-        _queries_only(server)
+        _queries_only(server, args.repeat)
         return
     # The home is the benchmark's own: start from an empty store rather than deleting millions of
     # relationships left by an earlier run through Cypher (minutes).
