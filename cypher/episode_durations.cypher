@@ -13,9 +13,11 @@ MATCH (q:Finding) WHERE q.name = toLower($finding) OR toLower($finding) IN q.syn
 MATCH (f:Finding)-[:IS_A*0..]->(q)
 WITH q, CASE $level WHEN 'study' THEN [q.name] ELSE collect(DISTINCT f.name) END AS names
 UNWIND names AS name
-MATCH (e:Episode {finding: name, level: $level})
-WHERE e.basis = $basis AND e.first_datetime IS NOT NULL  // every stored episode has one: lets the index answer
-WITH q.name AS finding, e.anatomy AS anatomy, e.closed AS closed, e.duration_days AS days, e.n_studies AS n
+MATCH (e:Episode {finding: name, level: $level, basis: $basis})
+WHERE e.closed IS NOT NULL AND e.duration_days IS NOT NULL AND e.n_studies IS NOT NULL  // every stored episode
+// has them (every study has a date): the episode_duration index then gives all three values
+WITH q.name AS finding, CASE $level WHEN 'study' THEN null ELSE e.anatomy END AS anatomy, e.closed AS closed,
+     e.duration_days AS days, e.n_studies AS n
 RETURN finding, anatomy, closed, count(*) AS episodes, sum(CASE WHEN n = 1 THEN 1 ELSE 0 END) AS single_study,
        min(days) AS min_days, percentileDisc(days, 0.25) AS p25_days, percentileDisc(days, 0.5) AS median_days,
        percentileDisc(days, 0.75) AS p75_days, percentileDisc(days, 0.9) AS p90_days, max(days) AS max_days,

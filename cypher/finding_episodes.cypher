@@ -16,9 +16,9 @@
 // columns: episode_id, number, anatomy, finding, first_study_id, last_study_id, first_datetime, last_datetime, duration_days, n_studies, closed, end_study_id, max_severity, sources, implied_study_ids, basis, entity_group, temporal_group
 MATCH (q:Finding) WHERE q.name = toLower($finding) OR toLower($finding) IN q.synonyms
 MATCH (f:Finding)-[:IS_A*0..]->(q)
-WITH q, collect(DISTINCT f.name) AS names
-MATCH (:Patient {patient_id: $patient_id})-[:HAS_EPISODE]->(e:Episode)
-WHERE e.level = $level AND CASE $level WHEN 'study' THEN e.finding = q.name ELSE e.finding IN names END
+WITH q, CASE $level WHEN 'study' THEN [q.name] ELSE collect(DISTINCT f.name) END AS names
+MATCH (e:Episode)
+WHERE e.patient_id = $patient_id AND e.finding IN names AND e.level = $level  // the episode_patient index
 RETURN e.episode_id AS episode_id, e.number AS number, e.anatomy AS anatomy, e.finding AS finding,
        e.first_study_id AS first_study_id, e.last_study_id AS last_study_id,
        toString(e.first_datetime) AS first_datetime, toString(e.last_datetime) AS last_datetime,

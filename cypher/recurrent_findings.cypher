@@ -3,9 +3,11 @@
 //          date range: with the default 2, those in whom the finding resolved (a stated absence) and came
 //          back. level study (default): the finding or a more specific one anywhere in the study, one row
 //          per patient; level anatomy: one row per patient and region. first_study_ids lists each
-//          episode's first study, closed how many of them a stated absence ended. Uses the (finding,
-//          level, first_datetime) index on Episode. basis derived (default): the episodes the rules
-//          derive; stated: those a source states (Lunguage's temporal groups, at study level).
+//          episode's first study, closed how many of them a stated absence ended. Answers from the
+//          episode_start index (finding, level, basis, first_datetime, patient_id, closed, first_study_id,
+//          last_datetime) alone at study level; at level anatomy it also reads each episode's region.
+//          basis derived (default): the episodes the rules derive; stated: those a source states
+//          (Lunguage's temporal groups, at study level).
 // param: finding string                 finding name or synonym
 // param: start_date date=1900-01-01     first day an episode may begin, ISO
 // param: end_date date=2299-12-31       last day, ISO, inclusive
@@ -19,13 +21,16 @@ WITH q, CASE $level WHEN 'study' THEN [q.name] ELSE collect(DISTINCT f.name) END
      localdatetime({date: date($start_date)}) AS start,
      localdatetime({date: date($end_date) + duration({days: 1})}) AS stop
 UNWIND names AS name
-MATCH (e:Episode {finding: name, level: $level})
-WHERE start <= e.first_datetime < stop AND e.basis = $basis
-WITH e.patient_id AS patient_id, e.anatomy AS anatomy, q.name AS finding, e
-ORDER BY e.first_datetime
-WITH patient_id, anatomy, finding, collect(e) AS eps
+MATCH (e:Episode {finding: name, level: $level, basis: $basis})
+WHERE start <= e.first_datetime < stop AND e.patient_id IS NOT NULL AND e.closed IS NOT NULL
+      AND e.first_study_id IS NOT NULL AND e.last_datetime IS NOT NULL  // every episode has them: the
+// episode_start index holds all five values (in first_datetime order), so no episode is read at study level
+WITH q.name AS finding, e
+ORDER BY e.first_datetime, e.first_study_id
+WITH e.patient_id AS patient_id, CASE $level WHEN 'study' THEN null ELSE e.anatomy END AS anatomy, finding,
+     collect([e.first_datetime, e.first_study_id, e.closed, e.last_datetime]) AS eps
 WHERE size(eps) >= $min_episodes
-RETURN patient_id, anatomy, finding, size(eps) AS episodes, size([x IN eps WHERE x.closed]) AS closed,
-       [x IN eps | x.first_study_id] AS first_study_ids, toString(eps[0].first_datetime) AS first_datetime,
-       toString(eps[-1].last_datetime) AS last_datetime
+RETURN patient_id, anatomy, finding, size(eps) AS episodes, size([x IN eps WHERE x[2]]) AS closed,
+       [x IN eps | x[1]] AS first_study_ids, toString(eps[0][0]) AS first_datetime,
+       toString(eps[-1][3]) AS last_datetime
 ORDER BY patient_id, anatomy

@@ -190,7 +190,8 @@ def _observation_row(patient_id: str, place: tuple[str, str, str], d: PatientDer
     """{onset, props}: ``props`` are every property the node gets, its keys included (None: not stored);
     ``onset`` whether its ``onset_datetime`` is the study's date. ``state_basis`` is ``implied`` where the
     state is present by implication only (``implied_by``: the ``source:mention_id`` that imply it; the
-    stated reading there is not_mentioned); ``conflict_priors`` the prior studies of disagreeing pairs."""
+    stated reading there is ``polarity``: uncertain, or not_mentioned when unset); ``conflict_priors`` the
+    prior studies of disagreeing pairs."""
     study, anatomy, finding = place
     state = d.anatomy_state(study, anatomy, finding)
     kinds = _conflict_kinds(place, d, change_conflicts)
@@ -198,7 +199,7 @@ def _observation_row(patient_id: str, place: tuple[str, str, str], d: PatientDer
     onset = _onset(events)
     props = {"observation_id": observation_id(study, anatomy, finding), "patient_id": patient_id, "study_id": study,
              "anatomy": anatomy, "finding": finding, "state": state,
-             "polarity": None if state == NOT_MENTIONED or implied else state,
+             "polarity": None if state == NOT_MENTIONED else d.implied_over.get(place) if implied else state,
              "state_basis": None if state == NOT_MENTIONED else IMPLIED if implied else STATED,
              "implied_by": list(implied) if implied else None,
              "source_conflict": True if kinds else None, "conflict_kinds": kinds or None,

@@ -12,11 +12,12 @@ Presence implied by a stated comparison: a stated "no change", "improved" or "re
 "repositioned", which only devices take: RadGraph2's CHAN-DEV-PLACE) against a prior study says the
 finding was there in that prior study, even where its report said nothing. Such a place is ``present``
 with basis ``implied`` (:attr:`PatientDerivation.implied` names the source and mention that imply it), so
-the current study derives ``persistent`` rather than ``new`` and an episode goes on. A stated state always
-wins over an implied one (a prior stated absent or uncertain stays so: that is a disagreement, not an
-implication). The strict reading (stated states only) is ``derive_patient(..., implied_presence=False)``,
-and in the graph one filter away: nodes carry ``state_basis`` and the derived edges that rest on an implied
-state carry ``implied`` (which of their two sides is implied).
+the current study derives ``persistent`` rather than ``new`` and an episode goes on. A stated absence
+wins over an implied presence (that is a disagreement, not an implication); a stated uncertain state
+yields to it, since uncertain is not absent and the later comparison settles the doubt. The strict
+reading (stated states only) is ``derive_patient(..., implied_presence=False)``, and in the graph one
+filter away: nodes carry ``state_basis`` and the derived edges that rest on an implied state carry
+``implied`` (which of their two sides is implied).
 
 Events compare a study with the patient's immediately prior study (by datetime, then study id), at both
 levels, each with its basis:
@@ -177,6 +178,7 @@ class PatientDerivation:
             present by implication (see the module docstring); those places are ``present`` in
             ``anatomy_states``.
         study_implied: (study, finding) whose study-level presence rests on implied places only.
+        implied_over: implied places whose stated state was uncertain -> that stated state.
         events: anatomy- and study-level events, in a deterministic order.
     """
 
@@ -188,6 +190,7 @@ class PatientDerivation:
     polarity_conflicts: set[tuple[str, str, str]] = field(default_factory=set)
     implied: dict[tuple[str, str, str], tuple[str, ...]] = field(default_factory=dict)
     study_implied: set[tuple[str, str]] = field(default_factory=set)
+    implied_over: dict[tuple[str, str, str], str] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
 
     def anatomy_state(self, study_id: str, anatomy: str, finding: str) -> str:
@@ -271,6 +274,7 @@ def derive_patient(studies: Iterable[StudyFact], mentions: Iterable[MentionFact]
             out.polarity_conflicts.add(key)
     if implied_presence:
         out.implied = _implied_places(mentions, ordered, out)
+        out.implied_over = {p: out.anatomy_states[p] for p in out.implied if p in out.anatomy_states}
         out.anatomy_states.update(dict.fromkeys(out.implied, PRESENT))
     out.study_states, out.study_implied = _study_states(out.anatomy_states, finding_parents, set(out.implied))
 
@@ -294,13 +298,14 @@ def _prior_of(m: MentionFact, image_study: Mapping[str, str], d: PatientDerivati
 
 def _implied_places(mentions: list[MentionFact], ordered: list[StudyFact],
                     d: PatientDerivation) -> dict[tuple[str, str, str], tuple[str, ...]]:
-    """Prior places that nothing was stated about but that a stated :data:`IMPLYING_CHANGES` change
-    compares with -> the ``source:mention_id`` of those statements (sorted)."""
+    """Prior places that nothing or only an uncertain state was stated about but that a stated
+    :data:`IMPLYING_CHANGES` change compares with -> the ``source:mention_id`` of those statements (sorted).
+    Uncertain is not absent: the later comparison settles the doubt (docs/episodes.md)."""
     image_study = {i: s.study_id for s in ordered for i in s.image_ids}
     out: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for m in mentions:
         if m.change in IMPLYING_CHANGES and (prior := _prior_of(m, image_study, d)) is not None:
-            if (prior, m.anatomy, m.finding) not in d.anatomy_states:
+            if d.anatomy_states.get((prior, m.anatomy, m.finding), UNCERTAIN) == UNCERTAIN:
                 out[(prior, m.anatomy, m.finding)].add(f"{m.source}:{m.mention_id}")
     return {k: tuple(sorted(v)) for k, v in out.items()}
 

@@ -155,8 +155,11 @@ def _migrate_schema(session: neo4j.Session) -> None:
 
     Earlier graphs indexed Mentions on their ``file`` path and had a uniqueness constraint
     on PROGRESSION ``progression_id`` (which the link step guarantees by construction). The old index
-    is what finds the mentions to give a ``file_key``; it is dropped afterwards.
+    is what finds the mentions to give a ``file_key``; it is dropped afterwards. Indexes a later schema
+    replaced (:data:`graph.store.statements.SUPERSEDED_INDEX_DROPS`) are dropped.
     """
+    for statement in st.SUPERSEDED_INDEX_DROPS:
+        session.run(statement).consume()
     if session.run(st.LEGACY_MENTION_FILE_INDEX).single() is None:
         return
     files = [r["file"] for r in session.run(st.MENTION_FILES_WITHOUT_KEY)]

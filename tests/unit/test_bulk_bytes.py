@@ -22,15 +22,17 @@ SAMPLE = Path(__file__).resolve().parents[2] / "graph" / "samples" / "radgraph_x
 
 # file name -> SHA-256 of its bytes (header and rows, the input folders as "<cohort>" and "<sample>"), written
 # by the files stage before it was made faster (issue 36; recorded again from that writer once the graph
-# model gained episodes and RadGraph-schema sides), in turn and by worker parts alike (a part's rows come in
-# the same order here: one worker); "rejections": SHA-256 of the rejections, one per line
+# model gained episodes and RadGraph-schema sides, and again when a stated uncertain state began to yield to
+# a presence a later comparison implies: Episode, Observation and anatomy-level PROGRESSION rows), in turn
+# and by worker parts alike (a part's rows come in the same order here: one worker); "rejections": SHA-256 of
+# the rejections, one per line
 EXPECTED = {
     "nodes_Anatomy.csv":
         "05ed61e27095d9f75c6767de71501786a5ed0ce56eb05e65cffcccf4f0557c7c",
     "nodes_BoundingBox.csv":
         "d27775032e657847b25ac5d5360e2ff7ccff94ad640efc83c250859399be7b9c",
     "nodes_Episode.csv":
-        "a698b100bb0d436c1fc0a637aaf98e52737ee85004ab1e9582ed0fe85b97fa1d",
+        "e91625d9bc5603e1ea30ee81d8c9b04568283a5a0549a816866f208f5b1089a6",
     "nodes_Finding.csv":
         "790b2ee76f2f39260e1886285ad6001289ee44bf76591f2d6a3470e184d13d2f",
     "nodes_Image.csv":
@@ -38,7 +40,7 @@ EXPECTED = {
     "nodes_Mention.csv":
         "00a3959473bc8195e50368d3505260d9baa0a43e1dccec22bb6c81b0aa65dfc6",
     "nodes_Observation.csv":
-        "4b8ba898553e2bbfe320867c396371f432c631f30eac5fb51af39e855ee7399f",
+        "169cc967c8a65c7be0498859e77cd863ec6e511f270e2bc9d5329acfe9cbeb6c",
     "nodes_Patient.csv":
         "0da9dd382d97c5f230920fcb7ed939e087fda27a4ed8023eec71c0121fa168df",
     "nodes_Report.csv":
@@ -78,7 +80,7 @@ EXPECTED = {
     "rels_PRIOR_Study_Study.csv":
         "7ea19e499dfed9a30d2cea0bf14947cc13090d9d7c6f7beef569f75f69b5a053",
     "rels_PROGRESSION_Observation_Observation.csv":
-        "8e3149bc8220f108ed8af3d225a5edadb2148387db53e6515dbb7cec14114778",
+        "ae37d6984eb8c6a8d1a8cadfccd74823fbbf53faf7e04c85e2e8a914f490b16a",
     "rels_PROGRESSION_StudyFinding_StudyFinding.csv":
         "2338c1952873b905435ca7b5671f8c31043cf35c405866aa4ccc9329a6d498ce",
     "rejections":

@@ -111,3 +111,26 @@ def test_a_stated_comparison_implies_presence_in_the_prior_study():
     assert d.implied == {} and d.anatomy_state("s1", "lungs", "pleural effusion") == ABSENT
     worsened = [_m("s2", "pleural effusion", "present"), _m("s2", "pleural effusion", change="worsened")]
     assert derive_patient(_studies(2), worsened, PARENTS).implied == {}  # "worsened" may be an appearing finding
+
+
+def test_an_uncertain_prior_yields_to_a_later_comparison_and_an_absent_one_does_not():
+    """Uncertain is not absent: "no change" against a study that stated the finding uncertain makes it
+    present there by implication (the stated uncertainty kept in implied_over), so no onset now; the
+    strict reading keeps the uncertain state and its onset. A stated absence stays, and the onset with it,
+    listed as a disagreement."""
+    mentions = [_m("s1", "atelectasis", "uncertain", source="rg"), _m("s2", "atelectasis", "present"),
+                _m("s2", "atelectasis", change="no change", source="rg", mention_id="m3")]
+    d = derive_patient(_studies(2), mentions, PARENTS)
+    assert d.anatomy_state("s1", "lungs", "atelectasis") == PRESENT
+    assert d.implied == {("s1", "lungs", "atelectasis"): ("rg:m3",)}
+    assert d.implied_over == {("s1", "lungs", "atelectasis"): "uncertain"}
+    assert {(e.anatomy, e.change) for e in d.events if e.basis == "derived"} == {
+        ("lungs", "persistent"), (None, "persistent")}
+    strict = derive_patient(_studies(2), mentions, PARENTS, implied_presence=False)
+    assert strict.anatomy_state("s1", "lungs", "atelectasis") == "uncertain" and strict.implied_over == {}
+    assert {e.change for e in strict.events if e.basis == "derived"} == {"new"}
+    absent = [_m("s1", "atelectasis", "absent", source="rg"), *mentions[1:]]
+    d = derive_patient(_studies(2), absent, PARENTS)
+    assert d.anatomy_state("s1", "lungs", "atelectasis") == ABSENT and d.implied == {}
+    assert {e.change for e in d.events if e.basis == "derived"} == {"new"}
+    assert d.change_conflicts() == {("s2", "lungs", "atelectasis"): ["s1"]}
