@@ -16,6 +16,7 @@ and the load's sink merges what it hands back (:meth:`BulkSink.absorb`), in batc
 
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
 import threading
@@ -419,6 +420,14 @@ def _facts(patients: set[str], studies: dict[str, dict], images: list[dict],
 # a worker's import files, kept open over its batches: one set per thread (a Dask worker may run several
 # tasks at once in threads), replaced when a new load writes elsewhere
 _worker_files: dict[int, ImportFiles] = {}
+
+
+@atexit.register
+def _close_worker_files() -> None:
+    # a worker's files are flushed after each batch; closing them at exit only spares the interpreter's warning
+    for files in _worker_files.values():
+        files.close()
+    _worker_files.clear()
 
 
 def write_part(files: list[InputFile], doc_mapping: str | None, metadata: list[str], link: set[str],
