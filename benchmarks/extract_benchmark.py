@@ -24,6 +24,16 @@ worker, which imported the current code either way: a spawned worker re-runs thi
 checkout first on ``sys.path``.) Targets (issue 17): 227,000 reports under 4 minutes with 2 workers, under 1 GB per worker, 2-worker
 rate >= 1.7x the 1-worker rate.
 
+``--cli`` (with ``--scale``): also the user's own command on the same CSV, ``cxrkg extract CSV --out DIR`` with no
+flag (the console script of this checkout's environment, in a child process, its Prefect API server its own:
+no test harness), timed from its start to its exit. Prints the wall seconds, reports per second, the workers
+its summary line reports, the extraction seconds it reports (the rest is the command's start and end: imports,
+Prefect's API server, the cluster's start and stop), the CPU milliseconds per report of the whole process tree
+(``RUSAGE_CHILDREN``: every descendant, each counted when its parent reaped it) and of its Dask worker
+processes (sampled), and the load average before and after (the wall time depends on the other processes of
+the machine; CPU per report much less). Target (issue 36): 227,000 reports under 4 minutes with no flag.
+``--workers`` with no count skips the runs under the test harness.
+
 Needs the IU wheel (fetched with pip into CXRKG_IU_CACHE; the script says so and exits 3 when the
 registry is unreachable).
 """
@@ -92,9 +102,10 @@ class _WorkerSampler:
     child processes (Prefect's API server), and per sample the CPU seconds of the workers and of this process
     with the number of shard files under ``shard_dir`` (the steady-state rate: :meth:`steady`)."""
 
-    def __init__(self, shard_dir: Path) -> None:
+    def __init__(self, shard_dir: Path, root=None) -> None:
         import threading
 
+        self.root = root  # the process whose descendants are sampled (a psutil.Process; default this one)
         self.t0, self.stop, self.samples, self.cpu, self.main = time.perf_counter(), False, {}, {}, []
         self.shard_dir, self.other, self.progress = shard_dir, {}, []
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -105,11 +116,15 @@ class _WorkerSampler:
     def _run(self) -> None:
         import psutil
 
-        me = psutil.Process()
+        me = self.root or psutil.Process()
         while not self.stop:
             now = time.perf_counter() - self.t0
-            self.main.append((now, me.memory_info().rss / 2**20))
-            for p in me.children(recursive=True):
+            try:
+                self.main.append((now, me.memory_info().rss / 2**20))
+                children = me.children(recursive=True)
+            except psutil.Error:
+                break
+            for p in children:
                 try:
                     cmd, times = " ".join(p.cmdline()), p.cpu_times()
                     if "multiprocessing" in cmd and "resource_tracker" not in cmd:
@@ -119,7 +134,10 @@ class _WorkerSampler:
                         self.other[p.pid] = times.user + times.system
                 except psutil.Error:
                     pass
-            own = me.cpu_times()
+            try:
+                own = me.cpu_times()
+            except psutil.Error:
+                break
             files = len(list(self.shard_dir.glob("part-*.json"))) if self.shard_dir.is_dir() else 0
             self.progress.append((files, self.cpu_seconds(), own.user + own.system))
             time.sleep(0.2)
@@ -181,6 +199,39 @@ def run_scale(args) -> None:
             print(f"  2-worker rate / 1-worker rate: {rates[2] / rates[1]:.2f}")
         if args.before:
             _before_after(args, csv_path, Path(tmp))
+        if args.cli:
+            _cli_run(csv_path, Path(tmp) / "out-cli", args.reports)
+
+
+def _cli_run(csv_path: Path, out: Path, reports: int) -> None:
+    """``--cli``: ``cxrkg extract CSV --out DIR`` with no flag in a child process (module docstring)."""
+    import re
+
+    import psutil
+
+    cli = Path(sys.executable).with_name("cxrkg")
+    load_before, before = os.getloadavg(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = psutil.Popen([str(cli), "extract", str(csv_path), "--out", str(out)], stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "400"})
+    sampler = _WorkerSampler(out / "radgraph", proc)
+    sampler.start()
+    output, _ = proc.communicate()
+    wall, sampler.stop = time.perf_counter() - started, True
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    line = next((x for x in output.splitlines() if x.startswith("extract (")), "")
+    ran = re.search(r"([\d.]+) s on (.+?) ->", line)
+    if proc.returncode != 0 or not ran:
+        sys.exit(f"cxrkg extract failed (exit {proc.returncode}):\n{output[-4000:]}")
+    extract_s, workers = float(ran.group(1)), ran.group(2)
+    print(f"  cxrkg extract CSV --out DIR (no flag): {reports:,} reports in {wall:.1f} s wall = {reports / wall:.0f} "
+          f"reports/s; summary: {workers}, extraction {extract_s:.1f} s (start and end of the command "
+          f"{wall - extract_s:.1f} s); exit {proc.returncode}")
+    print(f"    CPU per report: all processes {1000 * cpu / reports:.2f} ms, Dask workers "
+          f"{1000 * sampler.cpu_seconds() / reports:.2f} ms; load average before "
+          f"{' / '.join(f'{x:.1f}' for x in load_before)}, after {' / '.join(f'{x:.1f}' for x in os.getloadavg())} "
+          f"(1 / 5 / 15 min) on {os.cpu_count()} CPUs")
 
 
 def _before_after(args, csv_path: Path, tmp: Path) -> None:
@@ -240,7 +291,8 @@ def main() -> None:
     parser.add_argument("--rules-cpu-child", help=argparse.SUPPRESS)
     parser.add_argument("--scale", action="store_true", help="extraction alone, MIMIC-CXR scale, on Dask")
     parser.add_argument("--reports", type=int, default=227_000, help="--scale: synthetic reports (default 227,000)")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="--scale: Dask worker counts")
+    parser.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="--scale: Dask worker counts")
+    parser.add_argument("--cli", action="store_true", help="--scale: also `cxrkg extract CSV --out DIR`, no flag")
     parser.add_argument("--before", help="--scale: also the CPU per report of this commit's extractor")
     parser.add_argument("--before-reports", type=int, default=20_000, help="--before: reports timed (default 20,000)")
     args = parser.parse_args()

@@ -32,7 +32,12 @@ After the bulk load's line: its stages split into cxrkg's own (check, plan, file
 start, schema), the whole load as a ratio of Neo4j's part, and the files stage's CPU per input file.
 ``--profile`` first prints where the plan and files stages spend their CPU (benchmarks/files_profile.py).
 
-Usage: python benchmarks/load_benchmark.py [--patients 2000] [--increment-share 0.0167] [--profile]
+``--txn N``: only the transactional fresh load and the plain driver, side by side, N times in turn on the same
+cohort (the elements dumped once, after the first fresh load, and kept as ``plain-dump-PATIENTS`` under the
+benchmark's home for later ``--txn`` runs), each pair's ratio with the load average before it (the machine's
+other work moves both loads' rates; a pair run back to back shares most of it), and the fresh load's stages.
+
+Usage: python benchmarks/load_benchmark.py [--patients 2000] [--increment-share 0.0167] [--profile] [--txn N]
 """
 
 from __future__ import annotations
@@ -396,12 +401,51 @@ def run_all(args: argparse.Namespace, server, settings) -> list[Load]:
     return [bulk, importer, *([kuzu] if kuzu else []), fresh, plain, increment]
 
 
+def run_txn(args: argparse.Namespace, server, settings) -> list[Load]:
+    """``--txn N``: the fresh transactional load and the plain driver, N pairs in turn (module docstring); the
+    rows of the table (each pair's plain-driver row named with the pair's number). The dumped elements are kept
+    under the benchmark's home for the next ``--txn`` run of the same cohort (dumping 2,000 patients' graph
+    takes minutes); a pair whose plain script makes another count of elements than the flow says so."""
+    from graph.synth import write_cohort
+
+    cohort = settings.home / f"cohort-{args.patients}"
+    if not (cohort / "ground_truth.parquet").exists():
+        write_cohort(cohort, patients=args.patients, seed=11)
+    dump, loads = settings.home / f"plain-dump-{args.patients}", []
+
+    def empty() -> None:
+        server.stop()
+        shutil.rmtree(settings.data_dir, ignore_errors=True)
+        server.start(fresh=True)  # the store was deleted on purpose
+
+    for n in range(1, args.txn + 1):
+        load_avg = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+        empty()
+        fresh, _ = measured(f"transactional, fresh (cxrkg ingest) #{n}", "fresh", cohort, settings.pid_file)
+        if not dump.is_dir():
+            dump_elements(dump.with_name(dump.name + ".part"))
+            dump.with_name(dump.name + ".part").rename(dump)
+        empty()
+        plain, _ = measured(f"plain driver (ceiling) #{n}", "plain", dump, settings.pid_file)
+        if plain.elements != fresh.elements:
+            print(f"note: the plain script made {plain.elements:,} elements, the flow {fresh.elements:,} "
+                  f"(dump {dump}: delete it if the graph a load makes has changed)")
+        print(f"  pair {n}: {fresh.rate:,.0f} against {plain.rate:,.0f} elements/s = {fresh.rate / plain.rate:.2f}x "
+              f"(load average before the pair {load_avg}, after {' / '.join(f'{x:.1f}' for x in os.getloadavg())};"
+              f" {os.cpu_count()} CPUs)", flush=True)
+        loads += [fresh, plain]
+    return loads
+
+
 def print_table(loads: list[Load], patients: int) -> None:
     """The one summary table: each load, and its rate against the plain-driver ceiling."""
-    ceiling = next(x for x in loads if x.name.startswith("plain driver")).rate
+    ceilings = [x.rate for x in loads if x.name.startswith("plain driver")]
+    ceiling = ceilings[0]
     print(f"\nload benchmark, {patients:,} synthetic patients, {os.cpu_count()} CPUs")
     print(f"{'load':<58} {'elements':>11} {'s':>7} {'el/s':>9} {'client MB':>9} {'server MB':>9} {'x plain':>7}")
-    for x in loads:
+    for n, x in enumerate(loads):
+        if n and x.name.startswith("transactional, fresh (cxrkg ingest) #"):  # --txn: each pair its own ceiling
+            ceiling = next(y.rate for y in loads[n:] if y.name.startswith("plain driver"))
         client = f"{x.client_mb:,.0f}" if x.client_mb else "-"
         print(f"{x.name:<58} {x.elements:>11,} {x.seconds:>7.1f} {x.rate:>9,.0f} {client:>9} "
               f"{x.server_mb:>9,.0f} {x.rate / ceiling:>7.2f}")
@@ -414,6 +458,8 @@ def main() -> None:
                         help="the increment: this share of the studies, the latest by date (default: a month)")
     parser.add_argument("--profile", action="store_true", help="first profile the plan and files stages in one "
                         "process (benchmarks/files_profile.py --cprofile)")
+    parser.add_argument("--txn", type=int, default=0, metavar="N", help="only the fresh transactional load and "
+                        "the plain driver, N pairs in turn")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -427,7 +473,7 @@ def main() -> None:
     settings = local_server_settings()
     server = LocalNeo4jServer(settings)
     try:
-        print_table(run_all(args, server, settings), args.patients)
+        print_table((run_txn if args.txn else run_all)(args, server, settings), args.patients)
     finally:
         server.stop()  # the benchmark's own server, also on Ctrl-C
 

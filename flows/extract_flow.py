@@ -12,9 +12,11 @@ model.
 
 from __future__ import annotations
 
+import os
 import pickle
 import time
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -122,6 +124,36 @@ def dask_runner(workers: int, address: str | None):
                                           "dashboard_address": None})
 
 
+@contextmanager
+def workers_share_api(local_cluster: bool) -> Iterator[None]:
+    """While a local Dask cluster starts and runs, its worker processes report to this process's Prefect API.
+
+    With no ``PREFECT_API_URL`` configured (a new user's ``cxrkg extract``), Prefect starts a temporary API
+    server for the flow run (``SubprocessASGIServer``), and each spawned Dask worker, which knows no API either,
+    started one of its own on its first task run: 2 more servers, each migrating its database (about 10 s of CPU
+    here) and answering its worker's state changes, on the same cores as the extraction. The workers inherit
+    ``PREFECT_API_URL`` from this process's environment, so it is set to that server's address until the cluster
+    is gone. A configured API (a user's server, the test harness's) and an existing cluster are left alone."""
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
+
+    if not local_cluster or PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
+        yield
+        return
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()  # the flow run's own: one instance per port, started once
+    server.start()
+    previous = os.environ.get("PREFECT_API_URL")
+    os.environ["PREFECT_API_URL"] = server.api_url
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("PREFECT_API_URL", None)
+        else:
+            os.environ["PREFECT_API_URL"] = previous
+
+
 @flow(name="cxrkg-extract-shards", log_prints=False)
 def extract_shards_flow(source: str, out: str, extractor: str, columns: CsvColumns, cache: str | None,
                         id_prefix: str | None, shard_size: int, rejected_report: str | None,
@@ -189,7 +221,7 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         parallel = extract_shards_flow.with_options(task_runner=dask_runner(workers, dask_address))
         # the worker profiler samples the task thread's stack every 10 ms for a dashboard no one opens here
         with dask.config.set({"distributed.admin.low-level-log-length": DASK_MESSAGE_LOG,
-                              "distributed.worker.profile.enabled": False}):
+                              "distributed.worker.profile.enabled": False}), workers_share_api(not dask_address):
             summary = parallel(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
                                radgraph_options, workers=workers)
         summary.engine = f"Dask at {dask_address}" if dask_address else "Dask local cluster"

@@ -207,16 +207,20 @@ def with_fingerprint(f: InputFile) -> InputFile:
 
 
 def with_known_fingerprints(files: list[InputFile], known: dict[str, tuple]) -> list[InputFile]:
-    """``files`` with ``sha256`` filled in: taken from the graph's record of the last load (``known``: path
-    -> (sha256, vocabulary version, size, mtime_ns), :meth:`GraphStore.source_file_hashes`) when the file's
-    size and modification time are still the ones loaded, otherwise computed from its bytes. So an
-    incremental run reads only new and modified files (the rule of make and rsync's default quick check);
-    a file rewritten with different bytes of the same size within the same nanosecond is taken as
-    unchanged."""
+    """``files`` with ``sha256`` filled in where planning compares it: taken from the graph's record of the last
+    load (``known``: path -> (sha256, vocabulary version, size, mtime_ns), :meth:`GraphStore.source_file_hashes`)
+    when the file's size and modification time are still the ones loaded, otherwise computed from its bytes. So
+    an incremental run reads only modified files (the rule of make and rsync's default quick check); a file
+    rewritten with different bytes of the same size within the same nanosecond is taken as unchanged. A file
+    the graph has no record of is new whatever its bytes: its ``sha256`` stays empty here and is computed where
+    the file is read to be parsed (:func:`with_fingerprint`, :func:`graph.ingest.schedule.parsed_ahead`), so a
+    first load does not read every file once more before writing anything."""
     out = []
     for f in files:
         previous = known.get(f.path)
-        if not f.sha256 and previous and previous[0] and f.size >= 0 and previous[2:4] == (f.size, f.mtime_ns):
+        if previous is None or f.sha256:
+            out.append(f)
+        elif previous[0] and f.size >= 0 and previous[2:4] == (f.size, f.mtime_ns):
             out.append(replace(f, sha256=previous[0]))
         else:
             out.append(with_fingerprint(f))

@@ -13,10 +13,9 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
-from graph.ingest.parse import StreamedFile, parse_files, parse_files_with_packaged_vocabulary
-from graph.ingest.plan import InputFile
+from graph.ingest.parse import StreamedFile, parse_files_with_packaged_vocabulary
+from graph.ingest.plan import InputFile, with_fingerprint
 from graph.records import ParsedFile
-from graph.vocabulary import vocabulary
 
 _Job = TypeVar("_Job")
 
@@ -75,7 +74,8 @@ def write_window(jobs: Iterable[tuple[_Job, set[str] | None]], start: Callable[[
 
 
 def parsed_ahead(batches: list[list[InputFile]], doc_mapping: str | None) -> Iterator[tuple[list[InputFile], list[ParsedFile]]]:
-    """Yield (batch, its parsed files), parsing the next batch in a worker process meanwhile.
+    """Yield (batch, its parsed files), parsing the next batch in a worker process meanwhile; the batch's files
+    come back with their ``sha256`` filled in (:func:`fingerprinted_and_parsed`).
 
     Parsing is Python work and writing is Neo4j work, so on two cores they overlap. A process, not a
     thread: parsing in a thread of this process measured 3-4x slower (GIL contention with the driver and
@@ -84,15 +84,25 @@ def parsed_ahead(batches: list[list[InputFile]], doc_mapping: str | None) -> Ite
     """
     if len(batches) < 2:
         for files in batches:
-            yield files, parse_files(files, vocabulary(), doc_mapping)
+            yield fingerprinted_and_parsed(files, doc_mapping)
         return
     with forked_pool(1) as pool:
-        ahead = pool.submit(parse_files_with_packaged_vocabulary, batches[0], doc_mapping)
-        for k, files in enumerate(batches):
-            parsed = ahead.result()
+        ahead = pool.submit(fingerprinted_and_parsed, batches[0], doc_mapping)
+        for k in range(len(batches)):
+            done = ahead.result()
             if k + 1 < len(batches):
-                ahead = pool.submit(parse_files_with_packaged_vocabulary, batches[k + 1], doc_mapping)
-            yield files, parsed
+                ahead = pool.submit(fingerprinted_and_parsed, batches[k + 1], doc_mapping)
+            yield done
+
+
+def fingerprinted_and_parsed(files: list[InputFile], doc_mapping: str | None) -> tuple[list[InputFile],
+                                                                                      list[ParsedFile]]:
+    """A batch's files with their ``sha256`` filled in where it is empty (:func:`graph.ingest.plan.with_fingerprint`:
+    new files, which planning left unread) and their parsed contents (:func:`parse_files`, the packaged
+    vocabulary): what the parse worker of :func:`parsed_ahead` runs, so the hashing of a first load overlaps the
+    writes too."""
+    files = [with_fingerprint(f) for f in files]
+    return files, parse_files_with_packaged_vocabulary(files, doc_mapping)
 
 
 @contextmanager

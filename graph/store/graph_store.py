@@ -8,6 +8,7 @@ every other error through; a lock wait or transaction that timed out is :class:`
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -352,20 +353,23 @@ class GraphStore:
 
 
 _shared: GraphStore | None = None
+_shared_lock = threading.Lock()
 
 
 def shared_store() -> GraphStore:
     """The process-wide store (one driver per process, closed at exit); Prefect tasks use this
-    instead of receiving a driver as an argument."""
+    instead of receiving a driver as an argument. Tasks of one flow may ask for it at once from their
+    threads (the ingest flow's schema step runs beside its plan): the first opens it, under a lock."""
     global _shared
-    if _shared is None:
-        import atexit
+    with _shared_lock:
+        if _shared is None:
+            import atexit
 
-        settings = neo4j_settings()
-        driver = open_driver(settings)
-        atexit.register(driver.close)
-        _shared = GraphStore(driver, settings.database)
-    return _shared
+            settings = neo4j_settings()
+            driver = open_driver(settings)
+            atexit.register(driver.close)
+            _shared = GraphStore(driver, settings.database)
+        return _shared
 
 
 def reset_shared_store() -> None:

@@ -68,6 +68,15 @@ LABELS = "CALL db.labels() YIELD label RETURN label ORDER BY label"
 RELATIONSHIP_TYPES = "CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t ORDER BY t"
 
 
+# The three totals of an ingest run's summary in one round trip, each from the count store.
+SUMMARY_COUNTS = """
+CALL () { MATCH (s:Study) RETURN count(s) AS studies }
+CALL () { MATCH (o:Observation) RETURN count(o) AS observations }
+CALL () { MATCH ()-[r:PROGRESSION]->() RETURN count(r) AS progression_edges }
+RETURN studies, observations, progression_edges
+"""
+
+
 def count_label(label: str) -> str:
     """Nodes of one label (a name the database itself listed, backquoted)."""
     return f"MATCH (n:`{label}`) RETURN count(n) AS n"

@@ -23,6 +23,13 @@ def label_counts(store: GraphStore | QueryApiReader) -> tuple[dict[str, int], di
     return nodes, rels
 
 
+def summary_counts(store: GraphStore | QueryApiReader) -> tuple[int, int, int]:
+    """(studies, observations, PROGRESSION relationships) in the graph, from Neo4j's count store in one
+    statement (what :func:`label_counts` gives for those three in a statement per label and type)."""
+    row = store.read(rs.SUMMARY_COUNTS)[0]
+    return row["studies"], row["observations"], row["progression_edges"]
+
+
 def graph_stats(store: GraphStore | QueryApiReader) -> dict[str, Any]:
     """``{"nodes": {label: n}, "relationships": {type: n}, "orphans": {label: n}, "total_nodes", "total_relationships"}``.
 

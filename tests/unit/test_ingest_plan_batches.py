@@ -73,7 +73,8 @@ def test_discovered_paths_are_resolved_once_per_root(cohort, tmp_path):
     assert paths == {f.path for f in discover([real])}
 
 
-def test_unchanged_size_and_mtime_reuse_the_loaded_fingerprint_and_anything_else_is_hashed(cohort, tmp_path):
+def test_unchanged_size_and_mtime_reuse_the_loaded_fingerprint_changed_ones_are_hashed_new_ones_later(cohort,
+                                                                                                         tmp_path):
     from graph.formats.files import sha256_of
     from graph.ingest import with_known_fingerprints
 
@@ -87,4 +88,22 @@ def test_unchanged_size_and_mtime_reuse_the_loaded_fingerprint_and_anything_else
     out = {f.path: f.sha256 for f in with_known_fingerprints(discover([tmp_path / "in"], fingerprints=False), known)}
     assert out[a.path] == "recorded"  # not read: the graph's fingerprint stands
     assert out[b.path] == sha256_of(Path(b.path)) and out[c.path] == sha256_of(Path(c.path))
-    assert out[d.path] == sha256_of(Path(d.path))  # new file
+    assert out[d.path] == ""  # new file: hashed where it is parsed (test_parsed_ahead_fills_in_the_fingerprints)
+
+
+@pytest.mark.parametrize("batches", [1, 3], ids=["inline", "worker"])
+def test_parsed_ahead_fills_in_the_fingerprints(cohort, batches):
+    # a first load's files are planned unread and hashed by the parse step, inline or in its worker process
+    from graph.formats.files import sha256_of
+    from graph.ingest import METADATA, parse_files, parsed_ahead
+
+    files = [f for f in discover([cohort], fingerprints=False) if f.format != METADATA][:9]
+    assert files and all(f.sha256 == "" for f in files)
+    size = -(-len(files) // batches)
+    out = list(parsed_ahead([files[i:i + size] for i in range(0, len(files), size)], None))
+    assert len(out) == batches
+    got = [f for batch, _ in out for f in batch]
+    assert [f.path for f in got] == [f.path for f in files]
+    assert [f.sha256 for f in got] == [sha256_of(Path(f.path)) for f in files]
+    parsed = [pf for _, batch in out for pf in batch]
+    assert [pf.mentions for pf in parsed] == [pf.mentions for pf in parse_files(files, vocabulary(), None)]

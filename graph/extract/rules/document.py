@@ -69,7 +69,8 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     """
     v = v or vocabulary()
     d = Draft.start(doc, v)
-    obs_spans, d.mods = mention_spans(doc, v, keep=lambda o: has_subject(o, d.lower, d.sentence_of(o.start), v))
+    obs_spans, d.mods = mention_spans(doc, v, keep=lambda o: has_subject(o, d.lower, d.sentence_of(o.start), v),
+                                      text=d.text)
     d.obs_tokens = {i for o in obs_spans for i in range(o.start, o.end)}
     add_observations(d, obs_spans)
     drop_named_generics(d)

@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # spaCy is the optional extract extra; the rules import it on
 class Draft:
     """Per-Doc state: ``sections[i]`` / ``sent_of[i]`` / ``lower[i]`` / ``texts[i]`` give token i's section,
     sentence number, lower-case text (``str.lower`` of the text, as spaCy's ``LOWER`` attribute:
-    spacy/lang/lex_attrs.py) and text; ``sent_bounds[n]`` is sentence n's (start, end) token
+    spacy/lang/lex_attrs.py) and text; ``text`` is the Doc's text (``Doc.text``, which spaCy joins anew from
+    Token objects at each call); ``sent_bounds[n]`` is sentence n's (start, end) token
     range; ``obs_items`` pairs each kept observation mention with its entity; ``changed`` holds the
     ``id()`` of the observation entities that a change cue already modifies. The rules read the per-token
     lists rather than the Doc: each ``doc[i]`` builds a new Token object, millions per shard."""
@@ -34,6 +35,7 @@ class Draft:
     sent_of: list[int]
     lower: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
+    text: str = ""
     sent_bounds: list[tuple[int, int]] = field(default_factory=list)
     mods: list[Mention] = field(default_factory=list)
     obs_tokens: set[int] = field(default_factory=set)
@@ -43,14 +45,22 @@ class Draft:
 
     @classmethod
     def start(cls, doc: Doc, v: Vocabulary) -> "Draft":
-        """An empty draft with the Doc's section and sentence of every token."""
-        texts = [t.text for t in doc]
+        """An empty draft with the Doc's section and sentence of every token.
+
+        The token texts and the Doc's text come from the Doc's ORTH and SPACY (trailing space) arrays, as
+        ``Token.text`` and ``Doc.text`` give them, without a Token object per token."""
+        from spacy.attrs import ORTH, SPACY
+
+        strings = doc.vocab.strings
+        attrs = doc.to_array([ORTH, SPACY]).tolist() if len(doc) else []
+        texts = [strings[orth] for orth, _ in attrs]
+        text = "".join([t + " " if space else t for t, (_, space) in zip(texts, attrs, strict=True)])
         bounds = [(sent.start, sent.end) for sent in doc.sents]
         sent_of = [0] * len(doc)
         for n, (start, end) in enumerate(bounds):
             sent_of[start:end] = [n] * (end - start)
         return cls(doc, v, token_sections(texts, SECTION_ORDER), sent_of,
-                   [t.lower() for t in texts], texts, bounds)
+                   [t.lower() for t in texts], texts, text, bounds)
 
     def sentence(self, n: int) -> Span:
         """Sentence ``n`` as a Span of the Doc (the sentencizer's sentences are contiguous)."""

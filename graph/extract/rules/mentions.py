@@ -102,46 +102,59 @@ class TokenTexts(Protocol):
         ...
 
 
-def mention_spans(doc, v: Vocabulary, keep=None) -> tuple[list[Mention], list[Mention]]:
+def mention_spans(doc, v: Vocabulary, keep=None, text: str | None = None) -> tuple[list[Mention], list[Mention]]:
     """(observations, modifiers) with overlaps resolved: findings win; an anatomy phrase overlapping the
     start of a finding keeps its leading part (``left`` of ``left pleural`` + ``pleural effusion``).
 
     ``keep``: a test a finding must pass to be one (:func:`has_subject`); one that fails it leaves its words to
     the modifiers ("These are more prominent than on the prior study": "prominent" names an enlarged hilum
-    only beside a hilum, so "more prominent" is the change cue)."""
+    only beside a hilum, so "more prominent" is the change cue).
+
+    ``text``: the Doc's text, when the caller has it (``Doc.text`` joins it anew from the tokens)."""
     from spacy.util import filter_spans
 
+    text = doc.text if text is None else text
     obs = []
     for e in doc.ents:
         if e.label_ == "OBS_PRED":  # "heart is large": the observation is its last word
             obs.append(Mention(e.end - 1, e.end, "OBS", doc[e.end - 1].text, _predicate_finding(v)))
-        elif (finding := v.finding_for(e.text)) and not _not_a_finding(e, doc):
+        elif (finding := v.finding_for(words := span_text(e, text))) and not _not_a_finding(e, doc, words):
             start = _after_side_word(e, doc, v)
-            obs.append(Mention(start, e.end, "OBS", doc[start:e.end].text, finding))
+            obs.append(Mention(start, e.end, "OBS", span_text(doc[start:e.end], text), finding))
     obs = [o for o in obs if keep is None or keep(o)]
     taken = set().union(*(range(o.start, o.end) for o in obs)) if obs else set()
     cands = []
     for s in filter_spans(list(doc.spans.get("cxr_modifiers", []))):
         rng = set(range(s.start, s.end))
         if not rng & taken:
-            cands.append(Mention(s.start, s.end, s.label_, s.text, normalise_phrase(s.text)))
+            words = span_text(s, text)
+            cands.append(Mention(s.start, s.end, s.label_, words, normalise_phrase(words)))
             continue
         if s.label_ == "CHANGE" and s.start not in taken and s.end - 1 in taken:
             # "the left hilum is more prominent": the finding keeps "prominent", the cue its head "more"
             end = next(i for i in range(s.start, s.end) if i in taken)
-            cands.append(Mention(s.start, end, "CHANGE", doc[s.start:end].text, normalise_phrase(s.text)))
+            cands.append(Mention(s.start, end, "CHANGE", span_text(doc[s.start:end], text),
+                                 normalise_phrase(span_text(s, text))))
         elif s.label_ == "ANAT":
             end = s.start
             while end < s.end and end not in taken:
                 end += 1
-            head = doc[s.start:end]
-            if len(head) and normalise_phrase(head.text) in SIDE_WORDS + SIDE_COORDINATIONS:
-                cands.append(Mention(s.start, end, "SIDE", head.text, normalise_phrase(head.text)))
-            elif len(head) and v.regions_for(head.text):
-                cands.append(Mention(s.start, end, "ANAT", head.text, normalise_phrase(head.text)))
-            elif len(head) and _yield_to_anatomy(s, obs, doc, v):
-                cands.append(Mention(s.start, s.end, "ANAT", s.text, normalise_phrase(s.text)))
+            head = span_text(doc[s.start:end], text) if end > s.start else ""
+            if head and normalise_phrase(head) in SIDE_WORDS + SIDE_COORDINATIONS:
+                cands.append(Mention(s.start, end, "SIDE", head, normalise_phrase(head)))
+            elif head and v.regions_for(head):
+                cands.append(Mention(s.start, end, "ANAT", head, normalise_phrase(head)))
+            elif end > s.start and _yield_to_anatomy(s, obs, doc, v):
+                words = span_text(s, text)
+                cands.append(Mention(s.start, s.end, "ANAT", words, normalise_phrase(words)))
     return obs, sorted(cands, key=lambda s: s.start)
+
+
+def span_text(span, text: str) -> str:
+    """``span.text`` (a spaCy Span's verbatim text) read from its Doc's text ``text`` by character offsets: the
+    same string (the Doc's text is its tokens' texts with their trailing whitespace, and a Span's text leaves out
+    its last token's), without the Token objects spaCy builds, twice per token, to join it."""
+    return text[span.start_char:span.end_char]
 
 
 def _predicate_finding(v: Vocabulary) -> str:
@@ -180,8 +193,9 @@ def _yield_to_anatomy(s, obs: list[Mention], doc, v: Vocabulary) -> bool:
     return False
 
 
-def _not_a_finding(ent, doc) -> bool:
-    before = _NOT_AFTER.get(normalise_phrase(ent.text), ())
+def _not_a_finding(ent, doc, words: str) -> bool:
+    """``words`` (the entity's text) name no finding after the word before them ("bone density")."""
+    before = _NOT_AFTER.get(normalise_phrase(words), ())
     return bool(before) and ent.start > 0 and doc[ent.start - 1].lower_ in before
 
 

@@ -99,10 +99,11 @@ def add_context(nlp):
 
 def polarity(ent, section: str | None) -> str | None:
     """RadGraph label for a finding (a ConText-processed ``doc.ents`` span), or None to skip it."""
-    if ent._.is_family or section == "comparison":
+    attributes = ent._  # spaCy builds a new accessor object per ``ent._``
+    if attributes.is_family or section == "comparison":
         return None
-    if ent._.is_negated:
+    if attributes.is_negated:
         return "OBS-DA"
-    if ent._.is_uncertain or ent._.is_hypothetical or section in ("indication", "history"):
+    if attributes.is_uncertain or attributes.is_hypothetical or section in ("indication", "history"):
         return "OBS-U"
     return "OBS-DP"
