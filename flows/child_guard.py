@@ -28,6 +28,15 @@ POLL_SECONDS = 0.2
 GRACE_SECONDS = 5.0
 
 
+class _Watcher(subprocess.Popen):
+    """The watcher's process, meant to outlive this one: it acts once this process is gone. Its object
+    going at interpreter exit while the watcher runs is therefore no leak, and does not warn
+    (``Popen.__del__`` would print "ResourceWarning: subprocess N is still running" after a test run)."""
+
+    def __del__(self) -> None:
+        self.poll()  # reaps a watcher that already ended; a running one is left to run on
+
+
 _guard: subprocess.Popen | None = None
 
 
@@ -36,21 +45,10 @@ def start_guard() -> subprocess.Popen:
     as in tests, share it); returns it (it exits by itself after this process does)."""
     global _guard
     if _guard is None or _guard.poll() is not None:
-        _guard = subprocess.Popen([sys.executable, "-m", "flows.child_guard", str(os.getpid())],
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  start_new_session=True, close_fds=True)
+        _guard = _Watcher([sys.executable, "-m", "flows.child_guard", str(os.getpid())],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          start_new_session=True, close_fds=True)
     return _guard
-
-
-def stop_guard() -> None:
-    """Stop this process's watcher and reap it, if one runs. For a host that outlives the commands it ran
-    in-process and has already stopped what they started (a test session at its end): the watcher would
-    otherwise still run when the interpreter exits, which Python reports as a ResourceWarning."""
-    global _guard
-    if _guard is not None:
-        _guard.kill()
-        _guard.wait()
-        _guard = None
 
 
 def _alive(process: psutil.Process) -> bool:

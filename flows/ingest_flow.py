@@ -189,6 +189,9 @@ def ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: i
     with progress_bar(progress) as bar, stage(stages, "load"):
         unlinked = _load(the_plan, batches, doc_mapping, summary, bar)
     with progress_bar(progress) as bar, stage(stages, "link"):
+        resumed = set(shared_store().unlinked_patients()) - unlinked  # stored by a run that ended before its link
+        summary.patients_relinked += len(resumed)
+        unlinked |= resumed
         _link(sorted(unlinked), summary, bar)
     with stage(stages, "count"):
         summary.studies, summary.observations, summary.progression_edges = summary_counts(shared_store())

@@ -81,9 +81,6 @@ def pytest_sessionfinish(session, exitstatus):
     the run."""
     import psutil
 
-    from flows.child_guard import stop_guard
-
-    stop_guard()  # every fixture is torn down: the in-process commands' watcher has nothing left to watch
     base = getattr(getattr(session.config, "_tmp_path_factory", None), "getbasetemp", lambda: None)()
     me = psutil.Process()
     left = {p.pid: p for p in me.children(recursive=True)}

@@ -135,6 +135,15 @@ def _derive(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts)
     _write_links(tx, rows, counts)
 
 
+def _set_link_pending(tx: ManagedTransaction, counts: WriteCounts, pending: Iterable[str],
+                      linked: Iterable[str]) -> None:
+    """Mark the patients the transaction stored but did not relink (``pending``) and unmark those it
+    relinked (``linked``), whose locks it holds: what a rerun after a crash relinks
+    (:meth:`GraphStore.unlinked_patients`, ``statements.SET_LINK_PENDING``)."""
+    rows = [{"patient_id": p, "pending": True} for p in sorted(pending)]
+    _run(tx, st.SET_LINK_PENDING, counts, rows=rows + [{"patient_id": p, "pending": False} for p in sorted(linked)])
+
+
 def _mention_fact(study_id: str, m: list[Any]) -> MentionFact:
     """A MentionFact from one entry of PATIENT_FACTS' ``mentions`` (its fields in MentionFact's order)."""
     return MentionFact(study_id, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7] or "", m[8] or "", m[9], m[10], m[11],
@@ -262,7 +271,8 @@ class GraphStore:
         in the same transaction, so a crash leaves either the old or the new content, never a mix.
         A batch of files never loaded before is written with CREATE; if that breaks a uniqueness
         constraint (the same records under another path, or a concurrent run storing the same files),
-        the transaction is rolled back and the batch is written again with MERGE.
+        the transaction is rolled back and the batch is written again with MERGE. Touched patients it does
+        not relink stay marked for the link step (:meth:`unlinked_patients`), in the same transaction.
         """
         studies, images, boxes, reports, observations = batch_rows(batch.files)
         patients = {s["patient_id"] for s in studies.values()}
@@ -300,6 +310,8 @@ class GraphStore:
             owners = list(tx.run(st.STUDY_OWNERS, study_ids=list(touched_studies))) if touched_studies else []
             retracted_patients = {r["patient_id"] for r in owners}
             _derive(tx, sorted(linked - retracted_patients - fresh), counts)
+            relinked = linked - retracted_patients  # the fresh ones included
+            _set_link_pending(tx, counts, (patients | retracted_patients) - relinked, relinked)
             return counts, retracted_patients
 
         with self._session() as session:
@@ -308,6 +320,12 @@ class GraphStore:
             except neo4j.exceptions.ConstraintError:
                 counts, retracted_patients = run_write(session, work, True)
         return counts, patients | retracted_patients, linked - retracted_patients
+
+    def unlinked_patients(self) -> list[str]:
+        """The patients stored by a write that did not relink them, and not relinked since (sorted ids):
+        those of a run that ended before its link stage (killed, server lost), or of a run still loading.
+        The ingest flow's link stage relinks them, so a rerun after a crash completes the derivation."""
+        return [r["patient_id"] for r in self.read(st.UNLINKED_PATIENTS)]
 
     def link_patients(self, patient_ids: Iterable[str]) -> WriteCounts:
         """Recompute prior-study links, mention states, observation summaries, StudyFinding nodes and
@@ -325,6 +343,7 @@ class GraphStore:
             def work(tx: ManagedTransaction, chunk: list[str] = chunk) -> None:
                 _run(tx, st.LOCK_PATIENTS, counts, patient_ids=chunk)
                 _derive(tx, chunk, counts)
+                _set_link_pending(tx, counts, (), chunk)
 
             with self._session() as session:
                 run_write(session, work)

@@ -109,6 +109,23 @@ REMOVE p._lock
 RETURN pid AS patient_id, NOT EXISTS { (p)-[:HAS_STUDY]->() } AS fresh
 """
 
+# Crash safety of the link step: a write transaction that stores a patient without relinking it marks the
+# patient ``link_pending`` (bookkeeping, not part of the graph model), and the transaction that relinks it
+# removes the mark (``pending`` false sets it to null). A run that dies between the two (command or server
+# killed, server lost) leaves the mark, and every run's link stage relinks the marked patients
+# (UNLINKED_PATIENTS), so a rerun completes the derivation even when all of the patient's files are
+# unchanged. Rows {patient_id, pending}; patients whose locks the transaction holds.
+SET_LINK_PENDING = """
+UNWIND $rows AS r
+MATCH (p:Patient {patient_id: r.patient_id})
+SET p.link_pending = CASE WHEN r.pending THEN true END
+"""
+
+UNLINKED_PATIENTS = """
+MATCH (p:Patient) WHERE p.link_pending
+RETURN p.patient_id AS patient_id ORDER BY patient_id
+"""
+
 # Mentions are found by their file through an index on ``file_key`` (see ``graph.records.file_key``):
 # an index on the path strings themselves cost a quarter of the server's load time.
 # Rows {path, key, records, keep}: the file's mentions of ``records`` (null: of every record) except those of

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import psutil
@@ -123,10 +124,6 @@ def test_sigkill_of_the_ingest_command_leaves_no_process_and_the_rerun_loads_the
 
 
 @pytest.mark.slow
-# Known intermittent defect (found 2026-11-27, 1 run in 3): after Neo4j is killed mid-load, the rerun's graph
-# can differ from a one-shot load in a few Observation and Episode nodes; until it is fixed a failure is
-# retried twice, so a systematic break still fails the run.
-@pytest.mark.flaky(reruns=2)
 def test_sigkill_of_neo4j_mid_load_fails_in_one_line_and_the_rerun_loads_the_rest(store, tmp_path):
     """Neo4j killed after three committed batches: the load stops with one error line, and once the
     server is back the next run loads only the rest, giving a one-shot load's graph."""
@@ -214,3 +211,59 @@ def test_db_start_refuses_a_used_home_whose_data_are_gone(tmp_path, monkeypatch)
     assert result.exit_code == 1, result.output
     assert "data" in result.output and "cxrkg db start --fresh" in result.output
     assert not (home / "data").exists() and not (home / "neo4j.pid").exists()
+
+
+def _write_batches(store, cohort: Path, count: int) -> list[list]:
+    """Store the first ``count`` batches of a ``--batch-files 4`` run exactly as the ingest flow's load task
+    does (each one write transaction, relinking the patients whose files all lie in it), then stop: the
+    graph a crash (of Neo4j or of the command) right after the last of them committed leaves behind.
+    Returns every batch of the run."""
+    from graph.ingest import discover, parse_files, plan_ingest, store_files
+    from graph.vocabulary import vocabulary
+
+    v = vocabulary()
+    files = discover([cohort])
+    plan = plan_ingest(files, store.source_file_hashes(f.path for f in files), v.version)
+    batches = plan.batches(4)
+    for batch in batches[:count]:
+        store_files(store, batch, parse_files(batch, v, None), v, plan.changed, plan.metadata,
+                    plan.patients_within(batch))
+    return batches
+
+
+def _diff(got: tuple[list, list], want: tuple[list, list]) -> dict[str, tuple[Counter, Counter]]:
+    """Label (or relationship type) -> how many elements the resumed graph has that the one-shot graph lacks,
+    and how many it lacks."""
+    return {kind: (Counter(e[0] for e in set(g) - set(w)), Counter(e[0] for e in set(w) - set(g)))
+            for kind, g, w in (("nodes", got[0], want[0]), ("relationships", got[1], want[1])) if g != w}
+
+
+def test_a_rerun_after_a_crash_at_any_commit_gives_the_one_shot_graph(store, prefect_harness, tmp_path):
+    """Deterministic form of the SIGKILL test above: the graph is left as a crash after each commit of a
+    run leaves it (every batch transaction; then part of the link stage), and a rerun of `cxrkg ingest`'s
+    flow must give the one-shot graph. A write transaction is atomic, so a kill inside one leaves the state
+    after the commit before it: these are all the states a crash can leave."""
+    from flows.ingest_flow import ingest_flow
+    from graph.synth import write_cohort
+    from graph.vocabulary import vocabulary
+
+    cohort = tmp_path / "cohort"
+    write_cohort(cohort, patients=3, seed=6)
+    batches = _write_batches(store, cohort, 0)
+    assert len(batches) >= 4  # patients' files span batches, so some are relinked after the load stage
+    assert ingest_flow([str(cohort)], batch_files=4, rejected_report=None).ok
+    one_shot = graph_snapshot(store)
+    differ = {}
+    for committed in [*range(1, len(batches) + 1), "link"]:
+        store.clear()
+        store.ensure_schema(vocabulary())
+        if committed == "link":  # every batch committed, then the first link transaction
+            _write_batches(store, cohort, len(batches))
+            first = store.read("MATCH (p:Patient) RETURN p.patient_id AS p ORDER BY p LIMIT 1")[0]["p"]
+            store.link_patients([first])
+        else:
+            _write_batches(store, cohort, committed)
+        assert ingest_flow([str(cohort)], batch_files=4, rejected_report=None).ok
+        if (got := graph_snapshot(store)) != one_shot:
+            differ[committed] = _diff(got, one_shot)
+    assert not differ, differ
