@@ -111,7 +111,9 @@ def test_forecast_targets_on_real_patients_equal_the_reference_events(store, nih
     result = CliRunner().invoke(app, ["forecast", "--snapshot", str(tmp_path / "snapshot"), "--bootstrap", "3",
                                       "--out", str(tmp_path / "forecast.json")])
     assert result.exit_code == 0, result.output
-    assert "onset_auroc" in result.output and "8 row(s)" in result.output  # 3 baselines and the graph x 2 splits
+    # 3 baselines and the graph x 2 splits; the metric names are checked in the file below, since a narrow
+    # terminal wraps the table's headers
+    assert "8 row(s)" in result.output
     assert "epoch 1: validation onset AUROC" in result.output
     saved = json.loads((tmp_path / "forecast.json").read_text())
     assert set(saved["models"]) == {"carry-forward", "rate by age and sex", "gradient-boosted trees", GRAPH_FORECASTER}
