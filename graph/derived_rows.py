@@ -300,12 +300,19 @@ def mention_props(m: MentionRecord) -> dict[str, Any]:
     """A Mention's stored properties; absent values and empty cue lists are left out (Neo4j stores no
     nulls, and each property sent costs the server time). The study is the observation's, so it is not
     repeated. Cues are lists of the labels as written (``["temporal|yes|acute"]``)."""
-    props = {k: v for k, v in zip(_MENTION_FIELDS, _read_mention(m), strict=True) if v is not None}
-    props["file_key"] = file_key(m.file)
-    for key in ("temporal_cues", "texture_cues", "comparison_cues"):
-        if cues := getattr(m, key):
-            props[key] = list(cues)
-    return props
+    return {k: v for k, v in mention_row(m).items() if v is not None}
+
+
+def mention_row(m: MentionRecord) -> dict[str, Any]:
+    """:func:`mention_props` with every property, None where it is absent (an empty cue list too): the
+    bulk load's row, which an import file writes as an empty field, built without a test per property
+    (issue 36)."""
+    row = dict(zip(_MENTION_FIELDS, _read_mention(m), strict=True))
+    row["file_key"] = file_key(m.file)
+    row["temporal_cues"] = list(m.temporal_cues) if m.temporal_cues else None
+    row["texture_cues"] = list(m.texture_cues) if m.texture_cues else None
+    row["comparison_cues"] = list(m.comparison_cues) if m.comparison_cues else None
+    return row
 
 
 # the MentionRecord fields a Mention stores as they are (besides file_key and the cue lists)
@@ -315,33 +322,12 @@ _MENTION_FIELDS = ("mention_id", "polarity", "severity", "severity_score", "chan
 _read_mention = attrgetter(*_MENTION_FIELDS)
 
 
-def mention_columns(mentions: list[MentionRecord]) -> dict[str, list[Any]]:
-    """The Mention rows of ``mentions`` as columns: property -> one value per mention, the values of
-    :func:`mention_props` (None where it leaves a property out), for a writer that formats column by column.
-
-    Args:
-        mentions: the records, in the rows' order.
-
-    Returns:
-        the key ``mention_id`` and every property the Mention rows hold, each a list as long as ``mentions``.
-    """
-    columns = {key: list(map(read, mentions)) for key, read in _MENTION_READERS}
-    columns["file_key"] = list(map(file_key, columns["file"]))
-    for key, read in _CUE_READERS:
-        columns[key] = [list(cues) if cues else None for cues in map(read, mentions)]
-    return columns
-
-
-_MENTION_READERS = [(key, attrgetter(key)) for key in _MENTION_FIELDS]
-_CUE_READERS = [(key, attrgetter(key)) for key in ("temporal_cues", "texture_cues", "comparison_cues")]
-
-
 def batch_rows(files: list[ParsedFile], records: bool = False) -> tuple[
         dict[str, dict[str, Any]], list[dict], list, list[dict], dict[str, dict[str, Any]]]:
     """The rows of a batch's parsed files: studies by id (a study's attributes merged over its files), images,
-    bounding boxes, reports, and observations by id with their mentions' properties. ``records``: boxes and
-    mentions are the :class:`~graph.records.BoundingBoxRecord` and :class:`~graph.records.MentionRecord`
-    objects themselves, for a writer that reads their fields (:func:`mention_columns`)."""
+    bounding boxes, reports, and observations by id with their mentions' properties. ``records``: for the
+    bulk load's import files, bounding boxes are the :class:`~graph.records.BoundingBoxRecord` objects
+    themselves (the writer reads their fields) and mentions are :func:`mention_row` rows."""
     studies: dict[str, dict[str, Any]] = {}
     images: list[dict[str, Any]] = []
     boxes: list[Any] = []  # dicts, or the BoundingBoxRecords themselves (records)
@@ -368,7 +354,7 @@ def batch_rows(files: list[ParsedFile], records: bool = False) -> tuple[
             if (o := observations.get(oid)) is None:
                 o = observations[oid] = {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
                                          "finding": m.finding, "mentions": []}
-            o["mentions"].append(m if records else mention_props(m))
+            o["mentions"].append(mention_row(m) if records else mention_props(m))
     _check_batch_rows(studies, images, boxes, reports, observations)
     return studies, images, boxes, reports, observations
 
@@ -385,10 +371,4 @@ def _check_batch_rows(studies: dict[str, dict[str, Any]], images: list[dict], bo
     # a BoundingBoxRecord holds its dataclass fields: one check of those stands for every record
     check_keys("BoundingBox", box_rows + ([_BOX_RECORD_KEYS] if len(box_rows) < len(boxes) else []))
     check_keys("Report", reports)
-    mentions = [props for o in observations.values() for props in o["mentions"]]
-    props = [m for m in mentions if isinstance(m, dict)]
-    # MentionRecords give mention_columns' properties: one check of those stands for every record
-    check_keys("Mention", props + ([_MENTION_RECORD_KEYS] if len(props) < len(mentions) else []))
-
-
-_MENTION_RECORD_KEYS = dict.fromkeys([*_MENTION_FIELDS, "file_key", *(key for key, _ in _CUE_READERS)])
+    check_keys("Mention", (props for o in observations.values() for props in o["mentions"]))

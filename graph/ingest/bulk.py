@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
-from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, mention_columns, mention_fact
+from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, mention_fact
 from graph.events import MentionFact, StudyFact, derive_patient
 from graph.ingest.import_files import ImportFiles, Listing
 from graph.ingest.load import BatchResult, store_files
@@ -296,11 +296,10 @@ class BulkSink:
         f.relationship_pairs("OF_ANATOMY", "BoundingBox", "Anatomy", [(b.bbox_id, b.bbox_name) for b in boxes])
         f.node_rows("Report", reports)
         f.relationship_pairs("HAS_REPORT", "Study", "Report", [(r["study_id"], r["report_id"]) for r in reports])
-        kept = [(oid, m) for oid, o in observations.items()  # as the transactional MATCH on both ends
-                if o["anatomy"] in regions and o["finding"] in self._findings for m in o["mentions"]]
-        mentions = [m for _, m in kept]  # MentionRecords: their rows are built and formatted column by column
-        f.node_table("Mention", mention_columns(mentions), len(mentions))
-        f.relationship_pairs("HAS_MENTION", "Observation", "Mention", [(oid, m.mention_id) for oid, m in kept])
+        kept = [(oid, props) for oid, o in observations.items()  # as the transactional MATCH on both ends
+                if o["anatomy"] in regions and o["finding"] in self._findings for props in o["mentions"]]
+        f.node_rows("Mention", [props for _, props in kept])
+        f.relationship_pairs("HAS_MENTION", "Observation", "Mention", [(oid, p["mention_id"]) for oid, p in kept])
 
     def _park(self, patients: set[str], studies: dict[str, dict], images: list[dict], files: list[ParsedFile]) -> None:
         if not patients:

@@ -20,8 +20,9 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
-from graph.ingest.csv_columns import ARRAY_DELIMITER, column_reader, format_columns
 from graph.schema import BOOLEAN, LOCALDATETIME, LONG, STRING, STRINGS, GraphSchema, graph_schema
+
+ARRAY_DELIMITER = "\x1f"
 
 
 class ImportFileError(ValueError):
@@ -65,7 +66,8 @@ _FORMAT: dict[str, Callable[[Any], str]] = {STRING: _string, LONG: _long, BOOLEA
                                             LOCALDATETIME: _localdatetime, STRINGS: _strings}
 
 
-def _rows_formatter(columns: list[tuple[str, str, str]], access: str = "get") -> Callable[[Iterable[Any]], list[str]]:
+def _rows_formatter(columns: list[tuple[str, str, str]], access: str = "get",
+                   plain: bool = False) -> Callable[[Iterable[Any]], Any]:
     """A function that turns rows into their lines (without newlines), generated once per file so that a
     batch of rows costs one call and every column's formatting is inlined in its loop: on the NIH cohort
     (3.2 million node rows) the generic loop over per-column formatters was a quarter of the profile of
@@ -79,38 +81,51 @@ def _rows_formatter(columns: list[tuple[str, str, str]], access: str = "get") ->
         columns: (header field, row key, type) of the file.
         access: how a row's value is read: ``get`` (a dict: ``row.get(key)``), ``index`` (a sequence in
             the columns' order) or ``attr`` (an object's attribute of the key's name).
+        plain: texts are quoted without escaping their inner quotes, and integers and date-times go into
+            the line as they are (one f-string per line, no call per value); the function then returns
+            (lines, how many texts it quoted): where the lines hold more than twice that many quotes, a
+            text held one and the lines must be made again with ``plain`` False (the quote count, as
+            :func:`pair_lines` does: no value holds a quote in the common case, and quoting by f-string
+            without ``str.replace`` is about half the time per text; issue 36).
 
     Returns:
-        rows -> their lines, in order.
+        rows -> their lines, in order (``plain``: and the count of quoted texts).
     """
     read = {"get": "row.get({key!r})", "index": "row[{n}]", "attr": "row.{key}"}[access]
-    lines = ["def format_rows(rows):", "    out = []", "    add = out.append", "    for row in rows:"]
+    lines = ["def format_rows(rows):", "    out = []", "    add = out.append", "    q = 0", "    for row in rows:"]
     for n, (_, key, kind) in enumerate(columns):
         if access == "attr" and not key.isidentifier():
             raise ValueError(f"column key {key!r} is not an attribute name")
         lines.append(f"        v = {read.format(key=key, n=n)}")
         lines.append(f"        if v is None: f{n} = ''")
-        if kind == STRING:
-            lines.append(f"        elif v.__class__ is str: f{n} = '\"' + v.replace('\"', '\"\"') + '\"'")
-        elif kind == LONG:
-            lines.append(f"        elif v.__class__ is int: f{n} = str(v)")
-        elif kind == BOOLEAN:
-            lines.append(f"        elif v is True or v is False: f{n} = 'true' if v else 'false'")
-        elif kind == LOCALDATETIME:
-            lines.append(f"        elif v.__class__ is str: f{n} = v")
-        elif kind == STRINGS:  # joined when every item is text and none holds the delimiter, else _strings
-            lines += ["        elif v.__class__ is list and v:",
-                      f"            try: j = {ARRAY_DELIMITER!r}.join(v)",
-                      "            except TypeError: j = None",
-                      f"            if j is not None and j.count({ARRAY_DELIMITER!r}) == len(v) - 1: "
-                      f"f{n} = '\"' + j.replace('\"', '\"\"') + '\"'",
-                      f"            else: f{n} = format_{n}(v)"]
+        lines += _inline_value(n, kind, plain)
         lines.append(f"        else: f{n} = format_{n}(v)")
     lines.append("        add(f'" + ",".join(f"{{f{n}}}" for n in range(len(columns))) + "')")
-    lines.append("    return out")
+    lines.append("    return out, q" if plain else "    return out")
     scope: dict[str, Any] = {f"format_{n}": _FORMAT[kind] for n, (_, _, kind) in enumerate(columns)}
     exec("\n".join(lines), scope)  # noqa: S102 - the source is built above from the column table only
     return scope["format_rows"]
+
+
+def _inline_value(n: int, kind: str, plain: bool) -> list[str]:
+    """The generated lines that format column ``n``'s value ``v`` of type ``kind`` inline (see
+    :func:`_rows_formatter`), after its None test and before its fallback to the type's formatter."""
+    quote = f"f{n} = f'\"{{v}}\"'; q += 1" if plain else f"f{n} = '\"' + v.replace('\"', '\"\"') + '\"'"
+    if kind == STRING:
+        return [f"        elif v.__class__ is str: {quote}"]
+    if kind == LONG:
+        return [f"        elif v.__class__ is int: f{n} = {'v' if plain else 'str(v)'}"]
+    if kind == BOOLEAN:
+        return [f"        elif v is True or v is False: f{n} = 'true' if v else 'false'"]
+    if kind == LOCALDATETIME:
+        return [f"        elif v.__class__ is str: f{n} = v"]
+    # lists of texts: joined when every item is text and none holds the delimiter, else _strings
+    return ["        elif v.__class__ is list and v:",
+            f"            try: j = {ARRAY_DELIMITER!r}.join(v)",
+            "            except TypeError: j = None",
+            f"            if j is not None and j.count({ARRAY_DELIMITER!r}) == len(v) - 1: "
+            + quote.replace("{v}", "{j}").replace("v.replace", "j.replace"),
+            f"            else: f{n} = format_{n}(v)"]
 
 
 def pair_lines(pairs: Iterable[tuple[str, str]]) -> str:
@@ -151,11 +166,9 @@ class CsvFile:
         self.rows = 0
         self.multiline = False
         self._format = _rows_formatter(columns)
+        self._format_plain = _rows_formatter(columns, plain=True)
         self._columns = columns
         self._known = {key for _, key, _ in columns}
-        self._kinds = [kind for _, _, kind in columns]
-        self._read_columns = column_reader([key for _, key, _ in columns], "get")
-        self._read_record_columns = column_reader([key for _, key, _ in columns], "attr")
         self._record_format: Callable[[Iterable[Any]], list[str]] | None = None
         self._record_types: set[type] = set()
         self._out: TextIO = open(path, "w", encoding="utf-8", newline="", buffering=1 << 20)
@@ -183,40 +196,19 @@ class CsvFile:
         Raises:
             ImportFileError: as :meth:`write`; the rows before the first bad one are written.
         """
-        known = self._known.issuperset(chain.from_iterable(rows))
-        if known and rows and (text := format_columns(self._read_columns(rows), self._kinds)) is not None:
-            self._append_text(text, len(rows))  # column by column: the common case, several times faster
-            return
         try:
-            lines = self._format(rows)
+            lines, quoted = self._format_plain(rows)
         except TypeError:
             lines = None
-        if lines is None or not known:
+        if lines is None or not self._known.issuperset(chain.from_iterable(rows)):
             for row in rows:  # the first bad row raises, as written one by one
                 self.write(row)
             return
-        self._append(lines)
-
-    def write_columns(self, columns: dict[str, list[Any]], rows: int) -> None:
-        """Append ``rows`` rows given as columns: row key -> one value per row (None: an empty field); a
-        column of the file that ``columns`` lacks is empty. Formatted column by column, or (a value that needs
-        it) row by row as :meth:`write_rows`.
-
-        Raises:
-            ImportFileError: a key the file has no column for (nothing written), or as :meth:`write_rows`.
-        """
-        if extra := sorted(set(columns) - self._known):
-            raise ImportFileError(f"{self.path.name}: no column for {extra} (graph/schema.yaml declares "
-                                  "every stored property)")
-        if not rows:
-            return
-        missing = [None] * rows
-        values = [columns.get(key, missing) for _, key, _ in self._columns]
-        if (text := format_columns(values, self._kinds)) is not None:
-            self._append_text(text, rows)
-            return
-        keys = [key for _, key, _ in self._columns]
-        self.write_rows([{k: v for k, v in zip(keys, row, strict=True) if v is not None} for row in zip(*values, strict=True)])
+        text = "\n".join(lines) + "\n" if lines else ""
+        if text.count('"') == 2 * quoted:
+            self._append_text(text, len(lines))
+        else:  # a text holds a quote: quoted again, escaped
+            self._append(self._format(rows))
 
     def write_record(self, record: Any) -> None:
         """Append one row from a record object whose attributes are the columns' keys (a dataclass of the
@@ -240,23 +232,19 @@ class CsvFile:
                 raise ImportFileError(f"{self.path.name}: no column for {extra} (graph.ingest.import_files lists "
                                       "every stored property)")
             self._record_types.add(kind)
-        try:
-            text = format_columns(self._read_record_columns(records), self._kinds) if records else None
-        except AttributeError:
-            text = None
-        if text is not None:
-            self._append_text(text, len(records))
-            return
         if self._record_format is None:
-            self._record_format = _rows_formatter(self._columns, access="attr")
+            self._record_format = _rows_formatter(self._columns, access="attr", plain=True)
         try:
-            lines = self._record_format(records)
+            lines, quoted = self._record_format(records)
         except (TypeError, AttributeError) as exc:
             if len(records) > 1:
                 for record in records:  # the first bad record raises, as written one by one
                     self.write_record(record)
             raise ImportFileError(f"{self.path.name}: row {records[0]!r}: {exc}") from None
-        self._append(lines)
+        text = "\n".join(lines) + "\n" if lines else ""
+        if text.count('"') != 2 * quoted:  # a text holds a quote: quoted again, escaped
+            text = "\n".join(_rows_formatter(self._columns, access="attr")(records)) + "\n"
+        self._append_text(text, len(lines))
 
     def _append(self, lines: list[str]) -> None:
         if lines:
@@ -265,6 +253,8 @@ class CsvFile:
     def _append_text(self, text: str, rows: int) -> None:
         """Write ``rows`` lines (``text``, each line with its newline); a line break inside a value marks
         the file multiline."""
+        if not rows:
+            return
         if not self.multiline and ("\r" in text or text.count("\n") != rows):
             self.multiline = True
         self._out.write(text)
@@ -348,12 +338,6 @@ class ImportFiles:
         """Append rows (dicts) to the ``label`` nodes' file (:meth:`CsvFile.write_rows`); none: no file."""
         if rows:
             self.node_file(label).write_rows(rows)
-
-    def node_table(self, label: str, columns: dict[str, list[Any]], rows: int) -> None:
-        """Append ``rows`` rows given as columns to the ``label`` nodes' file (:meth:`CsvFile.write_columns`);
-        none: no file."""
-        if rows:
-            self.node_file(label).write_columns(columns, rows)
 
     def node_records(self, label: str, records: list[Any]) -> None:
         """Append record objects to the ``label`` nodes' file (:meth:`CsvFile.write_records`); none: no file."""
