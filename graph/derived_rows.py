@@ -203,10 +203,10 @@ def _observation_row(patient_id: str, place: tuple[str, str, str], d: PatientDer
     stated reading there is ``polarity``: uncertain, or not_mentioned when unset); ``conflict_priors`` the
     prior studies of disagreeing pairs; then the :func:`observation_summary` of its mentions (``stated``)."""
     study, anatomy, finding = place
-    state = d.anatomy_state(study, anatomy, finding)
-    kinds = _conflict_kinds(place, d, change_conflicts)
-    implied = d.implied.get(place)
-    onset = _onset(events)
+    state = d.anatomy_states.get(place, NOT_MENTIONED)
+    kinds = _conflict_kinds(place, d, change_conflicts) if change_conflicts or d.polarity_conflicts else None
+    implied = d.implied.get(place) if d.implied else None
+    onset = _onset(events) if events else _NO_ONSET
     props = {"observation_id": observation_id(study, anatomy, finding), "patient_id": patient_id, "study_id": study,
              "anatomy": anatomy, "finding": finding, "state": state,
              "polarity": None if state == NOT_MENTIONED else d.implied_over.get(place) if implied else state,
@@ -252,12 +252,15 @@ def _add_patient(rows: DerivedRows, patient_id: str, d: PatientDerivation,
                                                   stated.get(place)))
     unplaced += [_observation_row(patient_id, place, _NO_DERIVATION, (), {}, ms)
                  for place, ms in stated.items() if place not in anatomy_places]
-    for study, finding in sorted(study_places):
-        state = d.study_state(study, finding)
-        basis = None if state == NOT_MENTIONED else IMPLIED if (study, finding) in d.study_implied else STATED
-        rows.study_findings.append({"study_finding_id": study_finding_id(study, finding), "patient_id": patient_id,
-                                    "study_id": study, "finding": finding, "state": state, "state_basis": basis,
-                                    **_onset(starting.get((study, None, finding), []))})
+    states, only_implied, add = d.study_states, d.study_implied, rows.study_findings.append
+    for found in sorted(study_places):
+        study, finding = found
+        state = states.get(found, NOT_MENTIONED)
+        basis = None if state == NOT_MENTIONED else IMPLIED if found in only_implied else STATED
+        events = starting.get((study, None, finding))
+        add({"study_finding_id": study_finding_id(study, finding), "patient_id": patient_id,
+             "study_id": study, "finding": finding, "state": state, "state_basis": basis,
+             **(_onset(events) if events else _NO_ONSET)})
 
 
 def finding_parents() -> dict[str, tuple[str, ...]]:
