@@ -24,6 +24,7 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
@@ -289,13 +290,13 @@ class BulkSink:
         """A batch's records, each file's rows in one call (in each file, the order of one by one)."""
         f, regions = self.files, self._regions
         f.node_rows("Image", images)
-        f.relationship_pairs("HAS_IMAGE", "Study", "Image", [(r["study_id"], r["image_id"]) for r in images])
+        f.relationship_pairs("HAS_IMAGE", "Study", "Image", _pairs(images, "study_id", "image_id"))
         boxes = [box for box in boxes if box.bbox_name in regions]  # as the transactional MATCH on its Anatomy
         f.node_records("BoundingBox", boxes)  # BoundingBoxRecords: the widest rows, from their fields
-        f.relationship_pairs("HAS_BBOX", "Image", "BoundingBox", [(b.image_id, b.bbox_id) for b in boxes])
-        f.relationship_pairs("OF_ANATOMY", "BoundingBox", "Anatomy", [(b.bbox_id, b.bbox_name) for b in boxes])
+        f.relationship_pairs("HAS_BBOX", "Image", "BoundingBox", list(map(_BOX_IMAGE, boxes)))
+        f.relationship_pairs("OF_ANATOMY", "BoundingBox", "Anatomy", list(map(_BOX_ANATOMY, boxes)))
         f.node_rows("Report", reports)
-        f.relationship_pairs("HAS_REPORT", "Study", "Report", [(r["study_id"], r["report_id"]) for r in reports])
+        f.relationship_pairs("HAS_REPORT", "Study", "Report", _pairs(reports, "study_id", "report_id"))
         kept = [(oid, props) for oid, o in observations.items()  # as the transactional MATCH on both ends
                 if o["anatomy"] in regions and o["finding"] in self._findings for props in o["mentions"]]
         f.node_rows("Mention", [props for _, props in kept])
@@ -362,18 +363,15 @@ class BulkSink:
                 p["onset_datetime"] = studies[p["study_id"]]["study_datetime"] if r["onset"] else None
                 kept.append(p)
         f.node_rows("Observation", kept)
-        f.relationship_pairs("HAS_OBSERVATION", "Study", "Observation", [(p["study_id"], p["observation_id"])
-                                                                         for p in kept])
-        f.relationship_pairs("OF_FINDING", "Observation", "Finding", [(p["observation_id"], p["finding"]) for p in kept])
-        f.relationship_pairs("LOCATED_AT", "Observation", "Anatomy", [(p["observation_id"], p["anatomy"]) for p in kept])
+        f.relationship_pairs("HAS_OBSERVATION", "Study", "Observation", _pairs(kept, "study_id", "observation_id"))
+        f.relationship_pairs("OF_FINDING", "Observation", "Finding", _pairs(kept, "observation_id", "finding"))
+        f.relationship_pairs("LOCATED_AT", "Observation", "Anatomy", _pairs(kept, "observation_id", "anatomy"))
         found = rows.study_findings
         for r in found:  # the file's row: without the onset flag, with the onset's date-time
             r["onset_datetime"] = studies[r["study_id"]]["study_datetime"] if r.pop("onset") else None
         f.node_rows("StudyFinding", found)
-        f.relationship_pairs("HAS_STUDY_FINDING", "Study", "StudyFinding", [(r["study_id"], r["study_finding_id"])
-                                                                            for r in found])
-        f.relationship_pairs("OF_FINDING", "StudyFinding", "Finding", [(r["study_finding_id"], r["finding"])
-                                                                       for r in found])
+        f.relationship_pairs("HAS_STUDY_FINDING", "Study", "StudyFinding", _pairs(found, "study_id", "study_finding_id"))
+        f.relationship_pairs("OF_FINDING", "StudyFinding", "Finding", _pairs(found, "study_finding_id", "finding"))
         for label, events in (("Observation", rows.anatomy_events), ("StudyFinding", rows.study_events)):
             edges = []
             for e in events:
@@ -383,8 +381,16 @@ class BulkSink:
             f.relationship_rows("PROGRESSION", label, label, edges)
         episodes = rows.episodes
         f.node_rows("Episode", episodes)
-        f.relationship_pairs("HAS_EPISODE", "Patient", "Episode", [(e["patient_id"], e["episode_id"]) for e in episodes])
-        f.relationship_pairs("OF_FINDING", "Episode", "Finding", [(e["episode_id"], e["finding"]) for e in episodes])
+        f.relationship_pairs("HAS_EPISODE", "Patient", "Episode", _pairs(episodes, "patient_id", "episode_id"))
+        f.relationship_pairs("OF_FINDING", "Episode", "Finding", _pairs(episodes, "episode_id", "finding"))
+
+
+_BOX_IMAGE, _BOX_ANATOMY = attrgetter("image_id", "bbox_id"), attrgetter("bbox_id", "bbox_name")
+
+
+def _pairs(rows: list[dict[str, Any]], start: str, end: str) -> list[tuple[str, str]]:
+    """(row[start], row[end]) of every row: the (start key, end key) of relationships without properties."""
+    return list(map(itemgetter(start, end), rows))
 
 
 def _when(iso: str | None) -> datetime | None:
