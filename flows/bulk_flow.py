@@ -18,15 +18,16 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import chain
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, progress_bar, stage, write_report
 from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ahead, plan_ingest, store_files
-from graph.ingest.bulk import BulkSink, write_part
+from graph.ingest.bulk import BulkInputError, BulkSink, write_part
 from graph.ingest.import_files import ImportFiles, keep_files
 from graph.ingest.plan import with_fingerprint
 from graph.ingest.schedule import available_cores, forked_pool
@@ -142,34 +143,65 @@ def _executor(engine: FilesEngine) -> Iterator[tuple[Executor, int]]:
                 cluster.close()
 
 
-def _write_files(the_plan: IngestPlan, sink: BulkSink, doc_mapping: str | None, batch_files: int,
-                 summary: IngestSummary, progress: bool, engine: FilesEngine) -> None:
-    """Every batch through :func:`graph.ingest.store_files` into import files, then the parked patients.
+@dataclass
+class BulkInput:
+    """One input of a bulk load: its plan and doc mapping, the sink that writes its import files (a folder
+    of its own) and its own summary (its files, rejections and elements)."""
 
-    When every file's patient is known before parsing, batches are independent and are written by the
-    engine's workers into files of their own (:func:`graph.ingest.bulk.write_part`); otherwise a file read
-    later (a report file of many patients) may hold more of a patient, and the batches are written here,
-    one after the other, parsed one ahead.
+    plan: IngestPlan
+    doc_mapping: str | None
+    summary: IngestSummary
+    sink: BulkSink
+
+
+def _hinted(the_plan: IngestPlan) -> bool:
+    return bool(the_plan.load) and all(f.path in the_plan.patient_hints for f in the_plan.load)
+
+
+def _write_inputs(inputs: list[BulkInput], batch_files: int, progress: bool, engine: FilesEngine) -> None:
+    """Every input's batches through :func:`graph.ingest.store_files` into its own import files, then its
+    parked patients.
+
+    The largest input whose every file's patient is known before parsing is written by the engine's
+    workers (batches are independent, each into files of its own: :func:`graph.ingest.bulk.write_part`).
+    Every other input is written here, one batch after the other, parsed one ahead (in a file of many
+    patients, a later file may hold more of a patient read earlier): a batch of it before each wait on
+    the workers, so this process works while they do. With a single input that is the load of one cohort.
     """
-    batches = the_plan.batches(batch_files)
-    hinted = all(f.path in the_plan.patient_hints for f in the_plan.load)
+    lead = max((i for i in inputs if _hinted(i.plan)), key=lambda i: len(i.plan.load), default=None)
+    for one in inputs:
+        if one is not lead:
+            one.summary.workers, one.summary.engine = 1, "in turn: files of many patients"
+    with progress_bar(progress) as bar:
+        job = bar.add_task("writing import files", total=sum(len(i.plan.load) for i in inputs))
+        in_turn = chain.from_iterable(_absorbed(i, _in_turn(i.plan, i.plan.batches(batch_files), i.doc_mapping,
+                                                            i.sink)) for i in inputs if i is not lead)
+
+        def beside() -> None:
+            bar.advance(job, next(in_turn, 0))
+
+        if lead is not None:
+            for n in _absorbed(lead, _in_parts(lead.plan, lead.plan.batches(batch_files), lead.doc_mapping,
+                                               lead.sink, engine, lead.summary, beside)):
+                bar.advance(job, n)
+        for n in in_turn:
+            bar.advance(job, n)
+
+
+def _absorbed(one: BulkInput, written: Iterator[tuple[list[InputFile], BatchResult]]) -> Iterator[int]:
+    """Count each written batch into the input's summary (yields its number of files), then derive the
+    input's parked patients."""
+    summary = one.summary
     unlinked: set[str] = set()
     patients: set[str] = set()
     unmapped: Counter = Counter()
-    with progress_bar(progress) as bar:
-        job = bar.add_task("writing import files", total=len(the_plan.load))
-        if hinted and batches:
-            written = _in_parts(the_plan, batches, doc_mapping, sink, engine, summary)
-        else:
-            summary.workers, summary.engine = 1, "in turn: files of many patients"
-            written = _in_turn(the_plan, batches, doc_mapping, sink)
-        for files, result in written:
-            summary.add_batch(result)
-            unmapped.update(result.unmapped_terms)
-            unlinked = (unlinked - result.linked) | (result.patients - result.linked)
-            patients |= result.patients
-            bar.advance(job, len(files))
-    sink.link_patients(unlinked)
+    for files, result in written:
+        summary.add_batch(result)
+        unmapped.update(result.unmapped_terms)
+        unlinked = (unlinked - result.linked) | (result.patients - result.linked)
+        patients |= result.patients
+        yield len(files)
+    one.sink.link_patients(unlinked)
     summary.patients_relinked = len(patients)
     summary.unmapped_terms = sum(unmapped.values())
     summary.top_unmapped = unmapped.most_common(10)
@@ -186,9 +218,11 @@ def _in_turn(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping: 
 
 
 def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping: str | None, sink: BulkSink,
-              engine: FilesEngine, summary: IngestSummary) -> Iterator[tuple[list[InputFile], BatchResult]]:
-    """Batches written by the engine's workers, absorbed in batch order; at most two per worker in flight.
-    Local processes are forked, as :func:`graph.ingest.parsed_ahead`'s; never more than the batches."""
+              engine: FilesEngine, summary: IngestSummary,
+              beside: Callable[[], None]) -> Iterator[tuple[list[InputFile], BatchResult]]:
+    """Batches written by the engine's workers, absorbed in batch order; at most two per worker in flight,
+    ``beside()`` called before each wait on one. Local processes are forked, as
+    :func:`graph.ingest.parsed_ahead`'s; never more than the batches."""
     if engine.dask is None:
         engine = FilesEngine(max(1, min(engine.workers, MAX_WORKERS, len(batches))))
     with _executor(engine) as (pool, workers):
@@ -199,6 +233,7 @@ def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping:
                                                the_plan.patients_within(files), sink.files.folder / "parts", k,
                                                sink.loaded_at)))
             while len(pending) >= 2 * workers or (pending and k == len(batches) - 1):
+                beside()
                 done, future = pending.popleft()
                 part = future.result()
                 sink.absorb(part)
@@ -212,58 +247,122 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def _count_and_report(summary: IngestSummary, sink: BulkSink, rejected_report: str | None) -> None:
-    """The summary's counts and the rejected-files report (run while the importer runs)."""
-    _count_rows(summary, sink)
+def _count_and_report(summary: IngestSummary, inputs: list[BulkInput], rejected_report: str | None) -> None:
+    """The summaries' counts and the rejected-files report (run while the importer runs)."""
+    for one in inputs:
+        _count_rows(one.summary, one.sink)
+    _count_rows(summary, *(one.sink for one in inputs))
     write_report(summary, rejected_report)
+    for one in inputs:
+        one.summary.rejected_report = summary.rejected_report
 
 
-def _count_rows(summary: IngestSummary, sink: BulkSink) -> None:
-    """The summary's studies, observations and progression edges: rows of their import files."""
+def _count_rows(summary: IngestSummary, *sinks: BulkSink) -> None:
+    """The summary's studies, observations and progression edges: rows of the sinks' import files."""
     rows: Counter[str] = Counter()
-    for f in sink.listing():
-        rows[f.group] += f.rows
+    for sink in sinks:
+        for f in sink.listing():
+            rows[f.group] += f.rows
     summary.studies, summary.observations = rows["nodes=Study"], rows["nodes=Observation"]
     summary.progression_edges = rows["relationships=PROGRESSION"]
 
 
-def _files_and_import(server: LocalNeo4jServer, the_plan: IngestPlan, summary: IngestSummary,
-                      stages: dict[str, float], engine: FilesEngine, options: dict) -> None:
-    """The files and import stages (``options``: the flow's doc_mapping, batch_files, progress,
+def _plan_inputs(sources: list[tuple[list[str], str | None]], exclude: list[Path], folder: Path,
+                 loaded_at: datetime) -> list[BulkInput]:
+    """Each input planned on its own (the metadata CSVs of its paths, its patient hints), with a sink writing
+    into ``folder`` (the first input) or a folder of its own in it.
+
+    Raises:
+        BulkInputError: a file found in two inputs.
+    """
+    vocab = vocabulary()
+    inputs: list[BulkInput] = []
+    seen: dict[str, int] = {}
+    for k, (paths, doc_mapping) in enumerate(sources):
+        skipped: list = []
+        # fingerprints are taken where each file is read anyway (a first load compares them with nothing)
+        files = discover([Path(p) for p in paths], exclude=exclude, fingerprints=False, skipped=skipped)
+        for f in files:
+            if (first := seen.setdefault(f.path, k)) != k:
+                raise BulkInputError(f"{f.path} is in input {first + 1} and input {k + 1}; give it once")
+        the_plan = plan_ingest(files, {}, vocab.version)
+        the_plan.skipped = skipped
+        inputs.append(BulkInput(the_plan, doc_mapping, IngestSummary(files_seen=len(the_plan.load),
+                                                                     rejections=list(the_plan.rejections)),
+                                BulkSink(ImportFiles(folder / f"input{k + 1}" if k else folder), vocab, loaded_at)))
+    return inputs
+
+
+def _add_input(summary: IngestSummary, one: IngestSummary) -> None:
+    """Count one input's summary into the load's; the load's workers are those of its busiest input."""
+    for name in ("files_seen", "files_loaded", "files_rejected", "records_loaded", "mentions_loaded",
+                 "patients_relinked", "unmapped_terms", "ambiguous_comparisons"):
+        setattr(summary, name, getattr(summary, name) + getattr(one, name))
+    summary.rejections += one.rejections
+    summary.top_unmapped = (Counter(dict(summary.top_unmapped)) + Counter(dict(one.top_unmapped))).most_common(10)
+    for name, n in one.out_of_schema.items():
+        summary.out_of_schema[name] = summary.out_of_schema.get(name, 0) + n
+    if one.workers > summary.workers:
+        summary.workers, summary.engine = one.workers, one.engine
+
+
+def _check_apart(inputs: list[BulkInput]) -> None:
+    """Raises BulkInputError when two inputs wrote the same patient, study, image or report."""
+    for k, one in enumerate(inputs):
+        for n, other in enumerate(inputs[:k]):
+            if shared := other.sink.shared_with(one.sink):
+                raise BulkInputError(f"{shared} is in input {n + 1} and input {k + 1}; a bulk load of several "
+                                     "inputs needs them apart: give them as one input, or load the later one "
+                                     "without --bulk afterwards")
+
+
+def _files_and_import(server: LocalNeo4jServer, sources: list[tuple[list[str], str | None]],
+                      summary: IngestSummary, stages: dict[str, float], engine: FilesEngine,
+                      options: dict) -> list[BulkInput]:
+    """The plan, files and import stages of every input (``options``: the flow's batch_files, progress,
     rejected_report and keep_import_files), with Neo4j's steps that need no Python beside cxrkg's work:
     the server's stop while the files are written, the counts and the rejected-files report while the
-    importer runs. The import files are deleted at the end (or kept, moved)."""
+    importer runs. The import files are deleted at the end (or kept, moved). Returns the inputs, each
+    with its summary."""
     vocab = vocabulary()
     server.settings.home.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
+    report = options["rejected_report"]
     with ThreadPoolExecutor(1) as aside:
         try:
             stopped = aside.submit(server.stop)  # the importer needs the server down
-            sink = BulkSink(ImportFiles(folder), vocab, datetime.now())
+            with stage(stages, "plan"):
+                inputs = _plan_inputs(sources, [Path(report)] if report else [], folder, datetime.now())
             cpu = _cpu_seconds()
             with stage(stages, "files"):
-                _write_files(the_plan, sink, options["doc_mapping"], options["batch_files"], summary,
-                             options["progress"], engine)
-                sink.finish(vocab)
+                _write_inputs(inputs, options["batch_files"], options["progress"], engine)
+                _check_apart(inputs)
+                for k, one in enumerate(inputs):  # the vocabulary's nodes once, with the first input
+                    one.sink.finish(vocab if k == 0 else None)
+                    one.summary.elements_created = sum(f.rows for f in one.sink.listing())
+                    _add_input(summary, one.summary)
             if not summary.engine.startswith("Dask"):  # Dask's workers are not this process's children
                 summary.files_cpu_seconds = round(_cpu_seconds() - cpu, 3)
-            summary.elements_created = sum(f.rows for f in sink.listing())
+            summary.elements_created = sum(one.summary.elements_created for one in inputs)
+            listing = [f for one in inputs for f in one.sink.listing()]
             with stage(stages, "import"):
                 stopped.result()
-                counted = aside.submit(_count_and_report, summary, sink, options["rejected_report"])
-                server.import_database(sink.listing(), folder, neo4j_settings().database or "neo4j")
+                counted = aside.submit(_count_and_report, summary, inputs, report)
+                server.import_database(listing, folder, neo4j_settings().database or "neo4j")
                 counted.result()
             if options["keep_import_files"]:
-                keep_files(sink.listing(), folder, Path(options["keep_import_files"]))
+                keep_files(listing, folder, Path(options["keep_import_files"]))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+    return inputs
 
 
 @flow(name="cxrkg-bulk-ingest", log_prints=False)
 def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: int = DEFAULT_BATCH_FILES,
                      rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False,
                      keep_import_files: str | None = None, workers: int | None = None,
-                     dask_address: str | None = None) -> IngestSummary:
+                     dask_address: str | None = None,
+                     also: list[tuple[list[str], str | None]] | None = None) -> IngestSummary:
     """Load a first cohort into the empty local database through ``neo4j-admin database import full``.
 
     The server's stop runs beside the files stage, and the summary's counts and the rejected-files report
@@ -274,16 +373,20 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
         ``workers`` and ``dask_address``: where the files stage writes its batches (:meth:`FilesEngine.choose`:
         by default one local process per core found; ``workers`` alone: a local Dask cluster of that many
         processes; ``dask_address``: an existing Dask scheduler). The summary's ``workers`` and ``engine``
-        say which ran.
+        say which ran. ``also``: more inputs, each ``(paths, doc_mapping)``, imported in the same import as
+        ``paths``: each planned and written on its own (:func:`_write_inputs`), into the graph that loading
+        them one after the other makes, when they share no patient, study, image, report or file.
 
     Returns:
         the run summary (``elements_created``: nodes plus relationships imported, as are its studies,
-        observations and progression edges; ``stage_seconds``: check, plan, files, import, start, schema).
+        observations and progression edges; ``stage_seconds``: check, plan, files, import, start, schema);
+        with ``also``, ``inputs`` holds each input's own summary (the vocabulary's nodes counted in the first).
 
     Raises:
         BulkRefused: the target is not the local server, its database holds data, or no Dask scheduler
             answers at ``dask_address``.
-        graph.ingest.bulk.BulkInputError: the same record in two files (nothing imported).
+        graph.ingest.bulk.BulkInputError: the same record in two files, or two inputs that share a
+            patient, study, record or file (nothing imported).
         graph.server.ServerError: the import or the restart failed.
         ValueError: ``workers`` below 1.
     """
@@ -294,16 +397,9 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
     vocab = vocabulary()
     with stage(stages, "check"):
         check_target(server)
-    with stage(stages, "plan"):
-        # fingerprints are taken where each file is read anyway (a first load compares them with nothing)
-        skipped: list = []
-        files = discover([Path(p) for p in paths], exclude=[Path(rejected_report)] if rejected_report else [],
-                         fingerprints=False, skipped=skipped)
-        the_plan = plan_ingest(files, {}, vocab.version)
-        the_plan.skipped = skipped
-    summary = IngestSummary(files_seen=len(the_plan.load), rejections=list(the_plan.rejections))
-    _files_and_import(server, the_plan, summary, stages, engine, dict(
-        doc_mapping=doc_mapping, batch_files=batch_files, progress=progress, rejected_report=rejected_report,
+    summary = IngestSummary()
+    inputs = _files_and_import(server, [(paths, doc_mapping), *(also or [])], summary, stages, engine, dict(
+        batch_files=batch_files, progress=progress, rejected_report=rejected_report,
         keep_import_files=keep_import_files))
     with stage(stages, "start"):
         server.start(fresh=True)  # the import just made the database, also where the home's data were gone
@@ -312,8 +408,11 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
         shared_store().ensure_schema(vocab)
     summary.seconds = time.perf_counter() - started
     summary.stage_seconds = {k: round(v, 3) for k, v in stages.items()}
+    if also:
+        summary.inputs = [one.summary for one in inputs]
+        for one in summary.inputs:
+            one.seconds, one.stage_seconds = summary.seconds, summary.stage_seconds
     get_run_logger().info("bulk load: %d files, %d elements imported, %d rejections in %.1fs (stages %s)",
                           summary.files_loaded, summary.elements_created, len(summary.rejections), summary.seconds,
                           summary.stage_seconds)
     return summary
-

@@ -68,6 +68,7 @@ class IngestSummary:
     files_cpu_seconds: float = 0.0  # the bulk files stage's CPU: this process and its local worker processes
     # (0 when the files stage ran on Dask, whose workers' CPU this process cannot see)
     engine: str = ""  # what ran them ("local processes", "Dask local cluster", "Dask at ADDR", "in turn: ...")
+    inputs: list[IngestSummary] = field(default_factory=list)  # a bulk load of several inputs: each its own
 
     @property
     def ok(self) -> bool:

@@ -144,6 +144,9 @@ def print_summary(summary) -> None:
         table.add_row("stages (s)", ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_seconds.items()))
     if summary.workers:
         table.add_row("workers", f"{summary.workers} ({summary.engine})")
+    for n, one in enumerate(summary.inputs, 1):  # a bulk load of several inputs
+        table.add_row(f"input {n}", f"{one.files_loaded} files loaded, {one.files_rejected} rejected, "
+                      f"{one.elements_created} elements ({one.engine})")
     if summary.files_cpu_seconds and summary.files_seen:
         table.add_row("files stage CPU", f"{summary.files_cpu_seconds:.1f} s, "
                       f"{1000 * summary.files_cpu_seconds / summary.files_seen:.2f} ms per input file")
@@ -164,8 +167,8 @@ def library_log() -> Path:
 
 def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | None, progress: bool,
                bulk: bool = False, batch_files: int = 500, brief: bool = False, engine: dict | None = None):
-    """Run the ingest flow (or the bulk flow, its files stage on ``engine``: ``workers``, ``dask_address``)
-    with ``batch_files`` files per batch and print its summary (in one line when ``brief``); returns the
+    """Run the ingest flow (or the bulk flow, its files stage on ``engine``: ``workers``, ``dask_address``,
+    and its further inputs, ``also``) with ``batch_files`` files per batch and print its summary (in one line when ``brief``); returns the
     summary."""
     args: dict[str, Any] = dict(doc_mapping=str(doc_mapping) if doc_mapping else None,
                                 rejected_report=str(rejected) if rejected else None, progress=progress,

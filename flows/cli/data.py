@@ -46,16 +46,36 @@ def ingest(paths: list[Path] = typer.Argument(..., exists=True, help="files or f
                                                  "core)"),
            dask_address: Optional[str] = typer.Option(None, help="--bulk: write the import files on an existing "
                                                       "Dask scheduler (tcp://host:8786) that sees the same "
-                                                      "paths")) -> None:
+                                                      "paths"),
+           also: Optional[list[str]] = typer.Option(None, help="--bulk: another input in the same import, "
+                                                    "PATH[,PATH...][=DOC_MAPPING.csv] (repeatable); inputs "
+                                                    "share no patient")) -> None:
     """Load scene graphs, RadGraph files and metadata CSVs; exit code 2 when anything was rejected."""
-    if (workers is not None or dask_address) and not bulk:
-        fail("--workers and --dask-address choose where `cxrkg ingest --bulk` writes its import files; add --bulk")
-    engine = {"workers": workers, "dask_address": dask_address} if bulk else {}
+    if (workers is not None or dask_address or also) and not bulk:
+        fail("--workers, --dask-address and --also choose what `cxrkg ingest --bulk` imports and where it writes "
+             "its import files; add --bulk")
+    engine = {"workers": workers, "dask_address": dask_address, "also": also_inputs(also or [])} if bulk else {}
     summary = run_ingest(paths, doc_mapping, rejected, progress and sys.stderr.isatty(), bulk, batch_files,
                          engine=engine)
     if not summary.ok:
         raise typer.Exit(2)
 
+
+
+def also_inputs(texts: list[str]) -> list[tuple[list[str], str | None]]:
+    """``--also`` values, ``PATH[,PATH...][=DOC_MAPPING.csv]`` (split at the last ``=``), as the bulk flow's
+    ``also`` (paths, doc mapping); a path that does not exist ends the command (exit code 2, naming it)."""
+    out: list[tuple[list[str], str | None]] = []
+    for text in texts:
+        paths, _, mapping = text.rpartition("=") if "=" in text else (text, "", "")
+        named = [p for p in paths.split(",") if p]
+        for path in [*named, mapping] if mapping else named:
+            if not Path(path).exists():
+                fail(f"--also {text}: {path} does not exist", 2)
+        if not named:
+            fail(f"--also {text}: no input path", 2)
+        out.append((named, mapping or None))
+    return out
 
 
 datasets_app = typer.Typer(no_args_is_help=True, help="Public datasets cxrkg can fetch.")

@@ -93,23 +93,35 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
     console.print(times.line(), highlight=False)
 
 
+def _cpu() -> float:
+    """CPU seconds (user and system) of this process and of its child processes that ended and were waited
+    for (the bulk load's workers, the importer; not a running Neo4j nor the demo's input workers)."""
+    import resource
+
+    own, ended = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime
+
+
 class PartTimes:
-    """Wall seconds of the demo's parts in the order they ran, and of the inputs made beside them
-    (:mod:`flows.demo_inputs`); :meth:`line` is the demo's last line."""
+    """Wall seconds of the demo's parts in the order they ran (and their CPU seconds, :func:`_cpu`), and of
+    the inputs made beside them (:mod:`flows.demo_inputs`, with their workers' CPU seconds); :meth:`line`
+    is the demo's last line."""
 
     def __init__(self) -> None:
         self.started = time.perf_counter()
         self.parts: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
         self.made: dict[str, Made] = {}
 
     @contextmanager
     def part(self, name: str) -> Iterator[None]:
         """Time the block as part ``name`` (added to an earlier block of that name)."""
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu()
         try:
             yield
         finally:
             self.parts[name] = self.parts.get(name, 0.0) + time.perf_counter() - started
+            self.cpu[name] = self.cpu.get(name, 0.0) + _cpu() - cpu
 
     def beside(self, name: str, made: Made) -> Made:
         """Note an input made beside the parts (its own seconds); returns it."""
@@ -117,11 +129,11 @@ class PartTimes:
         return made
 
     def line(self) -> str:
-        """``seconds per part: ...; made beside them: ...; total ... s, load average ...``."""
-        parts = ", ".join(f"{name} {s:.1f}" for name, s in self.parts.items())
-        made = ", ".join(f"{name} {m.seconds:.1f}" + (" (kept from an earlier run)" if m.reused else "")
-                         for name, m in self.made.items())
-        return (f"seconds per part: {parts}; made beside them: {made or 'none'}; total "
+        """``seconds per part: ... (CPU s); made beside them: ...; total ... s, load average ...``."""
+        parts = ", ".join(f"{name} {s:.1f} ({self.cpu.get(name, 0.0):.1f})" for name, s in self.parts.items())
+        made = ", ".join(f"{name} {m.seconds:.1f} ({m.cpu_seconds:.1f})"
+                         + (" (kept from an earlier run)" if m.reused else "") for name, m in self.made.items())
+        return (f"seconds per part (CPU s): {parts}; made beside them: {made or 'none'}; total "
                 f"{time.perf_counter() - self.started:.1f} s, load average {os.getloadavg()[0]:.2f}")
 
 
@@ -183,8 +195,9 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int, 
         run.inputs.start("cohort", write_cohort_line, cohort, patients, seed)
     run.inputs.start("nih", convert_nih_cached, cohort.parent / "nih")
     run.inputs.start("iu", extract_iu_cached, cohort.parent / "iu-extract")
-    with run.times.part("NIH (conversion, bulk load)"):
-        nih = _nih_ahead(cohort.parent / "nih", run)
+    with run.times.part("inputs and bulk load (NIH, cohort, IU)"):
+        first = _first_load(cohort, reuse, run)
+    nih = first.nih if first else None
     if run.server is not None and not run.server.status().running:  # no bulk load started it
         with run.times.part("Neo4j start"):
             run.server.start()
@@ -199,15 +212,19 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int, 
         else:
             console.print(run.times.beside("synthetic cohort", run.inputs.get("cohort")).value, highlight=False)
         console.rule("ingest (Prefect flow)")
-        run.prefect_api.join()
-        sample, mapping = sample_paths()
-        run_ingest([cohort, sample], mapping, cohort / "rejected.json", progress=False, brief=True)
-        console.print(f"loaded by: {TRANSACTIONAL}", highlight=False)
+        if first and first.cohort:
+            print_summary_line(first.cohort)
+        else:
+            run.prefect_api.join()
+            sample, mapping = sample_paths()
+            run_ingest([cohort, sample], mapping, cohort / "rejected.json", progress=False, brief=True)
+        console.print(f"loaded by: {BULK if first and first.cohort else TRANSACTIONAL}", highlight=False)
     with run.times.part("worsening query"):
         _worsening_section(console, cohort)
 
     with run.times.part("IU (load, queries)"):
-        iu_section(console, cohort.parent / "iu-extract", run.times.beside("IU extraction", run.inputs.get("iu")))
+        iu_section(console, cohort.parent / "iu-extract", run.times.beside("IU extraction", run.inputs.get("iu")),
+                   first.iu if first else None)
     with run.times.part("NIH answers"):
         nih_section(console, cohort.parent / "nih", nih,
                     None if nih else run.times.beside("NIH conversion", run.inputs.get("nih")))
@@ -263,33 +280,54 @@ BULK = "bulk import (neo4j-admin database import), the fastest way into an empty
 
 @dataclass
 class NihAhead:
-    """The NIH part converted and bulk-loaded before the other parts (see :func:`_nih_ahead`)."""
+    """The NIH part converted and bulk-loaded before the other parts (see :func:`_first_load`)."""
 
     converted: Any  # graph.datasets.nih.convert.NIHSummary (kept from an earlier demo's conversion or made now)
     loaded: Any  # flows.ingest_flow.IngestSummary
 
 
-def _nih_ahead(out: Path, run: _Run) -> NihAhead | None:
-    """The NIH cohort, the demo's largest part (112,120 files), loaded first by the bulk import when the
-    local database holds no data yet, which it only can be then; its lines are printed in its section.
-    None (the section then loads it transactionally, or says why it skips it) when NEO4J_URI names
-    another server, the graph holds data, or the wheel cannot be fetched. Waits for the conversion
-    (:func:`flows.demo_inputs.convert_nih_cached`) only when it bulk-loads."""
+@dataclass
+class FirstLoad:
+    """What :func:`_first_load` bulk-imported: each part's own summary, None for a part it did not load."""
+
+    nih: NihAhead | None
+    cohort: Any  # flows.ingest_flow.IngestSummary (the cohort and the RadGraph-XL sample)
+    iu: Any  # flows.ingest_flow.IngestSummary (the IU extraction's shards)
+
+
+def _first_load(cohort: Path, reuse: bool, run: _Run) -> FirstLoad | None:
+    """Every part into the empty local database in one bulk import (:func:`flows.bulk_flow.bulk_ingest_flow`
+    with several inputs, each of its own doc mapping: one files stage, one ``neo4j-admin database import``,
+    one start, one schema step), the NIH cohort (112,120 files, written by the workers) first, the cohort
+    with the RadGraph-XL sample and the IU extraction in turn beside it. Waits for the inputs. None (each
+    section then loads its part transactionally, or says why it skips it) when NEO4J_URI names another
+    server or the graph holds data; a part whose input cannot be made (the wheel cannot be fetched) is
+    left out."""
     from flows.bulk_flow import BulkRefused, bulk_ingest_flow
     from graph.settings import neo4j_settings
     from graph.store import shared_store
 
     if neo4j_settings().external or not (run.fresh or not shared_store().holds_data()):
         return None
-    made = run.times.beside("NIH conversion", run.inputs.get("nih"))
-    if made.skipped:
-        return None
+    if not reuse:
+        run.times.beside("synthetic cohort", run.inputs.get("cohort"))
+    nih = run.times.beside("NIH conversion", run.inputs.get("nih"))
+    iu = run.times.beside("IU extraction", run.inputs.get("iu"))
+    sample, mapping = sample_paths()
+    inputs: dict[str, tuple[list[str], str | None]] = {"cohort": ([str(cohort), str(sample)], str(mapping))}
+    if not nih.skipped:
+        inputs = {"nih": ([str(cohort.parent / "nih")], None), **inputs}
+    if not iu.skipped and iu.value.documents:
+        inputs["iu"] = ([iu.value.radgraph_dir], iu.value.doc_mapping)
+    (paths, doc_mapping), *also = inputs.values()
     run.prefect_api.join()
     try:
-        loaded = bulk_ingest_flow([str(out)], rejected_report=str(out.parent / "nih-rejected.json"))
+        loaded = bulk_ingest_flow(paths, doc_mapping=doc_mapping, also=also,
+                                  rejected_report=str(cohort.parent / "demo-rejected.json"))
     except BulkRefused:
         return None
-    return NihAhead(made.value, loaded)
+    parts = dict(zip(inputs, loaded.inputs or [loaded], strict=True))
+    return FirstLoad(NihAhead(nih.value, parts["nih"]) if "nih" in parts else None, parts["cohort"], parts.get("iu"))
 
 
 def _worsenings(store, patients: list[str]) -> dict[str, list[dict]]:
@@ -307,11 +345,11 @@ def _counts_line(title: str, rows: list[dict], key, count: str) -> str:
     return f"{title}: " + ", ".join(f"{key(r)} ({r[count]:,})" for r in rows)
 
 
-def iu_section(console: Console, out: Path, made: Made | None = None) -> None:
+def iu_section(console: Console, out: Path, made: Made | None = None, loaded: Any = None) -> None:
     """Load the 3,955 IU reports' rules extraction (``made``: :func:`flows.demo_inputs.extract_iu_cached`'s
-    outcome; None: extracted here) through the ingest flow, as ``cxrkg extract iu --ingest`` does, and print
-    their most frequent present findings and stated changes; says why and skips when the IU wheel cannot be
-    fetched or spaCy is missing."""
+    outcome; None: extracted here) through the ingest flow, as ``cxrkg extract iu --ingest`` does, unless
+    the bulk import loaded it (``loaded``: its summary), and print their most frequent present findings and
+    stated changes; says why and skips when the IU wheel cannot be fetched or spaCy is missing."""
     from flows.demo_inputs import extract_iu_cached
     from flows.extract_flow import INGEST_BATCH_FILES
     from flows.ingest_flow import ingest_flow
@@ -324,13 +362,13 @@ def iu_section(console: Console, out: Path, made: Made | None = None) -> None:
         console.print(f"skipped: {made.skipped}")
         return
     extraction = made.value
-    if extraction.documents:
+    if extraction.documents and loaded is None:
         ingest_flow([extraction.radgraph_dir], doc_mapping=extraction.doc_mapping, batch_files=INGEST_BATCH_FILES,
                     rejected_report=str(out / "rejected-ingest.json"))
     console.print(f"{extraction.documents:,} reports extracted, {len(extraction.rejections)} rejected "
                   f"({Path(extraction.rejected_report or '').name or 'none'}); each its own patient, "
                   "dates redacted", highlight=False)
-    console.print(f"loaded by: {TRANSACTIONAL}", highlight=False)
+    console.print(f"loaded by: {BULK if loaded else TRANSACTIONAL}", highlight=False)
     store = shared_store()
     console.print(_counts_line("most frequent present findings (reports)", store.read(rs.IU_TOP_FINDINGS)[:6],
                                lambda r: r["finding"], "reports"), highlight=False)

@@ -227,10 +227,11 @@ class BulkSink:
 
     # --- the end -------------------------------------------------------------------------------
 
-    def finish(self, vocab: Vocabulary) -> ImportFiles:
+    def finish(self, vocab: Vocabulary | None) -> ImportFiles:
         """Write what was merged over batches (patients, studies, incomplete source files) and the vocabulary's
         Anatomy and Finding nodes (their properties and PART_OF / IS_A come from ``ensure_schema``, as in
-        a transactional load), close the files and return them."""
+        a transactional load; ``vocab`` None: none, another sink of the same import writes them), close
+        the files and return them."""
         if self._parked:
             raise ValueError(f"{len(self._parked)} patients still parked: call link_patients first")
         f = self.files
@@ -244,12 +245,23 @@ class BulkSink:
             f.relationship_file("HAS_STUDY", "Patient", "Study").write_pair(row["patient_id"], sid)
         for row in self._incomplete_sources.values():
             f.node_file("SourceFile").write({**row, "loaded_at": self._stamp})
-        for name in vocab.regions:
+        for name in vocab.regions if vocab else ():
             f.node_file("Anatomy").write({"name": name})
-        for name in vocab.findings:
+        for name in vocab.findings if vocab else ():
             f.node_file("Finding").write({"name": name})
         f.close()
         return f
+
+    def shared_with(self, other: BulkSink) -> str | None:
+        """The first patient, study, image or report that this sink and ``other`` (another input of the same
+        import) both wrote, e.g. ``"patient 10000032"``; None when they share none (their import files can
+        then be imported together: no node twice)."""
+        for kind, mine, theirs in (("patient", self._patients, other._patients),
+                                   ("study", self._studies, other._studies),
+                                   ("record", self._record_file, other._record_file)):
+            if both := mine.keys() & theirs.keys():
+                return f"{kind} {min(both).replace(':', ' ')}"
+        return None
 
     # --- internals -----------------------------------------------------------------------------
 

@@ -131,3 +131,75 @@ def test_a_failed_import_says_why_and_leaves_no_database(tmp_path):
     with pytest.raises(ServerError, match="neo4j-admin database import failed .*s1.*neo4j-admin-import.log"):
         server.import_database(files.listing(), tmp_path / "files")
     assert not (tmp_path / "home" / "data" / "databases" / "neo4j").exists()
+
+
+def _mapped_copy(sample: Path, to: Path, patients: str, first_id: int) -> tuple[str, str]:
+    """The RadGraph-XL sample's reports again under ``to``, as other reports (ids from ``first_id`` on) of
+    other patients and studies (the mapping's ``XL-DEMO`` prefix replaced by ``patients``): (folder, mapping
+    CSV)."""
+    import json
+
+    import pandas as pd
+
+    to.mkdir(parents=True)
+    docs = json.loads((sample / "expected_processed_annotations.json").read_text(encoding="utf-8"))
+    ids = {doc["report_id"]: first_id + n for n, doc in enumerate(docs)}
+    (to / "expected_processed_annotations.json").write_text(
+        json.dumps([{**doc, "report_id": ids[doc["report_id"]]} for doc in docs]), encoding="utf-8")
+    mapping = pd.read_csv(sample / "doc_mapping.csv", dtype=str)
+    mapping["doc_key"] = mapping["doc_key"].map(lambda key: str(ids[int(key)]))
+    for column in ("patient_id", "study_id"):
+        mapping[column] = mapping[column].str.replace("XL-DEMO", patients)
+    mapping.to_csv(to.parent / f"{to.name}-mapping.csv", index=False)
+    return str(to), str(to.parent / f"{to.name}-mapping.csv")
+
+
+def test_several_inputs_in_one_import_make_the_graph_of_one_load_after_the_other(store, prefect_harness, cohorts,
+                                                                                   tmp_path):
+    """A cohort whose patients are known before parsing (written by workers) and two RadGraph inputs of
+    their own doc mappings (written in turn beside them), in one import: the graph of a bulk load of the
+    cohort and transactional loads of the others on top, each input's summary that of its own load."""
+    from flows.bulk_flow import bulk_ingest_flow
+    from flows.ingest_flow import ingest_flow
+    from graph.ingest.bulk import BulkInputError
+
+    everything = str(cohorts[0])
+    sample = Path(__file__).resolve().parents[2] / "graph" / "samples" / "radgraph_xl"
+    mapped = [(str(sample), str(sample / "doc_mapping.csv")),
+              _mapped_copy(sample, tmp_path / "other", "XL-OTHER", 101)]
+    shared_store().clear()
+    reset_shared_store()
+    first = bulk_ingest_flow([everything], rejected_report=None)
+    later = [ingest_flow([folder], doc_mapping=mapping, rejected_report=None) for folder, mapping in mapped]
+    expected = graph_content(shared_store())
+
+    shared_store().clear()
+    reset_shared_store()
+    got = bulk_ingest_flow([everything], rejected_report=None, also=[([f], m) for f, m in mapped])
+    assert graph_content(shared_store()) == expected and len(expected) > 1000
+    assert [s.files_loaded for s in got.inputs] == [first.files_loaded] + [s.files_loaded for s in later]
+    assert [s.elements_created for s in got.inputs] == [first.elements_created] + [s.elements_created for s in later]
+    assert got.elements_created == sum(s.elements_created for s in got.inputs)
+    assert [s.engine for s in got.inputs] == [first.engine] + ["in turn: files of many patients"] * 2
+    assert got.ok and got.files_loaded == sum(s.files_loaded for s in got.inputs)
+
+    # two inputs of the same patients: refused before the import, naming the patient and both inputs
+    shared_store().clear()
+    reset_shared_store()
+    again = _mapped_copy(sample, tmp_path / "again", "XL-DEMO", 201)
+    with pytest.raises(BulkInputError, match="patient XL-DEMO-1 is in input 2 and input 3"):
+        bulk_ingest_flow([everything], rejected_report=None, also=[([f], m) for f, m in (mapped[0], again)])
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    result = CliRunner().invoke(app, ["ingest", "--bulk", "--no-progress", everything, "--also",
+                                      f"{mapped[0][0]}={mapped[0][1]}", "--also", "=".join(again)])
+    assert result.exit_code == 1 and "patient XL-DEMO-1 is in input 2 and input 3" in result.output
+    assert "Traceback" not in result.output
+    from graph.server import LocalNeo4jServer
+    from graph.settings import local_server_settings
+
+    LocalNeo4jServer(local_server_settings()).start()  # stopped for the import that did not come
+    reset_shared_store()
+    assert not shared_store().holds_data()

@@ -96,10 +96,10 @@ def test_the_seconds_line_names_each_part_and_what_was_made_beside():
     times = PartTimes()
     with times.part("NIH (conversion, bulk load)"):
         pass
-    times.beside("NIH conversion", Made(seconds=14.04, reused=True))
+    times.beside("NIH conversion", Made(seconds=14.04, cpu_seconds=0.21, reused=True))
     line = times.line()
-    assert line.startswith("seconds per part: NIH (conversion, bulk load) 0.0; made beside them: "
-                           "NIH conversion 14.0 (kept from an earlier run); total ")
+    assert line.startswith("seconds per part (CPU s): NIH (conversion, bulk load) 0.0 (0.0); made beside them: "
+                           "NIH conversion 14.0 (0.2) (kept from an earlier run); total ")
     assert "load average" in line
 
 

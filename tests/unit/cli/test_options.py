@@ -40,3 +40,16 @@ def test_a_folder_filled_by_datasets_iu_is_the_iu_source(tmp_path):
     (tmp_path / "report.txt").write_text("FINDINGS: clear lungs.")
     assert _iu_folder_as_iu(str(tmp_path), None) == (str(tmp_path), None)  # reports of its own: a folder source
     assert _iu_folder_as_iu("iu", None) == ("iu", None)
+
+
+def test_also_names_further_bulk_inputs_with_their_own_doc_mappings(tmp_path):
+    from flows.cli.data import also_inputs
+
+    for name in ("a", "b", "m.csv"):
+        (tmp_path / name).mkdir() if name != "m.csv" else (tmp_path / name).write_text("doc_key\n")
+    a, b, m = (str(tmp_path / n) for n in ("a", "b", "m.csv"))
+    assert also_inputs([a, f"{a},{b}={m}"]) == [([a], None), ([a, b], m)]
+    result = CliRunner().invoke(app, ["ingest", a, "--also", b])  # --also needs --bulk
+    assert result.exit_code == 1 and "add --bulk" in result.output
+    result = CliRunner().invoke(app, ["ingest", "--bulk", a, "--also", f"{b}={tmp_path / 'gone.csv'}"])
+    assert result.exit_code == 2 and "gone.csv does not exist" in result.output and "Traceback" not in result.output
