@@ -13,7 +13,8 @@ Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/bench-nih, Bolt port 769
    the episodes (graph.datasets.nih.episodes: every episode's first and last study and closing, episodes
    per finding, recurrent_findings' patients): compared, mismatches;
 5. named queries on the NIH graph, after one untimed pass of 5 runs over all of them, 5 warm-up then 50
-   timed runs each, p50 / p95 in ms, and the server's CPU time per run (it does not grow with the load of a shared machine as wall time does).
+   timed runs each, p50 / p95 in ms, and the server's CPU time per run (it does not grow with the load of a
+   shared machine as wall time does).
 
 Usage: python benchmarks/nih_benchmark.py [--patients N] [--skip-transactional]   (default: all patients)
        python benchmarks/nih_benchmark.py --queries-only [--repeat N]   (step 5 again, N times, on the graph an
