@@ -59,12 +59,12 @@ def study_finding_id(study_id: str, finding: str) -> str:
     return f"{study_id}|{finding}"
 
 
-def _onset(events: list[Event]) -> dict[str, Any]:
+def _onset(events: Iterable[Event]) -> dict[str, Any]:
     """Onset properties of one place from the events that start there: any ``new`` event, stated or
     derived; ``onset_prior_state`` is the derived rule's prior state (absent / uncertain / not_mentioned)."""
     news = [e for e in events if e.change == NEW]
     if not news:
-        return dict(_NO_ONSET)
+        return _NO_ONSET  # read, never changed, by the callers
     derived = [e.prior_state for e in news if e.basis == DERIVED]
     return {"onset": True,
             "onset_bases": sorted({e.basis for e in news}) or None,
@@ -80,10 +80,14 @@ def _edge(e: Event, current: str, prior: str) -> dict[str, Any]:
     if e.rule is not None:
         props["rule"] = e.rule
     props["prior_state"], props["current_state"] = e.prior_state, e.current_state
-    for key, values in (("evidence", e.evidence), ("files", e.files), ("change_labels", e.change_labels),
-                        ("implied", e.implied)):
-        if values:
-            props[key] = list(values)
+    if e.evidence:  # an empty list is never stored (unrolled: one test each, per event)
+        props["evidence"] = list(e.evidence)
+    if e.files:
+        props["files"] = list(e.files)
+    if e.change_labels:
+        props["change_labels"] = list(e.change_labels)
+    if e.implied:
+        props["implied"] = list(e.implied)
     return {"current": current, "prior": prior, "props": props}
 
 
@@ -125,23 +129,17 @@ def derived_rows(derivations: Mapping[str, PatientDerivation],
     """
     rows = DerivedRows()
     parents = finding_parents()
+    mentions = mentions or {}
+    unplaced: list[dict[str, Any]] = []  # places only stated changes name: after every patient's own rows
     for patient_id, d in derivations.items():
-        _add_patient(rows, patient_id, d)
-        rows.episodes += [e.row() for e in patient_episodes(patient_id, d, (mentions or {}).get(patient_id, []),
-                                                           parents)]
-    by_place: dict[tuple[str, str, str], list[MentionFact]] = defaultdict(list)
-    owner: dict[tuple[str, str, str], str] = {}
-    for patient_id, ms in (mentions or {}).items():
-        for m in ms:
-            by_place[(m.study_id, m.anatomy, m.finding)].append(m)
-            owner[(m.study_id, m.anatomy, m.finding)] = patient_id
-    places = [_place(r) for r in rows.observations]
-    known = set(places)
-    missing = [place for place in by_place if place not in known]
-    rows.observations += [_observation_row(owner[place], place, PatientDerivation(), [], {}) for place in missing]
-    for r, place in zip(rows.observations, places + missing, strict=True):
-        stated = by_place.get(place)
-        r["props"].update(observation_summary(stated) if stated else _NO_SUMMARY)
+        ms = mentions.get(patient_id, [])
+        _add_patient(rows, patient_id, d, _by_place(ms), unplaced)
+        rows.episodes += [e.row() for e in patient_episodes(patient_id, d, ms, parents)]
+    for patient_id, ms in mentions.items():
+        if patient_id not in derivations:
+            unplaced += [_observation_row(patient_id, place, _NO_DERIVATION, (), {}, stated)
+                         for place, stated in _by_place(ms).items()]
+    rows.observations += unplaced
     check_keys("Observation", (r["props"] for r in rows.observations))
     check_keys("StudyFinding", rows.study_findings, also=_STUDY_FINDING_FLAGS)
     check_keys("PROGRESSION", (e["props"] for e in [*rows.anatomy_events, *rows.study_events]))
@@ -185,18 +183,30 @@ def _conflict_kinds(place: tuple[str, str, str], d: PatientDerivation,
             if place in places]
 
 
-def _observation_row(patient_id: str, place: tuple[str, str, str], d: PatientDerivation, events: list[Event],
-                     change_conflicts: Mapping[tuple[str, str, str], list[str]]) -> dict[str, Any]:
+def _by_place(mentions: Iterable[MentionFact]) -> dict[tuple[str, str, str], list[MentionFact]]:
+    """A patient's mentions by place (study, anatomy, finding), in their order."""
+    out: dict[tuple[str, str, str], list[MentionFact]] = {}
+    for m in mentions:
+        if (place := (m.study_id, m.anatomy, m.finding)) in out:
+            out[place].append(m)
+        else:
+            out[place] = [m]
+    return out
+
+
+def _observation_row(patient_id: str, place: tuple[str, str, str], d: PatientDerivation, events: Iterable[Event],
+                     change_conflicts: Mapping[tuple[str, str, str], list[str]],
+                     stated: list[MentionFact] | None) -> dict[str, Any]:
     """{onset, props}: ``props`` are every property the node gets, its keys included (None: not stored);
     ``onset`` whether its ``onset_datetime`` is the study's date. ``state_basis`` is ``implied`` where the
     state is present by implication only (``implied_by``: the ``source:mention_id`` that imply it; the
     stated reading there is ``polarity``: uncertain, or not_mentioned when unset); ``conflict_priors`` the
-    prior studies of disagreeing pairs."""
+    prior studies of disagreeing pairs; then the :func:`observation_summary` of its mentions (``stated``)."""
     study, anatomy, finding = place
-    state = d.anatomy_state(study, anatomy, finding)
-    kinds = _conflict_kinds(place, d, change_conflicts)
-    implied = d.implied.get(place)
-    onset = _onset(events)
+    state = d.anatomy_states.get(place, NOT_MENTIONED)
+    kinds = _conflict_kinds(place, d, change_conflicts) if change_conflicts or d.polarity_conflicts else None
+    implied = d.implied.get(place) if d.implied else None
+    onset = _onset(events) if events else _NO_ONSET
     props = {"observation_id": observation_id(study, anatomy, finding), "patient_id": patient_id, "study_id": study,
              "anatomy": anatomy, "finding": finding, "state": state,
              "polarity": None if state == NOT_MENTIONED else d.implied_over.get(place) if implied else state,
@@ -205,16 +215,17 @@ def _observation_row(patient_id: str, place: tuple[str, str, str], d: PatientDer
              "source_conflict": True if kinds else None, "conflict_kinds": kinds or None,
              "conflict_priors": change_conflicts.get(place),
              "onset_bases": onset["onset_bases"], "onset_sources": onset["onset_sources"],
-             "onset_prior_state": onset["onset_prior_state"]}
+             "onset_prior_state": onset["onset_prior_state"],
+             **(observation_summary(stated) if stated else _NO_SUMMARY)}
     return {"onset": onset["onset"], "props": props}
 
 
-def _place(row: dict[str, Any]) -> tuple[str, str, str]:
-    p = row["props"]
-    return p["study_id"], p["anatomy"], p["finding"]
+_NO_DERIVATION = PatientDerivation()  # read only: the derivation of a place nothing but a change names
 
 
-def _add_patient(rows: DerivedRows, patient_id: str, d: PatientDerivation) -> None:
+def _add_patient(rows: DerivedRows, patient_id: str, d: PatientDerivation,
+                 stated: dict[tuple[str, str, str], list[MentionFact]], unplaced: list[dict[str, Any]]) -> None:
+    """Add one patient's rows to ``rows``; the rows of places that only ``stated`` holds to ``unplaced``."""
     for n, study in enumerate(d.order, start=1):
         prior, days = d.prior.get(study, (None, None))
         rows.studies.append({"study_id": study, "order": n, "prior_id": prior, "days": days})
@@ -237,13 +248,19 @@ def _add_patient(rows: DerivedRows, patient_id: str, d: PatientDerivation) -> No
             rows.anatomy_events.append(_edge(e, f"{e.study_id}|{e.anatomy}|{e.finding}",
                                              f"{e.prior_study_id}|{e.anatomy}|{e.finding}"))
     for place in sorted(anatomy_places):
-        rows.observations.append(_observation_row(patient_id, place, d, starting.get(place, []), change_conflicts))
-    for study, finding in sorted(study_places):
-        state = d.study_state(study, finding)
-        basis = None if state == NOT_MENTIONED else IMPLIED if (study, finding) in d.study_implied else STATED
-        rows.study_findings.append({"study_finding_id": study_finding_id(study, finding), "patient_id": patient_id,
-                                    "study_id": study, "finding": finding, "state": state, "state_basis": basis,
-                                    **_onset(starting.get((study, None, finding), []))})
+        rows.observations.append(_observation_row(patient_id, place, d, starting.get(place, ()), change_conflicts,
+                                                  stated.get(place)))
+    unplaced += [_observation_row(patient_id, place, _NO_DERIVATION, (), {}, ms)
+                 for place, ms in stated.items() if place not in anatomy_places]
+    states, only_implied, add = d.study_states, d.study_implied, rows.study_findings.append
+    for found in sorted(study_places):
+        study, finding = found
+        state = states.get(found, NOT_MENTIONED)
+        basis = None if state == NOT_MENTIONED else IMPLIED if found in only_implied else STATED
+        events = starting.get((study, None, finding))
+        add({"study_finding_id": study_finding_id(study, finding), "patient_id": patient_id,
+             "study_id": study, "finding": finding, "state": state, "state_basis": basis,
+             **(_onset(events) if events else _NO_ONSET)})
 
 
 def finding_parents() -> dict[str, tuple[str, ...]]:
@@ -286,12 +303,19 @@ def mention_props(m: MentionRecord) -> dict[str, Any]:
     """A Mention's stored properties; absent values and empty cue lists are left out (Neo4j stores no
     nulls, and each property sent costs the server time). The study is the observation's, so it is not
     repeated. Cues are lists of the labels as written (``["temporal|yes|acute"]``)."""
-    props = {k: v for k, v in zip(_MENTION_FIELDS, _read_mention(m), strict=True) if v is not None}
-    props["file_key"] = file_key(m.file)
-    for key in ("temporal_cues", "texture_cues", "comparison_cues"):
-        if cues := getattr(m, key):
-            props[key] = list(cues)
-    return props
+    return {k: v for k, v in mention_row(m).items() if v is not None}
+
+
+def mention_row(m: MentionRecord) -> dict[str, Any]:
+    """:func:`mention_props` with every property, None where it is absent (an empty cue list too): the
+    bulk load's row, which an import file writes as an empty field, built without a test per property
+    (issue 36)."""
+    row = dict(zip(_MENTION_FIELDS, _read_mention(m), strict=True))
+    row["file_key"] = file_key(m.file)
+    row["temporal_cues"] = list(m.temporal_cues) if m.temporal_cues else None
+    row["texture_cues"] = list(m.texture_cues) if m.texture_cues else None
+    row["comparison_cues"] = list(m.comparison_cues) if m.comparison_cues else None
+    return row
 
 
 # the MentionRecord fields a Mention stores as they are (besides file_key and the cue lists)
@@ -301,14 +325,15 @@ _MENTION_FIELDS = ("mention_id", "polarity", "severity", "severity_score", "chan
 _read_mention = attrgetter(*_MENTION_FIELDS)
 
 
-def batch_rows(files: list[ParsedFile], box_records: bool = False) -> tuple[
+def batch_rows(files: list[ParsedFile], records: bool = False) -> tuple[
         dict[str, dict[str, Any]], list[dict], list, list[dict], dict[str, dict[str, Any]]]:
     """The rows of a batch's parsed files: studies by id (a study's attributes merged over its files), images,
-    bounding boxes (``box_records``: the :class:`~graph.records.BoundingBoxRecord` objects themselves, for a
-    writer that reads their fields), reports, and observations by id with their mentions' properties."""
+    bounding boxes, reports, and observations by id with their mentions' properties. ``records``: for the
+    bulk load's import files, bounding boxes are the :class:`~graph.records.BoundingBoxRecord` objects
+    themselves (the writer reads their fields) and mentions are :func:`mention_row` rows."""
     studies: dict[str, dict[str, Any]] = {}
     images: list[dict[str, Any]] = []
-    boxes: list[Any] = []  # dicts, or the BoundingBoxRecords themselves (box_records)
+    boxes: list[Any] = []  # dicts, or the BoundingBoxRecords themselves (records)
     reports: list[dict[str, Any]] = []
     observations: dict[str, dict[str, Any]] = {}
     for pf in files:
@@ -323,7 +348,7 @@ def batch_rows(files: list[ParsedFile], box_records: bool = False) -> tuple[
                 row[key] = row[key] or getattr(s, key)
         images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view, "study_order": i.study_order,
                     "file": pf.path} for i in pf.images]
-        boxes += [b if box_records else {k: v for k, v in vars(b).items() if v is not None}
+        boxes += [b if records else {k: v for k, v in vars(b).items() if v is not None}
                   for i in pf.images for b in i.objects]
         reports += [{"report_id": r.report_id, "study_id": r.study_id, "text": r.text, "source": r.source,
                      "unmapped_terms": list(r.unmapped_terms) or None, "file": pf.path} for r in pf.reports]
@@ -332,7 +357,7 @@ def batch_rows(files: list[ParsedFile], box_records: bool = False) -> tuple[
             if (o := observations.get(oid)) is None:
                 o = observations[oid] = {"observation_id": oid, "study_id": m.study_id, "anatomy": m.anatomy,
                                          "finding": m.finding, "mentions": []}
-            o["mentions"].append(mention_props(m))
+            o["mentions"].append(mention_row(m) if records else mention_props(m))
     _check_batch_rows(studies, images, boxes, reports, observations)
     return studies, images, boxes, reports, observations
 

@@ -272,18 +272,21 @@ def derive_patient(studies: Iterable[StudyFact], mentions: Iterable[MentionFact]
         out.anatomy_states[key] = max(polarities, key=_RANK.__getitem__)
         if PRESENT in polarities and ABSENT in polarities and len(sources[key]) > 1:
             out.polarity_conflicts.add(key)
+    changes = _stated_changes(mentions, ordered, out)
     if implied_presence:
-        out.implied = _implied_places(mentions, ordered, out)
+        out.implied = _implied_places(changes, out)
         out.implied_over = {p: out.anatomy_states[p] for p in out.implied if p in out.anatomy_states}
         out.anatomy_states.update(dict.fromkeys(out.implied, PRESENT))
     out.study_states, out.study_implied = _study_states(out.anatomy_states, finding_parents, set(out.implied))
 
-    out.events += _stated_events(mentions, ordered, out)
+    out.events += _stated_events(changes, out)
     out.events += _derived_events(out, anatomy_level=True)
     out.events += _derived_events(out, anatomy_level=False)
-    out.events.sort(key=lambda e: e.event_id)
+    out.events.sort(key=_EVENT_ID)
     return out
 
+
+_EVENT_ID = Event.event_id.fget  # type: ignore[attr-defined]
 
 # a mention's sort key: (study_id, anatomy, finding, source, mention_id), MentionFact's fields 0-3 and 10
 _mention_key = itemgetter(0, 1, 2, 3, 10)
@@ -296,15 +299,23 @@ def _prior_of(m: MentionFact, image_study: Mapping[str, str], d: PatientDerivati
     return None if prior is None or prior == m.study_id else prior
 
 
-def _implied_places(mentions: list[MentionFact], ordered: list[StudyFact],
+def _stated_changes(mentions: list[MentionFact], ordered: list[StudyFact],
+                    d: PatientDerivation) -> list[tuple[MentionFact, str]]:
+    """(mention, the study it compares with) of the mentions that state a change against a loaded study, in
+    the mentions' order: what implied places and stated events are made of (found once for both)."""
+    image_study = {i: s.study_id for s in ordered for i in s.image_ids}
+    return [(m, prior) for m in mentions
+            if m.change is not None and (prior := _prior_of(m, image_study, d)) is not None]
+
+
+def _implied_places(changes: list[tuple[MentionFact, str]],
                     d: PatientDerivation) -> dict[tuple[str, str, str], tuple[str, ...]]:
     """Prior places that nothing or only an uncertain state was stated about but that a stated
     :data:`IMPLYING_CHANGES` change compares with -> the ``source:mention_id`` of those statements (sorted).
     Uncertain is not absent: the later comparison settles the doubt (docs/episodes.md)."""
-    image_study = {i: s.study_id for s in ordered for i in s.image_ids}
     out: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-    for m in mentions:
-        if m.change in IMPLYING_CHANGES and (prior := _prior_of(m, image_study, d)) is not None:
+    for m, prior in changes:
+        if m.change in IMPLYING_CHANGES:
             if d.anatomy_states.get((prior, m.anatomy, m.finding), UNCERTAIN) == UNCERTAIN:
                 out[(prior, m.anatomy, m.finding)].add(f"{m.source}:{m.mention_id}")
     return {k: tuple(sorted(v)) for k, v in out.items()}
@@ -338,17 +349,14 @@ def _study_states(anatomy_states: Mapping[tuple[str, str, str], str], parents: M
     return up, only_implied
 
 
-def _stated_events(mentions: list[MentionFact], ordered: list[StudyFact], d: PatientDerivation) -> list[Event]:
+def _stated_events(changes: list[tuple[MentionFact, str]], d: PatientDerivation) -> list[Event]:
     """Stated changes against the prior they name (an image) or the immediately prior study; one event
     per (pair, place, source, change) with all its mentions' evidence. A change whose prior study is not
     loaded stays on its mention only. Study level: those against the immediately prior study, lifted
     to the finding and its ancestors."""
-    image_study = {i: s.study_id for s in ordered for i in s.image_ids}
     grouped: dict[tuple[str, str, str, str, str, str], list[MentionFact]] = defaultdict(list)
-    for m in mentions:
-        if m.change is None or (prior := _prior_of(m, image_study, d)) is None:
-            continue
-        grouped[(m.study_id, prior, m.anatomy, m.finding, m.source, m.change)].append(m)
+    for m, prior in changes:
+        grouped[(m.study_id, prior, m.anatomy, m.finding, m.source, m.change or "")].append(m)  # a change: not None
     events = []
     study_level: dict[tuple[str, str, str, str, str], list[MentionFact]] = defaultdict(list)
     for (study, prior, anatomy, finding, source, change), ms in grouped.items():
@@ -397,15 +405,21 @@ def _derived_events(d: PatientDerivation, anatomy_level: bool) -> list[Event]:
             by_study[study][(None, finding)] = state
         implied = {(study, None, finding) for study, finding in d.study_implied}
     events = []
+    table, empty = _CHANGES, dict[tuple[str | None, str], str]()
     for study, (prior, _) in d.prior.items():
-        now_states, before_states = by_study.get(study, {}), by_study.get(prior, {})
-        for anatomy, finding in now_states.keys() | before_states.keys():
-            before = before_states.get((anatomy, finding), NOT_MENTIONED)
-            now = now_states.get((anatomy, finding), NOT_MENTIONED)
-            derived = derive_change(before, now)
-            if derived:
+        now_states, before_states = by_study.get(study, empty), by_study.get(prior, empty)
+        for place in now_states.keys() | before_states.keys():
+            before = before_states.get(place, NOT_MENTIONED)
+            now = now_states.get(place, NOT_MENTIONED)
+            if (derived := table.get((before, now))) is not None:
+                anatomy, finding = place
                 sides = tuple(side for side, at in (("prior", prior), ("current", study))
                               if (at, anatomy, finding) in implied) if implied else ()
                 events.append(Event(study, prior, anatomy, finding, derived[0], DERIVED, DERIVED_SOURCE,
-                                    derived[1], before, now, implied=sides))
+                                    derived[1], before, now, (), (), (), sides))
     return events
+
+
+# derive_change of every pair of states that derives an event, looked up once per place and study pair
+_STATES = (PRESENT, UNCERTAIN, ABSENT, NOT_MENTIONED)
+_CHANGES = {(b, n): c for b in _STATES for n in _STATES if (c := derive_change(b, n)) is not None}

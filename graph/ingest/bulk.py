@@ -24,6 +24,7 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
@@ -129,7 +130,7 @@ class BulkSink:
         """
         before = self.files.elements
         self._check_unique(batch.files)
-        studies, images, boxes, reports, observations = batch_rows(batch.files, box_records=True)
+        studies, images, boxes, reports, observations = batch_rows(batch.files, records=True)
         for row in studies.values():
             self._merge_study(row)
         patients = {row["patient_id"] for row in studies.values()}
@@ -289,13 +290,13 @@ class BulkSink:
         """A batch's records, each file's rows in one call (in each file, the order of one by one)."""
         f, regions = self.files, self._regions
         f.node_rows("Image", images)
-        f.relationship_pairs("HAS_IMAGE", "Study", "Image", [(r["study_id"], r["image_id"]) for r in images])
+        f.relationship_pairs("HAS_IMAGE", "Study", "Image", _pairs(images, "study_id", "image_id"))
         boxes = [box for box in boxes if box.bbox_name in regions]  # as the transactional MATCH on its Anatomy
         f.node_records("BoundingBox", boxes)  # BoundingBoxRecords: the widest rows, from their fields
-        f.relationship_pairs("HAS_BBOX", "Image", "BoundingBox", [(b.image_id, b.bbox_id) for b in boxes])
-        f.relationship_pairs("OF_ANATOMY", "BoundingBox", "Anatomy", [(b.bbox_id, b.bbox_name) for b in boxes])
+        f.relationship_pairs("HAS_BBOX", "Image", "BoundingBox", list(map(_BOX_IMAGE, boxes)))
+        f.relationship_pairs("OF_ANATOMY", "BoundingBox", "Anatomy", list(map(_BOX_ANATOMY, boxes)))
         f.node_rows("Report", reports)
-        f.relationship_pairs("HAS_REPORT", "Study", "Report", [(r["study_id"], r["report_id"]) for r in reports])
+        f.relationship_pairs("HAS_REPORT", "Study", "Report", _pairs(reports, "study_id", "report_id"))
         kept = [(oid, props) for oid, o in observations.items()  # as the transactional MATCH on both ends
                 if o["anatomy"] in regions and o["finding"] in self._findings for props in o["mentions"]]
         f.node_rows("Mention", [props for _, props in kept])
@@ -348,40 +349,48 @@ class BulkSink:
 
     def _write_derived(self, rows: DerivedRows) -> None:
         """The rows of a derivation as WRITE_STUDY_ORDER, CREATE_OBSERVATIONS, WRITE_STUDY_FINDINGS, the
-        two progression statements and WRITE_EPISODES store them, each file's rows in one call."""
-        f, studies = self.files, self._studies
+        two progression statements and WRITE_EPISODES store them, each file's rows in one call. The rows are
+        this derivation's own: they take their file's fields in place (no copy per row)."""
+        f, studies, regions, findings = self.files, self._studies, self._regions, self._findings
         for r in rows.studies:
             self._study_order[r["study_id"]] = r["order"]
         f.relationship_rows("PRIOR", "Study", "Study", [{"start": r["study_id"], "end": r["prior_id"], "days": r["days"]}
                                                         for r in rows.studies if r["prior_id"] is not None])
-        kept = [(r["props"], r["onset"]) for r in rows.observations
-                if r["props"]["anatomy"] in self._regions and r["props"]["finding"] in self._findings]
-        f.node_rows("Observation", [{**p, "onset_datetime": studies[p["study_id"]]["study_datetime"] if onset else None}
-                                    for p, onset in kept])
-        f.relationship_pairs("HAS_OBSERVATION", "Study", "Observation", [(p["study_id"], p["observation_id"])
-                                                                         for p, _ in kept])
-        f.relationship_pairs("OF_FINDING", "Observation", "Finding", [(p["observation_id"], p["finding"]) for p, _ in kept])
-        f.relationship_pairs("LOCATED_AT", "Observation", "Anatomy", [(p["observation_id"], p["anatomy"]) for p, _ in kept])
-        findings = rows.study_findings
-        f.node_rows("StudyFinding", [_study_finding_row(r, studies) for r in findings])
-        f.relationship_pairs("HAS_STUDY_FINDING", "Study", "StudyFinding", [(r["study_id"], r["study_finding_id"])
-                                                                            for r in findings])
-        f.relationship_pairs("OF_FINDING", "StudyFinding", "Finding", [(r["study_finding_id"], r["finding"])
-                                                                       for r in findings])
+        kept = []
+        for r in rows.observations:
+            p = r["props"]
+            if p["anatomy"] in regions and p["finding"] in findings:
+                p["onset_datetime"] = studies[p["study_id"]]["study_datetime"] if r["onset"] else None
+                kept.append(p)
+        f.node_rows("Observation", kept)
+        f.relationship_pairs("HAS_OBSERVATION", "Study", "Observation", _pairs(kept, "study_id", "observation_id"))
+        f.relationship_pairs("OF_FINDING", "Observation", "Finding", _pairs(kept, "observation_id", "finding"))
+        f.relationship_pairs("LOCATED_AT", "Observation", "Anatomy", _pairs(kept, "observation_id", "anatomy"))
+        found = rows.study_findings
+        for r in found:  # the file's row: without the onset flag, with the onset's date-time
+            r["onset_datetime"] = studies[r["study_id"]]["study_datetime"] if r.pop("onset") else None
+        f.node_rows("StudyFinding", found)
+        f.relationship_pairs("HAS_STUDY_FINDING", "Study", "StudyFinding", _pairs(found, "study_id", "study_finding_id"))
+        f.relationship_pairs("OF_FINDING", "StudyFinding", "Finding", _pairs(found, "study_finding_id", "finding"))
         for label, events in (("Observation", rows.anatomy_events), ("StudyFinding", rows.study_events)):
-            f.relationship_rows("PROGRESSION", label, label, [{"start": e["current"], "end": e["prior"], **e["props"]}
-                                                              for e in events])
+            edges = []
+            for e in events:
+                props = e["props"]
+                props["start"], props["end"] = e["current"], e["prior"]
+                edges.append(props)
+            f.relationship_rows("PROGRESSION", label, label, edges)
         episodes = rows.episodes
         f.node_rows("Episode", episodes)
-        f.relationship_pairs("HAS_EPISODE", "Patient", "Episode", [(e["patient_id"], e["episode_id"]) for e in episodes])
-        f.relationship_pairs("OF_FINDING", "Episode", "Finding", [(e["episode_id"], e["finding"]) for e in episodes])
+        f.relationship_pairs("HAS_EPISODE", "Patient", "Episode", _pairs(episodes, "patient_id", "episode_id"))
+        f.relationship_pairs("OF_FINDING", "Episode", "Finding", _pairs(episodes, "episode_id", "finding"))
 
 
-def _study_finding_row(r: dict[str, Any], studies: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """A StudyFinding's file row: its row without the ``onset`` flag, with the onset's date-time."""
-    row = {k: v for k, v in r.items() if k != "onset"}
-    row["onset_datetime"] = studies[r["study_id"]]["study_datetime"] if r["onset"] else None
-    return row
+_BOX_IMAGE, _BOX_ANATOMY = attrgetter("image_id", "bbox_id"), attrgetter("bbox_id", "bbox_name")
+
+
+def _pairs(rows: list[dict[str, Any]], start: str, end: str) -> list[tuple[str, str]]:
+    """(row[start], row[end]) of every row: the (start key, end key) of relationships without properties."""
+    return list(map(itemgetter(start, end), rows))
 
 
 def _when(iso: str | None) -> datetime | None:

@@ -66,7 +66,8 @@ _FORMAT: dict[str, Callable[[Any], str]] = {STRING: _string, LONG: _long, BOOLEA
                                             LOCALDATETIME: _localdatetime, STRINGS: _strings}
 
 
-def _rows_formatter(columns: list[tuple[str, str, str]], access: str = "get") -> Callable[[Iterable[Any]], list[str]]:
+def _rows_formatter(columns: list[tuple[str, str, str]], access: str = "get",
+                   plain: bool = False) -> Callable[[Iterable[Any]], Any]:
     """A function that turns rows into their lines (without newlines), generated once per file so that a
     batch of rows costs one call and every column's formatting is inlined in its loop: on the NIH cohort
     (3.2 million node rows) the generic loop over per-column formatters was a quarter of the profile of
@@ -80,38 +81,51 @@ def _rows_formatter(columns: list[tuple[str, str, str]], access: str = "get") ->
         columns: (header field, row key, type) of the file.
         access: how a row's value is read: ``get`` (a dict: ``row.get(key)``), ``index`` (a sequence in
             the columns' order) or ``attr`` (an object's attribute of the key's name).
+        plain: texts are quoted without escaping their inner quotes, and integers and date-times go into
+            the line as they are (one f-string per line, no call per value); the function then returns
+            (lines, how many texts it quoted): where the lines hold more than twice that many quotes, a
+            text held one and the lines must be made again with ``plain`` False (the quote count, as
+            :func:`pair_lines` does: no value holds a quote in the common case, and quoting by f-string
+            without ``str.replace`` is about half the time per text; issue 36).
 
     Returns:
-        rows -> their lines, in order.
+        rows -> their lines, in order (``plain``: and the count of quoted texts).
     """
     read = {"get": "row.get({key!r})", "index": "row[{n}]", "attr": "row.{key}"}[access]
-    lines = ["def format_rows(rows):", "    out = []", "    add = out.append", "    for row in rows:"]
+    lines = ["def format_rows(rows):", "    out = []", "    add = out.append", "    q = 0", "    for row in rows:"]
     for n, (_, key, kind) in enumerate(columns):
         if access == "attr" and not key.isidentifier():
             raise ValueError(f"column key {key!r} is not an attribute name")
         lines.append(f"        v = {read.format(key=key, n=n)}")
         lines.append(f"        if v is None: f{n} = ''")
-        if kind == STRING:
-            lines.append(f"        elif v.__class__ is str: f{n} = '\"' + v.replace('\"', '\"\"') + '\"'")
-        elif kind == LONG:
-            lines.append(f"        elif v.__class__ is int: f{n} = str(v)")
-        elif kind == BOOLEAN:
-            lines.append(f"        elif v is True or v is False: f{n} = 'true' if v else 'false'")
-        elif kind == LOCALDATETIME:
-            lines.append(f"        elif v.__class__ is str: f{n} = v")
-        elif kind == STRINGS:  # joined when every item is text and none holds the delimiter, else _strings
-            lines += ["        elif v.__class__ is list and v:",
-                      f"            try: j = {ARRAY_DELIMITER!r}.join(v)",
-                      "            except TypeError: j = None",
-                      f"            if j is not None and j.count({ARRAY_DELIMITER!r}) == len(v) - 1: "
-                      f"f{n} = '\"' + j.replace('\"', '\"\"') + '\"'",
-                      f"            else: f{n} = format_{n}(v)"]
+        lines += _inline_value(n, kind, plain)
         lines.append(f"        else: f{n} = format_{n}(v)")
     lines.append("        add(f'" + ",".join(f"{{f{n}}}" for n in range(len(columns))) + "')")
-    lines.append("    return out")
+    lines.append("    return out, q" if plain else "    return out")
     scope: dict[str, Any] = {f"format_{n}": _FORMAT[kind] for n, (_, _, kind) in enumerate(columns)}
     exec("\n".join(lines), scope)  # noqa: S102 - the source is built above from the column table only
     return scope["format_rows"]
+
+
+def _inline_value(n: int, kind: str, plain: bool) -> list[str]:
+    """The generated lines that format column ``n``'s value ``v`` of type ``kind`` inline (see
+    :func:`_rows_formatter`), after its None test and before its fallback to the type's formatter."""
+    quote = f"f{n} = f'\"{{v}}\"'; q += 1" if plain else f"f{n} = '\"' + v.replace('\"', '\"\"') + '\"'"
+    if kind == STRING:
+        return [f"        elif v.__class__ is str: {quote}"]
+    if kind == LONG:
+        return [f"        elif v.__class__ is int: f{n} = {'v' if plain else 'str(v)'}"]
+    if kind == BOOLEAN:
+        return [f"        elif v is True or v is False: f{n} = 'true' if v else 'false'"]
+    if kind == LOCALDATETIME:
+        return [f"        elif v.__class__ is str: f{n} = v"]
+    # lists of texts: joined when every item is text and none holds the delimiter, else _strings
+    return ["        elif v.__class__ is list and v:",
+            f"            try: j = {ARRAY_DELIMITER!r}.join(v)",
+            "            except TypeError: j = None",
+            f"            if j is not None and j.count({ARRAY_DELIMITER!r}) == len(v) - 1: "
+            + quote.replace("{v}", "{j}").replace("v.replace", "j.replace"),
+            f"            else: f{n} = format_{n}(v)"]
 
 
 def pair_lines(pairs: Iterable[tuple[str, str]]) -> str:
@@ -152,6 +166,7 @@ class CsvFile:
         self.rows = 0
         self.multiline = False
         self._format = _rows_formatter(columns)
+        self._format_plain = _rows_formatter(columns, plain=True)
         self._columns = columns
         self._known = {key for _, key, _ in columns}
         self._record_format: Callable[[Iterable[Any]], list[str]] | None = None
@@ -182,14 +197,18 @@ class CsvFile:
             ImportFileError: as :meth:`write`; the rows before the first bad one are written.
         """
         try:
-            lines = self._format(rows)
+            lines, quoted = self._format_plain(rows)
         except TypeError:
             lines = None
         if lines is None or not self._known.issuperset(chain.from_iterable(rows)):
             for row in rows:  # the first bad row raises, as written one by one
                 self.write(row)
             return
-        self._append(lines)
+        text = "\n".join(lines) + "\n" if lines else ""
+        if text.count('"') == 2 * quoted:
+            self._append_text(text, len(lines))
+        else:  # a text holds a quote: quoted again, escaped
+            self._append(self._format(rows))
 
     def write_record(self, record: Any) -> None:
         """Append one row from a record object whose attributes are the columns' keys (a dataclass of the
@@ -214,24 +233,32 @@ class CsvFile:
                                       "every stored property)")
             self._record_types.add(kind)
         if self._record_format is None:
-            self._record_format = _rows_formatter(self._columns, access="attr")
+            self._record_format = _rows_formatter(self._columns, access="attr", plain=True)
         try:
-            lines = self._record_format(records)
+            lines, quoted = self._record_format(records)
         except (TypeError, AttributeError) as exc:
             if len(records) > 1:
                 for record in records:  # the first bad record raises, as written one by one
                     self.write_record(record)
             raise ImportFileError(f"{self.path.name}: row {records[0]!r}: {exc}") from None
-        self._append(lines)
+        text = "\n".join(lines) + "\n" if lines else ""
+        if text.count('"') != 2 * quoted:  # a text holds a quote: quoted again, escaped
+            text = "\n".join(_rows_formatter(self._columns, access="attr")(records)) + "\n"
+        self._append_text(text, len(lines))
 
     def _append(self, lines: list[str]) -> None:
-        if not lines:
+        if lines:
+            self._append_text("\n".join(lines) + "\n", len(lines))
+
+    def _append_text(self, text: str, rows: int) -> None:
+        """Write ``rows`` lines (``text``, each line with its newline); a line break inside a value marks
+        the file multiline."""
+        if not rows:
             return
-        text = "\n".join(lines) + "\n"
-        if not self.multiline and ("\r" in text or text.count("\n") != len(lines)):
+        if not self.multiline and ("\r" in text or text.count("\n") != rows):
             self.multiline = True
         self._out.write(text)
-        self.rows += len(lines)
+        self.rows += rows
 
     def write_pair(self, start: str, end: str) -> None:
         """Append a relationship row without properties: ``start`` and ``end`` keys (texts). The common

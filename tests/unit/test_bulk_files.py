@@ -245,3 +245,30 @@ def test_the_collector_is_paused_while_a_batch_is_written_and_resumed_after():
         assert seen() is False and not gc.isenabled()  # left as the caller had it
     finally:
         gc.enable()
+
+
+def test_a_batch_without_quotes_takes_the_plain_formatter_and_writes_what_rows_one_by_one_write(tmp_path):
+    # quotes are counted per batch (issue 36): a batch whose texts hold none is quoted without escaping,
+    # integers, booleans and date-times go into the lines as they are; a record batch with a quote anywhere
+    # is made again, escaped
+    from graph.records import BoundingBoxRecord
+
+    one, many = ImportFiles(tmp_path / "one"), ImportFiles(tmp_path / "many")
+    rows = [{"episode_id": f"e{n}", "patient_id": "p1", "level": "study", "finding": "", "number": n,
+             "first_datetime": "2020-01-02T03:04:05" if n else None, "closed": n % 2 == 0,
+             "study_ids": ["s1", "s2"][: n % 2 + 1], "duration_days": None if n == 1 else -n} for n in range(4)]
+    boxes = [BoundingBoxRecord(f"i1|{n}", "i1", "left lung", n, 2, 30, 40, finding_label='a "b"' if n else None)
+             for n in range(3)]
+    for row in rows:
+        one.node_file("Episode").write(row)
+    for box in boxes:
+        one.node_file("BoundingBox").write_record(box)
+    many.node_rows("Episode", rows)
+    many.node_records("BoundingBox", boxes)
+    for files in (one, many):
+        files.close()
+    for f in one.listing():
+        assert (tmp_path / "many" / f.path.name).read_bytes() == f.path.read_bytes()
+    lines = (tmp_path / "many" / "nodes_Episode.csv").read_text().splitlines()
+    assert lines[1].startswith('"e0","p1","study",,"",0,') and ",true," in lines[1] and ",false," in lines[2]
+    assert _rows(tmp_path / "many" / "nodes_BoundingBox.csv")[2][-1] == 'a "b"'
