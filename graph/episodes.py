@@ -26,7 +26,7 @@ Everything is deterministic and order-independent: it reads only the derivation,
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import datetime
 from typing import Any, Iterable, Mapping, NamedTuple
 
@@ -43,6 +43,9 @@ class Episode(NamedTuple):
     Attributes:
         level: ``study`` (``anatomy`` None) or ``anatomy``.
         number: 1 for the patient's first episode of this finding (and region), 2 for a recurrence, ...
+        episode_count: how many episodes of this finding (and region, and basis) the patient has: the last
+            ``number``. recurrent_findings skips patients with fewer than its ``min_episodes`` by this value
+            alone, from an index, before grouping episodes by patient.
         study_ids: the present studies, in time order (the first and last are its bounds).
         implied_study_ids: those of them present only by implication (graph.events).
         datetimes: the study datetimes of ``study_ids`` (None where a study has no date).
@@ -57,6 +60,7 @@ class Episode(NamedTuple):
     anatomy: str | None
     finding: str
     number: int
+    episode_count: int
     study_ids: tuple[str, ...]
     implied_study_ids: tuple[str, ...]
     datetimes: tuple[datetime | None, ...]
@@ -92,6 +96,7 @@ class Episode(NamedTuple):
         studies, implied, sources = self.study_ids, self.implied_study_ids, self.sources
         props = {"episode_id": self.episode_id, "patient_id": self.patient_id, "level": self.level,
                  "anatomy": self.anatomy, "finding": self.finding, "number": self.number,
+                 "episode_count": self.episode_count,
                  "first_study_id": studies[0], "last_study_id": studies[-1],
                  "first_datetime": first.isoformat() if first else None,
                  "last_datetime": last.isoformat() if last else None,
@@ -164,8 +169,10 @@ def patient_episodes(patient_id: str, d: PatientDerivation, mentions: Iterable[M
         # the place's stated studies, in time order, not every study of the patient
         stated = sorted((s for s, state in states.items() if state == PRESENT or state == ABSENT), key=rank.__getitem__)
         course = [(s, dates.get(s), states[s]) for s in stated]
-        for number, (studies, end, ended_by) in enumerate(runs(course, max_silence_days), start=1):
-            out.append(_episode(patient_id, d, anatomy, finding, number, studies, end, ended_by, support))
+        episodes = runs(course, max_silence_days)
+        for number, (studies, end, ended_by) in enumerate(episodes, start=1):
+            out.append(_episode(patient_id, d, anatomy, finding, (number, len(episodes)), studies, end, ended_by,
+                                support))
     out += stated_episodes(patient_id, d, mentions)
     return sorted(out, key=_EPISODE_ID)
 
@@ -178,7 +185,8 @@ def stated_episodes(patient_id: str, d: PatientDerivation, mentions: Iterable[Me
     uncertain), at study level: one per (source, entity group, temporal group), numbered by first study
     within the entity group. Its finding is the most frequent one among its mentions (ties: the first by
     name); it is closed by the first later study, before the group's next episode, where a mention of the
-    entity group states the finding absent."""
+    entity group states the finding absent. Its ``episode_count`` is the patient's number of stated episodes
+    of that finding, whatever their entity group, as recurrent_findings counts them."""
     rank = {s: i for i, s in enumerate(d.order)}
     groups: dict[tuple[str, str], dict[str, list[MentionFact]]] = defaultdict(lambda: defaultdict(list))
     absences: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -199,11 +207,13 @@ def stated_episodes(patient_id: str, d: PatientDerivation, mentions: Iterable[Me
             findings = sorted({m.finding for m in ms}, key=lambda f: (-sum(m.finding == f for m in ms), f))
             scored = [(m.severity_score, m.severity) for m in ms if m.severity_score is not None]
             top = min(scored, key=lambda t: (-t[0], t[1] or "")) if scored else (None, None)
-            out.append(Episode(patient_id, STUDY_LEVEL, None, findings[0], number, tuple(studies), (),
+            out.append(Episode(patient_id, STUDY_LEVEL, None, findings[0], number, 0, tuple(studies), (),
                                tuple(d.dates.get(s) for s in studies), later[0] if later else None,
                                ABSENT if later else None, top[1], top[0], (source,), STATED, entity_group,
                                temporal_group))
-    return out
+    # recurrent_findings counts a patient's stated episodes by finding, across entity groups
+    per_finding = Counter(e.finding for e in out)
+    return [e._replace(episode_count=per_finding[e.finding]) for e in out]
 
 
 def _support(d: PatientDerivation, mentions: Iterable[MentionFact], parents: Mapping[str, Iterable[str]]
@@ -224,7 +234,7 @@ def _support(d: PatientDerivation, mentions: Iterable[MentionFact], parents: Map
     return out
 
 
-def _episode(patient_id: str, d: PatientDerivation, anatomy: str | None, finding: str, number: int,
+def _episode(patient_id: str, d: PatientDerivation, anatomy: str | None, finding: str, numbered: tuple[int, int],
              studies: list[str], end: str | None, ended_by: str | None, support: Mapping) -> Episode:
     said = [v for s in studies for v in support.get((s, anatomy, finding), [])]
     scored = [(score, word) for _, score, word in said if score is not None]
@@ -233,6 +243,6 @@ def _episode(patient_id: str, d: PatientDerivation, anatomy: str | None, finding
         implied = tuple(s for s in studies if (s, anatomy, finding) in d.implied) if d.implied else ()
     else:
         implied = tuple(s for s in studies if (s, finding) in d.study_implied) if d.study_implied else ()
-    return Episode(patient_id, ANATOMY_LEVEL if anatomy is not None else STUDY_LEVEL, anatomy, finding, number,
+    return Episode(patient_id, ANATOMY_LEVEL if anatomy is not None else STUDY_LEVEL, anatomy, finding, *numbered,
                    tuple(studies), implied, tuple(map(d.dates.get, studies)), end, ended_by, top[1], top[0],
                    tuple(sorted({source for source, _, _ in said})))

@@ -59,8 +59,9 @@ CALL (r) {
 } IN TRANSACTIONS OF 200 ROWS
 """
 LEGACY_SCHEMA_DROPS = ["DROP INDEX mention_file IF EXISTS", "DROP CONSTRAINT progression_id IF EXISTS"]
-# Indexes a later schema replaced (graph/schema.yaml): episode_finding by episode_start and episode_duration.
-SUPERSEDED_INDEX_DROPS = ["DROP INDEX episode_finding IF EXISTS"]
+# Indexes a later schema replaced (graph/schema.yaml): episode_finding by episode_start and episode_duration,
+# then episode_start by episode_recurrence.
+SUPERSEDED_INDEX_DROPS = ["DROP INDEX episode_finding IF EXISTS", "DROP INDEX episode_start IF EXISTS"]
 
 MERGE_REGIONS = """
 UNWIND $rows AS r

@@ -5,6 +5,7 @@ lists only pairs whose statements disagree under the event rules' compatibility.
 from __future__ import annotations
 
 import random
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,43 @@ def test_source_disagreements_lists_only_pairs_that_disagree(store, cohort):
         assert not changes_agree(stated) or any(stated - COMPATIBLE[d] for d in derived), r
     capped = run_named(store, q, q.bind({"patient_id": "", "max_rows": "1"}))
     assert len(capped) == 1 and capped[0]["truncated"] is (len(rows) > 1)
+
+
+def _recurrent_by_hand(store, root: str, level: str, start: date, end: date, least: int) -> dict:
+    """recurrent_findings' answer from every stored episode, grouped in Python: (patient, region or None)
+    -> first study ids in time order, for the patients with at least ``least`` episodes in the range."""
+    names = [r["name"] for r in store.read("MATCH (f:Finding)-[:IS_A*0..]->(:Finding {name: $root}) "
+                                           "RETURN f.name AS name", root=root)] if level == "anatomy" else [root]
+    groups: dict[tuple, list] = {}
+    for r in store.read("MATCH (e:Episode {level: $level, basis: 'derived'}) WHERE e.finding IN $names "
+                        "RETURN e.patient_id AS p, e.anatomy AS a, e.first_datetime AS first, "
+                        "e.first_study_id AS study", level=level, names=names):
+        if start <= r["first"].to_native().date() <= end:
+            groups.setdefault((r["p"], r["a"]), []).append((r["first"].to_native(), r["study"]))
+    return {key: [s for _, s in sorted(eps)] for key, eps in groups.items() if len(eps) >= least}
+
+
+def test_recurrent_findings_skips_only_patients_with_too_few_episodes(store, tmp_path):
+    """Skipping patients by episode_count, before grouping, keeps every answer: against a grouping of all
+    stored episodes by hand, for each finding, level, date range and min_episodes; and at level anatomy
+    with episodes of two findings in one region, which count together."""
+    write_cohort(tmp_path / "c", patients=40, seed=9)
+    load_into(store, tmp_path / "c")
+    recurrent = get_query("recurrent_findings")
+    roots = [r["f"] for r in store.read("MATCH (e:Episode {level: 'study'}) RETURN DISTINCT e.finding AS f")]
+    mixed = 0
+    for root in roots:
+        for level in ("study", "anatomy"):
+            for start, end in ((date(1900, 1, 1), date(2299, 12, 31)), (date(2012, 1, 1), date(2014, 6, 30))):
+                for least in (1, 2, 3):
+                    got = run_named(store, recurrent, recurrent.bind({
+                        "finding": root, "level": level, "start_date": start.isoformat(),
+                        "end_date": end.isoformat(), "min_episodes": str(least)}))
+                    want = _recurrent_by_hand(store, root, level, start, end, least)
+                    assert {(r["patient_id"], r["anatomy"]): r["first_study_ids"] for r in got} == want, \
+                        (root, level, start, least)
+        if store.read("MATCH (e:Episode {level: 'anatomy'})-[:OF_FINDING]->(f:Finding)-[:IS_A*1..]->"
+                      "(:Finding {name: $root}) MATCH (o:Episode {level: 'anatomy', finding: $root, "
+                      "patient_id: e.patient_id, anatomy: e.anatomy}) RETURN count(*) AS n", root=root)[0]["n"]:
+            mixed += 1
+    assert mixed  # a region where two findings of one root both have episodes: least 2 must not skip them
