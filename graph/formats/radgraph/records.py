@@ -12,7 +12,7 @@ from itertools import pairwise
 
 from graph.formats.radgraph.doc_mapping import DocStudy
 from graph.formats.radgraph.entities import Entity
-from graph.records import SOURCE_RADGRAPH, MentionRecord, ReportRecord, record_maker, stable_id
+from graph.records import SOURCE_RADGRAPH, MentionRecord, ReportRecord, joined_id, record_maker
 from graph.vocabulary import Vocabulary, normalise_phrase, normalise_region_phrase
 
 #: Report section headers recognised in tokenized text (``FINDINGS :`` or ``FINDINGS:``), MIMIC-CXR's and
@@ -74,7 +74,8 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
     severity comes from modifying severity words; a change comes from a CHAN entity linked by a relation
     in either direction, else from an unlinked CHAN entity in the same sentence. Observation spans that only
     modify another observation (``small``, ``increased``) are modifiers, not findings. Unknown terms are
-    returned on the report's ``unmapped_terms``.
+    returned on the report's ``unmapped_terms``. What an observation states (:func:`_observation`) is read
+    once per wording (:func:`_observation_key`) and vocabulary.
     """
     tokens = text.split(" ")
     ends = _sentence_ends(tokens)
@@ -85,28 +86,27 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
         for rtype, target in ent.relations:
             incoming[target].append((rtype, ent))
     linked_changes = _changes_by_observation(entities, incoming, sent_of)
-
+    known = vocab.memo("radgraph observation")  # _observation_key -> _observation
     mentions: list[MentionRecord] = []
     unmapped: list[str] = []
-    for obs in (e for e in entities.values() if e.kind == "OBS"):
-        targets = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
-        anatomy_ents = [a for a in targets if not _side_only(a, incoming)]
-        modifiers = [src for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "OBS"]
-        finding, consumed = _finding_of(obs, anatomy_ents, modifiers, vocab)
-        if finding is not None:
-            regions, side = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped, targets)
-            scored = [(vocab.severity_of(mod.tokens), mod.tokens.lower()) for mod in modifiers]
-            severity = max(((sc, w) for sc, w in scored if sc is not None), key=lambda x: x[0], default=(None, None))
-            changes = linked_changes.get(obs.eid, [])
-            stated = [(finding, region, obs.polarity) for region in dict.fromkeys(regions)]
-        elif absences := _normal_absences(obs, anatomy_ents, incoming, vocab):
-            severity, changes = (None, None), _resolutions(linked_changes.get(obs.eid, []), vocab)
-            side, stated = _normal_stated(obs, targets, absences, incoming, vocab)
-        else:
-            modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
-            if not modifies_obs and vocab.severity_of(obs.tokens) is None:
-                unmapped.append(obs.tokens.lower())
+    id_prefix = f"{SOURCE_RADGRAPH}|{study.study_id}|{doc_key}|"  # stable_id(source, study, doc_key, region, ..)
+    for obs in entities.values():
+        if obs.kind != "OBS":
             continue
+        key = _observation_key(obs, entities, incoming)
+        if key is None or (read := known.get(key)) is None:
+            read = _observation(obs, entities, incoming, vocab)
+            if key is not None:
+                if len(known) >= _MAX_REMEMBERED:
+                    known.clear()
+                known[key] = read
+        stated, side, severity, normal, terms = read
+        unmapped.extend(terms)
+        if stated is None:
+            continue
+        changes = linked_changes.get(obs.eid)
+        if changes and normal:
+            changes = _resolutions(changes, vocab)
         change_label = changes[0].change_label if changes else None  # a CHAN entity's, never None
         sentence = sent_of[min(obs.start, len(tokens) - 1)] if tokens else 0
         if (evidence := evidence_of.get(sentence)) is None:
@@ -114,7 +114,7 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
         section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
         for finding, region, polarity in stated:
             mentions.append(_mention(  # every MentionRecord field, in its order
-                stable_id(SOURCE_RADGRAPH, study.study_id, doc_key, region, finding, obs.eid),
+                joined_id(f"{id_prefix}{region}|{finding}|{obs.eid}"),
                 study.study_id, region, finding, polarity, severity[1], severity[0],  # .. severity_score
                 vocab.change_labels[change_label] if change_label else None, change_label, None,  # .. prior_image_id
                 evidence, SOURCE_RADGRAPH, file, doc_key, section, f"{doc_key}|{sentence}",  # .. sentence_id
@@ -122,6 +122,55 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
             ))
     report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
     return report, mentions
+
+
+#: observations remembered per vocabulary (:func:`doc_to_records`); the table starts again when full
+_MAX_REMEMBERED = 1 << 15
+
+#: what an observation states (:func:`_observation`): [(finding, region, polarity)] (None: no finding, not a
+#: normal statement), side, (severity score, word), whether it is a normal statement, unmapped terms
+_Observation = tuple[list[tuple[str, str, str | None]] | None, str | None, tuple[int | None, str | None], bool,
+                     tuple[str, ...]]
+
+
+def _observation_key(obs: Entity, entities: dict[str, Entity],
+                     incoming: dict[str, list[tuple[str, Entity]]]) -> tuple | None:
+    """Everything :func:`_observation` reads of an observation and its neighbours, as text: its span and
+    polarity, whether it modifies an observation, its located_at anatomy targets (span, and span with their
+    own anatomy modifiers), the observation and anatomy spans that modify it. None (not remembered) when two
+    located_at relations name the same entity (the finding's name may use one entity twice)."""
+    targets = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
+    if len({t.eid for t in targets}) != len(targets):
+        return None
+    into = incoming[obs.eid]
+    return (obs.tokens, obs.polarity,
+            any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations),
+            tuple((t.tokens, _anatomy_phrase(t, incoming)) for t in targets),
+            tuple(src.tokens for rtype, src in into if rtype == "modify" and src.kind == "OBS"),
+            tuple(src.tokens for rtype, src in into if rtype == "modify" and src.kind == "ANAT"))
+
+
+def _observation(obs: Entity, entities: dict[str, Entity], incoming: dict[str, list[tuple[str, Entity]]],
+                 vocab: Vocabulary) -> _Observation:
+    """What one observation states, from its wording and its neighbours' (see :func:`doc_to_records`)."""
+    targets = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
+    anatomy_ents = [a for a in targets if not _side_only(a, incoming)]
+    modifiers = [src for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "OBS"]
+    finding, consumed = _finding_of(obs, anatomy_ents, modifiers, vocab)
+    unmapped: list[str] = []
+    if finding is not None:
+        regions, side = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped, targets)
+        scored = [(vocab.severity_of(mod.tokens), mod.tokens.lower()) for mod in modifiers]
+        severity = max(((sc, w) for sc, w in scored if sc is not None), key=lambda x: x[0], default=(None, None))
+        return [(finding, region, obs.polarity) for region in dict.fromkeys(regions)], side, severity, False, \
+            tuple(unmapped)
+    if absences := _normal_absences(obs, anatomy_ents, incoming, vocab):
+        side, stated = _normal_stated(obs, targets, absences, incoming, vocab)
+        return stated, side, (None, None), True, ()
+    modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
+    if not modifies_obs and vocab.severity_of(obs.tokens) is None:
+        unmapped.append(obs.tokens.lower())
+    return None, None, (None, None), False, tuple(unmapped)
 
 
 def _resolutions(changes: list[Entity], vocab: Vocabulary) -> list[Entity]:
@@ -244,6 +293,8 @@ def _side_only_phrase(phrase: str) -> bool:
 
 def _anatomy_phrase(ent: Entity, incoming: dict[str, list[tuple[str, Entity]]]) -> str:
     """An anatomy entity with the anatomy words that modify it, in text order ("left" + "lung")."""
+    if not incoming[ent.eid]:
+        return ent.tokens
     parts = [ent] + [src for rtype, src in incoming[ent.eid] if rtype == "modify" and src.kind == "ANAT"]
     return " ".join(p.tokens for p in sorted(parts, key=lambda e: e.start))
 
