@@ -7,6 +7,8 @@ is in :func:`doc_to_records`.
 
 from __future__ import annotations
 
+import re
+from collections import defaultdict
 from functools import lru_cache
 from itertools import pairwise
 
@@ -25,8 +27,15 @@ _mention = record_maker(MentionRecord)  # MentionRecord(*values), made faster: a
 def token_sections(tokens: list[str], names: tuple[str, ...] = SECTION_NAMES) -> list[str | None]:
     """Per token, the (lower-case) report section it sits in: a header is a section name followed by a colon,
     in the token or the next one (``FINDINGS :``); None before the first header."""
+    return _sections(tokens, [i for i, tok in enumerate(tokens) if tok.endswith(":")], names)
+
+
+def _sections(tokens: list[str], colons: list[int], names: tuple[str, ...] = SECTION_NAMES) -> list[str | None]:
+    """:func:`token_sections`, given the indices of the tokens that end with a colon (the colon first: it rules
+    out most tokens)."""
     n = len(tokens)
-    colons = [i for i, tok in enumerate(tokens) if tok.endswith(":")]  # the colon first: it rules out most tokens
+    if not colons:
+        return [None] * n
     headers = sorted({*colons, *(i - 1 for i in colons if i and tokens[i] == ":")})
     out: list[str | None] = [None] * n
     starts: list[int] = []
@@ -56,6 +65,24 @@ def _sentences_of_tokens(ends: list[int]) -> list[int]:
     return sent_of
 
 
+def _token_indices(text: str, pattern: re.Pattern) -> list[int]:
+    """The index in ``text.split(" ")`` of the token where each match of ``pattern`` starts, in text order: the
+    spaces before it, counted by ``str.count`` from the previous match (a few matches per report, found in C,
+    where a loop over the tokens makes a Python comparison per token)."""
+    out: list[int] = []
+    n = last = 0
+    for m in pattern.finditer(text):
+        n += text.count(" ", last, at := m.start())
+        last = at
+        out.append(n)
+    return out
+
+
+#: a whole token ``.``, ``?``, ``!`` or ``:`` (:func:`_sentence_ends`); a token ending with a colon
+_ENDING_TOKEN = re.compile(r"(?<![^ ])[.?!:](?![^ ])")
+_COLON_END = re.compile(r":(?![^ ])")
+
+
 def _sentence_ends(tokens: list[str]) -> list[int]:
     """The end (exclusive) of each sentence of :func:`sentence_index`, the last one ``len(tokens)``."""
     ends = [i + 1 for i, tok in enumerate(tokens) if tok in _SENTENCE_END or tok == ":"]
@@ -78,10 +105,12 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
     once per wording (:func:`_observation_key`) and vocabulary.
     """
     tokens = text.split(" ")
-    ends = _sentence_ends(tokens)
-    sent_of, section_of = _sentences_of_tokens(ends), token_sections(tokens)
+    ends = [i + 1 for i in _token_indices(text, _ENDING_TOKEN)]  # _sentence_ends(tokens), read off the text
+    if not ends or ends[-1] != len(tokens):
+        ends.append(len(tokens))
+    sent_of, section_of = _sentences_of_tokens(ends), _sections(tokens, _token_indices(text, _COLON_END))
     evidence_of: dict[int, str] = {}  # sentence -> its text, the evidence of each mention in it
-    incoming: dict[str, list[tuple[str, Entity]]] = {eid: [] for eid in entities}
+    incoming: dict[str, list[tuple[str, Entity]]] = defaultdict(list)  # eid -> relations into it
     for ent in entities.values():
         for rtype, target in ent.relations:
             incoming[target].append((rtype, ent))
@@ -108,16 +137,17 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
         if changes and normal:
             changes = _resolutions(changes, vocab)
         change_label = changes[0].change_label if changes else None  # a CHAN entity's, never None
+        change = vocab.change_labels[change_label] if change_label else None
         sentence = sent_of[min(obs.start, len(tokens) - 1)] if tokens else 0
         if (evidence := evidence_of.get(sentence)) is None:
             evidence = evidence_of[sentence] = " ".join(tokens[ends[sentence - 1] if sentence else 0:ends[sentence]])
         section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
+        sentence_id = f"{doc_key}|{sentence}"
         for finding, region, polarity in stated:
             mentions.append(_mention(  # every MentionRecord field, in its order
                 joined_id(f"{id_prefix}{region}|{finding}|{obs.eid}"),
                 study.study_id, region, finding, polarity, severity[1], severity[0],  # .. severity_score
-                vocab.change_labels[change_label] if change_label else None, change_label, None,  # .. prior_image_id
-                evidence, SOURCE_RADGRAPH, file, doc_key, section, f"{doc_key}|{sentence}",  # .. sentence_id
+                change, change_label, None, evidence, SOURCE_RADGRAPH, file, doc_key, section, sentence_id,
                 (), (), (), side, None, None, None,  # no cues; side; term, entity_group, temporal_group
             ))
     report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
@@ -139,15 +169,27 @@ def _observation_key(obs: Entity, entities: dict[str, Entity],
     polarity, whether it modifies an observation, its located_at anatomy targets (span, and span with their
     own anatomy modifiers), the observation and anatomy spans that modify it. None (not remembered) when two
     located_at relations name the same entity (the finding's name may use one entity twice)."""
-    targets = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
-    if len({t.eid for t in targets}) != len(targets):
-        return None
-    into = incoming[obs.eid]
-    return (obs.tokens, obs.polarity,
-            any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations),
-            tuple((t.tokens, _anatomy_phrase(t, incoming)) for t in targets),
-            tuple(src.tokens for rtype, src in into if rtype == "modify" and src.kind == "OBS"),
-            tuple(src.tokens for rtype, src in into if rtype == "modify" and src.kind == "ANAT"))
+    into = incoming.get(obs.eid)
+    if not obs.relations and not into:  # the span alone (a key of its own shape)
+        return obs.tokens, obs.polarity
+    targets: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    modifies_obs = False
+    for rtype, t in obs.relations:
+        target = entities[t]
+        if rtype == "located_at" and target.kind == "ANAT":
+            if t in seen:
+                return None
+            seen.add(t)
+            targets.append((target.tokens, _anatomy_phrase(target, incoming)))
+        elif rtype == "modify" and target.kind == "OBS":
+            modifies_obs = True
+    obs_mods: list[str] = []
+    anat_mods: list[str] = []
+    for rtype, src in into or ():
+        if rtype == "modify":
+            (obs_mods if src.kind == "OBS" else anat_mods if src.kind == "ANAT" else []).append(src.tokens)
+    return obs.tokens, obs.polarity, modifies_obs, tuple(targets), tuple(obs_mods), tuple(anat_mods)
 
 
 def _observation(obs: Entity, entities: dict[str, Entity], incoming: dict[str, list[tuple[str, Entity]]],
@@ -293,7 +335,7 @@ def _side_only_phrase(phrase: str) -> bool:
 
 def _anatomy_phrase(ent: Entity, incoming: dict[str, list[tuple[str, Entity]]]) -> str:
     """An anatomy entity with the anatomy words that modify it, in text order ("left" + "lung")."""
-    if not incoming[ent.eid]:
+    if not incoming.get(ent.eid):
         return ent.tokens
     parts = [ent] + [src for rtype, src in incoming[ent.eid] if rtype == "modify" and src.kind == "ANAT"]
     return " ".join(p.tokens for p in sorted(parts, key=lambda e: e.start))
