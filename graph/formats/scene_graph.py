@@ -67,6 +67,7 @@ _PER_PHRASE = ("attributes", "attributes_ids", "phrase_IDs", "sections", "severi
                "temporal_cues", "texture_cues")
 _per_phrase_lists = attrgetter(*_PER_PHRASE)
 _mention = record_maker(MentionRecord)  # MentionRecord(*values), made faster: a file has a dozen
+_study_record, _image_record = record_maker(StudyRecord), record_maker(ImageRecord)  # one each per file
 
 
 def _whole_number(value: object) -> object:
@@ -303,12 +304,12 @@ def _study(sg: SceneGraph, file: str) -> StudyRecord:
             when = parse_datetime(sg.StudyDateTime)
         except ValueError as exc:
             raise InputError(file, sg.image_id, "StudyDateTime", str(exc)) from exc
-    return StudyRecord(str(sg.study_id), str(sg.patient_id), when, sg.image_id, gender=sg.gender,
-                       age_decile=sg.age_decile, reason_for_exam=sg.reason_for_exam)
+    return _study_record(str(sg.study_id), str(sg.patient_id), when, sg.image_id, sg.gender, sg.age_decile,
+                         sg.reason_for_exam)
 
 
 def _image(sg: SceneGraph, boxes: tuple[BoundingBoxRecord, ...]) -> ImageRecord:
-    return ImageRecord(sg.image_id, str(sg.study_id), sg.viewpoint, study_order=sg.StudyOrder, objects=boxes)
+    return _image_record(sg.image_id, str(sg.study_id), sg.viewpoint, sg.StudyOrder, boxes)
 
 
 _V = TypeVar("_V")

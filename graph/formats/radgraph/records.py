@@ -22,6 +22,7 @@ from graph.vocabulary import Vocabulary, normalise_phrase, normalise_region_phra
 SECTION_NAMES = ("comparison", "indication", "history", "technique", "examination", "findings", "impression")
 _SENTENCE_END = {".", "?", "!"}
 _mention = record_maker(MentionRecord)  # MentionRecord(*values), made faster: a report has a dozen
+_report = record_maker(ReportRecord)  # ReportRecord(*values)
 
 
 def token_sections(tokens: list[str], names: tuple[str, ...] = SECTION_NAMES) -> list[str | None]:
@@ -83,6 +84,14 @@ _ENDING_TOKEN = re.compile(r"(?<![^ ])[.?!:](?![^ ])")
 _COLON_END = re.compile(r":(?![^ ])")
 
 
+def _sentence_ends_of(text: str, n_tokens: int) -> list[int]:
+    """:func:`_sentence_ends` of ``text.split(" ")`` (``n_tokens`` tokens), read off the text."""
+    ends = [i + 1 for i in _token_indices(text, _ENDING_TOKEN)]
+    if not ends or ends[-1] != n_tokens:
+        ends.append(n_tokens)
+    return ends
+
+
 def _sentence_ends(tokens: list[str]) -> list[int]:
     """The end (exclusive) of each sentence of :func:`sentence_index`, the last one ``len(tokens)``."""
     ends = [i + 1 for i, tok in enumerate(tokens) if tok in _SENTENCE_END or tok == ":"]
@@ -105,9 +114,7 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
     once per wording (:func:`_observation_key`) and vocabulary.
     """
     tokens = text.split(" ")
-    ends = [i + 1 for i in _token_indices(text, _ENDING_TOKEN)]  # _sentence_ends(tokens), read off the text
-    if not ends or ends[-1] != len(tokens):
-        ends.append(len(tokens))
+    ends = _sentence_ends_of(text, len(tokens))
     sent_of, section_of = _sentences_of_tokens(ends), _sections(tokens, _token_indices(text, _COLON_END))
     evidence_of: dict[int, str] = {}  # sentence -> its text, the evidence of each mention in it
     incoming: dict[str, list[tuple[str, Entity]]] = defaultdict(list)  # eid -> relations into it
@@ -150,7 +157,7 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
                 change, change_label, None, evidence, SOURCE_RADGRAPH, file, doc_key, section, sentence_id,
                 (), (), (), side, None, None, None,  # no cues; side; term, entity_group, temporal_group
             ))
-    report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
+    report = _report(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
     return report, mentions
 
 
@@ -270,6 +277,8 @@ def _changes_by_observation(entities: dict[str, Entity], incoming: dict[str, lis
             linked.setdefault(t.eid, []).append(ent)
         if not targets:
             unlinked.append(ent)
+    if not unlinked:
+        return linked
     observations = [e for e in entities.values() if e.kind == "OBS"]
     last = len(sent_of) - 1
     for chan in unlinked:

@@ -23,7 +23,6 @@ import msgspec
 from graph.formats.radgraph.entities import Entity, entity_label
 from graph.formats.radgraph.schema import ALLOWED, label_kind, relation_name, schema_violations
 from graph.formats.typed_json import TwinRejected
-from graph.records import record_maker
 from graph.vocabulary import Vocabulary
 
 
@@ -50,7 +49,7 @@ class DocumentTwin(msgspec.Struct, gc=False):
 
 
 _FILE_DECODER = msgspec.json.Decoder(dict[str, DocumentTwin])
-_entity = record_maker(Entity)  # Entity(*values), made faster: a document has dozens
+new_tuple = tuple.__new__  # Entity(*values) without the named tuple's own __new__ in Python: a document has dozens
 
 
 def twin_violations(doc: DocumentTwin, entities: dict[str, Entity], vocab: Vocabulary) -> Mapping[str, int]:
@@ -71,7 +70,9 @@ def twin_violations(doc: DocumentTwin, entities: dict[str, Entity], vocab: Vocab
     out: Counter | None = None
     for eid, ent in entities.items():
         label = doc.entities[eid].label
-        if not agrees.setdefault(label, label_kind(label) == ent.kind):
+        if (agree := agrees.get(label)) is None:
+            agree = agrees[label] = label_kind(label) == ent.kind
+        if not agree:
             return schema_violations(doc.entities)  # type: ignore[arg-type]  # a twin entity has the .get() it reads
         for relation, target in ent.relations:
             pair = (ent.kind, relation, entities[target].kind)
@@ -111,8 +112,8 @@ def twin_entities(doc: DocumentTwin, vocab: Vocabulary) -> dict[str, Entity] | N
         parsed = known.get(ent.label) or entity_label(ent.label, vocab)
         if parsed is None or ent.end_ix < ent.start_ix or ent.end_ix >= n_tokens:
             return None
-        out[eid] = _entity(eid, ent.tokens, parsed[0], parsed[1], parsed[2], ent.start_ix, ent.end_ix,
-                           tuple(ent.relations))
+        out[eid] = new_tuple(Entity, (eid, ent.tokens, parsed[0], parsed[1], parsed[2], ent.start_ix, ent.end_ix,
+                                      tuple(ent.relations)))
     for ent_ in out.values():
         for _, target in ent_.relations:
             if target not in out:
