@@ -38,7 +38,7 @@ import re
 from datetime import datetime
 from operator import attrgetter
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
 
@@ -266,9 +266,11 @@ def _read(path: Path, file: str, record: str, size: int | None) -> SceneGraph:
 
 def _check_lengths(region: RegionAttributes, file: str, record: str, where: str) -> None:
     n = len(region.phrases)
-    for name, values in zip(_PER_PHRASE, _per_phrase_lists(region), strict=True):
-        if values is not None and len(values) != n:
-            raise InputError(file, record, f"{where}.{name}", f"{len(values)} entries for {n} phrases")
+    for values in _per_phrase_lists(region):
+        if values is not None and len(values) != n:  # the first such list is named below
+            for name, values in zip(_PER_PHRASE, _per_phrase_lists(region), strict=True):
+                if values is not None and len(values) != n:
+                    raise InputError(file, record, f"{where}.{name}", f"{len(values)} entries for {n} phrases")
 
 
 def check_boxes(sg: SceneGraph, vocab: Vocabulary, file: str) -> list[InputError]:
@@ -310,14 +312,6 @@ def _study(sg: SceneGraph, file: str) -> StudyRecord:
 
 def _image(sg: SceneGraph, boxes: tuple[BoundingBoxRecord, ...]) -> ImageRecord:
     return _image_record(sg.image_id, str(sg.study_id), sg.viewpoint, sg.StudyOrder, boxes)
-
-
-_V = TypeVar("_V")
-_D = TypeVar("_D")
-
-
-def _per_phrase(values: list[_V] | None, i: int, default: _D) -> _V | _D:
-    return values[i] if values is not None else default
 
 
 def _phrase_mentions(sg: SceneGraph, region: RegionAttributes, where: str, vocab: Vocabulary,
@@ -375,14 +369,13 @@ _PhraseCues = tuple[str | None, int | None, str, str | None, str | None, tuple[s
 
 def _phrase_cues(region: RegionAttributes, i: int, vocab: Vocabulary) -> _PhraseCues:
     """The fields of phrase ``i`` of an attributes entry that each of its mentions carries."""
-    severity, score = _severity(_per_phrase(region.severity_cues, i, []), vocab)
-    return (severity, score, region.phrases[i].strip(), _per_phrase(region.sections, i, None),
-            _per_phrase(region.phrase_IDs, i, None), _cues(region.temporal_cues, i), _cues(region.texture_cues, i),
-            _cues(region.comparison_cues, i))
-
-
-def _cues(values: list[list[str]] | None, i: int) -> tuple[str, ...]:
-    return tuple(values[i]) if values is not None else ()
+    severity_cues, sections, ids = region.severity_cues, region.sections, region.phrase_IDs
+    temporal, texture, comparison = region.temporal_cues, region.texture_cues, region.comparison_cues
+    severity, score = _severity(severity_cues[i], vocab) if severity_cues is not None and severity_cues[i] else \
+        (None, None)
+    return (severity, score, region.phrases[i].strip(), None if sections is None else sections[i],
+            None if ids is None else ids[i], () if temporal is None else tuple(temporal[i]),
+            () if texture is None else tuple(texture[i]), () if comparison is None else tuple(comparison[i]))
 
 
 def _comparison_label(rel: ComparisonRelationship, where: str, vocab: Vocabulary, file: str,
