@@ -38,10 +38,12 @@ import re
 from datetime import datetime
 from operator import attrgetter
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
 
+from graph.formats.boxes import box_records, check_region
+from graph.formats.files import read_bytes
 from graph.formats.typed_json import TwinRejected, twin_decoder
 from graph.records import (
     SOURCE_IMAGENOME,
@@ -52,8 +54,8 @@ from graph.records import (
     ParsedFile,
     Rejection,
     StudyRecord,
+    joined_id,
     record_maker,
-    stable_id,
 )
 from graph.vocabulary import FINDING_CATEGORIES, Vocabulary
 
@@ -63,13 +65,9 @@ _PLAIN_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", re.ASCII)  
 _DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
 _PER_PHRASE = ("attributes", "attributes_ids", "phrase_IDs", "sections", "severity_cues", "comparison_cues",
                "temporal_cues", "texture_cues")
-_BOX_FIELDS = ("x1", "y1", "x2", "y2", "width", "height", "original_x1", "original_y1", "original_x2",
-               "original_y2", "original_width", "original_height")
-_box_fields = attrgetter("bbox_name", *_BOX_FIELDS, "finding_label")  # BoundingBoxRecord's order after its ids
-_box_numbers = attrgetter(*_BOX_FIELDS)
-_box_record = record_maker(BoundingBoxRecord)  # BoundingBoxRecord(*values), made faster: a file has dozens
-_mention = record_maker(MentionRecord)  # MentionRecord(*values)
-_BOX_ORDER = (("x1", "x2"), ("y1", "y2"), ("original_x1", "original_x2"), ("original_y1", "original_y2"))
+_per_phrase_lists = attrgetter(*_PER_PHRASE)
+_mention = record_maker(MentionRecord)  # MentionRecord(*values), made faster: a file has a dozen
+_study_record, _image_record = record_maker(StudyRecord), record_maker(ImageRecord)  # one each per file
 
 
 def _whole_number(value: object) -> object:
@@ -241,12 +239,13 @@ def _validation_error(path: str, record: str, err: ValidationError) -> InputErro
     return InputError(path, record, where, f"{first['msg']} (got {type(first.get('input')).__name__})")
 
 
-def _read(path: Path, file: str, record: str) -> SceneGraph:
-    """The file's JSON, validated against :class:`SceneGraph` (types and presence only): decoded in one pass
-    into its strict twin (:mod:`graph.formats.typed_json`, a third of the time of ``json.loads`` and
-    pydantic), and only where that fails through ``json.loads`` and the model, whose errors name the field.
-    The twin has the model's attributes, so the rest of parsing reads either."""
-    data = path.read_bytes()
+def _read(path: Path, file: str, record: str, size: int | None) -> SceneGraph:
+    """The file's JSON, validated against :class:`SceneGraph` (types and presence only): read in one system call
+    (:func:`~graph.formats.files.read_bytes`, ``size`` its size when known), decoded in one pass into its
+    strict twin (:mod:`graph.formats.typed_json`, a third of the time of ``json.loads`` and pydantic), and only
+    where that fails through ``json.loads`` and the model, whose errors name the field. The twin has the
+    model's attributes, so the rest of parsing reads either."""
+    data = read_bytes(path, size)
     try:
         sg = twin_decoder(SceneGraph).decode(data)
         if all(str(v).strip() for v in (sg.image_id, sg.patient_id, sg.study_id)):  # SceneGraph._not_blank
@@ -265,66 +264,24 @@ def _read(path: Path, file: str, record: str) -> SceneGraph:
         raise _validation_error(file, record, exc) from exc
 
 
-def _check_region(name: str, vocab: Vocabulary, file: str, record: str, where: str) -> None:
-    if name not in vocab.regions:
-        raise InputError(file, record, f"{where}.bbox_name", f"unknown region {name!r}")
-
-
-def _check_box(obj: SceneObject, file: str, record: str, where: str) -> None:
-    """Rejects a negative coordinate or size, and a reversed box (in the 224 or the original frame)."""
-    x1, y1, x2, y2, *rest = values = _box_numbers(obj)
-    ox1, oy1, ox2, oy2 = rest[2:6]
-    if (min([v for v in values if v is not None]) >= 0 and x1 <= x2 and y1 <= y2  # the common case, at once
-            and (ox1 is None or ox2 is None or ox1 <= ox2) and (oy1 is None or oy2 is None or oy1 <= oy2)):
-        return
-    for name in _BOX_FIELDS:
-        value = getattr(obj, name)
-        if value is not None and value < 0:
-            raise InputError(file, record, f"{where}.{name}", f"negative {name} {value}")
-    for low, high in _BOX_ORDER:
-        a, b = getattr(obj, low), getattr(obj, high)
-        if a is not None and b is not None and b < a:
-            raise InputError(file, record, f"{where}.{high}", f"reversed box: {high} {b} < {low} {a}")
-
-
 def _check_lengths(region: RegionAttributes, file: str, record: str, where: str) -> None:
     n = len(region.phrases)
-    for name in _PER_PHRASE:
-        values = getattr(region, name)
-        if values is not None and len(values) != n:
-            raise InputError(file, record, f"{where}.{name}", f"{len(values)} entries for {n} phrases")
+    for values in _per_phrase_lists(region):
+        if values is not None and len(values) != n:  # the first such list is named below
+            for name, values in zip(_PER_PHRASE, _per_phrase_lists(region), strict=True):
+                if values is not None and len(values) != n:
+                    raise InputError(file, record, f"{where}.{name}", f"{len(values)} entries for {n} phrases")
 
 
 def check_boxes(sg: SceneGraph, vocab: Vocabulary, file: str) -> list[InputError]:
-    """The ``objects[]`` boxes that cannot be stored: an unknown region, a negative or a reversed box.
+    """The ``objects[]`` boxes that cannot be stored: an unknown region, a negative or a reversed box
+    (:func:`graph.formats.boxes.box_records`).
 
     Real Chest ImaGenome boxes include negative coordinates (docs/formats.md §1.3), so a bad box is
     rejected on its own (a record-level rejection naming ``objects[k].<field>``) and the rest of the
     scene graph loads.
     """
-    return _boxes(sg, vocab, file)[1]
-
-
-def _boxes(sg: SceneGraph, vocab: Vocabulary, file: str) -> tuple[tuple[BoundingBoxRecord, ...], list[InputError]]:
-    """(the records of the boxes that can be stored, the faults of those that cannot: :func:`check_boxes`), in
-    one pass: a box of a known region with every number present, none negative and no reversed side is
-    taken at once; any other is checked by :func:`_check_region` and :func:`_check_box`, which name the fault."""
-    regions, image = vocab.regions, sg.image_id
-    boxes: list[BoundingBoxRecord] = []
-    bad: list[InputError] = []
-    for k, obj in enumerate(sg.objects):
-        values = _box_fields(obj)  # bbox_name, x1, y1, x2, y2, width, height, original_x1 .. , finding_label
-        nums = values[1:13]
-        if not (values[0] in regions and None not in nums and min(nums) >= 0 and values[1] <= values[3]
-                and values[2] <= values[4] and values[7] <= values[9] and values[8] <= values[10]):
-            try:
-                _check_region(obj.bbox_name, vocab, file, image, f"objects[{k}]")
-                _check_box(obj, file, image, f"objects[{k}]")
-            except InputError as exc:
-                bad.append(exc)
-                continue
-        boxes.append(_box_record(f"{image}|{k}", image, *values))
-    return tuple(boxes), bad
+    return box_records(sg.objects, sg.image_id, vocab.regions, file)[1]
 
 
 def check_scene_graph(sg: SceneGraph, vocab: Vocabulary, file: str) -> None:
@@ -334,12 +291,12 @@ def check_scene_graph(sg: SceneGraph, vocab: Vocabulary, file: str) -> None:
     Raises:
         InputError: the first violation, with ``field`` like ``attributes[1].bbox_name``.
     """
-    record = sg.image_id
+    record, regions = sg.image_id, vocab.regions
     for k, region in enumerate(sg.attributes):
         _check_lengths(region, file, record, f"attributes[{k}]")
-        _check_region(region.bbox_name, vocab, file, record, f"attributes[{k}]")
+        check_region(region.bbox_name, regions, file, record, f"attributes[{k}]")
     for k, rel in enumerate(sg.relationships):
-        _check_region(rel.bbox_name, vocab, file, record, f"relationships[{k}]")
+        check_region(rel.bbox_name, regions, file, record, f"relationships[{k}]")
 
 
 def _study(sg: SceneGraph, file: str) -> StudyRecord:
@@ -349,51 +306,60 @@ def _study(sg: SceneGraph, file: str) -> StudyRecord:
             when = parse_datetime(sg.StudyDateTime)
         except ValueError as exc:
             raise InputError(file, sg.image_id, "StudyDateTime", str(exc)) from exc
-    return StudyRecord(str(sg.study_id), str(sg.patient_id), when, sg.image_id, gender=sg.gender,
-                       age_decile=sg.age_decile, reason_for_exam=sg.reason_for_exam)
+    return _study_record(str(sg.study_id), str(sg.patient_id), when, sg.image_id, sg.gender, sg.age_decile,
+                         sg.reason_for_exam)
 
 
 def _image(sg: SceneGraph, boxes: tuple[BoundingBoxRecord, ...]) -> ImageRecord:
-    return ImageRecord(sg.image_id, str(sg.study_id), sg.viewpoint, study_order=sg.StudyOrder, objects=boxes)
-
-
-_V = TypeVar("_V")
-_D = TypeVar("_D")
-
-
-def _per_phrase(values: list[_V] | None, i: int, default: _D) -> _V | _D:
-    return values[i] if values is not None else default
+    return _image_record(sg.image_id, str(sg.study_id), sg.viewpoint, sg.StudyOrder, boxes)
 
 
 def _phrase_mentions(sg: SceneGraph, region: RegionAttributes, where: str, vocab: Vocabulary,
                      out: ParsedFile) -> None:
     """Mentions of one attributes entry's finding labels, one per (phrase, finding)."""
     file, record, anatomy, source = out.path, sg.image_id, region.bbox_name, region.source
-    study_id, findings = str(sg.study_id), vocab.findings
+    study_id, known = str(sg.study_id), vocab.memo("scene graph label")  # label -> what _label_use says
+    id_prefix = f"{source}|{record}|{anatomy}|"  # a mention's id: stable_id(source, record, anatomy, name, i)
     for i, labels in enumerate(region.attributes):
         cues: _PhraseCues | None = None  # the phrase's own fields, read once it states a finding
         for label in labels:
-            parts = label.split("|", 2)
-            if len(parts) != 3:
-                _split_label(label, file, record, f"{where}.attributes[{i}]")  # raises, naming the label
-            category, polarity, name = parts
-            if category not in FINDING_CATEGORIES:
+            use = known.get(label) or _label_use(label, vocab, file, record, f"{where}.attributes[{i}]")
+            if use[0] is None:  # not a finding category
                 continue
-            if polarity not in _POLARITY:
-                raise InputError(file, record, f"{where}.attributes[{i}]", f"polarity {polarity!r} is not yes/no")
-            if name not in findings:
-                out.unmapped_terms.append(name)
+            polarity, name = use
+            if name is False:
+                out.unmapped_terms.append(label.split("|", 2)[2])
                 continue
             cues = cues or _phrase_cues(region, i, vocab)
-            stated = polarity == "yes"
+            stated = polarity == "present"
             out.mentions.append(_mention(  # every MentionRecord field, in its order
-                stable_id(source, record, anatomy, name, i), study_id, anatomy, name, _POLARITY[polarity],
+                joined_id(f"{id_prefix}{name}|{i}"), study_id, anatomy, name, polarity,
                 cues[0] if stated else None, cues[1] if stated else None,  # severity, severity_score
                 None, None, None,  # change, change_label, prior_image_id
                 cues[2], source, file, record, cues[3], cues[4],  # evidence .. section, sentence_id
                 cues[5], cues[6], cues[7],  # temporal, texture and comparison cues
                 None, None, None, None,  # side, term, entity_group, temporal_group
             ))
+
+
+def _label_use(label: str, vocab: Vocabulary, file: str, record: str, where: str) -> tuple[Any, Any]:
+    """What an ``attributes`` label of a phrase gives: (None, None) for a category that is no finding (nlp,
+    texture, cues), (polarity, False) for a finding the vocabulary does not know, else (polarity, finding);
+    remembered per label in ``vocab``'s memo "scene graph label" (a release repeats a few hundred labels).
+
+    Raises:
+        InputError: not ``category|polarity|label``, or a finding category's polarity other than yes/no (not
+            remembered: each occurrence raises).
+    """
+    category, polarity, name = _split_label(label, file, record, where)
+    if category not in FINDING_CATEGORIES:
+        use: tuple[Any, Any] = (None, None)
+    elif polarity not in _POLARITY:
+        raise InputError(file, record, where, f"polarity {polarity!r} is not yes/no")
+    else:
+        use = (_POLARITY[polarity], name if name in vocab.findings else False)
+    vocab.memo("scene graph label")[label] = use
+    return use
 
 
 #: a phrase's severity word and score, evidence, section, sentence id and temporal, texture and comparison cues
@@ -403,14 +369,13 @@ _PhraseCues = tuple[str | None, int | None, str, str | None, str | None, tuple[s
 
 def _phrase_cues(region: RegionAttributes, i: int, vocab: Vocabulary) -> _PhraseCues:
     """The fields of phrase ``i`` of an attributes entry that each of its mentions carries."""
-    severity, score = _severity(_per_phrase(region.severity_cues, i, []), vocab)
-    return (severity, score, region.phrases[i].strip(), _per_phrase(region.sections, i, None),
-            _per_phrase(region.phrase_IDs, i, None), _cues(region.temporal_cues, i), _cues(region.texture_cues, i),
-            _cues(region.comparison_cues, i))
-
-
-def _cues(values: list[list[str]] | None, i: int) -> tuple[str, ...]:
-    return tuple(values[i]) if values is not None else ()
+    severity_cues, sections, ids = region.severity_cues, region.sections, region.phrase_IDs
+    temporal, texture, comparison = region.temporal_cues, region.texture_cues, region.comparison_cues
+    severity, score = _severity(severity_cues[i], vocab) if severity_cues is not None and severity_cues[i] else \
+        (None, None)
+    return (severity, score, region.phrases[i].strip(), None if sections is None else sections[i],
+            None if ids is None else ids[i], () if temporal is None else tuple(temporal[i]),
+            () if texture is None else tuple(texture[i]), () if comparison is None else tuple(comparison[i]))
 
 
 def _comparison_label(rel: ComparisonRelationship, where: str, vocab: Vocabulary, file: str,
@@ -439,6 +404,8 @@ def _comparison_mentions(sg: SceneGraph, k: int, rel: ComparisonRelationship, vo
     if current_image != sg.image_id:
         raise InputError(file, record, f"{where}.subject_id", f"names image {current_image}, not this image")
     prior_image = rel.object_id.split("_", 1)[0]
+    study_id, change, change_label = str(sg.study_id), vocab.comparison_labels[label], f"comparison|yes|{label}"
+    evidence = (rel.phrase or "").strip()
     for attr in rel.attributes:
         category, _, finding = _split_label(attr, file, record, f"{where}.attributes")
         if category not in FINDING_CATEGORIES:
@@ -446,16 +413,16 @@ def _comparison_mentions(sg: SceneGraph, k: int, rel: ComparisonRelationship, vo
         if finding not in vocab.findings:
             out.unmapped_terms.append(finding)
             continue
-        out.mentions.append(MentionRecord(
-            mention_id=stable_id(SOURCE_IMAGENOME, sg.image_id, rel.bbox_name, finding, "comparison", k),
-            study_id=str(sg.study_id), anatomy=rel.bbox_name, finding=finding, polarity=None,
-            severity=None, severity_score=None, change=vocab.comparison_labels[label],
-            change_label=f"comparison|yes|{label}", prior_image_id=prior_image,
-            evidence=(rel.phrase or "").strip(), source=SOURCE_IMAGENOME, file=file, record=record,
+        out.mentions.append(_mention(  # every MentionRecord field, in its order
+            joined_id(f"{SOURCE_IMAGENOME}|{record}|{rel.bbox_name}|{finding}|comparison|{k}"), study_id,
+            rel.bbox_name, finding, None, None, None,  # .. polarity, severity, severity_score
+            change, change_label, prior_image, evidence, SOURCE_IMAGENOME, file, record,  # .. record
+            None, None, (), (), (), None, None, None, None,  # section .. temporal_group: none
         ))
 
 
-def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = None) -> ParsedFile:
+def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = None,
+                      size: int | None = None) -> ParsedFile:
     """Read one scene graph file into study, image (with its boxes) and mention records.
 
     A scene graph is one record (its image); any error rejects the whole file (see the module
@@ -463,6 +430,8 @@ def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = 
     ``unmapped_terms``; attribute categories that are not findings (nlp, texture, cue categories) are
     skipped as the dataset's own readers do. Relationships with more than one comparison label are
     counted as ambiguous and skipped (as in the published progression cohorts, docs/formats.md §1.5).
+
+    ``size`` is the file's size in bytes when the caller knows it (one system call less to read it).
 
     Returns:
         a ParsedFile with one StudyRecord (gender, age decile, reason for exam), one ImageRecord (view,
@@ -475,9 +444,9 @@ def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = 
             yes/no, an unknown comparison label, a relationship from another image, a bad StudyDateTime.
     """
     file = display_path or str(path)
-    sg = _read(path, file, path.name.removesuffix(SCENE_GRAPH_SUFFIX))
+    sg = _read(path, file, path.name.removesuffix(SCENE_GRAPH_SUFFIX), size)
     check_scene_graph(sg, vocab, file)
-    boxes, bad_boxes = _boxes(sg, vocab, file)
+    boxes, bad_boxes = box_records(sg.objects, sg.image_id, vocab.regions, file)
     out = ParsedFile(path=file, rejections=[Rejection.from_error(e) for e in bad_boxes])
     out.studies.append(_study(sg, file))
     out.images.append(_image(sg, boxes))

@@ -33,13 +33,15 @@ def parse_file(f: InputFile, vocab: Vocabulary, mapping: dict[str, DocStudy] | N
     :class:`StreamedFile` for :func:`store_files` to stream.
     """
     try:
-        if f.format == RADGRAPH and Path(f.path).stat().st_size > plan.STREAM_THRESHOLD_BYTES:
+        # the size the plan found (one system call less per file); a file's own stat where it has none
+        path, size = Path(f.path), (f.size if f.size >= 0 else None)
+        if f.format == RADGRAPH and (path.stat().st_size if size is None else size) > plan.STREAM_THRESHOLD_BYTES:
             return StreamedFile(path=f.path, mapping=mapping)
         if f.format == SCENE_GRAPH:
-            return parse_scene_graph(Path(f.path), vocab)
+            return parse_scene_graph(path, vocab, size=size)
         if f.format == LUNGUAGE:
-            return parse_lunguage(Path(f.path), vocab)
-        return parse_radgraph(Path(f.path), vocab, mapping)
+            return parse_lunguage(path, vocab)
+        return parse_radgraph(path, vocab, mapping, size=size)
     except InputError as exc:
         return ParsedFile(path=f.path, rejections=[Rejection.from_error(exc)])
     except OSError as exc:

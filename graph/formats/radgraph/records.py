@@ -7,12 +7,14 @@ is in :func:`doc_to_records`.
 
 from __future__ import annotations
 
+import re
+from collections import defaultdict
 from functools import lru_cache
 from itertools import pairwise
 
 from graph.formats.radgraph.doc_mapping import DocStudy
 from graph.formats.radgraph.entities import Entity
-from graph.records import SOURCE_RADGRAPH, MentionRecord, ReportRecord, record_maker, stable_id
+from graph.records import SOURCE_RADGRAPH, MentionRecord, ReportRecord, joined_id, record_maker
 from graph.vocabulary import Vocabulary, normalise_phrase, normalise_region_phrase
 
 #: Report section headers recognised in tokenized text (``FINDINGS :`` or ``FINDINGS:``), MIMIC-CXR's and
@@ -20,13 +22,21 @@ from graph.vocabulary import Vocabulary, normalise_phrase, normalise_region_phra
 SECTION_NAMES = ("comparison", "indication", "history", "technique", "examination", "findings", "impression")
 _SENTENCE_END = {".", "?", "!"}
 _mention = record_maker(MentionRecord)  # MentionRecord(*values), made faster: a report has a dozen
+_report = record_maker(ReportRecord)  # ReportRecord(*values)
 
 
 def token_sections(tokens: list[str], names: tuple[str, ...] = SECTION_NAMES) -> list[str | None]:
     """Per token, the (lower-case) report section it sits in: a header is a section name followed by a colon,
     in the token or the next one (``FINDINGS :``); None before the first header."""
+    return _sections(tokens, [i for i, tok in enumerate(tokens) if tok.endswith(":")], names)
+
+
+def _sections(tokens: list[str], colons: list[int], names: tuple[str, ...] = SECTION_NAMES) -> list[str | None]:
+    """:func:`token_sections`, given the indices of the tokens that end with a colon (the colon first: it rules
+    out most tokens)."""
     n = len(tokens)
-    colons = [i for i, tok in enumerate(tokens) if tok.endswith(":")]  # the colon first: it rules out most tokens
+    if not colons:
+        return [None] * n
     headers = sorted({*colons, *(i - 1 for i in colons if i and tokens[i] == ":")})
     out: list[str | None] = [None] * n
     starts: list[int] = []
@@ -56,6 +66,32 @@ def _sentences_of_tokens(ends: list[int]) -> list[int]:
     return sent_of
 
 
+def _token_indices(text: str, pattern: re.Pattern) -> list[int]:
+    """The index in ``text.split(" ")`` of the token where each match of ``pattern`` starts, in text order: the
+    spaces before it, counted by ``str.count`` from the previous match (a few matches per report, found in C,
+    where a loop over the tokens makes a Python comparison per token)."""
+    out: list[int] = []
+    n = last = 0
+    for m in pattern.finditer(text):
+        n += text.count(" ", last, at := m.start())
+        last = at
+        out.append(n)
+    return out
+
+
+#: a whole token ``.``, ``?``, ``!`` or ``:`` (:func:`_sentence_ends`); a token ending with a colon
+_ENDING_TOKEN = re.compile(r"(?<![^ ])[.?!:](?![^ ])")
+_COLON_END = re.compile(r":(?![^ ])")
+
+
+def _sentence_ends_of(text: str, n_tokens: int) -> list[int]:
+    """:func:`_sentence_ends` of ``text.split(" ")`` (``n_tokens`` tokens), read off the text."""
+    ends = [i + 1 for i in _token_indices(text, _ENDING_TOKEN)]
+    if not ends or ends[-1] != n_tokens:
+        ends.append(n_tokens)
+    return ends
+
+
 def _sentence_ends(tokens: list[str]) -> list[int]:
     """The end (exclusive) of each sentence of :func:`sentence_index`, the last one ``len(tokens)``."""
     ends = [i + 1 for i, tok in enumerate(tokens) if tok in _SENTENCE_END or tok == ":"]
@@ -74,54 +110,116 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
     severity comes from modifying severity words; a change comes from a CHAN entity linked by a relation
     in either direction, else from an unlinked CHAN entity in the same sentence. Observation spans that only
     modify another observation (``small``, ``increased``) are modifiers, not findings. Unknown terms are
-    returned on the report's ``unmapped_terms``.
+    returned on the report's ``unmapped_terms``. What an observation states (:func:`_observation`) is read
+    once per wording (:func:`_observation_key`) and vocabulary.
     """
     tokens = text.split(" ")
-    ends = _sentence_ends(tokens)
-    sent_of, section_of = _sentences_of_tokens(ends), token_sections(tokens)
+    ends = _sentence_ends_of(text, len(tokens))
+    sent_of, section_of = _sentences_of_tokens(ends), _sections(tokens, _token_indices(text, _COLON_END))
     evidence_of: dict[int, str] = {}  # sentence -> its text, the evidence of each mention in it
-    incoming: dict[str, list[tuple[str, Entity]]] = {eid: [] for eid in entities}
+    incoming: dict[str, list[tuple[str, Entity]]] = defaultdict(list)  # eid -> relations into it
     for ent in entities.values():
         for rtype, target in ent.relations:
             incoming[target].append((rtype, ent))
     linked_changes = _changes_by_observation(entities, incoming, sent_of)
-
+    known = vocab.memo("radgraph observation")  # _observation_key -> _observation
     mentions: list[MentionRecord] = []
     unmapped: list[str] = []
-    for obs in (e for e in entities.values() if e.kind == "OBS"):
-        targets = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
-        anatomy_ents = [a for a in targets if not _side_only(a, incoming)]
-        modifiers = [src for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "OBS"]
-        finding, consumed = _finding_of(obs, anatomy_ents, modifiers, vocab)
-        if finding is not None:
-            regions, side = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped, targets)
-            scored = [(vocab.severity_of(mod.tokens), mod.tokens.lower()) for mod in modifiers]
-            severity = max(((sc, w) for sc, w in scored if sc is not None), key=lambda x: x[0], default=(None, None))
-            changes = linked_changes.get(obs.eid, [])
-            stated = [(finding, region, obs.polarity) for region in dict.fromkeys(regions)]
-        elif absences := _normal_absences(obs, anatomy_ents, incoming, vocab):
-            severity, changes = (None, None), _resolutions(linked_changes.get(obs.eid, []), vocab)
-            side, stated = _normal_stated(obs, targets, absences, incoming, vocab)
-        else:
-            modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
-            if not modifies_obs and vocab.severity_of(obs.tokens) is None:
-                unmapped.append(obs.tokens.lower())
+    id_prefix = f"{SOURCE_RADGRAPH}|{study.study_id}|{doc_key}|"  # stable_id(source, study, doc_key, region, ..)
+    for obs in entities.values():
+        if obs.kind != "OBS":
             continue
+        key = _observation_key(obs, entities, incoming)
+        if key is None or (read := known.get(key)) is None:
+            read = _observation(obs, entities, incoming, vocab)
+            if key is not None:
+                if len(known) >= _MAX_REMEMBERED:
+                    known.clear()
+                known[key] = read
+        stated, side, severity, normal, terms = read
+        unmapped.extend(terms)
+        if stated is None:
+            continue
+        changes = linked_changes.get(obs.eid)
+        if changes and normal:
+            changes = _resolutions(changes, vocab)
         change_label = changes[0].change_label if changes else None  # a CHAN entity's, never None
+        change = vocab.change_labels[change_label] if change_label else None
         sentence = sent_of[min(obs.start, len(tokens) - 1)] if tokens else 0
         if (evidence := evidence_of.get(sentence)) is None:
             evidence = evidence_of[sentence] = " ".join(tokens[ends[sentence - 1] if sentence else 0:ends[sentence]])
         section = section_of[min(obs.start, len(section_of) - 1)] if section_of else None
+        sentence_id = f"{doc_key}|{sentence}"
         for finding, region, polarity in stated:
             mentions.append(_mention(  # every MentionRecord field, in its order
-                stable_id(SOURCE_RADGRAPH, study.study_id, doc_key, region, finding, obs.eid),
+                joined_id(f"{id_prefix}{region}|{finding}|{obs.eid}"),
                 study.study_id, region, finding, polarity, severity[1], severity[0],  # .. severity_score
-                vocab.change_labels[change_label] if change_label else None, change_label, None,  # .. prior_image_id
-                evidence, SOURCE_RADGRAPH, file, doc_key, section, f"{doc_key}|{sentence}",  # .. sentence_id
+                change, change_label, None, evidence, SOURCE_RADGRAPH, file, doc_key, section, sentence_id,
                 (), (), (), side, None, None, None,  # no cues; side; term, entity_group, temporal_group
             ))
-    report = ReportRecord(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
+    report = _report(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
     return report, mentions
+
+
+#: observations remembered per vocabulary (:func:`doc_to_records`); the table starts again when full
+_MAX_REMEMBERED = 1 << 15
+
+#: what an observation states (:func:`_observation`): [(finding, region, polarity)] (None: no finding, not a
+#: normal statement), side, (severity score, word), whether it is a normal statement, unmapped terms
+_Observation = tuple[list[tuple[str, str, str | None]] | None, str | None, tuple[int | None, str | None], bool,
+                     tuple[str, ...]]
+
+
+def _observation_key(obs: Entity, entities: dict[str, Entity],
+                     incoming: dict[str, list[tuple[str, Entity]]]) -> tuple | None:
+    """Everything :func:`_observation` reads of an observation and its neighbours, as text: its span and
+    polarity, whether it modifies an observation, its located_at anatomy targets (span, and span with their
+    own anatomy modifiers), the observation and anatomy spans that modify it. None (not remembered) when two
+    located_at relations name the same entity (the finding's name may use one entity twice)."""
+    into = incoming.get(obs.eid)
+    if not obs.relations and not into:  # the span alone (a key of its own shape)
+        return obs.tokens, obs.polarity
+    targets: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    modifies_obs = False
+    for rtype, t in obs.relations:
+        target = entities[t]
+        if rtype == "located_at" and target.kind == "ANAT":
+            if t in seen:
+                return None
+            seen.add(t)
+            targets.append((target.tokens, _anatomy_phrase(target, incoming)))
+        elif rtype == "modify" and target.kind == "OBS":
+            modifies_obs = True
+    obs_mods: list[str] = []
+    anat_mods: list[str] = []
+    for rtype, src in into or ():
+        if rtype == "modify":
+            (obs_mods if src.kind == "OBS" else anat_mods if src.kind == "ANAT" else []).append(src.tokens)
+    return obs.tokens, obs.polarity, modifies_obs, tuple(targets), tuple(obs_mods), tuple(anat_mods)
+
+
+def _observation(obs: Entity, entities: dict[str, Entity], incoming: dict[str, list[tuple[str, Entity]]],
+                 vocab: Vocabulary) -> _Observation:
+    """What one observation states, from its wording and its neighbours' (see :func:`doc_to_records`)."""
+    targets = [entities[t] for rtype, t in obs.relations if rtype == "located_at" and entities[t].kind == "ANAT"]
+    anatomy_ents = [a for a in targets if not _side_only(a, incoming)]
+    modifiers = [src for rtype, src in incoming[obs.eid] if rtype == "modify" and src.kind == "OBS"]
+    finding, consumed = _finding_of(obs, anatomy_ents, modifiers, vocab)
+    unmapped: list[str] = []
+    if finding is not None:
+        regions, side = _regions_of(obs, finding, anatomy_ents, consumed, incoming, vocab, unmapped, targets)
+        scored = [(vocab.severity_of(mod.tokens), mod.tokens.lower()) for mod in modifiers]
+        severity = max(((sc, w) for sc, w in scored if sc is not None), key=lambda x: x[0], default=(None, None))
+        return [(finding, region, obs.polarity) for region in dict.fromkeys(regions)], side, severity, False, \
+            tuple(unmapped)
+    if absences := _normal_absences(obs, anatomy_ents, incoming, vocab):
+        side, stated = _normal_stated(obs, targets, absences, incoming, vocab)
+        return stated, side, (None, None), True, ()
+    modifies_obs = any(rtype == "modify" and entities[t].kind == "OBS" for rtype, t in obs.relations)
+    if not modifies_obs and vocab.severity_of(obs.tokens) is None:
+        unmapped.append(obs.tokens.lower())
+    return None, None, (None, None), False, tuple(unmapped)
 
 
 def _resolutions(changes: list[Entity], vocab: Vocabulary) -> list[Entity]:
@@ -179,6 +277,8 @@ def _changes_by_observation(entities: dict[str, Entity], incoming: dict[str, lis
             linked.setdefault(t.eid, []).append(ent)
         if not targets:
             unlinked.append(ent)
+    if not unlinked:
+        return linked
     observations = [e for e in entities.values() if e.kind == "OBS"]
     last = len(sent_of) - 1
     for chan in unlinked:
@@ -244,6 +344,8 @@ def _side_only_phrase(phrase: str) -> bool:
 
 def _anatomy_phrase(ent: Entity, incoming: dict[str, list[tuple[str, Entity]]]) -> str:
     """An anatomy entity with the anatomy words that modify it, in text order ("left" + "lung")."""
+    if not incoming.get(ent.eid):
+        return ent.tokens
     parts = [ent] + [src for rtype, src in incoming[ent.eid] if rtype == "modify" and src.kind == "ANAT"]
     return " ".join(p.tokens for p in sorted(parts, key=lambda e: e.start))
 

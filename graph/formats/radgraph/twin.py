@@ -15,11 +15,13 @@ path too, so every rejection keeps its message. msgspec: https://jcristharif.com
 
 from __future__ import annotations
 
-from typing import Any
+from collections import Counter
+from typing import Any, Mapping
 
 import msgspec
 
 from graph.formats.radgraph.entities import Entity, entity_label
+from graph.formats.radgraph.schema import ALLOWED, label_kind, relation_name, schema_violations
 from graph.formats.typed_json import TwinRejected
 from graph.vocabulary import Vocabulary
 
@@ -47,6 +49,37 @@ class DocumentTwin(msgspec.Struct, gc=False):
 
 
 _FILE_DECODER = msgspec.json.Decoder(dict[str, DocumentTwin])
+new_tuple = tuple.__new__  # Entity(*values) without the named tuple's own __new__ in Python: a document has dozens
+
+
+def twin_violations(doc: DocumentTwin, entities: dict[str, Entity], vocab: Vocabulary) -> Mapping[str, int]:
+    """:func:`~graph.formats.radgraph.schema.schema_violations` of a document the twin decoded, from the kinds
+    :func:`twin_entities` found: the relations outside the schema by name, an empty mapping for a document
+    that follows it (most do). Where a label's schema kind is not the kind its entity was read as (a change
+    label of a user's vocabulary that does not start with ``CHAN-``) it counts as schema_violations does.
+
+    Args:
+        doc: the decoded document.
+        entities: its entities as :func:`twin_entities` read them.
+        vocab: the vocabulary they were read with.
+
+    Returns:
+        relation name (``"ANAT modify OBS"``) -> count.
+    """
+    agrees = vocab.memo("radgraph label kind agrees")  # label -> label_kind(label) == its entity kind
+    out: Counter | None = None
+    for eid, ent in entities.items():
+        label = doc.entities[eid].label
+        if (agree := agrees.get(label)) is None:
+            agree = agrees[label] = label_kind(label) == ent.kind
+        if not agree:
+            return schema_violations(doc.entities)  # type: ignore[arg-type]  # a twin entity has the .get() it reads
+        for relation, target in ent.relations:
+            pair = (ent.kind, relation, entities[target].kind)
+            if pair not in ALLOWED:
+                out = out if out is not None else Counter()
+                out[relation_name(*pair)] += 1
+    return out if out is not None else {}
 
 
 def decode_documents(data: bytes) -> dict[str, DocumentTwin] | None:
@@ -79,8 +112,8 @@ def twin_entities(doc: DocumentTwin, vocab: Vocabulary) -> dict[str, Entity] | N
         parsed = known.get(ent.label) or entity_label(ent.label, vocab)
         if parsed is None or ent.end_ix < ent.start_ix or ent.end_ix >= n_tokens:
             return None
-        out[eid] = Entity(eid, ent.tokens, parsed[0], parsed[1], parsed[2], ent.start_ix, ent.end_ix,
-                          tuple(ent.relations))
+        out[eid] = new_tuple(Entity, (eid, ent.tokens, parsed[0], parsed[1], parsed[2], ent.start_ix, ent.end_ix,
+                                      tuple(ent.relations)))
     for ent_ in out.values():
         for _, target in ent_.relations:
             if target not in out:
