@@ -9,7 +9,6 @@ The files come from the same parsing, checks and derivation as the transactional
 from __future__ import annotations
 
 import importlib.util
-import resource
 import shutil
 import tempfile
 import time
@@ -25,6 +24,7 @@ from typing import Callable, Iterator
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.cpu import cpu_seconds
 from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, progress_bar, stage, write_report
 from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ahead, plan_ingest, store_files
 from graph.ingest.bulk import BulkInputError, BulkSink, write_part
@@ -240,13 +240,6 @@ def _in_parts(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping:
                 yield done, part.result
 
 
-def _cpu_seconds() -> float:
-    """User and system CPU seconds of this process and of its ended child processes (the files stage's
-    local workers end with it; Dask's workers are not children and are not counted)."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
 def _count_and_report(summary: IngestSummary, inputs: list[BulkInput], rejected_report: str | None) -> None:
     """The summaries' counts and the rejected-files report (run while the importer runs)."""
     for one in inputs:
@@ -333,7 +326,7 @@ def _files_and_import(server: LocalNeo4jServer, sources: list[tuple[list[str], s
             stopped = aside.submit(server.stop)  # the importer needs the server down
             with stage(stages, "plan"):
                 inputs = _plan_inputs(sources, [Path(report)] if report else [], folder, datetime.now())
-            cpu = _cpu_seconds()
+            cpu = cpu_seconds()
             with stage(stages, "files"):
                 _write_inputs(inputs, options["batch_files"], options["progress"], engine)
                 _check_apart(inputs)
@@ -342,7 +335,7 @@ def _files_and_import(server: LocalNeo4jServer, sources: list[tuple[list[str], s
                     one.summary.elements_created = sum(f.rows for f in one.sink.listing())
                     _add_input(summary, one.summary)
             if not summary.engine.startswith("Dask"):  # Dask's workers are not this process's children
-                summary.files_cpu_seconds = round(_cpu_seconds() - cpu, 3)
+                summary.files_cpu_seconds = round(cpu_seconds() - cpu, 3)
             summary.elements_created = sum(one.summary.elements_created for one in inputs)
             listing = [f for one in inputs for f in one.sink.listing()]
             with stage(stages, "import"):

@@ -23,6 +23,7 @@ from rich.console import Console
 
 from flows.cli.app import app
 from flows.cli.common import console, library_log, print_rows, print_summary_line, run_ingest
+from flows.cpu import cpu_seconds
 
 if TYPE_CHECKING:  # pandas and the driver load inside the commands: the quick commands never need them
     import pandas as pd
@@ -93,19 +94,10 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
     console.print(times.line(), highlight=False)
 
 
-def _cpu() -> float:
-    """CPU seconds (user and system) of this process and of its child processes that ended and were waited
-    for (the bulk load's workers, the importer; not a running Neo4j nor the demo's input workers)."""
-    import resource
-
-    own, ended = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime
-
-
 class PartTimes:
-    """Wall seconds of the demo's parts in the order they ran (and their CPU seconds, :func:`_cpu`), and of
-    the inputs made beside them (:mod:`flows.demo_inputs`, with their workers' CPU seconds); :meth:`line`
-    is the demo's last line."""
+    """Wall seconds of the demo's parts in the order they ran (and their CPU seconds,
+    :func:`flows.cpu.cpu_seconds`), and of the inputs made beside them (:mod:`flows.demo_inputs`, with their
+    workers' CPU seconds); :meth:`line` is the demo's last line."""
 
     def __init__(self) -> None:
         self.started = time.perf_counter()
@@ -116,12 +108,12 @@ class PartTimes:
     @contextmanager
     def part(self, name: str) -> Iterator[None]:
         """Time the block as part ``name`` (added to an earlier block of that name)."""
-        started, cpu = time.perf_counter(), _cpu()
+        started, cpu = time.perf_counter(), cpu_seconds()
         try:
             yield
         finally:
             self.parts[name] = self.parts.get(name, 0.0) + time.perf_counter() - started
-            self.cpu[name] = self.cpu.get(name, 0.0) + _cpu() - cpu
+            self.cpu[name] = self.cpu.get(name, 0.0) + cpu_seconds() - cpu
 
     def beside(self, name: str, made: Made) -> Made:
         """Note an input made beside the parts (its own seconds); returns it."""

@@ -128,6 +128,16 @@ def _inline_value(n: int, kind: str, plain: bool) -> list[str]:
             f"            else: f{n} = format_{n}(v)"]
 
 
+def _joined(lines: list[str], quoted: int, escaped: Callable[[], list[str]]) -> str:
+    """The text of a plain formatter's ``lines`` (each with its newline) while they hold just the quotes of
+    the ``quoted`` texts it quoted (see :func:`_rows_formatter`); else of ``escaped()``, the same rows
+    formatted with escaping (a text held a quote)."""
+    text = "\n".join(lines) + "\n" if lines else ""
+    if text.count('"') != 2 * quoted:
+        text = "\n".join(escaped()) + "\n"
+    return text
+
+
 def pair_lines(pairs: Iterable[tuple[str, str]]) -> str:
     """The lines (each with its newline) of relationship rows without properties: (start key, end key),
     both texts, quoted. Built without escaping first, and again with it when a key holds a quote (the
@@ -169,7 +179,7 @@ class CsvFile:
         self._format_plain = _rows_formatter(columns, plain=True)
         self._columns = columns
         self._known = {key for _, key, _ in columns}
-        self._record_format: Callable[[Iterable[Any]], list[str]] | None = None
+        self._record_format: tuple[Callable[[Iterable[Any]], Any], Callable[[Iterable[Any]], Any]] | None = None
         self._record_types: set[type] = set()
         self._out: TextIO = open(path, "w", encoding="utf-8", newline="", buffering=1 << 20)
         self._out.write(",".join(header for header, _, _ in columns) + "\n")
@@ -204,11 +214,7 @@ class CsvFile:
             for row in rows:  # the first bad row raises, as written one by one
                 self.write(row)
             return
-        text = "\n".join(lines) + "\n" if lines else ""
-        if text.count('"') == 2 * quoted:
-            self._append_text(text, len(lines))
-        else:  # a text holds a quote: quoted again, escaped
-            self._append(self._format(rows))
+        self._append_text(_joined(lines, quoted, lambda: self._format(rows)), len(lines))
 
     def write_record(self, record: Any) -> None:
         """Append one row from a record object whose attributes are the columns' keys (a dataclass of the
@@ -233,18 +239,17 @@ class CsvFile:
                                       "every stored property)")
             self._record_types.add(kind)
         if self._record_format is None:
-            self._record_format = _rows_formatter(self._columns, access="attr", plain=True)
+            self._record_format = (_rows_formatter(self._columns, access="attr", plain=True),
+                                   _rows_formatter(self._columns, access="attr"))
+        plain, escaped = self._record_format
         try:
-            lines, quoted = self._record_format(records)
+            lines, quoted = plain(records)
         except (TypeError, AttributeError) as exc:
             if len(records) > 1:
                 for record in records:  # the first bad record raises, as written one by one
                     self.write_record(record)
             raise ImportFileError(f"{self.path.name}: row {records[0]!r}: {exc}") from None
-        text = "\n".join(lines) + "\n" if lines else ""
-        if text.count('"') != 2 * quoted:  # a text holds a quote: quoted again, escaped
-            text = "\n".join(_rows_formatter(self._columns, access="attr")(records)) + "\n"
-        self._append_text(text, len(lines))
+        self._append_text(_joined(lines, quoted, lambda: escaped(records)), len(lines))
 
     def _append(self, lines: list[str]) -> None:
         if lines:
