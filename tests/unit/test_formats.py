@@ -193,6 +193,22 @@ def test_metadata_dates(tmp_path):
     assert [e.field for e in errors] == ["StudyDate"] and "line 4" in errors[0].record
 
 
+def test_metadata_rows_after_unreadable_dates_still_count(tmp_path):
+    # a study's images in any order (the earliest time wins), bad dates between them: each bad row is named by
+    # its line and left out, the rows around it keep their study, patient and image
+    path = tmp_path / "mimic-cxr-2.0.0-metadata.csv"
+    path.write_text("dicom_id,subject_id,study_id,StudyDate,StudyTime\n"
+                    "a,10000001,50000001,21500304,120000\nb,10000001,50000001,bad,1\n"
+                    "c,10000002,50000002,21500305,1\nd,10000001,50000001,21500304,080000\n"
+                    "e,10000003,50000003,,1\nf,10000001,50000001,21500304,100000\n")
+    dates, errors = read_metadata(path)
+    assert [(e.record, e.field) for e in errors] == [("line 3 (dicom b)", "StudyDate"),
+                                                     ("line 6 (dicom e)", "StudyDate")]
+    assert {s: d.hour for s, d in dates.study_datetime.items()} == {"50000001": 8, "50000002": 0}
+    assert dates.study_patient == {"50000001": "10000001", "50000002": "10000002"}
+    assert dates.image_study == {"a": "50000001", "c": "50000002", "d": "50000001", "f": "50000001"}
+
+
 def test_metadata_is_read_once_per_file_version(tmp_path, monkeypatch):
     import os
 
