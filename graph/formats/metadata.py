@@ -7,6 +7,7 @@ Columns used (docs/formats.md §1.8): ``dicom_id, subject_id, study_id, StudyDat
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +18,8 @@ import pyarrow as pa
 from graph.records import InputError
 
 METADATA_COLUMNS = ("dicom_id", "subject_id", "study_id", "StudyDate", "StudyTime")
+# "YYYYMMDD HHMMSS.fff", the stamp study_datetime builds: the widths strptime's first choices take
+_STAMP = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2}) ([0-9]{2})([0-9]{2})([0-9]{2})\.([0-9]{3})")
 
 
 @dataclass(frozen=True)
@@ -35,9 +38,22 @@ def study_datetime(study_date: int | str, study_time: float | str) -> datetime:
     Raises:
         ValueError: the date or time does not parse.
     """
-    d = str(int(float(study_date)))
-    t = "%010.3f" % float(study_time or 0)
-    return datetime.strptime(f"{d} {t}", "%Y%m%d %H%M%S.%f")
+    stamp = f"{int(float(study_date))} {'%010.3f' % float(study_time or 0)}"
+    if fields := _STAMP.fullmatch(stamp):  # read as strptime reads it, in a third of the time
+        try:
+            year, month, day, hour, minute, second, milliseconds = map(int, fields.groups())
+            return datetime(year, month, day, hour, minute, second, milliseconds * 1000)
+        except ValueError:
+            pass  # strptime then names the fault
+    return datetime.strptime(stamp, "%Y%m%d %H%M%S.%f")
+
+
+def _parsed_or_error(study_date: str, study_time: str) -> datetime | str:
+    """:func:`study_datetime`, or the message of the error it raises."""
+    try:
+        return study_datetime(study_date, study_time)
+    except (ValueError, TypeError) as exc:
+        return str(exc)
 
 
 def read_metadata(path: Path) -> tuple[StudyDates, list[InputError]]:
@@ -55,24 +71,23 @@ def read_metadata(path: Path) -> tuple[StudyDates, list[InputError]]:
     missing = [c for c in METADATA_COLUMNS if c not in frame.columns]
     if missing:
         raise InputError(file, None, ", ".join(missing), "missing column(s)")
-    dates: dict[str, datetime] = {}
-    patients: dict[str, str] = {}
-    images: dict[str, str] = {}
-    errors: list[InputError] = []
-    parsed: dict[tuple[str, str], datetime] = {}  # images of a study share its date and time
-    for n, row in enumerate(frame[list(METADATA_COLUMNS)].itertuples(index=False), start=2):
-        try:
-            key = (row.StudyDate, row.StudyTime)
-            when = parsed.get(key) or parsed.setdefault(key, study_datetime(*key))
-        except (ValueError, TypeError) as exc:
-            errors.append(InputError(file, f"line {n} (dicom {row.dicom_id})", "StudyDate", str(exc)))
-            continue
-        study = str(row.study_id)
-        images[str(row.dicom_id)] = study
-        # several images of one study: the earliest image time is the study time
-        if study not in dates or when < dates[study]:
-            dates[study] = when
-        patients[study] = str(row.subject_id)
+    # whole columns as lists, each distinct date and time parsed once (images of a study share them): reading
+    # the Arrow-backed frame row by row was half of this function's time
+    dicoms, subjects, studies, days, times = (frame[c].tolist() for c in METADATA_COLUMNS)
     del frame
     pa.default_memory_pool().release_unused()  # the text columns' buffers, else kept by the allocator
-    return StudyDates(dates, patients, images), errors
+    parsed = {key: _parsed_or_error(*key) for key in dict.fromkeys(zip(days, times, strict=True))}
+    whens: list = list(map(parsed.__getitem__, zip(days, times, strict=True)))
+    errors: list[InputError] = []
+    if any(isinstance(when, str) for when in parsed.values()):  # rows with unreadable dates are left out
+        errors = [InputError(file, f"line {n} (dicom {dicom})", "StudyDate", when)
+                  for n, (dicom, when) in enumerate(zip(dicoms, whens, strict=True), start=2) if isinstance(when, str)]
+        good = [not isinstance(when, str) for when in whens]
+        dicoms, subjects, studies, whens = ([v for v, ok in zip(column, good, strict=True) if ok]
+                                            for column in (dicoms, subjects, studies, whens))
+    dates = dict(zip(studies, whens, strict=True))  # each study at its first row, with its last row's time
+    if len(dates) < len(studies):  # several images of a study: the earliest image time is the study time
+        for study, when in zip(studies, whens, strict=True):
+            if when < dates[study]:
+                dates[study] = when
+    return StudyDates(dates, dict(zip(studies, subjects, strict=True)), dict(zip(dicoms, studies, strict=True))), errors

@@ -10,6 +10,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
+from operator import attrgetter
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -96,7 +97,11 @@ class IngestPlan:
 
 def file_format(path: Path) -> str | None:
     """The input format a file name announces, or None for files cxrkg does not read."""
-    name = path.name
+    return _name_format(path.name)
+
+
+def _name_format(name: str) -> str | None:
+    """:func:`file_format` of a file name (a string: discovery makes no path object per file)."""
     if name.upper().startswith("README"):
         return None  # documentation kept next to data files
     if name.endswith(SCENE_GRAPH_SUFFIX):
@@ -119,58 +124,57 @@ def discover(paths: Iterable[Path], exclude: Iterable[Path] = (), fingerprints: 
     fills it in where the file is read anyway: :func:`with_fingerprint`). What a folder holds but cannot
     be read is added to ``skipped``, one rejection per entry naming it: a symbolic link loop, a broken
     link, a linked folder (never entered, so a loop cannot trap the walk) and an unreadable folder.
+    Paths are plain strings below each root (``os.scandir``, ``os.path``): making a ``Path`` per file was
+    most of planning's time on 112,000 files.
 
     Raises:
         FileNotFoundError: a given path does not exist.
     """
     found: list[InputFile] = []
-    skip = {Path(p).resolve() for p in exclude}
+    skip = {str(Path(p).resolve()) for p in exclude}
     for root in paths:
         root = Path(root)
         if not root.exists():
             raise FileNotFoundError(f"{root}: no such file or folder")
         if root.is_file():
-            candidates: Iterable[tuple[Path, Path]] = [(root, root.resolve())]
+            candidates: Iterable[tuple[str, str, str]] = [(str(root), root.name, str(root.resolve()))]
         else:
-            # linked folders are not entered, so below the resolved root only a linked file needs
-            # resolving of its own (resolving every path was a quarter of planning time)
-            base = root.resolve()
             # a generator: the 469,000 path pairs of a MIMIC-sized cohort held at once were 260 MB
-            candidates = ((Path(path), Path(path).resolve() if link else base / relative)
-                          for path, relative, link in _walk(str(root), skipped if skipped is not None else []))
-        for p, real in candidates:
-            fmt = file_format(p)
+            candidates = _walk(str(root), str(root.resolve()), skipped if skipped is not None else [])
+        for path, name, real in candidates:
+            fmt = _name_format(name)
             if fmt and real not in skip:
-                found.append(_input_file(p, real, fmt, fingerprints))
-    return sorted(found, key=lambda f: f.path)
+                found.append(_input_file(path, real, fmt, fingerprints))
+    found.sort(key=attrgetter("path"))
+    return found
 
 
-def _input_file(path: Path, real: Path, fmt: str, fingerprint: bool) -> InputFile:
+def _input_file(path: str, real: str, fmt: str, fingerprint: bool) -> InputFile:
     try:
         st = os.stat(real)
     except OSError:  # vanished or unreadable: parsing rejects it, naming the error
-        return InputFile(str(real), fmt, "")
-    return InputFile(str(real), fmt, sha256_of(path) if fingerprint else "", st.st_size, st.st_mtime_ns)
+        return InputFile(real, fmt, "")
+    return InputFile(real, fmt, sha256_of(Path(path)) if fingerprint else "", st.st_size, st.st_mtime_ns)
 
 
-def _walk(root: str, skipped: list[Rejection]) -> Iterator[tuple[str, str, bool]]:
-    """(path, path relative to ``root``, is a link) of every file below ``root``, without entering linked
-    folders (``os.scandir``: a third of the time ``Path.rglob`` took on 112,000 files); what cannot be
-    read goes to ``skipped``."""
-    folders = [("", root)]
+def _walk(root: str, base: str, skipped: list[Rejection]) -> Iterator[tuple[str, str, str]]:
+    """(path, file name, resolved path) of every file below ``root``, whose resolved path is ``base``,
+    without entering linked folders (``os.scandir``: a third of the time ``Path.rglob`` took on 112,000
+    files); what cannot be read goes to ``skipped``. Linked folders are not entered, so below ``base``
+    only a linked file needs resolving of its own (resolving every path was a quarter of planning time)."""
+    folders = [(os.path.join(base, ""), root)]  # (resolved folder with its trailing separator, folder)
     while folders:
-        relative, folder = folders.pop()
+        real, folder = folders.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError as exc:
             skipped.append(Rejection(folder, None, None, f"folder not read: {exc.strerror or exc}"))
             continue
         for e in entries:
-            name = os.path.join(relative, e.name) if relative else e.name
             if e.is_dir(follow_symlinks=False):
-                folders.append((name, e.path))
+                folders.append((f"{real}{e.name}/", e.path))
             elif _is_file(e):
-                yield e.path, name, e.is_symlink()
+                yield e.path, e.name, os.path.realpath(e.path) if e.is_symlink() else real + e.name
             elif e.is_symlink():
                 skipped.append(Rejection(e.path, None, None, _unfollowed_link(e.path)))
 
@@ -273,14 +277,23 @@ def patient_hints(files: list[InputFile], dates: StudyDates) -> dict[str, str]:
     hints: dict[str, str] = {}
     for f in files:
         patient = None
+        normal = _is_normal(f.path)  # then read as a string: a Path per file was most of this function's time
         if f.format == SCENE_GRAPH:
-            study = dates.image_study.get(Path(f.path).name.removesuffix(SCENE_GRAPH_SUFFIX))
+            name = f.path.rpartition("/")[2] if normal else Path(f.path).name
+            study = dates.image_study.get(name.removesuffix(SCENE_GRAPH_SUFFIX))
             patient = dates.study_patient.get(study) if study else None
-        elif match := _MIMIC_REPORT_PATH.search(Path(f.path).as_posix()):
+        elif match := _MIMIC_REPORT_PATH.search(f.path if normal else Path(f.path).as_posix()):
             patient = match.group(1) if match.group(2) in dates.study_datetime else None
         if patient:
             hints[f.path] = patient
     return hints
+
+
+def _is_normal(path: str) -> bool:
+    """Whether ``path`` is already as ``Path(path).as_posix()`` writes it (every path :func:`discover` finds
+    is), so that its name and folders can be read from the string without making a ``Path``."""
+    return bool(path) and path != "." and "//" not in path and "/./" not in path and not path.startswith("./") \
+        and not path.endswith(("/", "/."))
 
 
 @lru_cache(maxsize=4)
@@ -301,7 +314,7 @@ def metadata_dates(paths: Iterable[str]) -> tuple[StudyDates, list[Rejection]]:
     dates, patients, images, rejections = {}, {}, {}, []
     for path in paths:
         try:
-            st = Path(path).stat()
+            st = os.stat(path)
             version: tuple = (st.st_ino, st.st_size, st.st_mtime_ns)
             if time.time_ns() - st.st_mtime_ns < 2_000_000_000:
                 version += (sha256_of(Path(path)),)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -191,6 +193,38 @@ def test_metadata_dates(tmp_path):
     dates, errors = read_metadata(path)
     assert dates.study_datetime["50000001"].hour == 9  # earliest image time
     assert [e.field for e in errors] == ["StudyDate"] and "line 4" in errors[0].record
+
+
+@pytest.mark.parametrize("day, time", [
+    ("21500304", "102231.5"), ("20000229", "0"), ("20010229", "1"), ("21501301", "1"), ("00000101", "1"),
+    ("2.1500304e7", ""), ("21500304", "235959.9995"), ("21500304", "235959.9994"), ("21500304", "235960"),
+    ("21500304", "240000"), ("21500304", "000000.0005"), ("21500304", "99.5"), ("215003040", "1")])
+def test_study_datetime_reads_stamps_as_strptime_does(day, time):
+    # the stamp's fields are read directly where they have strptime's widths; the rest goes to strptime
+    stamp = f"{int(float(day))} {'%010.3f' % float(time or 0)}"
+    try:
+        expected = datetime.strptime(stamp, "%Y%m%d %H%M%S.%f")
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=re.escape(str(exc))):
+            study_datetime(day, time)
+    else:
+        assert study_datetime(day, time) == expected
+
+
+def test_metadata_rows_after_unreadable_dates_still_count(tmp_path):
+    # a study's images in any order (the earliest time wins), bad dates between them: each bad row is named by
+    # its line and left out, the rows around it keep their study, patient and image
+    path = tmp_path / "mimic-cxr-2.0.0-metadata.csv"
+    path.write_text("dicom_id,subject_id,study_id,StudyDate,StudyTime\n"
+                    "a,10000001,50000001,21500304,120000\nb,10000001,50000001,bad,1\n"
+                    "c,10000002,50000002,21500305,1\nd,10000001,50000001,21500304,080000\n"
+                    "e,10000003,50000003,,1\nf,10000001,50000001,21500304,100000\n")
+    dates, errors = read_metadata(path)
+    assert [(e.record, e.field) for e in errors] == [("line 3 (dicom b)", "StudyDate"),
+                                                     ("line 6 (dicom e)", "StudyDate")]
+    assert {s: d.hour for s, d in dates.study_datetime.items()} == {"50000001": 8, "50000002": 0}
+    assert dates.study_patient == {"50000001": "10000001", "50000002": "10000002"}
+    assert dates.image_study == {"a": "50000001", "c": "50000002", "d": "50000001", "f": "50000001"}
 
 
 def test_metadata_is_read_once_per_file_version(tmp_path, monkeypatch):

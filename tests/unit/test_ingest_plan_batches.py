@@ -107,3 +107,18 @@ def test_parsed_ahead_fills_in_the_fingerprints(cohort, batches):
     assert [f.sha256 for f in got] == [sha256_of(Path(f.path)) for f in files]
     parsed = [pf for _, batch in out for pf in batch]
     assert [pf.mentions for pf in parsed] == [pf.mentions for pf in parse_files(files, vocabulary(), None)]
+
+
+def test_patient_hints_read_paths_as_path_objects_do(tmp_path):
+    # paths written by hand (not as discover writes them) are read as their normalised form
+    from graph.formats.metadata import StudyDates
+    from graph.ingest.plan import RADGRAPH, SCENE_GRAPH, InputFile, patient_hints
+
+    dates = StudyDates({"50000001": pd.Timestamp("2150-03-04").to_pydatetime()}, {"50000001": "10000001"},
+                       {"img1": "50000001"})
+    paths = {"in//p10000001/s50000001.json": "10000001", "in/./p10000001/./s50000001.json": "10000001",
+             "p10000001/s50000001.json": "10000001", "in/p10000001/s50000002.json": None,
+             "sg//img1_SceneGraph.json": "10000001", "sg/img1_SceneGraph.json/": "10000001",
+             "sg/img2_SceneGraph.json": None}
+    files = [InputFile(p, SCENE_GRAPH if "Scene" in p else RADGRAPH, "") for p in paths]
+    assert patient_hints(files, dates) == {p: patient for p, patient in paths.items() if patient}
