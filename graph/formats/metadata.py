@@ -37,6 +37,7 @@ def study_datetime(study_date: int | str, study_time: float | str) -> datetime:
 
     Raises:
         ValueError: the date or time does not parse.
+        OverflowError: the date or time is an infinite number (``1e400``).
     """
     stamp = f"{int(float(study_date))} {'%010.3f' % float(study_time or 0)}"
     if fields := _STAMP.fullmatch(stamp):  # read as strptime reads it, in a third of the time
@@ -52,7 +53,7 @@ def _parsed_or_error(study_date: str, study_time: str) -> datetime | str:
     """:func:`study_datetime`, or the message of the error it raises."""
     try:
         return study_datetime(study_date, study_time)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OverflowError) as exc:
         return str(exc)
 
 

@@ -218,10 +218,11 @@ def test_metadata_rows_after_unreadable_dates_still_count(tmp_path):
     path.write_text("dicom_id,subject_id,study_id,StudyDate,StudyTime\n"
                     "a,10000001,50000001,21500304,120000\nb,10000001,50000001,bad,1\n"
                     "c,10000002,50000002,21500305,1\nd,10000001,50000001,21500304,080000\n"
-                    "e,10000003,50000003,,1\nf,10000001,50000001,21500304,100000\n")
+                    "e,10000003,50000003,,1\nf,10000001,50000001,21500304,100000\ng,10000004,50000004,1e400,1\n")
     dates, errors = read_metadata(path)
     assert [(e.record, e.field) for e in errors] == [("line 3 (dicom b)", "StudyDate"),
-                                                     ("line 6 (dicom e)", "StudyDate")]
+                                                     ("line 6 (dicom e)", "StudyDate"),
+                                                     ("line 8 (dicom g)", "StudyDate")]
     assert {s: d.hour for s, d in dates.study_datetime.items()} == {"50000001": 8, "50000002": 0}
     assert dates.study_patient == {"50000001": "10000001", "50000002": "10000002"}
     assert dates.image_study == {"a": "50000001", "c": "50000002", "d": "50000001", "f": "50000001"}
