@@ -224,6 +224,8 @@ class ParsedFile:
     ambiguous_comparisons: int = 0
     #: RadGraph relations outside its schema ("ANAT modify OBS") in the accepted records -> count
     out_of_schema: dict[str, int] = field(default_factory=dict)
+    #: hex SHA-256 of the bytes parsed, where the file was read whole (else empty)
+    sha256: str = ""
 
 
 def write_rejections(path: Path, rejections: list[Rejection]) -> None:

@@ -32,8 +32,8 @@ from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_pa
 from graph.events import MentionFact, StudyFact, derive_patient
 from graph.ingest.import_files import ImportFiles, Listing
 from graph.ingest.load import BatchResult, store_files
-from graph.ingest.parse import parse_files
-from graph.ingest.plan import InputFile, with_fingerprint
+from graph.ingest.parse import fingerprinted, parse_files
+from graph.ingest.plan import InputFile
 from graph.records import BoundingBoxRecord, ParsedFile, cyclic_gc_paused
 from graph.store import Batch, WriteCounts
 from graph.vocabulary import Vocabulary, vocabulary
@@ -456,7 +456,7 @@ def write_part(files: list[InputFile], doc_mapping: str | None, metadata: list[s
     """Parse, check and write one batch: what a worker process of a bulk load runs (arguments and result are
     pickled). Each worker process writes all its batches into files of its own under ``folder`` (the
     importer reads a few large files faster than thousands of small ones: 3,733 files took 3 to 4 s longer
-    than the same rows in 23 on the NIH cohort). Files are fingerprinted here, where they are read anyway.
+    than the same rows in 23 on the NIH cohort). Files are fingerprinted from the bytes parsed (:func:`~graph.ingest.parse.fingerprinted`).
     Studies are checked against the batch alone (:meth:`BulkSink.absorb` checks them against the earlier
     batches). The worker may be a forked process of the load or a Dask worker (of any machine that sees
     ``folder`` at the same path)."""
@@ -467,7 +467,8 @@ def write_part(files: list[InputFile], doc_mapping: str | None, metadata: list[s
             mine.close()  # an earlier load's
         mine = _worker_files[thread] = ImportFiles(folder / f"worker{os.getpid()}-{thread}")
     vocab = vocabulary()
-    files = [with_fingerprint(f) for f in files]
+    parsed = parse_files(files, vocab, doc_mapping)
+    files = fingerprinted(files, parsed)
     sink = BulkSink(mine, vocab, loaded_at, park_in=folder / f"parked{batch:05d}")
-    result = store_files(sink, files, parse_files(files, vocab, doc_mapping), vocab, set(), metadata, link)
+    result = store_files(sink, files, parsed, vocab, set(), metadata, link)
     return sink.part(result)

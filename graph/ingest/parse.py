@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
+from graph.formats.files import read_bytes
 from graph.formats.metadata import StudyDates
 from graph.formats.radgraph import DocStudy, parse_radgraph, read_doc_mapping
 from graph.formats.scene_graph import parse_scene_graph
@@ -29,21 +31,28 @@ class StreamedFile(ParsedFile):
 def parse_file(f: InputFile, vocab: Vocabulary, mapping: dict[str, DocStudy] | None) -> ParsedFile:
     """Parse one file; a file-level error becomes a single rejection of the whole file.
 
-    A RadGraph file above ``STREAM_THRESHOLD_BYTES`` is not read here: it comes back as a
-    :class:`StreamedFile` for :func:`store_files` to stream.
+    A scene graph or RadGraph JSON file is read once, whole: its ``sha256`` is that of the bytes parsed
+    (:func:`fingerprinted` takes it from there). A RadGraph file above ``STREAM_THRESHOLD_BYTES`` is not
+    read here: it comes back as a :class:`StreamedFile` for :func:`store_files` to stream.
     """
+    digest = ""
     try:
         # the size the plan found (one system call less per file); a file's own stat where it has none
         path, size = Path(f.path), (f.size if f.size >= 0 else None)
         if f.format == RADGRAPH and (path.stat().st_size if size is None else size) > plan.STREAM_THRESHOLD_BYTES:
             return StreamedFile(path=f.path, mapping=mapping)
-        if f.format == SCENE_GRAPH:
-            return parse_scene_graph(path, vocab, size=size)
         if f.format == LUNGUAGE:
             return parse_lunguage(path, vocab)
-        return parse_radgraph(path, vocab, mapping, size=size)
+        if f.format == RADGRAPH and path.suffix == ".jsonl":  # read line by line
+            return parse_radgraph(path, vocab, mapping)
+        data = read_bytes(path, size)
+        digest = hashlib.sha256(data).hexdigest()
+        out = (parse_scene_graph(path, vocab, data=data) if f.format == SCENE_GRAPH
+               else parse_radgraph(path, vocab, mapping, data=data))
+        out.sha256 = digest
+        return out
     except InputError as exc:
-        return ParsedFile(path=f.path, rejections=[Rejection.from_error(exc)])
+        return ParsedFile(path=f.path, rejections=[Rejection.from_error(exc)], sha256=digest)
     except OSError as exc:
         return ParsedFile(path=f.path, rejections=[Rejection(f.path, None, None, f"cannot read: {exc}")])
     except RecursionError:
@@ -57,7 +66,7 @@ def drop_records(pf: ParsedFile, records: set[str]) -> ParsedFile:
     if not records:
         return pf
     keep = ParsedFile(path=pf.path, rejections=pf.rejections, unmapped_terms=pf.unmapped_terms,
-                      ambiguous_comparisons=pf.ambiguous_comparisons, out_of_schema=pf.out_of_schema)
+                      ambiguous_comparisons=pf.ambiguous_comparisons, out_of_schema=pf.out_of_schema, sha256=pf.sha256)
     keep.studies = [s for s in pf.studies if s.record not in records]
     kept_studies = {s.study_id for s in keep.studies}
     keep.images = [i for i in pf.images if i.image_id not in records and i.study_id in kept_studies]
@@ -112,6 +121,14 @@ def check_studies(parsed: list[ParsedFile], owners: dict[str, tuple[str, Any]], 
                           for s in pf.studies]
         out.append(pf)
     return out
+
+
+def fingerprinted(files: list[InputFile], parsed: list[ParsedFile]) -> list[InputFile]:
+    """``files`` with their ``sha256`` filled in where empty: from the bytes :func:`parse_file` parsed, else
+    (a streamed, JSON Lines, Lunguage or rejected file) by reading the file
+    (:func:`graph.ingest.plan.with_fingerprint`). ``parsed`` is :func:`parse_files`' answer for ``files``."""
+    return [f if f.sha256 else replace(f, sha256=pf.sha256) if pf.sha256 else plan.with_fingerprint(f)
+            for f, pf in zip(files, parsed, strict=True)]
 
 
 def parse_files(files: list[InputFile], vocab: Vocabulary, mapping_path: str | None) -> list[ParsedFile]:

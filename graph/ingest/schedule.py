@@ -13,8 +13,8 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
-from graph.ingest.parse import StreamedFile, parse_files_with_packaged_vocabulary
-from graph.ingest.plan import InputFile, with_fingerprint
+from graph.ingest.parse import StreamedFile, fingerprinted, parse_files_with_packaged_vocabulary
+from graph.ingest.plan import InputFile
 from graph.records import ParsedFile
 
 _Job = TypeVar("_Job")
@@ -97,12 +97,12 @@ def parsed_ahead(batches: list[list[InputFile]], doc_mapping: str | None) -> Ite
 
 def fingerprinted_and_parsed(files: list[InputFile], doc_mapping: str | None) -> tuple[list[InputFile],
                                                                                       list[ParsedFile]]:
-    """A batch's files with their ``sha256`` filled in where it is empty (:func:`graph.ingest.plan.with_fingerprint`:
-    new files, which planning left unread) and their parsed contents (:func:`parse_files`, the packaged
+    """A batch's files with their ``sha256`` filled in where it is empty (new files, which planning left unread:
+    from the bytes parsed, :func:`graph.ingest.parse.fingerprinted`) and their parsed contents (:func:`parse_files`, the packaged
     vocabulary): what the parse worker of :func:`parsed_ahead` runs, so the hashing of a first load overlaps the
     writes too."""
-    files = [with_fingerprint(f) for f in files]
-    return files, parse_files_with_packaged_vocabulary(files, doc_mapping)
+    parsed = parse_files_with_packaged_vocabulary(files, doc_mapping)
+    return fingerprinted(files, parsed), parsed
 
 
 @contextmanager
