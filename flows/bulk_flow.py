@@ -29,7 +29,6 @@ from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, progress_bar, 
 from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ahead, plan_ingest, store_files
 from graph.ingest.bulk import BulkInputError, BulkSink, write_part
 from graph.ingest.import_files import ImportFiles, keep_files
-from graph.ingest.plan import with_fingerprint
 from graph.ingest.schedule import available_cores, forked_pool
 from graph.server import LocalNeo4jServer
 from graph.settings import local_server_settings, neo4j_settings
@@ -210,8 +209,7 @@ def _absorbed(one: BulkInput, written: Iterator[tuple[list[InputFile], BatchResu
 def _in_turn(the_plan: IngestPlan, batches: list[list[InputFile]], doc_mapping: str | None,
              sink: BulkSink) -> Iterator[tuple[list[InputFile], BatchResult]]:
     vocab = vocabulary()
-    for files, parsed in parsed_ahead(batches, doc_mapping):
-        files = [with_fingerprint(f) for f in files]
+    for files, parsed in parsed_ahead(batches, doc_mapping):  # files come back fingerprinted
         result = store_files(sink, files, parsed, vocab, set(), the_plan.metadata, set())
         sink.end_batch()
         yield files, result

@@ -456,7 +456,8 @@ def write_part(files: list[InputFile], doc_mapping: str | None, metadata: list[s
     """Parse, check and write one batch: what a worker process of a bulk load runs (arguments and result are
     pickled). Each worker process writes all its batches into files of its own under ``folder`` (the
     importer reads a few large files faster than thousands of small ones: 3,733 files took 3 to 4 s longer
-    than the same rows in 23 on the NIH cohort). Files are fingerprinted from the bytes parsed (:func:`~graph.ingest.parse.fingerprinted`).
+    than the same rows in 23 on the NIH cohort). Files are fingerprinted from the bytes parsed
+    (:func:`~graph.ingest.parse.fingerprinted`).
     Studies are checked against the batch alone (:meth:`BulkSink.absorb` checks them against the earlier
     batches). The worker may be a forked process of the load or a Dask worker (of any machine that sees
     ``folder`` at the same path)."""

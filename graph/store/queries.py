@@ -200,11 +200,11 @@ def run_named(store: GraphStore | QueryApiReader, query: NamedQuery, params: dic
         # decoding allocates an object per value (about 10,000 for a 1,206-row answer), which triggers
         # collections that walk every object the process holds (15 to 20 ms each in a process that has
         # imported pandas and Prefect, the slowest 5 % of new_finding_patients calls); the answer holds no cycle
-        # an auto-commit transaction (one round trip): execute_read's explicit one cost 1 to 3 ms more per
-        # query (p50 of 150 interleaved runs on the NIH graph: finding_episodes 5.2 -> 4.0 ms,
-        # recurrent_findings per region 19.7 -> 18.7 ms, a one-value query 4.1 -> 1.3 ms); a read has
-        # nothing to retry that a rerun would not do
         with cyclic_gc_paused():
+            # an auto-commit transaction (one round trip): execute_read's explicit one cost 1 to 3 ms more per
+            # query (p50 of 150 interleaved runs on the NIH graph: finding_episodes 5.2 -> 4.0 ms,
+            # recurrent_findings per region 19.7 -> 18.7 ms, a one-value query 4.1 -> 1.3 ms); a read has
+            # nothing to retry that a rerun would not do
             rows = session.run(text, **params).single(strict=True)[0]
             return [dict(zip(query.columns, row, strict=True)) for row in rows]
 
