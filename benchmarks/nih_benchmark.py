@@ -6,7 +6,8 @@ Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/bench-nih, Bolt port 769
 2. the ingest flow on an empty graph in a fresh subprocess (what `cxrkg ingest` runs): seconds, elements
    (left out with --skip-transactional);
 3. the bulk flow (what `cxrkg ingest --bulk` runs) on an empty store in a fresh subprocess: seconds of the
-   flow and of the whole process, elements, peak memory of the Python processes; the independent check
+   flow and of the whole process, elements, peak memory of the Python processes, each stage's seconds and
+   the machine's busy cores in it (flows.cpu.busy_cores); the independent check
    and the queries then run on this graph;
 4. the independent check (graph.datasets.nih.check: plain pandas over the NIH tables against the graph's
    study-level counts and new_finding_patients answers): cells and patient sets compared, mismatches; then
@@ -98,7 +99,8 @@ def bulk_once(cohort: Path) -> dict:
                                                clear=False)
     return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()), "files": summary.files_loaded,
             "rejections": len(summary.rejections), "stage_seconds": summary.stage_seconds,
-            "files_cpu": summary.files_cpu_seconds, "workers": f"{summary.workers} ({summary.engine})"}
+            "files_cpu": summary.files_cpu_seconds, "workers": f"{summary.workers} ({summary.engine})",
+            "stage_cores": summary.stage_cores}
 
 
 def _print_load(title: str, r: dict, wall: float, rss: float, extra: str = "") -> None:
@@ -107,6 +109,9 @@ def _print_load(title: str, r: dict, wall: float, rss: float, extra: str = "") -
           f"({r['elements'] / r['seconds']:,.0f} elements/s); process {wall:.1f} s, Python peak {rss:,.0f} MB; "
           f"{r['rejections']} rejections{extra}", flush=True)
     print("  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items()), flush=True)
+    if r.get("stage_cores"):  # the bulk load's: idle cores are what overlapping stages could use
+        print(f"  cores busy (the machine's, of {os.cpu_count()}): "
+              + ", ".join(f"{k} {v:.1f}" for k, v in r["stage_cores"].items()), flush=True)
 
 
 def _convert(cohort: Path, patients: int | None) -> float:

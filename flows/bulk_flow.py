@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.cpu import cpu_seconds
+from flows.cpu import busy_cores, cpu_seconds
 from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, progress_bar, stage, write_report
 from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ahead, plan_ingest, store_files
 from graph.ingest.bulk import BulkInputError, BulkSink, write_part
@@ -322,10 +322,10 @@ def _files_and_import(server: LocalNeo4jServer, sources: list[tuple[list[str], s
     with ThreadPoolExecutor(1) as aside:
         try:
             stopped = aside.submit(server.stop)  # the importer needs the server down
-            with stage(stages, "plan"):
+            with stage(stages, "plan"), busy_cores(summary.stage_cores, "plan"):
                 inputs = _plan_inputs(sources, [Path(report)] if report else [], folder, datetime.now())
             cpu = cpu_seconds()
-            with stage(stages, "files"):
+            with stage(stages, "files"), busy_cores(summary.stage_cores, "files"):
                 _write_inputs(inputs, options["batch_files"], options["progress"], engine)
                 _check_apart(inputs)
                 for k, one in enumerate(inputs):  # the vocabulary's nodes once, with the first input
@@ -336,7 +336,7 @@ def _files_and_import(server: LocalNeo4jServer, sources: list[tuple[list[str], s
                 summary.files_cpu_seconds = round(cpu_seconds() - cpu, 3)
             summary.elements_created = sum(one.summary.elements_created for one in inputs)
             listing = [f for one in inputs for f in one.sink.listing()]
-            with stage(stages, "import"):
+            with stage(stages, "import"), busy_cores(summary.stage_cores, "import"):
                 stopped.result()
                 counted = aside.submit(_count_and_report, summary, inputs, report)
                 server.import_database(listing, folder, neo4j_settings().database or "neo4j")
@@ -370,7 +370,8 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
 
     Returns:
         the run summary (``elements_created``: nodes plus relationships imported, as are its studies,
-        observations and progression edges; ``stage_seconds``: check, plan, files, import, start, schema);
+        observations and progression edges; ``stage_seconds``: check, plan, files, import, start, schema;
+        ``stage_cores``: the machine's busy cores in each, :func:`flows.cpu.busy_cores`);
         with ``also``, ``inputs`` holds each input's own summary (the vocabulary's nodes counted in the first).
 
     Raises:
@@ -386,15 +387,15 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
     stages: dict[str, float] = {}
     server = LocalNeo4jServer(local_server_settings())
     vocab = vocabulary()
-    with stage(stages, "check"):
-        check_target(server)
     summary = IngestSummary()
+    with stage(stages, "check"), busy_cores(summary.stage_cores, "check"):
+        check_target(server)
     inputs = _files_and_import(server, [(paths, doc_mapping), *(also or [])], summary, stages, engine, dict(
         batch_files=batch_files, progress=progress, rejected_report=rejected_report,
         keep_import_files=keep_import_files))
-    with stage(stages, "start"):
+    with stage(stages, "start"), busy_cores(summary.stage_cores, "start"):
         server.start(fresh=True)  # the import just made the database, also where the home's data were gone
-    with stage(stages, "schema"):
+    with stage(stages, "schema"), busy_cores(summary.stage_cores, "schema"):
         reset_shared_store()
         shared_store().ensure_schema(vocab)
     summary.seconds = time.perf_counter() - started
@@ -403,6 +404,7 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
         summary.inputs = [one.summary for one in inputs]
         for one in summary.inputs:
             one.seconds, one.stage_seconds = summary.seconds, summary.stage_seconds
+            one.stage_cores = summary.stage_cores
     get_run_logger().info("bulk load: %d files, %d elements imported, %d rejections in %.1fs (stages %s)",
                           summary.files_loaded, summary.elements_created, len(summary.rejections), summary.seconds,
                           summary.stage_seconds)

@@ -64,6 +64,7 @@ class IngestSummary:
     rejected_report: str | None = None
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)  # schema, plan, load, link, count, report
+    stage_cores: dict[str, float] = field(default_factory=dict)  # bulk load: busy cores per stage (flows.cpu)
     workers: int = 0  # processes (or Dask worker threads) that wrote batches; 0: not reported
     files_cpu_seconds: float = 0.0  # the bulk files stage's CPU: this process and its local worker processes
     # (0 when the files stage ran on Dask, whose workers' CPU this process cannot see)

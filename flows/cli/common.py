@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -142,6 +143,9 @@ def print_summary(summary) -> None:
     table.add_row("seconds", f"{summary.seconds:.1f}")
     if summary.stage_seconds:
         table.add_row("stages (s)", ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_seconds.items()))
+    if summary.stage_cores:
+        table.add_row(f"cores busy (of {os.cpu_count()})",
+                      ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_cores.items()))
     if summary.workers:
         table.add_row("workers", f"{summary.workers} ({summary.engine})")
     for n, one in enumerate(summary.inputs, 1):  # a bulk load of several inputs

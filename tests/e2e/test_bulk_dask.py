@@ -4,6 +4,7 @@ says which engine ran and with how many workers."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,9 @@ def test_the_files_stage_on_dask_writes_the_same_files_and_graph(store, prefect_
     assert dask.files_loaded == local.files_loaded > 40 and dask.elements_created == local.elements_created
     assert list(local.stage_seconds) == list(dask.stage_seconds) == ["check", "plan", "files", "import", "start",
                                                                      "schema"]
+    assert list(local.stage_cores) == list(local.stage_seconds)  # the machine's busy cores in each stage
+    assert all(0 <= v <= os.cpu_count() + 0.05 for v in local.stage_cores.values())
+    assert local.stage_cores["files"] >= 0.5 and local.stage_cores["import"] >= 0.5  # workers; the importer
     local_rows = _rows(tmp_path / "local")
     assert _rows(tmp_path / "dask") == local_rows and len(local_rows["nodes_Observation.csv"]) > 100
     assert dask_graph == local_graph and len(local_graph) > 1000

@@ -4,6 +4,7 @@ by default: the cores found, unless a flag says otherwise; what the summaries sa
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -57,9 +58,24 @@ def test_the_ingest_summary_says_which_workers_wrote_the_files_and_their_cpu(cap
 
     print_summary(IngestSummary(files_seen=400, workers=2, engine="local processes", files_cpu_seconds=0.5,
                                 stage_seconds={"check": 0.1, "plan": 1, "files": 2, "import": 3, "start": 4,
-                                               "schema": 5}))
+                                               "schema": 5}, stage_cores={"plan": 1.04, "files": 1.96}))
     print_summary(IngestSummary(files_seen=400))  # a transactional load: neither row
     first, second = capsys.readouterr().out.split("ingest summary")[1:]
     assert "check 0.1, plan 1.0, files 2.0, import 3.0, start 4.0, schema 5.0" in first
     assert "2 (local processes)" in first and "0.5 s, 1.25 ms per input file" in first
-    assert "workers" not in second and "files stage CPU" not in second
+    assert f"cores busy (of {os.cpu_count()})" in first and "plan 1.0, files 2.0" in first
+    assert "workers" not in second and "files stage CPU" not in second and "cores busy" not in second
+
+
+def test_busy_cores_counts_the_machine_s_cores_kept_busy_over_a_block():
+    from flows.cpu import busy_cores
+
+    cores: dict[str, float] = {}
+    with busy_cores(cores, "spin"):
+        until = time.process_time() + 0.4
+        while time.process_time() < until:  # this process alone keeps one core busy throughout
+            pass
+    assert 0.7 <= cores["spin"] <= os.cpu_count() + 0.05
+    with pytest.raises(RuntimeError), busy_cores(cores, "failed"):
+        raise RuntimeError("a failed stage")
+    assert list(cores) == ["spin"]  # as the stage's seconds: recorded only when the block ends well
