@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from flows.cpu import SHORTEST_MEASURED
 from graph.store import reset_shared_store, shared_store
 from graph.store.content import graph_content
 from graph.synth import write_cohort
@@ -54,9 +55,12 @@ def test_the_files_stage_on_dask_writes_the_same_files_and_graph(store, prefect_
     assert dask.files_loaded == local.files_loaded > 40 and dask.elements_created == local.elements_created
     assert list(local.stage_seconds) == list(dask.stage_seconds) == ["check", "plan", "files", "import", "start",
                                                                      "schema"]
-    assert list(local.stage_cores) == list(local.stage_seconds)  # the machine's busy cores in each stage
+    # the machine's busy cores in each stage long enough to measure
+    measured = set(local.stage_cores)
+    assert {k for k, v in local.stage_seconds.items() if v > SHORTEST_MEASURED + 0.01} <= measured
+    assert not {k for k, v in local.stage_seconds.items() if v < SHORTEST_MEASURED - 0.01} & measured
     assert all(0 <= v <= os.cpu_count() + 0.05 for v in local.stage_cores.values())
-    assert local.stage_cores["files"] >= 0.5 and local.stage_cores["import"] >= 0.5  # workers; the importer
+    assert local.stage_cores.get("import", 1) >= 0.5 and "start" in local.stage_cores  # the importer; the JVM
     local_rows = _rows(tmp_path / "local")
     assert _rows(tmp_path / "dask") == local_rows and len(local_rows["nodes_Observation.csv"]) > 100
     assert dask_graph == local_graph and len(local_graph) > 1000

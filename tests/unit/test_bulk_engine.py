@@ -72,10 +72,13 @@ def test_busy_cores_counts_the_machine_s_cores_kept_busy_over_a_block():
 
     cores: dict[str, float] = {}
     with busy_cores(cores, "spin"):
-        until = time.process_time() + 0.4
+        until = time.process_time() + 0.6
         while time.process_time() < until:  # this process alone keeps one core busy throughout
             pass
     assert 0.7 <= cores["spin"] <= os.cpu_count() + 0.05
+    with busy_cores(cores, "short"):  # too short for the kernel's clock ticks
+        pass
     with pytest.raises(RuntimeError), busy_cores(cores, "failed"):
+        time.sleep(0.6)
         raise RuntimeError("a failed stage")
     assert list(cores) == ["spin"]  # as the stage's seconds: recorded only when the block ends well
