@@ -59,7 +59,7 @@ def test_the_files_stage_on_dask_writes_the_same_files_and_graph(store, prefect_
     measured = set(local.stage_cores)
     assert {k for k, v in local.stage_seconds.items() if v > SHORTEST_MEASURED + 0.01} <= measured
     assert not {k for k, v in local.stage_seconds.items() if v < SHORTEST_MEASURED - 0.01} & measured
-    assert all(0 <= v <= os.cpu_count() + 0.05 for v in local.stage_cores.values())
+    assert all(0 <= v <= os.cpu_count() + 0.1 for v in local.stage_cores.values())
     assert local.stage_cores.get("import", 1) >= 0.5 and "start" in local.stage_cores  # the importer; the JVM
     local_rows = _rows(tmp_path / "local")
     assert _rows(tmp_path / "dask") == local_rows and len(local_rows["nodes_Observation.csv"]) > 100

@@ -75,7 +75,7 @@ def test_busy_cores_counts_the_machine_s_cores_kept_busy_over_a_block():
         until = time.process_time() + 0.6
         while time.process_time() < until:  # this process alone keeps one core busy throughout
             pass
-    assert 0.7 <= cores["spin"] <= os.cpu_count() + 0.05
+    assert 0.7 <= cores["spin"] <= os.cpu_count() + 0.1  # + the clock ticks both readings round to
     with busy_cores(cores, "short"):  # too short for the kernel's clock ticks
         pass
     with pytest.raises(RuntimeError), busy_cores(cores, "failed"):
