@@ -3,8 +3,8 @@ files run one after the other in this one process (no workers, no Neo4j), each t
 the process, then (``--cprofile``) the functions that took the most time under cProfile.
 
 Steps: plan (discover the files, read the metadata CSVs, order and batch them), parse (read each file once,
-its SHA-256, JSON to records, validation), fingerprint (the files parse did not read whole hashed), rows (checks and the rows of records written to the
-import files), derive (states and events per patient, their rows written), finish (patients, studies,
+its SHA-256, JSON to records, validation), fingerprint (hashing the files parse did not read whole), rows
+(checks and the rows of records written to the import files), derive (states and events per patient, their rows written), finish (patients, studies,
 vocabulary). The sum is the CPU per input file a worker spends; the load spreads it over its workers.
 
 Usage: python benchmarks/files_profile.py COHORT [--batch-files 500] [--cprofile] [--top 25]

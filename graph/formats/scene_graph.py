@@ -239,14 +239,14 @@ def _validation_error(path: str, record: str, err: ValidationError) -> InputErro
     return InputError(path, record, where, f"{first['msg']} (got {type(first.get('input')).__name__})")
 
 
-def _read(path: Path, file: str, record: str, size: int | None, data: bytes | None) -> SceneGraph:
+def _read(path: Path, file: str, record: str, data: bytes | None) -> SceneGraph:
     """The file's JSON, validated against :class:`SceneGraph` (types and presence only): ``data`` where given,
-    else read in one system call (:func:`~graph.formats.files.read_bytes`, ``size`` its size when known),
-    decoded in one pass into its strict twin (:mod:`graph.formats.typed_json`, a third of the time of ``json.loads`` and pydantic), and only
-    where that fails through ``json.loads`` and the model, whose errors name the field. The twin has the
-    model's attributes, so the rest of parsing reads either."""
+    else read in one system call (:func:`~graph.formats.files.read_bytes`), decoded in one pass into its
+    strict twin (:mod:`graph.formats.typed_json`, a third of the time of ``json.loads`` and pydantic), and
+    only where that fails through ``json.loads`` and the model, whose errors name the field. The twin has
+    the model's attributes, so the rest of parsing reads either."""
     if data is None:
-        data = read_bytes(path, size)
+        data = read_bytes(path)
     try:
         sg = twin_decoder(SceneGraph).decode(data)
         if all(str(v).strip() for v in (sg.image_id, sg.patient_id, sg.study_id)):  # SceneGraph._not_blank
@@ -423,7 +423,7 @@ def _comparison_mentions(sg: SceneGraph, k: int, rel: ComparisonRelationship, vo
 
 
 def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = None,
-                      size: int | None = None, data: bytes | None = None) -> ParsedFile:
+                      data: bytes | None = None) -> ParsedFile:
     """Read one scene graph file into study, image (with its boxes) and mention records.
 
     A scene graph is one record (its image); any error rejects the whole file (see the module
@@ -432,8 +432,7 @@ def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = 
     skipped as the dataset's own readers do. Relationships with more than one comparison label are
     counted as ambiguous and skipped (as in the published progression cohorts, docs/formats.md §1.5).
 
-    ``size`` is the file's size in bytes when the caller knows it (one system call less to read it);
-    ``data`` the file's bytes when the caller has read them already (the file is not read again).
+    ``data`` is the file's bytes when the caller has read them already (the file is not read again).
 
     Returns:
         a ParsedFile with one StudyRecord (gender, age decile, reason for exam), one ImageRecord (view,
@@ -446,7 +445,7 @@ def parse_scene_graph(path: Path, vocab: Vocabulary, display_path: str | None = 
             yes/no, an unknown comparison label, a relationship from another image, a bad StudyDateTime.
     """
     file = display_path or str(path)
-    sg = _read(path, file, path.name.removesuffix(SCENE_GRAPH_SUFFIX), size, data)
+    sg = _read(path, file, path.name.removesuffix(SCENE_GRAPH_SUFFIX), data)
     check_scene_graph(sg, vocab, file)
     boxes, bad_boxes = box_records(sg.objects, sg.image_id, vocab.regions, file)
     out = ParsedFile(path=file, rejections=[Rejection.from_error(e) for e in bad_boxes])

@@ -97,10 +97,10 @@ def parsed_ahead(batches: list[list[InputFile]], doc_mapping: str | None) -> Ite
 
 def fingerprinted_and_parsed(files: list[InputFile], doc_mapping: str | None) -> tuple[list[InputFile],
                                                                                       list[ParsedFile]]:
-    """A batch's files with their ``sha256`` filled in where it is empty (new files, which planning left unread:
-    from the bytes parsed, :func:`graph.ingest.parse.fingerprinted`) and their parsed contents (:func:`parse_files`, the packaged
-    vocabulary): what the parse worker of :func:`parsed_ahead` runs, so the hashing of a first load overlaps the
-    writes too."""
+    """A batch's files with their ``sha256`` filled in where it is empty (new files, which planning left
+    unread: from the bytes parsed, :func:`graph.ingest.parse.fingerprinted`) and their parsed contents
+    (:func:`parse_files`, the packaged vocabulary): what the parse worker of :func:`parsed_ahead` runs, so
+    the hashing of a first load overlaps the writes too."""
     parsed = parse_files_with_packaged_vocabulary(files, doc_mapping)
     return fingerprinted(files, parsed), parsed
 

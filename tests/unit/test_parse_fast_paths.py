@@ -83,7 +83,7 @@ def test_scene_graph_labels_remembered_per_vocabulary_read_as_before(tmp_path):
     path = tmp_path / "g_SceneGraph.json"
     path.write_text(json.dumps(graph))
     first, again = parse_scene_graph(path, V), parse_scene_graph(path, V)
-    fresh = parse_scene_graph(path, load_vocabulary(), size=path.stat().st_size)
+    fresh = parse_scene_graph(path, load_vocabulary(), data=path.read_bytes())
     assert first == again == fresh and "no such finding" in fresh.unmapped_terms and len(fresh.mentions) == 4
     graph["attributes"][1]["attributes"][0].append("anatomicalfinding|maybe|pleural effusion")
     path.write_text(json.dumps(graph))

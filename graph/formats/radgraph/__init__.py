@@ -113,14 +113,13 @@ def _add_records(out: ParsedFile, doc_key: str, text: str, violations: Mapping[s
 
 
 def parse_radgraph(path: Path, vocab: Vocabulary, mapping: dict[str, DocStudy] | None = None,
-                   display_path: str | None = None, size: int | None = None, data: bytes | None = None) -> ParsedFile:
+                   display_path: str | None = None, data: bytes | None = None) -> ParsedFile:
     """Read a RadGraph-family file; each document is a record, rejected on its own when malformed.
 
     A JSON file is decoded into the strict twin of :mod:`~graph.formats.radgraph.twin` first; a file the twin
-    refuses is read by :func:`iter_documents` and checked as before. ``size`` is the file's size in bytes when the
-    caller knows it (one system call less to read it: :func:`~graph.formats.files.read_bytes`); ``data`` the
-    bytes of a JSON file when the caller has read them already (not read again; a JSON Lines file is
-    streamed line by line whatever is given).
+    refuses is read by :func:`iter_documents` and checked as before. ``data`` is the bytes of a JSON file
+    when the caller has read them already (not read again; else :func:`~graph.formats.files.read_bytes`);
+    a JSON Lines file is streamed line by line whatever is given.
 
     Raises:
         InputError: the file as a whole cannot be read (invalid or truncated JSON, wrong top level).
@@ -130,7 +129,7 @@ def parse_radgraph(path: Path, vocab: Vocabulary, mapping: dict[str, DocStudy] |
     if path.suffix == ".jsonl":
         data = None
     elif data is None:
-        data = read_bytes(path, size)
+        data = read_bytes(path)
     docs = None if data is None else decode_documents(data)
     if docs is not None:
         for doc_key, twin in docs.items():
