@@ -23,6 +23,61 @@ def use_dedicated_server(home: str, bolt_port: int, http_port: int) -> None:
         os.environ.pop(var, None)
 
 
+def run_child(cmd: list[str], grace_s: float = 10.0) -> str:
+    """Run ``cmd`` (a benchmark's child process) and return its stdout; raises CalledProcessError when it
+    fails. On Ctrl-C (or any error here) the child and everything it started are ended before this returns:
+    asked to stop (SIGTERM), killed after ``grace_s`` seconds, and waited for. ``subprocess.run`` would kill
+    only the child itself, leaving its parse worker and Prefect server running, and a worker holding a copy
+    of the child's Bolt socket keeps the child's transaction, and the server's shutdown, waiting."""
+    import subprocess
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    try:
+        out, err = proc.communicate()
+    except BaseException:
+        end_tree(proc.pid, grace_s)
+        proc.communicate()
+        raise
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd, out, err)
+    return out
+
+
+def end_tree(pid: int, grace_s: float = 10.0) -> None:
+    """End process ``pid`` and its descendants: SIGTERM to all, SIGKILL to those left after ``grace_s``
+    seconds, then wait for them (returns as soon as all are gone). The child watcher (flows.child_guard)
+    is left to end by itself once its process is gone."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return
+    tree = [p for p in tree if _alive_not_guard(p)]
+    for p in tree:
+        try:
+            p.terminate()
+        except psutil.Error:
+            pass
+    _, stubborn = psutil.wait_procs(tree, timeout=grace_s)
+    for p in stubborn:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(stubborn, timeout=grace_s)
+
+
+def _alive_not_guard(process) -> bool:
+    import psutil
+
+    try:
+        return "child_guard" not in " ".join(process.cmdline())
+    except psutil.Error:  # gone meanwhile
+        return False
+
+
 def run_measured(cmd: list[str], at_peak: dict[str, list[float]] | None = None) -> tuple[float, float, str]:
     """Run ``cmd``; return its wall seconds, the peak summed proportional set size (PSS: pages shared by
     forked workers counted once) in MB of it and its Python child processes (parse and write workers,

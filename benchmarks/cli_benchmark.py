@@ -1,19 +1,26 @@
-"""Benchmark: how long the quick commands take from the shell, beside their floors (issue 18).
+"""Benchmark: how long the quick commands take from the shell, beside their floors (issues 18 and 43).
 
-``cxrkg queries`` and ``cxrkg query patient_studies -p patient_id=P`` are timed as a user runs them, a new
+First their start-up (issue 43: at most 1.5 times a bare ``python -c "import typer"``): ``cxrkg queries``,
+``cxrkg query patient_studies``, ``cxrkg stats`` and ``cxrkg db status`` run against a home with no server on
+closed ports, so each does all its importing and dispatch and then fails fast (exit 1, or 3 for ``db status``;
+``queries`` needs no server and runs whole), next to the interpreter alone and ``python -c "import typer"``,
+with each one's ratio to the latter. ``--startup-only`` stops there: no Java, no Neo4j needed.
+
+Then ``cxrkg queries`` and ``cxrkg query patient_studies -p patient_id=P`` are timed as a user runs them, a new
 process each time against a warm local server, next to floors on the same machine in the same run: the
 Python interpreter alone (``python -c pass``), a plain script that sends the same Cypher to the server's
 HTTP Query API with Python's standard library (the way the quick commands read the local server, so the
-ceiling a command could reach) and a plain script that imports only the neo4j driver and runs it. Each is
-run once to warm the file cache, then ``--runs`` times; printed: median wall ms, median CPU ms (user plus
-system of the process, less sensitive to other load on the machine than wall time) and the median wall as
-a ratio to the plain HTTP script.
+ceiling a command could reach) and a plain script that imports only the neo4j driver and runs it.
+
+Each is run once to warm the file cache, then ``--runs`` times; printed: median wall ms, median CPU ms (user
+plus system of the process, less sensitive to other load on the machine than wall time) and the median wall
+as a ratio to the table's reference.
 
 The graph is whatever the benchmark's home holds (``.cxrkg/bench-load``, left by
 ``benchmarks/load_benchmark.py``); with an empty graph, ``--patients N`` writes and loads a synthetic cohort
 first. The server is started if it is not running and stopped again at the end (also on Ctrl-C).
 
-Usage: python benchmarks/cli_benchmark.py [--runs 5] [--patients 0]
+Usage: python benchmarks/cli_benchmark.py [--runs 5] [--patients 0] [--startup-only]
 """
 
 from __future__ import annotations
@@ -54,24 +61,67 @@ with urllib.request.urlopen(request) as response:
 """
 
 
-def timed_run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Run ``cmd`` to the end; (wall ms, CPU ms of the process and its children). Exits if it fails."""
+def timed_run(cmd: list[str], env: dict[str, str], codes: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """Run ``cmd`` to the end; (wall ms, CPU ms of the process and its children). Exits if it ends with a
+    code not in ``codes``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = (time.perf_counter() - started) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode:
+    if done.returncode not in codes:
         sys.exit(f"{' '.join(cmd[:4])} failed ({done.returncode}):\n{done.stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
     return wall, cpu
 
 
-def medians(cmd: list[str], env: dict[str, str], runs: int) -> tuple[float, float]:
+def medians(cmd: list[str], env: dict[str, str], runs: int, codes: tuple[int, ...] = (0,)) -> tuple[float, float]:
     """One warm-up run, then ``runs`` timed ones: (median wall ms, median CPU ms)."""
-    timed_run(cmd, env)
-    samples = [timed_run(cmd, env) for _ in range(runs)]
+    timed_run(cmd, env, codes)
+    samples = [timed_run(cmd, env, codes) for _ in range(runs)]
     return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples)
+
+
+def print_table(title: str, rows: list[tuple[str, float, float]], reference: float, against: str) -> None:
+    """The rows (name, wall ms, CPU ms) under ``title``, each wall time as a ratio to ``reference``."""
+    print(title)
+    print(f"{'command':<50}{'wall ms':>9}{'CPU ms':>9}{' ' + against:>16}")
+    for name, wall, cpu in rows:
+        print(f"{name:<50}{wall:>9.0f}{cpu:>9.0f}{wall / reference:>16.2f}")
+
+
+def closed_port() -> int:
+    """A local TCP port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def startup(runs: int) -> None:
+    """The quick commands' start-up beside ``python -c "import typer"``: against an empty home whose server
+    ports are closed, each imports and dispatches as it would and then fails fast (``queries`` runs whole)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="cxrkg-startup-") as home:
+        env = {**os.environ, "CXRKG_HOME": home, "CXRKG_BOLT_PORT": str(closed_port()),
+               "CXRKG_HTTP_PORT": str(closed_port())}
+        cxrkg = str(BIN / "cxrkg")
+        timed = [
+            ("python -c pass (interpreter floor)", [sys.executable, "-c", "pass"], (0,)),
+            ('python -c "import typer" (reference)', [sys.executable, "-c", "import typer"], (0,)),
+            ("python -c: typer and rich's console and table", [sys.executable, "-c", "import typer, rich.console, "
+                                                               "rich.table"], (0,)),  # what a table costs anyway
+            ("cxrkg queries", [cxrkg, "queries"], (0,)),
+            ("cxrkg query patient_studies (no server: exit 1)", [cxrkg, "query", "patient_studies", "-p",
+                                                                 "patient_id=1"], (1,)),
+            ("cxrkg stats (no server: exit 1)", [cxrkg, "stats"], (1,)),
+            ("cxrkg db status (no server: exit 3)", [cxrkg, "db", "status"], (3,)),
+        ]
+        rows = [(name, *medians(cmd, env, runs, codes)) for name, cmd, codes in timed]
+    print_table(f"quick commands' start-up, median of {runs} runs (load average {os.getloadavg()[0]:.1f}):",
+                rows, rows[1][1], "x import typer")
 
 
 def commands(patient: str) -> list[tuple[str, list[str]]]:
@@ -117,20 +167,23 @@ def run(args: argparse.Namespace) -> None:
     env = {**os.environ, "URI": neo.uri, "U": neo.user, "P": neo.password, "DB": neo.database or "neo4j",
            "HTTP": local_server_settings().http_uri}
     rows = [(name, *medians(cmd, env, args.runs)) for name, cmd in commands(patient)]
-    ceiling = rows[1][1]
     nodes = shared_store().read("MATCH (n) RETURN count(n) AS n")[0]["n"]
-    print(f"quick commands, warm server, {nodes:,} nodes in the graph, median of {args.runs} runs "
-          f"(load average {os.getloadavg()[0]:.1f}):")
-    print(f"{'command':<50}{'wall ms':>9}{'CPU ms':>9}{'x plain':>9}")
-    for name, wall, cpu in rows:
-        print(f"{name:<50}{wall:>9.0f}{cpu:>9.0f}{wall / ceiling:>9.2f}")
+    print_table(f"quick commands, warm server, {nodes:,} nodes in the graph, median of {args.runs} runs "
+                f"(load average {os.getloadavg()[0]:.1f}):", rows, rows[1][1], "x plain HTTP")
 
 
 def main() -> None:
+    """Parse the arguments, time the start-up, then (unless --startup-only) the commands on a warm server."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--patients", type=int, default=0, help="cohort to load when the graph is empty")
+    parser.add_argument("--startup-only", action="store_true", help="time the start-up only (no server)")
     args = parser.parse_args()
+
+    startup(args.runs)
+    if args.startup_only:
+        return
+    print()
 
     from graph.server import LocalNeo4jServer
     from graph.settings import local_server_settings

@@ -17,23 +17,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import timed_flow, use_dedicated_server  # noqa: E402
+from bench_env import run_child, timed_flow, use_dedicated_server  # noqa: E402
 
 use_dedicated_server("bench", 7698, 7488)
 
 
 def ingest_once(cohort: Path) -> dict:
     """Child process: clear the graph, run the flow on the cohort, report seconds, elements, peak RSS."""
+    from flows.child_guard import start_guard
     from flows.ingest_flow import ingest_flow
+
+    start_guard()  # its parse worker and Prefect's server end with it, also when the parent kills it
 
     seconds, summary, nodes, rels = timed_flow(lambda: ingest_flow([str(cohort)], rejected_report=None))
     return {"seconds": seconds, "elements": sum(nodes.values()) + sum(rels.values()), "files": summary.files_loaded,
@@ -150,11 +151,17 @@ def main() -> None:
     server = LocalNeo4jServer(local_server_settings())
     started_here = not server.status().running
     server.start()
+    interrupted = False
     try:
         run_all(args, local_server_settings().home)
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
-        if started_here:  # the benchmark's own server: stopped, also on Ctrl-C
-            server.stop()
+        # the benchmark's own server: stopped, also on Ctrl-C, and promptly then (its graph is the
+        # benchmark's alone and cleared by every run, so a kill after 15 s loses nothing)
+        if started_here:
+            server.stop(timeout_s=15 if interrupted else 60)
 
 
 def run_all(args: argparse.Namespace, home: Path) -> None:
@@ -166,9 +173,8 @@ def run_all(args: argparse.Namespace, home: Path) -> None:
         cohort = home / f"cohort-{n}"
         if not (cohort / "ground_truth.parquet").exists():
             write_cohort(cohort, patients=n, seed=11)
-        out = subprocess.run([sys.executable, __file__, "--child", str(cohort)], capture_output=True, text=True,
-                             check=True, env=os.environ.copy())
-        runs[n] = json.loads(out.stdout.strip().splitlines()[-1])
+        out = run_child([sys.executable, __file__, "--child", str(cohort)])
+        runs[n] = json.loads(out.strip().splitlines()[-1])
         r = runs[n]
         print(f"ingest {n:>5} patients: {r['files']} files, {r['elements']:,} graph elements in {r['seconds']:.1f} s "
               f"= {r['elements'] / r['seconds']:,.0f} elements/s; peak RSS {r['peak_rss_mb']:.0f} MB "

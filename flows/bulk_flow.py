@@ -26,6 +26,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.cpu import busy_cores, cpu_seconds
 from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, progress_bar, stage, write_report
+from graph.errors import CxrkgError
 from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ahead, plan_ingest, store_files
 from graph.ingest.bulk import BulkInputError, BulkSink, write_part
 from graph.ingest.import_files import ImportFiles, keep_files
@@ -38,7 +39,7 @@ from graph.vocabulary import vocabulary
 MAX_WORKERS = 8  # local processes writing batches at once
 
 
-class BulkRefused(RuntimeError):
+class BulkRefused(CxrkgError, RuntimeError):
     """A bulk load cannot run here: another server than the local one, a database that holds data, or a
     Dask scheduler that does not answer. The message says what to do instead."""
 

@@ -111,7 +111,7 @@ class Manifest:
             raw = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
             raise GnnError(f"{folder}: not a cxrkg snapshot ({MANIFEST} missing or unreadable: {exc}); "
-                           "write one with `cxrkg export --out DIR`") from exc
+                           "write one with `cxrkg export snapshot --out DIR`") from exc
         if raw.get("format_version") != FORMAT_VERSION:
             raise GnnError(f"{folder}: snapshot format {raw.get('format_version')} is not {FORMAT_VERSION}; re-export it")
         return cls(**raw)

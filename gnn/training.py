@@ -376,4 +376,4 @@ def check_compatible(meta: dict[str, Any], data: ProgressionData, check_hash: bo
     if check_hash and meta["snapshot_hash"] != data.content_hash:
         raise GnnError(f"checkpoint {meta['model_version']} was trained on snapshot {meta['snapshot_hash'][:12]}, "
                        f"but the graph now hashes to {data.content_hash[:12]}: export and retrain "
-                       "(`cxrkg export`, `cxrkg train`), or accept the difference with --allow-new-data")
+                       "(`cxrkg export snapshot`, `cxrkg train`), or accept the difference with --allow-new-data")

@@ -17,6 +17,8 @@ from hashlib import sha1
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
+from graph.errors import CxrkgError
+
 POLARITIES = ("present", "absent", "uncertain")
 
 SOURCE_IMAGENOME = "chest_imagenome"
@@ -48,7 +50,7 @@ def observation_id(study_id: str, anatomy: str, finding: str) -> str:
     return f"{study_id}|{anatomy}|{finding}"
 
 
-class InputError(ValueError):
+class InputError(CxrkgError, ValueError):
     """A record that cannot be read: names the file, the record inside it and the offending field."""
 
     def __init__(self, file: str, record: str | None, field: str | None, reason: str):

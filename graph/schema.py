@@ -22,6 +22,8 @@ from typing import Any, Iterable, Mapping
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from graph.errors import CxrkgError
+
 SCHEMA_FILE = Path(__file__).with_name("schema.yaml")
 
 STRING, LONG, DOUBLE, BOOLEAN, LOCALDATETIME = "string", "long", "double", "boolean", "localdatetime"
@@ -33,7 +35,7 @@ _REL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]*$")  # UPPER_SNAKE
 _PROPERTY = re.compile(r"^[a-z][a-z0-9_]*$")  # snake_case
 
 
-class SchemaError(ValueError):
+class SchemaError(CxrkgError, ValueError):
     """A schema file that does not declare a consistent graph, or a row the schema does not allow; the
     message names the file or the label, the row and the property."""
 

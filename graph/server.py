@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import psutil
 
+from graph.errors import CxrkgError
 from graph.settings import LocalServerSettings
 from graph.settings import settings as cxrkg_settings
 from graph.store.errors import GraphUnavailable, LoginRefused
@@ -58,7 +59,7 @@ _JVM_FLAGS = [
 ]
 
 
-class ServerError(RuntimeError):
+class ServerError(CxrkgError, RuntimeError):
     """The local server could not be built, started or reached; the message says why and where to look."""
 
 

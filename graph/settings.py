@@ -16,6 +16,9 @@ Environment variables (all optional):
     The local server ends a transaction open longer than this (default ``10m``), and a statement that
     waited this long for another transaction's locks (default ``2m``): a client that hangs cannot hold
     its locks for long, and a blocked load fails saying what holds them. Durations: ``90s``, ``5m``, ``1h``.
+``CXRKG_NEO4J_LOCK_RETRY``
+    How long a write that hit the lock timeout keeps retrying, with growing pauses, before it fails (exit
+    code 5); an attempt is only started when one more lock timeout still fits. Default four lock timeouts.
 ``CXRKG_IU_CACHE``
     Where the torchxrayvision wheel (IU reports, NIH tables) is kept. Default ``~/.cache/cxrkg/iu``.
 ``CXRKG_RADGRAPH_CACHE``
@@ -33,8 +36,10 @@ from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from graph.errors import CxrkgError
 
-class ConfigError(RuntimeError):
+
+class ConfigError(CxrkgError, RuntimeError):
     """Raised when the environment names an incomplete or contradictory Neo4j configuration."""
 
 
@@ -91,6 +96,14 @@ class LocalServerSettings:
 _DURATION = r"^[1-9]\d*(ms|s|m|h)$"  # what the launcher's parseDuration reads; 0 (no timeout) is not offered
 
 
+def duration_seconds(text: str) -> float:
+    """Seconds of a duration as the settings write it (``500ms``, ``90s``, ``5m``, ``1h``)."""
+    for unit, seconds in (("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)):
+        if text.endswith(unit) and text[:-len(unit)].isdigit():
+            return int(text[:-len(unit)]) * seconds
+    raise ValueError(f"not a duration: {text!r} (write e.g. 90s, 5m, 1h)")
+
+
 def _env(name: str, default=None, **kw):
     return Field(default, validation_alias=AliasChoices(name), **kw)
 
@@ -119,6 +132,7 @@ class Settings(BaseModel):
     neo4j_jvm_opts: str = _env("CXRKG_NEO4J_JVM_OPTS", "")
     neo4j_tx_timeout: str = _env("CXRKG_NEO4J_TX_TIMEOUT", "10m", pattern=_DURATION)
     neo4j_lock_timeout: str = _env("CXRKG_NEO4J_LOCK_TIMEOUT", "2m", pattern=_DURATION)
+    neo4j_lock_retry: str | None = _env("CXRKG_NEO4J_LOCK_RETRY", pattern=_DURATION)  # None: 4 lock timeouts
     iu_cache: Path = Field(default_factory=lambda: Path.home() / ".cache" / "cxrkg" / "iu",
                            validation_alias=AliasChoices("CXRKG_IU_CACHE"))
     radgraph_cache: Path | None = _env("CXRKG_RADGRAPH_CACHE")
@@ -135,7 +149,7 @@ class Settings(BaseModel):
 
 _ENV_NAMES = ("CXRKG_HOME", "CXRKG_BOLT_PORT", "CXRKG_HTTP_PORT", "NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD",
               "NEO4J_DATABASE", "CXRKG_NEO4J_HEAP", "CXRKG_NEO4J_PAGE_CACHE", "CXRKG_NEO4J_JVM_OPTS",
-              "CXRKG_NEO4J_TX_TIMEOUT", "CXRKG_NEO4J_LOCK_TIMEOUT",
+              "CXRKG_NEO4J_TX_TIMEOUT", "CXRKG_NEO4J_LOCK_TIMEOUT", "CXRKG_NEO4J_LOCK_RETRY",
               "CXRKG_IU_CACHE", "CXRKG_RADGRAPH_CACHE", "CXRKG_LOG_LEVEL")
 _read: dict[tuple, Settings] = {}
 

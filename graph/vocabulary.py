@@ -15,6 +15,8 @@ from typing import Iterable, Mapping
 
 import yaml
 
+from graph.errors import CxrkgError
+
 VOCAB_FILE = Path(__file__).with_name("vocab") / "chest_xray.yaml"
 SIDES = ("left", "right")
 
@@ -28,7 +30,7 @@ PROGRESSION_CLASSES = ("improved", "worsened", "no change", "new", "resolved")
 """The five progression classes cxrkg predicts; devices may also be ``repositioned`` (RadGraph2)."""
 
 
-class VocabularyError(ValueError):
+class VocabularyError(CxrkgError, ValueError):
     """Raised when the vocabulary file is inconsistent (a parent or default region that does not exist)."""
 
 

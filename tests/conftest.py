@@ -61,16 +61,85 @@ def prefect_harness():
 
 @pytest.fixture()
 def store(neo4j_server):
-    """An empty graph with schema and vocabulary, through the process-wide store the flows use."""
+    """An empty graph with schema and vocabulary, through the process-wide store the flows use.
+
+    A transaction an earlier test left open (a thread or session of a failed test) is terminated first:
+    it would hold locks, or write into the graph while it is cleared."""
     from graph.store import reset_shared_store, shared_store
     from graph.vocabulary import vocabulary
 
     reset_shared_store()
     s = shared_store()
+    s.end_other_transactions()
     s.clear()
     s.ensure_schema(vocabulary())
     yield s
     reset_shared_store()
+
+
+# helpers that end by themselves right after this process: the watcher of in-process `cxrkg` commands
+# (flows/child_guard.py) and multiprocessing's resource tracker
+OWN_HELPERS = ("flows.child_guard", "multiprocessing.resource_tracker")
+
+
+def _ours(p) -> bool:
+    """Whether a process is one of :data:`OWN_HELPERS` (or already gone)."""
+    import psutil
+
+    try:
+        return p.status() == psutil.STATUS_ZOMBIE or any(h in " ".join(p.cmdline()) for h in OWN_HELPERS)
+    except psutil.Error:
+        return True
+
+
+def _same_session(pid: int) -> bool:
+    try:
+        return os.getsid(pid) == os.getsid(0)
+    except OSError:  # gone meanwhile
+        return False
+
+
+def _started_by_test(before: set[int], tmp_path: Path | None) -> list:
+    """Processes running now that the test started: children of this process (at any depth) that were not
+    there before it, and processes whose command line names its temporary folder (servers and workers
+    that detach from their parent), save :data:`OWN_HELPERS`. A child in a session of its own that does
+    not name the folder is left alone: the suite's own Neo4j, which a test restarts after killing it."""
+    import psutil
+
+    me = psutil.Process()
+    found = {p.pid: p for p in me.children(recursive=True) if p.pid not in before and _same_session(p.pid)}
+    if tmp_path is not None:
+        inside = str(tmp_path) + os.sep
+        for p in psutil.process_iter(["cmdline"]):
+            if p.pid != me.pid and any(inside in part + os.sep for part in p.info["cmdline"] or ()):
+                found.setdefault(p.pid, p)
+    return [p for p in found.values() if not _ours(p)]
+
+
+@pytest.fixture(autouse=True)
+def _end_what_the_test_started(request):
+    """Every process a test started has ended before the next test begins, above all one a failed test left
+    writing to the shared graph (it would race the next test's clear). Those still running at teardown are
+    terminated, killed if they ignore that, and waited for: an event, not a fixed pause."""
+    import psutil
+
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    # asked for now, so that it is torn down after this fixture's teardown
+    tmp_path = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    yield
+    left = _started_by_test(before, tmp_path)
+    for p in left:
+        try:
+            p.terminate()
+        except psutil.Error:
+            pass
+    _, stubborn = psutil.wait_procs(left, timeout=15)
+    for p in stubborn:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(stubborn, timeout=15)
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -89,9 +158,7 @@ def pytest_sessionfinish(session, exitstatus):
         for p in psutil.process_iter(["cmdline"]):
             if p.pid != me.pid and any(inside in part + os.sep for part in p.info["cmdline"] or ()):
                 left[p.pid] = p
-    # helpers that end by themselves right after this process: the watcher of in-process `cxrkg` commands
-    # (flows/child_guard.py) and multiprocessing's resource tracker
-    own_helpers = (f"flows.child_guard {me.pid}", "multiprocessing.resource_tracker")
+    own_helpers = (f"flows.child_guard {me.pid}", "multiprocessing.resource_tracker")  # see OWN_HELPERS
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     for p in left.values():
         try:

@@ -2,9 +2,10 @@
 
 Quick commands (``db``, ``queries``, ``query``, ``stats``, ``synth``) never import Prefect: importing it
 costs about a second and its temporary API server about ten. Only the flow commands do, inside the command.
+The command modules register on :data:`app` when its commands are first read (:class:`flows.cli.app.LazyApp`):
+``cxrkg NAME`` imports NAME's module only.
 """
 
-from flows.cli import data, db, demo, episodes, export, extract, forecast, gnn, query, questions, schedule  # noqa: F401  (they register their commands)
 from flows.cli.app import app
 
 __all__ = ["app"]

@@ -37,13 +37,22 @@ class ReportFormat(str, Enum):
     json = "json"
 
 
-BUSY = 5  # exit code: a write waited too long for another transaction's locks
-
-
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print an error line (no traceback) and exit with ``code``."""
     err.print(f"[bold red]error:[/] {message}", highlight=False)
     raise typer.Exit(code)
+
+
+def guard(fn, *args, **kwargs):
+    """Run ``fn``; a GnnError or GraphUnavailable becomes one error line (exit code 1), also when the
+    command runs under typer's test runner rather than :func:`flows.cli.main.main`."""
+    from gnn.errors import GnnError
+    from graph.store import GraphUnavailable
+
+    try:
+        return fn(*args, **kwargs)
+    except (GnnError, GraphUnavailable) as exc:
+        fail(str(exc))
 
 
 def store_or_fail():
@@ -185,7 +194,7 @@ def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | Non
         try:
             summary = ingest_flow([str(p) for p in paths], **args)
         except GraphBusy as exc:
-            fail(str(exc), BUSY)
+            fail(str(exc), exc.exit_code)
     else:
         from flows.bulk_flow import BulkRefused, bulk_ingest_flow
         from graph.ingest.bulk import BulkInputError

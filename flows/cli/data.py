@@ -11,6 +11,7 @@ from rich.table import Table
 
 from flows.cli.app import app
 from flows.cli.common import console, fail, run_ingest
+from graph.errors import ExitCode
 
 
 @app.command()
@@ -35,7 +36,8 @@ def synth(patients: int = typer.Option(200, min=1, help="patients to generate"),
 @app.command()
 def ingest(paths: list[Path] = typer.Argument(..., exists=True, help="files or folders, searched recursively"),
            doc_mapping: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
-                                                      help="CSV doc_key,patient_id,study_id[,study_datetime]"),
+                                                      help="CSV of doc_key, patient_id, study_id and optionally "
+                                                           "study_datetime"),
            rejected: Path = typer.Option(Path("cxrkg-rejected.json"), help="rejected-files report (JSON)"),
            progress: bool = typer.Option(True, help="progress bar"),
            batch_files: int = typer.Option(500, min=1, help="files per load batch (one write transaction each)"),
@@ -47,10 +49,11 @@ def ingest(paths: list[Path] = typer.Argument(..., exists=True, help="files or f
            dask_address: Optional[str] = typer.Option(None, help="--bulk: write the import files on an existing "
                                                       "Dask scheduler (tcp://host:8786) that sees the same "
                                                       "paths"),
-           also: Optional[list[str]] = typer.Option(None, help="--bulk: another input in the same import, "
-                                                    "PATH[,PATH...][=DOC_MAPPING.csv] (repeatable); inputs "
-                                                    "share no patient")) -> None:
-    """Load scene graphs, RadGraph files and metadata CSVs; exit code 2 when anything was rejected."""
+           also: Optional[list[str]] = typer.Option(None, help="--bulk: another input in the same import "
+                                                    "(repeatable): PATH,PATH,... with =DOC_MAPPING.csv after "
+                                                    "the last path when it has a doc mapping; inputs share "
+                                                    "no patient")) -> None:
+    """Load scene graphs, RadGraph files and metadata CSVs; exit code 6 when anything was rejected."""
     if (workers is not None or dask_address or also) and not bulk:
         fail("--workers, --dask-address and --also choose what `cxrkg ingest --bulk` imports and where it writes "
              "its import files; add --bulk")
@@ -58,22 +61,22 @@ def ingest(paths: list[Path] = typer.Argument(..., exists=True, help="files or f
     summary = run_ingest(paths, doc_mapping, rejected, progress and sys.stderr.isatty(), bulk, batch_files,
                          engine=engine)
     if not summary.ok:
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.REJECTED)
 
 
 
 def also_inputs(texts: list[str]) -> list[tuple[list[str], str | None]]:
     """``--also`` values, ``PATH[,PATH...][=DOC_MAPPING.csv]`` (split at the last ``=``), as the bulk flow's
-    ``also`` (paths, doc mapping); a path that does not exist ends the command (exit code 2, naming it)."""
+    ``also`` (paths, doc mapping); a path that does not exist ends the command (exit code 1, naming it)."""
     out: list[tuple[list[str], str | None]] = []
     for text in texts:
         paths, _, mapping = text.rpartition("=") if "=" in text else (text, "", "")
         named = [p for p in paths.split(",") if p]
         for path in [*named, mapping] if mapping else named:
             if not Path(path).exists():
-                fail(f"--also {text}: {path} does not exist", 2)
+                fail(f"--also {text}: {path} does not exist")
         if not named:
-            fail(f"--also {text}: no input path", 2)
+            fail(f"--also {text}: no input path")
         out.append((named, mapping or None))
     return out
 

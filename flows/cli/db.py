@@ -9,6 +9,7 @@ import typer
 
 from flows.cli.app import app
 from flows.cli.common import console, fail, local_server
+from graph.errors import ExitCode
 
 db_app = typer.Typer(no_args_is_help=True, help="The local Neo4j server cxrkg runs itself.")
 app.add_typer(db_app, name="db")
@@ -52,4 +53,4 @@ def db_status() -> None:
     s = local_server().status()
     console.print_json(json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in vars(s).items()}))
     if not s.running:
-        raise typer.Exit(3)
+        raise typer.Exit(ExitCode.SERVER_STOPPED)

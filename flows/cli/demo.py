@@ -1,11 +1,19 @@
-"""``cxrkg demo``: the whole path on one machine, as a runnable example.
+"""``cxrkg demo``: the whole path on one machine, as a runnable example (``make demo``).
 
-Starts the local Neo4j when no external one is configured, writes a synthetic cohort, ingests it with
-the real RadGraph-XL sample, and prints one patient's worsening pleural effusions from the graph next to
-the synthetic ground truth, with the cohort-wide agreement, then the graph statistics. Each part is
-loaded the fastest way the project has, and the demo says which: the NIH cohort, by far the largest,
-through the bulk import when the database is still empty (so it goes first, its lines printed in its own
-section), the small parts through the transactional ingest flow.
+Three inputs are made side by side in worker processes (:mod:`flows.demo_inputs`): a synthetic cohort with its
+ground truth, NIH ChestX-ray14 converted to scene graphs, and the IU reports' rules extraction; they are kept
+under ``CXRKG_HOME/demo`` and reused by a later run while what made them is unchanged. Into an empty local
+database, the NIH cohort, the synthetic cohort with the real RadGraph-XL sample and the IU extraction go in
+one bulk import (``neo4j-admin database import``), which also makes the database and starts the server; when
+``NEO4J_URI`` names another server or the graph already holds data, each part is loaded through the
+transactional ingest flow instead, and each section says which way its part was loaded.
+
+Then a section per part: the synthetic cohort (one patient's worsening pleural effusions from the graph
+beside the ground truth, and the cohort-wide precision and recall), the IU reports (most frequent findings and
+stated changes), NIH (new effusions per follow-up year, one patient's timeline, where text-mined and
+adjudicated labels disagree, and Medical-Diff-VQA questions on three pairs answered from the graph), and the
+graph statistics. The last line gives the seconds (and CPU seconds) of each part. A local server the demo
+started is stopped at the end.
 """
 
 from __future__ import annotations
@@ -23,7 +31,6 @@ from rich.console import Console
 
 from flows.cli.app import app
 from flows.cli.common import console, library_log, print_rows, print_summary_line, run_ingest
-from flows.cpu import cpu_seconds
 
 if TYPE_CHECKING:  # pandas and the driver load inside the commands: the quick commands never need them
     import pandas as pd
@@ -108,6 +115,8 @@ class PartTimes:
     @contextmanager
     def part(self, name: str) -> Iterator[None]:
         """Time the block as part ``name`` (added to an earlier block of that name)."""
+        from flows.cpu import cpu_seconds  # psutil, 15 ms at load: not for the commands beside the demo
+
         started, cpu = time.perf_counter(), cpu_seconds()
         try:
             yield
@@ -453,9 +462,13 @@ def diffvqa_pairs(console: Console, store, patients: list[str]) -> None:
 
 
 @app.command()
-def demo(out: Optional[Path] = typer.Option(None, help="where to write the synthetic cohort "
-                                                        "(default: CXRKG_HOME/demo)"),
-         patients: int = typer.Option(200, min=2), seed: int = typer.Option(7)) -> None:
-    """Start Neo4j if needed, write a synthetic cohort, ingest it and the real RadGraph-XL sample, and
-    print one patient's worsening pleural effusions next to the ground truth, then graph statistics."""
+def demo(out: Optional[Path] = typer.Option(None, help="the synthetic cohort's folder; the NIH and IU inputs are "
+                                                        "kept beside it (default: CXRKG_HOME/demo/cohort-N-seedS)"),
+         patients: int = typer.Option(200, min=2, help="patients of the synthetic cohort"),
+         seed: int = typer.Option(7, help="the synthetic cohort's random seed (the same seed writes the same "
+                                          "cohort)")) -> None:
+    """Load NIH ChestX-ray14, a synthetic cohort with the real RadGraph-XL sample and the IU reports'
+    extractions into Neo4j (one bulk import into an empty local database, else the ingest flow), then
+    print a section per part: the synthetic cohort against its ground truth, IU, NIH with Medical-Diff-VQA
+    questions, the graph statistics, and the seconds of each part."""
     run_demo(console, out, patients, seed)

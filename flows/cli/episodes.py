@@ -10,7 +10,8 @@ from pathlib import Path
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import ReportFormat, fail, print_rejections, print_rows
+from flows.cli.common import ReportFormat, print_rejections, print_rows
+from graph.errors import ExitCode
 
 
 def _rows(result) -> list[dict]:
@@ -34,14 +35,12 @@ def eval_episodes(gold: Path = typer.Argument(..., exists=True, dir_okay=False, 
                   show: int = typer.Option(10, min=0, help="gold episodes without an exact match to list")) -> None:
     """How well PRED's episodes (gt_entity_group x gt_temporal_group) agree with GOLD's: pairwise precision,
     recall and F1 of same-episode links within entity groups and of same-entity-group links, and exact
-    episode boundaries. Rows that cannot be read are listed and left out; exit code 2 then."""
+    episode boundaries. Rows that cannot be read are listed and left out; exit code 6 then."""
     from graph.episode_agreement import episode_agreement
-    from graph.formats.lunguage import LunguageInputError, read_lunguage
+    from graph.formats.lunguage import read_lunguage
 
-    try:
-        files = [read_lunguage(gold), read_lunguage(pred)]
-    except LunguageInputError as exc:
-        fail(str(exc), 2)
+    # a file that cannot be read at all raises LunguageInputError: nothing done, exit code 1 (main's explain)
+    files = [read_lunguage(gold), read_lunguage(pred)]
     result = episode_agreement(files[0].rows, files[1].rows)
     rows = _rows(result)
     unmatched = [{"subject_id": e.subject_id, "entity_group": e.entity_group, "temporal_group": e.temporal_group,
@@ -59,4 +58,4 @@ def eval_episodes(gold: Path = typer.Argument(..., exists=True, dir_okay=False, 
     rejections = files[0].rejections + files[1].rejections
     if rejections:
         print_rejections(rejections, None, "")
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.REJECTED)

@@ -1,16 +1,54 @@
-"""``cxrkg export lunguage --out FILE.csv``: the graph's sequential structured reports as a Lunguage CSV."""
+"""``cxrkg export snapshot --out DIR`` and ``cxrkg export lunguage --out FILE.csv``: the graph written out.
+
+``cxrkg export --out DIR`` (the snapshot command before ``export`` became a group) still works for one
+release, with a one-line notice of the new name.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import console, fail
+from flows.cli.common import console, err, fail, guard, store_or_fail
 
-export_app = typer.Typer(no_args_is_help=True, help="Write the graph out in other formats.")
+export_app = typer.Typer(help="Write the graph out: a training snapshot, or Lunguage rows.")
 app.add_typer(export_app, name="export")
+
+_EMBEDDINGS_HELP = "per (image, region) embeddings parquet to include"
+
+
+@export_app.callback(invoke_without_command=True)
+def _old_snapshot_form(ctx: typer.Context,
+                       out: Optional[Path] = typer.Option(None, "--out", hidden=True),
+                       embeddings: Optional[Path] = typer.Option(None, "--embeddings", exists=True, dir_okay=False,
+                                                                 hidden=True)) -> None:
+    # `cxrkg export --out DIR` named the snapshot before `export lunguage` joined it; kept one release
+    if ctx.invoked_subcommand is not None:
+        if out is not None or embeddings is not None:
+            fail(f"give --out after the subcommand: `cxrkg export {ctx.invoked_subcommand} --out ...`")
+        return
+    if out is None:
+        console.print(ctx.get_help())
+        raise typer.Exit(0)
+    err.print("notice: `cxrkg export --out DIR` is now `cxrkg export snapshot --out DIR`; the old form goes in the "
+              "next release", highlight=False)
+    snapshot(out, embeddings)
+
+
+@export_app.command("snapshot")
+def snapshot(out: Path = typer.Option(..., "--out", help="snapshot folder (parquet tables + manifest.json)"),
+             embeddings: Optional[Path] = typer.Option(None, "--embeddings", exists=True, dir_okay=False,
+                                                       help=_EMBEDDINGS_HELP)) -> None:
+    """Export the graph to a versioned snapshot for training and forecasting (read transactions, streamed
+    by patient)."""
+    from gnn.export import export_snapshot
+
+    manifest = guard(export_snapshot, store_or_fail(), out, embeddings)
+    console.print(f"snapshot {manifest.content_hash[:16]} -> {out} in {manifest.seconds:.1f} s: "
+                  + ", ".join(f"{k} {v}" for k, v in manifest.rows.items()))
 
 
 @export_app.command("lunguage")

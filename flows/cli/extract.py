@@ -13,6 +13,7 @@ import typer
 
 from flows.cli.app import app
 from flows.cli.common import ReportFormat, console, fail, print_extraction, print_summary, store_or_fail
+from graph.errors import ExitCode
 
 if TYPE_CHECKING:
     from graph.extract.inputs import CsvColumns
@@ -67,7 +68,7 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
             dask_address: Optional[str] = typer.Option(None, help="extract on an existing Dask scheduler "
                                                                   "(tcp://host:8786) instead")) -> None:
     """Extract RadGraph-format JSON from report text (rules: spaCy + medspaCy; or the radgraph package),
-    with a doc mapping CSV for `cxrkg ingest --doc-mapping`; `--ingest` also loads it. Exit code 2 when
+    with a doc mapping CSV for `cxrkg ingest --doc-mapping`; `--ingest` also loads it. Exit code 6 when
     any file or record was rejected (each named in the rejected-records report). The shards run on Prefect's
     Dask task runner, one worker per core found from 16 MB of reports on unless `--workers` says otherwise
     (`--workers 0`: in this process) or `--dask-address` names a cluster; the output is the same bytes; the
@@ -83,7 +84,7 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
                _radgraph_options(extractor.value, radgraph_model, radgraph_cache), workers, dask_address)
     ok = _run_flow(job, ingest) if ingest or workers or dask_address else _extract_only(job)
     if not ok:
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.REJECTED)
 
 
 #: report text from which `cxrkg extract` uses every core by default: below it, starting a Dask cluster and

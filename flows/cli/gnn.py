@@ -1,4 +1,4 @@
-"""``cxrkg export | train | evaluate | predict | compare``: the progression-model commands.
+"""``cxrkg train | evaluate | predict | compare``: the progression-model commands.
 
 Importing this module is cheap (typer only): torch,
 PyG and Prefect are imported inside the commands that need them. Bad input (an empty graph, a patient
@@ -17,30 +17,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import ReportFormat, console, err, fail, store_or_fail
-
-
-def _guard(fn, *args, **kwargs):
-    """Run ``fn``; GnnError / GraphUnavailable become a clean error line."""
-    from gnn.errors import GnnError
-    from graph.store import GraphUnavailable
-
-    try:
-        return fn(*args, **kwargs)
-    except (GnnError, GraphUnavailable) as exc:
-        fail(str(exc))
-
-
-@app.command()
-def export(out: Path = typer.Option(..., help="snapshot folder (parquet tables + manifest.json)"),
-           embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
-                                                     help="per (image, region) embeddings parquet to include")) -> None:
-    """Export the graph to a versioned snapshot for training (read transactions, streamed by patient)."""
-    from gnn.export import export_snapshot
-
-    manifest = _guard(export_snapshot, store_or_fail(), out, embeddings)
-    console.print(f"snapshot {manifest.content_hash[:16]} -> {out} in {manifest.seconds:.1f} s: "
-                  + ", ".join(f"{k} {v}" for k, v in manifest.rows.items()))
+from flows.cli.common import ReportFormat, console, err, fail, guard, store_or_fail
 
 
 def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) -> Path:
@@ -50,7 +27,7 @@ def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) ->
     from graph.settings import local_server_settings
 
     target = local_server_settings().home / "snapshots" / "latest"
-    manifest = _guard(export_snapshot, store_or_fail(), target, embeddings)
+    manifest = guard(export_snapshot, store_or_fail(), target, embeddings)
     console.print(f"exported snapshot {manifest.content_hash[:16]} -> {target}")
     return target
 
@@ -63,7 +40,8 @@ def train(config: Optional[Path] = typer.Option(None, exists=True, dir_okay=Fals
           embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
                                                     help="embeddings parquet (when exporting now)"),
           out: Optional[Path] = typer.Option(None, help="checkpoint file; default: the registry "
-                                                        "(CXRKG_HOME/models/<version>/model.pt)"),
+                                                        "(model.pt in the version's folder of "
+                                                        "CXRKG_HOME/models)"),
           device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto"),
           epochs: Optional[int] = typer.Option(None, min=1, help="override the config's epochs"),
           seed: Optional[int] = typer.Option(None, help="override the config's seed"),
@@ -75,13 +53,13 @@ def train(config: Optional[Path] = typer.Option(None, exists=True, dir_okay=Fals
     from gnn.prediction import models_dir, register
     from gnn.training import TrainConfig, model_version, save_checkpoint, train_model
 
-    cfg = _guard(TrainConfig.from_file, config, epochs=epochs, seed=seed) if config else \
-        _guard(TrainConfig.from_dict, {}, epochs=epochs, seed=seed)
+    cfg = guard(TrainConfig.from_file, config, epochs=epochs, seed=seed) if config else \
+        guard(TrainConfig.from_dict, {}, epochs=epochs, seed=seed)
     folder = _snapshot_or_export(snapshot, embeddings)
-    manifest, data = _guard(load_dataset, folder, cfg.split_seed, cfg.use_embeddings)
+    manifest, data = guard(load_dataset, folder, cfg.split_seed, cfg.use_embeddings)
     console.print(f"{len(data.samples)} study pairs, {len(data.pairs)} pairs, {len(data.labelled())} labelled; "
                   f"{data.num_features} observation features")
-    result = _guard(train_model, data, cfg, device, lambda line: console.print(line, highlight=False))
+    result = guard(train_model, data, cfg, device, lambda line: console.print(line, highlight=False))
     version = model_version(result, data.content_hash)
     path = out or models_dir() / version / "model.pt"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,10 +90,10 @@ def evaluate(snapshot: Optional[Path] = typer.Option(None, exists=True, file_oka
         seed_list = tuple(int(s) for s in seeds.split(",") if s.strip())
     except ValueError:
         fail(f"--seeds {seeds!r}: expected comma-separated integers")
-    cfg = _guard(TrainConfig.from_file, config, epochs=epochs) if config else _guard(TrainConfig.from_dict, {}, epochs=epochs)
+    cfg = guard(TrainConfig.from_file, config, epochs=epochs) if config else guard(TrainConfig.from_dict, {}, epochs=epochs)
     folder = _snapshot_or_export(snapshot, None)
-    _, data = _guard(load_dataset, folder, cfg.split_seed, cfg.use_embeddings)
-    report = _guard(run_evaluation, data, cfg, seed_list, device, lambda line: err.print(line, highlight=False))
+    _, data = guard(load_dataset, folder, cfg.split_seed, cfg.use_embeddings)
+    report = guard(run_evaluation, data, cfg, seed_list, device, lambda line: err.print(line, highlight=False))
     paths = write_report(report, out)
     console.print(format_table(report), markup=False, highlight=False)
     console.print(f"report {paths['json']}, plot {paths['plot']}")
@@ -142,7 +120,7 @@ def predict(checkpoint: Optional[Path] = typer.Option(None, help="model file; de
     from gnn.prediction import predict as run_predict
     from gnn.prediction import write_predictions
 
-    frame, summary = _guard(run_predict, store_or_fail(), checkpoint, write_back, allow_new_data, embeddings, device)
+    frame, summary = guard(run_predict, store_or_fail(), checkpoint, write_back, allow_new_data, embeddings, device)
     if out:
         write_predictions(frame, out)
     console.print(f"model {summary.model_version}: {summary.pairs_scored} pairs scored "
@@ -155,7 +133,7 @@ def _write_forecasts(path: Path) -> None:
     from gnn.forecast.compare import write_forecasts
     from gnn.forecast.model import load_forecaster
 
-    summary = _guard(write_forecasts, store_or_fail(), _guard(load_forecaster, path),
+    summary = guard(write_forecasts, store_or_fail(), guard(load_forecaster, path),
                      lambda line: err.print(line, highlight=False))
     console.print(f"forecaster {summary.model_version}: {summary.pairs:,} study pairs of {summary.patients:,} "
                   f"patients; {summary.edges_written:,} gnn edges written in {summary.seconds:.1f} s")
@@ -181,7 +159,7 @@ def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
         return
     from gnn.compare import compare as run_compare
 
-    result = _guard(run_compare, store_or_fail(), patient, current, prior, checkpoint, finding, embeddings)
+    result = guard(run_compare, store_or_fail(), patient, current, prior, checkpoint, finding, embeddings)
     if fmt == "json":
         from dataclasses import asdict
 
@@ -207,7 +185,7 @@ def _compare_forecast(patient: str, current: Optional[str], prior: Optional[str]
     from gnn.forecast.compare import compare_forecast
     from gnn.forecast.model import load_forecaster
 
-    result = _guard(compare_forecast, store_or_fail(), patient, _guard(load_forecaster, path), current, prior,
+    result = guard(compare_forecast, store_or_fail(), patient, guard(load_forecaster, path), current, prior,
                     finding)
     if fmt == "json":
         sys.stdout.write(json.dumps(asdict(result), indent=2) + "\n")

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from flows.cli.app import app
 from flows.cli.common import RowFormat, err, fail, print_rows, print_whole, reader_or_fail
+from graph.errors import ExitCode
 
 
 @app.command()
@@ -103,4 +104,4 @@ def stats(fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table
         if not c.ok:
             err.print(f"[bold red]inconsistent:[/] {c.count} {c.description}; e.g. {', '.join(c.examples)}")
     if not all(c.ok for c in checks):
-        raise typer.Exit(4)
+        raise typer.Exit(ExitCode.INCONSISTENT)

@@ -1,8 +1,9 @@
 """``cxrkg diffvqa answer|generate|unmapped|score`` and ``cxrkg ask``: Medical-Diff-VQA questions.
 
-Quick to import (typer only): pandas and the graph code load inside the commands. Rejected input ends with
-exit code 2 (``answer``: the good rows are still answered; ``ask``: a question outside the templates, an
-unknown study or reference), a faulty environment with exit code 1, never a traceback.
+Quick to import (typer only): pandas and the graph code load inside the commands. ``answer`` with rejected
+rows ends with exit code 6 (the good rows are still answered, each rejected row is named); input that cannot
+be used at all (an unreadable file, in ``ask`` a question outside the templates, an unknown study or
+reference) or a faulty environment ends with exit code 1, never a traceback.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ import typer
 
 from flows.cli.app import app
 from flows.cli.common import RowFormat, console, fail, print_rejections, print_rows, reader_or_fail, store_or_fail
-
-REJECTED = 2
+from graph.errors import ExitCode
 
 diffvqa_app = typer.Typer(no_args_is_help=True, help="Medical-Diff-VQA questions: answer, generate, score, "
                                                      "and the vocabulary entries without a Diff-VQA name.")
@@ -34,18 +34,15 @@ def diffvqa_answer(questions: Path = typer.Argument(..., help="CSV with study_id
                                                                "basis, evidence"),
                    strict: bool = _STRICT) -> None:
     """Answer every question of a file from the graph (one read); rejected rows are named, the rest answered."""
-    from graph.questions.rows import QuestionFileError, answer_file
+    from graph.questions.rows import answer_file
 
     start = time.perf_counter()
-    try:
-        result = answer_file(store_or_fail(), questions, out, strict)
-    except QuestionFileError as exc:
-        fail(str(exc), REJECTED)
+    result = answer_file(store_or_fail(), questions, out, strict)  # an unreadable file: QuestionFileError, exit 1
     console.print(f"{len(result.answers):,} questions answered, {len(result.rejections):,} rejected -> {out} "
                   f"in {time.perf_counter() - start:.1f} s", highlight=False)
     if result.rejections:
         print_rejections(result.rejections, None, "")
-        raise typer.Exit(REJECTED)
+        raise typer.Exit(ExitCode.REJECTED)
 
 
 @diffvqa_app.command("generate")
@@ -87,12 +84,9 @@ def diffvqa_score(gold: Path = typer.Argument(..., help="the reference answers C
                   fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
     """Score answers against a reference per question type: BLEU-1..4, METEOR, ROUGE-L, CIDEr and, for
     closed (yes/no) questions, exact-match accuracy; rows joined on (study_id, ref_id, question)."""
-    from graph.questions.score import ScoreInputError, score_files
+    from graph.questions.score import score_files
 
-    try:
-        table = score_files(gold, pred)
-    except ScoreInputError as exc:
-        fail(str(exc), REJECTED)
+    table = score_files(gold, pred)  # ScoreInputError, MetricUnavailable: one line and exit code 1 (main's explain)
     rows = [{k: ("" if math.isnan(v) else round(v, 4)) if isinstance(v, float) else v for k, v in r.items()}
             for r in table.to_dict("records")]
     print_rows(rows, fmt.value, list(table.columns), title="Medical-Diff-VQA scores")
@@ -103,37 +97,37 @@ def ask(question: str = typer.Argument(..., help="one question in the templates'
         study: str = typer.Option(..., "--study", help="the main study"),
         ref: Optional[str] = typer.Option(None, "--ref", help="the reference study (difference questions; "
                                                              "default: the latest earlier PA/AP study)"),
-        show_cypher: bool = typer.Option(False, "--show-cypher", help="print the query that read the graph"),
+        show_cypher: bool = typer.Option(False, "--show-cypher", help="print the query that read the graph, its "
+                                                                      "parameters as Neo4j Browser's :param lines"),
         strict: bool = _STRICT) -> None:
     """Answer one Medical-Diff-VQA question about a study from the graph."""
     from graph.questions.answer import answer
-    from graph.questions.facts import read_study_facts
+    from graph.questions.facts import read_study_facts, study_facts_statement
     from graph.questions.parse import QuestionParseError, known_templates, parse_question
     from graph.questions.rows import check_pair
-    from graph.store.read_statements import QUESTION_FACTS_BY_STUDY
+    from graph.store.browser import browser_script
 
     try:
         q = parse_question(question)
     except QuestionParseError as exc:
-        fail(f"{exc}; the templates: {'; '.join(known_templates())}", REJECTED)
+        fail(f"{exc}; the templates: {'; '.join(known_templates())}")
     reader = reader_or_fail()
     facts = read_study_facts(reader, [study] + ([ref] if ref else []))
     main, reference = facts.get(study), facts.get(ref) if ref else None
     if main is None:
-        fail(f"--study: study {study} is not in the graph", REJECTED)
+        fail(f"--study: study {study} is not in the graph")
     if ref is None and q.question_type == "difference":
         reference = _latest_earlier(reader, main)
         if reference is None:
-            fail(f"--ref: study {study} has no earlier PA/AP study to compare with", REJECTED)
+            fail(f"--ref: study {study} has no earlier PA/AP study to compare with")
     if ref is not None or reference is not None:
         fault = check_pair(main, reference, study, ref or (reference.study_id if reference else ""))
         if fault:
-            fail(f"--ref: {fault[1]}", REJECTED)
+            fail(f"--ref: {fault[1]}")
     a = answer(q, main, reference, strict)
-    if show_cypher:
-        ids = sorted({study, reference.study_id} if reference else {study})
-        console.print(f"// parameters: {{study_ids: {ids}}}", highlight=False, markup=False)
-        console.print(QUESTION_FACTS_BY_STUDY.strip(), highlight=False, markup=False)
+    if show_cypher:  # as Neo4j Browser runs it pasted: every parameter, then the statement
+        statement, params = study_facts_statement([study] + ([reference.study_id] if reference else []))
+        console.print(browser_script(statement, params), highlight=False, markup=False)
     console.print(a.text, highlight=False, markup=False)
     console.print(f"basis: {a.basis}" + (f"; evidence: {' | '.join(a.evidence)}" if a.evidence else ""),
                   highlight=False, markup=False, style="dim")

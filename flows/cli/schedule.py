@@ -12,6 +12,7 @@ import typer
 
 from flows.cli.app import app
 from flows.cli.common import console, fail, store_or_fail
+from graph.errors import ExitCode
 
 
 @app.command()
@@ -22,15 +23,16 @@ def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, 
           interval: Optional[float] = typer.Option(None, help="interval schedule in seconds (instead of --cron)"),
           archive: Optional[Path] = typer.Option(None, file_okay=False,
                                                  help="move committed files here (outside the drop folder)"),
-          rejected: Optional[Path] = typer.Option(None, dir_okay=False, help="rejected-files report (default "
-                                                  "DROP_FOLDER/cxrkg-rejected.json), rewritten every run"),
+          rejected: Optional[Path] = typer.Option(None, dir_okay=False, help="rejected-files report, rewritten every "
+                                                  "run (default: cxrkg-rejected.json in the drop folder)"),
           doc_mapping: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
-                                                     help="CSV doc_key,patient_id,study_id[,study_datetime]"),
+                                                     help="CSV of doc_key, patient_id, study_id and "
+                                                          "optionally study_datetime"),
           settle_seconds: float = typer.Option(60.0, min=0, help="files modified more recently wait for the "
                                                                  "next run"),
           train_cron: Optional[str] = typer.Option(None, help="also train on this cron schedule (same time "
                                                               "zone); without it training is on demand"),
-          once: bool = typer.Option(False, "--once", help="run the watch flow once now and exit (exit code 2 "
+          once: bool = typer.Option(False, "--once", help="run the watch flow once now and exit (exit code 6 "
                                                           "when anything was rejected), e.g. from cron/systemd"),
           local: Optional[bool] = typer.Option(None, "--local/--prefect-server",
                                                help="run the schedule in this process, or serve the deployments "
@@ -72,13 +74,13 @@ def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, 
 
 
 def _run_once(srv, params: dict) -> None:
-    """One watch-flow run now; exit code 2 when anything was rejected."""
+    """One watch-flow run now; exit code 6 when anything was rejected."""
     summary = srv.watch_flow(**params)
     console.print(f"{summary.ingest.files_loaded} files loaded, {summary.ingest.files_unchanged} unchanged, "
                   f"{summary.ingest.files_rejected} rejected, {len(summary.settling)} settling, "
                   f"{len(summary.archived)} archived; report {summary.rejected_report}")
     if not summary.ok:
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.REJECTED)
 
 
 def _serve_to_prefect(srv, params: dict, schedule, train_schedule) -> None:

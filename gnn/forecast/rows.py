@@ -81,7 +81,7 @@ class ForecastTable:
 
 
 def forecast_table(snapshot: Path, split_seed: int = 0) -> ForecastTable:
-    """Build the forecasting rows of a snapshot folder (``cxrkg export``).
+    """Build the forecasting rows of a snapshot folder (``cxrkg export snapshot``).
 
     Raises:
         GnnError: not a snapshot of this format, or no patient with two studies and a present finding.

@@ -14,13 +14,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from graph.errors import CxrkgError
 from graph.formats.files import sha256_of
 
 WHEEL_NAME = "torchxrayvision-1.5.7-py3-none-any.whl"
 WHEEL_SHA256 = "95f6c3475661f3515d4258deb0855bd5d1b1a56e0b65384251d3dd3fa61fac41"
 
 
-class WheelUnavailable(RuntimeError):
+class WheelUnavailable(CxrkgError, RuntimeError):
     """The torchxrayvision wheel cannot be obtained here: the registry is unreachable or the wheel differs."""
 
 

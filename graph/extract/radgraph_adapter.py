@@ -27,6 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
+from graph.errors import CxrkgError
 from graph.records import Rejection
 
 MODEL_TYPES = ("radgraph", "radgraph-xl", "modern-radgraph-xl")
@@ -44,7 +45,7 @@ _LABELS = {
 _V1 = {"ANAT-DP", "OBS-DP", "OBS-DA", "OBS-U"}
 
 
-class RadGraphUnavailable(RuntimeError):
+class RadGraphUnavailable(CxrkgError, RuntimeError):
     """The radgraph model cannot be loaded: package missing, or weights neither cached nor downloadable."""
 
 

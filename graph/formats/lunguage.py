@@ -19,8 +19,10 @@ itself in the exact columns, with invented ids and text.
 
 from __future__ import annotations
 
+import csv
 import random
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -249,3 +251,26 @@ def made_up_rows(patients: int = 3, seed: int = 0) -> list[LunguageRow]:
             out.append(LunguageRow.model_validate({"section": "find", "dx_certainty": "definitive", **r,
                                                    "subject_id": subject, "sent_idx": n, "ent_idx": n}))
     return out
+
+
+def write_made_up_cohort(folder: str | Path, patients: int = 3, seed: int = 0) -> tuple[list[LunguageRow], Path]:
+    """Write a made-up Lunguage cohort (:func:`made_up_rows`) to ``folder`` as ``made_up_lunguage.csv`` and the
+    MIMIC-CXR-JPG metadata CSV that dates its studies (``mimic-cxr-2.0.0-metadata.csv``: Lunguage has only
+    ``sequence``; study k of a patient is dated 2150-01-01 plus 10 k days, 08:00), so that ``cxrkg ingest
+    FOLDER`` loads it as it would a real Lunguage file beside its metadata.
+
+    Returns:
+        The rows, and the Lunguage file's path.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = made_up_rows(patients, seed=seed)
+    path = write_lunguage(rows, folder / "made_up_lunguage.csv")
+    studies = sorted({(r.subject_id, r.study_id, r.sequence) for r in rows})
+    with open(folder / "mimic-cxr-2.0.0-metadata.csv", "w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(["dicom_id", "subject_id", "study_id", "StudyDate", "StudyTime"])
+        for subject, study, sequence in studies:
+            when = datetime(2150, 1, 1) + timedelta(days=10 * sequence)
+            out.writerow([f"d{study}", subject, study, when.strftime("%Y%m%d"), "080000.000"])
+    return rows, path

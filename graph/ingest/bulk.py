@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
 from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, mention_fact
+from graph.errors import CxrkgError
 from graph.events import MentionFact, StudyFact, derive_patient
 from graph.ingest.import_files import ImportFiles, Listing
 from graph.ingest.load import BatchResult, store_files
@@ -41,7 +42,7 @@ from graph.vocabulary import Vocabulary, vocabulary
 BUCKETS = 64  # parked patients are derived one bucket at a time at the end
 
 
-class BulkInputError(ValueError):
+class BulkInputError(CxrkgError, ValueError):
     """Input a bulk load cannot turn into import files (the same image or report in two files, a patient
     whose records come back after it was derived); names the record and files. Nothing was imported."""
 

@@ -20,12 +20,13 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
+from graph.errors import CxrkgError
 from graph.schema import BOOLEAN, LOCALDATETIME, LONG, STRING, STRINGS, GraphSchema, graph_schema
 
 ARRAY_DELIMITER = "\x1f"
 
 
-class ImportFileError(ValueError):
+class ImportFileError(CxrkgError, ValueError):
     """A row the importer could not read back as written (a value of the wrong type, a property the
     graph schema does not declare, an array element holding the array delimiter)."""
 

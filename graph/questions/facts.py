@@ -105,10 +105,22 @@ def _named() -> list[str]:
     return sorted(mapping().findings)
 
 
+def study_facts_statement(study_ids: Iterable[str]) -> tuple[str, dict[str, Any]]:
+    """The statement that reads the given studies' facts and its parameters (``study_ids``: the ids sorted,
+    ``findings``: the vocabulary findings with a Diff-VQA name): what :func:`read_study_facts` runs and
+    ``cxrkg ask --show-cypher`` prints."""
+    return rs.QUESTION_FACTS_BY_STUDY, {"study_ids": sorted(set(map(str, study_ids))), "findings": _named()}
+
+
+def facts_from_rows(rows: Iterable[dict[str, Any]]) -> dict[str, StudyFacts]:
+    """Study facts by study id from the rows of :func:`study_facts_statement`'s statement."""
+    return {r["study_id"]: _study(r) for r in rows}
+
+
 def read_study_facts(reader: Reader, study_ids: Iterable[str]) -> dict[str, StudyFacts]:
     """The given studies' facts in one read; studies not in the graph are left out."""
-    rows = reader.read(rs.QUESTION_FACTS_BY_STUDY, study_ids=sorted(set(map(str, study_ids))), findings=_named())
-    return {r["study_id"]: _study(r) for r in rows}
+    statement, params = study_facts_statement(study_ids)
+    return facts_from_rows(reader.read(statement, **params))
 
 
 def read_patient_facts(reader: Reader, patient_ids: Iterable[str]) -> dict[str, StudyFacts]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from graph.errors import CxrkgError
 from graph.questions.templates import DISEASES, QUESTION_TYPES, TEMPLATES
 
 # disease alias (report wording or official name, stripped) -> official name
@@ -27,7 +28,7 @@ ZONE_WORDS = {"upper": {"upper", "apical"}, "apical": {"apical"}, "mid": {"middl
               "bibasal": {"lower", "base"}}
 
 
-class QuestionParseError(ValueError):
+class QuestionParseError(CxrkgError, ValueError):
     """A question outside the templates, or a slot naming no Diff-VQA disease / no location."""
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from graph.errors import CxrkgError
 from graph.questions.answer import answer
 from graph.questions.facts import Reader, StudyFacts, read_study_facts
 from graph.questions.mapping import mapping
@@ -25,7 +26,7 @@ OUTPUT_COLUMNS = ("answer", "basis", "evidence")
 EVIDENCE_SEPARATOR = " | "
 
 
-class QuestionFileError(ValueError):
+class QuestionFileError(CxrkgError, ValueError):
     """A question file that cannot be read as CSV (the message names the file)."""
 
 

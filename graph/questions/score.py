@@ -39,6 +39,7 @@ from typing import Any
 
 import pandas as pd
 
+from graph.errors import CxrkgError
 from graph.formats.files import read_string_csv
 from graph.records import InputError
 
@@ -55,7 +56,7 @@ class ScoreInputError(InputError):
     file, a prediction whose key has no gold row."""
 
 
-class MetricUnavailable(RuntimeError):
+class MetricUnavailable(CxrkgError, RuntimeError):
     """pycocoevalcap is not installed, or Java (which METEOR and the tokenizer run) is not on PATH."""
 
 

@@ -3,8 +3,10 @@ commands (:mod:`graph.store.query_api`) raises them too, and must not import the
 
 from __future__ import annotations
 
+from graph.errors import CxrkgError
 
-class GraphUnavailable(RuntimeError):
+
+class GraphUnavailable(CxrkgError, RuntimeError):
     """Raised when the configured Neo4j cannot be reached or refuses the credentials."""
 
 

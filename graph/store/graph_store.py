@@ -2,13 +2,14 @@
 
 Writes go through the driver's managed transactions (``execute_write``), which retry exactly the
 errors Neo4j marks as transient (deadlocks, leader switches, lost connections) with backoff and let
-every other error through; a lock wait or transaction that timed out is :class:`GraphBusy` at once
-(:mod:`graph.store.busy`). One batch is one transaction: it is stored whole or not at all.
+every other error through; a lock wait that timed out is retried within a budget, then :class:`GraphBusy`,
+and a transaction that timed out is :class:`GraphBusy` at once (:mod:`graph.store.busy`). One batch is one transaction: it is stored whole or not at all.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -340,13 +341,15 @@ class GraphStore:
         for start in range(0, len(ids), LINK_CHUNK):
             chunk = ids[start:start + LINK_CHUNK]
 
-            def work(tx: ManagedTransaction, chunk: list[str] = chunk) -> None:
-                _run(tx, st.LOCK_PATIENTS, counts, patient_ids=chunk)
-                _derive(tx, chunk, counts)
-                _set_link_pending(tx, counts, (), chunk)
+            def work(tx: ManagedTransaction, chunk: list[str] = chunk) -> WriteCounts:
+                done = WriteCounts()  # per attempt: a retried attempt's rolled-back writes are not counted
+                _run(tx, st.LOCK_PATIENTS, done, patient_ids=chunk)
+                _derive(tx, chunk, done)
+                _set_link_pending(tx, done, (), chunk)
+                return done
 
             with self._session() as session:
-                run_write(session, work)
+                counts += run_write(session, work)
         return counts
 
     def replace_gnn_progressions(self, patient_ids: list[str], rows: list[dict[str, Any]]) -> int:
@@ -364,11 +367,37 @@ class GraphStore:
         """Delete every node and relationship (tests and benchmarks), in batches.
 
         Relationships go first: a DETACH DELETE of a hub (a Finding with 800,000 observations on the NIH
-        cohort) would hold all of its relationships in one batch and exhaust a 2 GB heap.
+        cohort) would hold all of its relationships in one batch and exhaust a 2 GB heap. The nodes then go
+        with DETACH DELETE all the same, so that a relationship another client wrote in between does not fail
+        the clear ("still has relationships"); see :meth:`end_other_transactions` to stop such a client first.
         """
         with self._session() as session:
             session.run("MATCH ()-[r]->() CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS").consume()
-            session.run("MATCH (n) CALL (n) { DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+            session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+
+    def end_other_transactions(self, timeout_s: float = 60.0) -> list[str]:
+        """Terminate every client's open transaction on the server but this call's own (``TERMINATE
+        TRANSACTIONS``) and return once each is terminated, so that what runs next has the graph to itself
+        (tests and benchmarks: a writer a failed test left behind). A terminated transaction can write
+        nothing more and its locks are free, though the server lists it until its client comes back or
+        goes. Returns the ids terminated.
+
+        Raises:
+            GraphBusy: some are still not terminated ``timeout_s`` seconds later (the message names them).
+        """
+        ended: list[str] = []
+        deadline = time.monotonic() + timeout_s
+        with self._session() as session:
+            while True:
+                live = [r["id"] for r in session.run(rs.OPEN_TRANSACTIONS) if not r["status"].startswith("Terminated")]
+                if not live:
+                    return ended
+                if time.monotonic() > deadline:
+                    raise GraphBusy(f"transactions {', '.join(live)} are still not terminated {timeout_s:.0f} s "
+                                    "after TERMINATE TRANSACTIONS")
+                session.run("TERMINATE TRANSACTIONS $ids", ids=live).consume()
+                ended += [i for i in live if i not in ended]
+                time.sleep(0.05)
 
 
 _shared: GraphStore | None = None

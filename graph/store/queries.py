@@ -19,6 +19,7 @@ from datetime import date
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from graph.errors import CxrkgError
 from graph.records import cyclic_gc_paused
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ _PARAM_TYPES: dict[str, Callable[[Any], Any]] = {"string": str, "int": int, "flo
 _HEADER = re.compile(r"^//\s*(name|purpose|param|columns):\s?(.*)$")
 
 
-class QueryError(ValueError):
+class QueryError(CxrkgError, ValueError):
     """Unknown query, missing or extra parameter, a value of the wrong type, or a query that writes."""
 
 

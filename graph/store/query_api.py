@@ -22,13 +22,14 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from graph.errors import CxrkgError
 from graph.store.errors import GraphUnavailable, LoginRefused
 
 _TYPED_JSON = "application/vnd.neo4j.query"
 _WRITE_REFUSED = "Neo.ClientError.Statement.AccessMode"
 
 
-class QueryApiError(RuntimeError):
+class QueryApiError(CxrkgError, RuntimeError):
     """The server refused a statement: ``code`` is Neo4j's status code (``Neo.ClientError.Statement.
     SyntaxError``, ...), the message says which statement and why."""
 

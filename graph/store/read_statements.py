@@ -108,11 +108,13 @@ RETURN type(r) AS type, start_label, a[$keys[start_label]] AS start_key, end_lab
 
 
 # --- what a blocked write waits for ----------------------------------------------------------------
-# Every open transaction but this one, oldest first (graph.store.busy names them in its error).
+# Every open transaction of a client but this one, oldest first (graph.store.busy names them in its error).
+# Those without a client address are the server's own (the local launcher's password change stays open in
+# the system database for good): no load waits for them, and they cannot be terminated.
 OPEN_TRANSACTIONS = """
 SHOW TRANSACTIONS
 YIELD transactionId, database, clientAddress, username, elapsedTime, status, currentQuery
-WHERE currentQuery IS NULL OR NOT currentQuery STARTS WITH 'SHOW TRANSACTIONS'
+WHERE (currentQuery IS NULL OR NOT trim(currentQuery) STARTS WITH 'SHOW TRANSACTIONS') AND clientAddress <> ''
 RETURN transactionId AS id, database, clientAddress AS client, elapsedTime.milliseconds AS ms, status,
        left(coalesce(currentQuery, ''), 80) AS query
 ORDER BY ms DESC

@@ -132,7 +132,7 @@ def test_rejections_name_row_and_field_and_the_rest_is_answered(cohort, tmp_path
     src, out = tmp_path / "q.csv", tmp_path / "a.csv"
     rows.to_csv(src, index=False)
     result = runner.invoke(app, ["diffvqa", "answer", str(src), "--out", str(out)])
-    assert result.exit_code == 2
+    assert result.exit_code == 6
     fields = {f"row {n}": f for n, f in [(3, "question"), (4, "study_id"), (5, "ref_id"), (6, "ref_id"),
                                          (7, "subject_id"), (8, "question_type")]}
     said = " ".join(result.output.split())
@@ -142,7 +142,7 @@ def test_rejections_name_row_and_field_and_the_rest_is_answered(cohort, tmp_path
     assert len(pd.read_csv(out)) == 1
     rows.drop(columns=["ref_id"]).to_csv(src, index=False)
     result = runner.invoke(app, ["diffvqa", "answer", str(src), "--out", str(out)])
-    assert result.exit_code == 2 and "row 1 field ref_id: missing column" in " ".join(result.output.split())
+    assert result.exit_code == 6 and "row 1 field ref_id: missing column" in " ".join(result.output.split())
 
 
 def test_ask_answers_one_question_and_shows_its_cypher(cohort):
@@ -152,9 +152,40 @@ def test_ask_answers_one_question_and_shows_its_cypher(cohort):
     assert "the level of pleural effusion has changed from mild to moderate." in result.output
     assert "UNWIND $study_ids AS sid" in result.output and "basis: both" in result.output
     result = runner.invoke(app, ["ask", "what is the meaning of life?", "--study", S2])
-    assert result.exit_code == 2 and "what abnormalities are seen in this image?" in " ".join(result.output.split())
+    assert result.exit_code == 1 and "what abnormalities are seen in this image?" in " ".join(result.output.split())
     result = runner.invoke(app, ["ask", "is there edema?", "--study", S1, "--ref", S3])
-    assert result.exit_code == 2 and "not earlier" in result.output
+    assert result.exit_code == 1 and "not earlier" in result.output
+
+
+@pytest.mark.parametrize("question, study, ref", [
+    ("what has changed compared to the reference image?", S2, None),
+    ("where is the pleural effusion?", S1, None),
+    ("is there edema?", S3, S1),
+])
+def test_the_cypher_ask_shows_reruns_to_the_same_answer(cohort, question, study, ref):
+    """Pasted into Neo4j Browser, the printed `:param` lines set the parameters (Browser evaluates each value
+    as a Cypher expression, done here through the driver) and the statement returns the rows ask answered
+    from."""
+    from graph.questions.answer import answer
+    from graph.questions.facts import facts_from_rows
+    from graph.questions.parse import parse_question
+
+    result = runner.invoke(app, ["ask", question, "--study", study, "--show-cypher"] + (["--ref", ref] if ref else []))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    end = next(i for i, line in enumerate(lines) if line.endswith(";"))
+    params = {}
+    for line in lines[:end]:
+        if line.startswith(":param "):
+            name, expression = line[len(":param "):].split(" => ", 1)
+            params[name] = cohort.read(f"RETURN {expression} AS value")[0]["value"]
+    statement = "\n".join(line for line in lines[:end + 1] if not line.startswith(":param "))
+    assert set(params) == set(re.findall(r"\$(\w+)", statement)), "a parameter of the statement is not printed"
+    facts = facts_from_rows(cohort.read(statement.rstrip(";"), **params))
+    main = facts[study]
+    reference = facts[ref] if ref else next((f for f in facts.values() if f.study_id != study), None)
+    rerun = answer(parse_question(question), main, reference, False)
+    assert rerun.text.strip() == lines[end + 1].strip()
 
 
 def test_generate_is_deterministic_and_agrees_with_answer(cohort, tmp_path):

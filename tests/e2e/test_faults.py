@@ -159,28 +159,73 @@ def test_sigkill_of_neo4j_mid_load_fails_in_one_line_and_the_rerun_loads_the_res
     _assert_one_shot_graph(store, cohort)
 
 
-def test_a_load_blocked_by_another_transaction_fails_naming_it_and_stores_nothing(store, tmp_path):
-    """The test server ends lock waits after 5 s (tests/conftest.py): the load fails with GraphBusy naming
-    the open transaction instead of waiting for ever, and loads in full once the holder is gone."""
-    from graph.store import GraphBusy
+def _hold_patient(session, patient_id: str):
+    """An open transaction holding ``patient_id``'s lock, as another load's write would."""
     from graph.store import statements as st
+
+    holder = session.begin_transaction()
+    holder.run(st.LOCK_PATIENTS, patient_ids=[patient_id]).consume()
+    return holder
+
+
+def _one_study(tmp_path: Path) -> None:
     from tests.fixtures.inputs import scene_graph, write_scene_graph
 
     write_scene_graph(tmp_path, scene_graph("img-1", 777, 7001, "2150-01-01T08:00:00",
                                             {"left lung": [["anatomicalfinding|yes|lung opacity"]]}))
+
+
+def test_a_load_blocked_past_the_retry_budget_fails_naming_the_holder_and_stores_nothing(store, tmp_path,
+                                                                                         monkeypatch):
+    """The test server ends lock waits after 5 s (tests/conftest.py) and the retry budget is 12 s here: the
+    write is tried twice, then the load fails with GraphBusy naming the open transaction instead of waiting
+    for ever, and loads in full once the holder is gone."""
+    from graph.store import GraphBusy
+
+    monkeypatch.setenv("CXRKG_NEO4J_LOCK_RETRY", "12s")  # 5 s + 0.5 s pause + 5 s fits; a third wait does not
+    _one_study(tmp_path)
     with store.driver.session(database=store.database) as session:
-        holder = session.begin_transaction()
-        holder.run(st.LOCK_PATIENTS, patient_ids=["777"]).consume()
+        holder = _hold_patient(session, "777")
         started = time.monotonic()
         with pytest.raises(GraphBusy) as caught:
             load_into(store, tmp_path)
         waited = time.monotonic() - started
         holder.rollback()
     message = str(caught.value)
+    assert "2 time(s)" in message, message  # retried once, then stopped by the budget
     assert "neo4j-transaction-" in message and "TERMINATE TRANSACTION" in message, message
-    assert waited < 30, waited  # one lock timeout, not one per driver retry
+    assert 10 <= waited < 60, waited  # two lock timeouts, not one per driver retry (bound generous for busy machines)
     assert store.read("MATCH (n) WHERE n:SourceFile OR n:Study OR n:Image RETURN count(n) AS n")[0]["n"] == 0
     load_into(store, tmp_path)
+    assert store.read("MATCH (:Patient {patient_id: '777'})-[:HAS_STUDY]->(s) RETURN count(s) AS n")[0]["n"] == 1
+
+
+def test_a_load_blocked_longer_than_one_lock_timeout_but_within_the_budget_loads(store, tmp_path, monkeypatch):
+    """A holder that keeps the lock past one lock timeout (another load's slow write on a busy machine) but
+    lets go within the retry budget: the blocked write is tried again after its pause and the load succeeds.
+    The holder lets go when the first pause begins, i.e. once a lock wait has surely timed out."""
+    import dataclasses
+
+    from graph.store import busy
+
+    _one_study(tmp_path)
+    policy = busy.lock_retry()
+    pauses: list[float] = []
+    with store.driver.session(database=store.database) as session:
+        holder = _hold_patient(session, "777")
+
+        def release_then_pause(seconds: float) -> None:
+            if not pauses:
+                holder.rollback()
+            pauses.append(seconds)
+            policy.sleep(seconds)
+
+        monkeypatch.setattr(busy, "lock_retry", lambda: dataclasses.replace(policy, sleep=release_then_pause))
+        started = time.monotonic()
+        load_into(store, tmp_path)
+        waited = time.monotonic() - started
+    assert pauses == [policy.first_pause_s], pauses  # one lock timeout, one retry
+    assert waited >= policy.lock_timeout_s, waited
     assert store.read("MATCH (:Patient {patient_id: '777'})-[:HAS_STUDY]->(s) RETURN count(s) AS n")[0]["n"] == 1
 
 

@@ -80,7 +80,7 @@ def test_cli_ingest_query_and_stats(store, prefect_harness, tmp_path):
     bad = effusion_study(tmp_path, 3)
     bad.write_text("[]")
     result = runner.invoke(app, ["ingest", str(tmp_path), "--rejected", str(tmp_path / "r.json"), "--no-progress"])
-    assert result.exit_code == 2 and "rejected" in result.output
+    assert result.exit_code == 6 and "rejected" in result.output
     assert [r["file"] for r in json.loads((tmp_path / "r.json").read_text())] == [str(bad.resolve())]
 
 

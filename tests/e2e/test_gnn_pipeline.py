@@ -309,6 +309,26 @@ def test_command_line(cohort, monkeypatch):
         assert message in res.output and "Traceback" not in res.output
 
 
+def test_export_snapshot_and_its_old_name_write_the_same_snapshot(cohort, tmp_path):
+    """`cxrkg export snapshot --out DIR` is the command; `cxrkg export --out DIR`, its name before `export`
+    became a group, still writes the same snapshot for one release, with a one-line notice of the new name."""
+    from flows.cli import app
+
+    runner = CliRunner()
+    new = runner.invoke(app, ["export", "snapshot", "--out", str(tmp_path / "new")])
+    assert new.exit_code == 0, new.output
+    assert "notice" not in new.output
+    old = runner.invoke(app, ["export", "--out", str(tmp_path / "old")])
+    assert old.exit_code == 0, old.output
+    assert [line for line in old.output.splitlines() if line.startswith("notice:")] == [
+        "notice: `cxrkg export --out DIR` is now `cxrkg export snapshot --out DIR`; the old form goes in the next "
+        "release"]
+    hashes = [json.loads((tmp_path / d / "manifest.json").read_text())["content_hash"] for d in ("new", "old")]
+    assert hashes[0] == hashes[1]
+    mixed = runner.invoke(app, ["export", "--out", str(tmp_path / "x"), "lunguage"])
+    assert mixed.exit_code == 1 and "after the subcommand" in mixed.output
+
+
 def test_training_flow_exports_trains_evaluates_and_registers(cohort, prefect_harness, monkeypatch, tmp_path):
     from flows.serve import training_flow
     from flows.train_flow import train_flow

@@ -3,13 +3,10 @@ real graph, on made-up Lunguage files (graph.formats.lunguage.made_up_rows: inve
 
 from __future__ import annotations
 
-import csv
-from datetime import datetime, timedelta
-
 from typer.testing import CliRunner
 
 from graph.episode_agreement import episode_agreement
-from graph.formats.lunguage import made_up_rows, read_lunguage, write_lunguage
+from graph.formats.lunguage import read_lunguage, write_made_up_cohort
 from graph.sequential_reports import export_lunguage
 from graph.store.queries import get_query, run_named
 from tests.fixtures.loading import load_into
@@ -17,17 +14,7 @@ from tests.fixtures.loading import load_into
 
 def _cohort(folder, patients=4, seed=3):
     """A made-up Lunguage file and the metadata CSV that dates its studies (Lunguage has only sequence)."""
-    rows = made_up_rows(patients, seed=seed)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = write_lunguage(rows, folder / "made_up_lunguage.csv")
-    studies = sorted({(r.subject_id, r.study_id, r.sequence) for r in rows})
-    with open(folder / "mimic-cxr-2.0.0-metadata.csv", "w", newline="") as handle:
-        out = csv.writer(handle)
-        out.writerow(["dicom_id", "subject_id", "study_id", "StudyDate", "StudyTime"])
-        for subject, study, sequence in studies:
-            when = datetime(2150, 1, 1) + timedelta(days=10 * sequence)
-            out.writerow([f"d{study}", subject, study, when.strftime("%Y%m%d"), "080000.000"])
-    return rows, path
+    return write_made_up_cohort(folder, patients, seed)
 
 
 def test_lunguage_in_then_out_gives_back_its_groups_and_episodes(store, tmp_path):

@@ -188,7 +188,7 @@ def test_a_file_changed_after_its_load_is_not_archived(store, tmp_path):
     assert committed_files(store, files, "another-vocabulary") == []
 
 
-def test_cli_serve_once_reports_rejections_with_exit_code_2(store, prefect_harness, tmp_path):
+def test_cli_serve_once_reports_rejections_with_exit_code_6(store, prefect_harness, tmp_path):
     from flows.cli import app
 
     drop = tmp_path / "drop"
@@ -196,7 +196,7 @@ def test_cli_serve_once_reports_rejections_with_exit_code_2(store, prefect_harne
     effusion_study(drop, 2).write_text("[]")
     result = CliRunner().invoke(app, ["serve", str(drop), "--timezone", "UTC",
                                       "--settle-seconds", "0", "--once"])
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 6, result.output
     assert "1 files loaded" in result.output and "1 rejected" in result.output
 
     result = CliRunner().invoke(app, ["serve", str(drop), "--timezone", "Nowhere/Land", "--cron", "* * * * *"])

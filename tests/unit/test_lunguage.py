@@ -140,9 +140,9 @@ def test_eval_episodes_command(rows, tmp_path):
 
     bad = _with(rows, tmp_path, 3, section="findings")
     done = _cxrkg(tmp_path, "eval-episodes", str(gold), str(bad))
-    assert done.returncode == 2 and "record line 3 field section" in done.stderr
+    assert done.returncode == 6 and "record line 3 field section" in done.stderr
     assert "episode pairs" in done.stdout and "Traceback" not in done.stderr
 
     pd.read_csv(gold, dtype=str).drop(columns=["ent"]).to_csv(bad, index=False)
     done = _cxrkg(tmp_path, "eval-episodes", str(gold), str(bad))
-    assert done.returncode == 2 and "column(s) ent missing" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 1 and "column(s) ent missing" in done.stderr and "Traceback" not in done.stderr

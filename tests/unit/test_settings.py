@@ -11,7 +11,8 @@ import pytest
 from graph.settings import ConfigError, local_server_settings, neo4j_settings, settings
 
 VARS = ("CXRKG_HOME", "CXRKG_BOLT_PORT", "CXRKG_HTTP_PORT", "NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD",
-        "NEO4J_DATABASE", "CXRKG_NEO4J_HEAP", "CXRKG_LOG_LEVEL", "CXRKG_NEO4J_TX_TIMEOUT", "CXRKG_NEO4J_LOCK_TIMEOUT")
+        "NEO4J_DATABASE", "CXRKG_NEO4J_HEAP", "CXRKG_LOG_LEVEL", "CXRKG_NEO4J_TX_TIMEOUT", "CXRKG_NEO4J_LOCK_TIMEOUT",
+        "CXRKG_NEO4J_LOCK_RETRY")
 
 
 @pytest.fixture()
@@ -39,6 +40,7 @@ def test_defaults_and_empty_values(env, tmp_path):
     ("CXRKG_LOG_LEVEL", "LOUD", "CXRKG_LOG_LEVEL='LOUD'"),
     ("CXRKG_NEO4J_LOCK_TIMEOUT", "0", "CXRKG_NEO4J_LOCK_TIMEOUT='0'"),  # no timeout is not offered
     ("CXRKG_NEO4J_TX_TIMEOUT", "5 minutes", "CXRKG_NEO4J_TX_TIMEOUT='5 minutes'"),
+    ("CXRKG_NEO4J_LOCK_RETRY", "10", "CXRKG_NEO4J_LOCK_RETRY='10'"),  # a duration needs its unit
     ("NEO4J_URI", "bolt://elsewhere:7687", "missing NEO4J_USER, NEO4J_PASSWORD"),
 ])
 def test_bad_values_name_the_variable(env, name, value, says):

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from graph.datasets.nih.reference import NIHTables
+from graph.errors import CxrkgError
 
 COLUMNS = ("study_id", "subject_id", "ref_id", "question_type", "question", "answer")
 
@@ -94,7 +95,7 @@ NOTHING = "nothing has changed."
 MISMATCH_COLUMNS = ("row", "study_id", "ref_id", "question_type", "question", "answer", "kind", "expected", "detail")
 
 
-class CheckInputError(ValueError):
+class CheckInputError(CxrkgError, ValueError):
     """The question frame lacks a column of :data:`COLUMNS`."""
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from graph.datasets.wheel import WHEEL_NAME, WheelUnavailable, default_cache, fetch_wheel
+from graph.errors import CxrkgError
 
 DATA_ENTRY_MEMBER = "torchxrayvision/data/Data_Entry_2017_v2020.csv.gz"
 BBOX_MEMBER = "torchxrayvision/data/BBox_List_2017.csv.gz"
@@ -35,7 +36,7 @@ BBOX_COLUMNS = ("Image Index", "Finding Label", "x", "y", "w", "h")
 GOOGLE_COLUMNS = ("Image Index", "Fracture", "Pneumothorax", "Airspace opacity", "Nodule or mass")
 
 
-class DatasetUnavailable(RuntimeError):
+class DatasetUnavailable(CxrkgError, RuntimeError):
     """The NIH tables cannot be read here: no wheel (no registry), not a zip, a member missing or corrupt."""
 
 

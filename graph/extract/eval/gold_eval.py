@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from graph.datasets.iu import IUReport
+from graph.errors import CxrkgError
 from graph.extract.eval.evaluate import CHANGE_CLASSES, NEGATION_WORDS, sentence_tokens
 from graph.vocabulary import Vocabulary, ancestors, normalise_phrase, vocabulary
 
@@ -68,7 +69,7 @@ BASELINE_CHANGE_WORDS = {
 _WORD = re.compile(r"[a-z0-9/'-]+")
 
 
-class GoldError(ValueError):
+class GoldError(CxrkgError, ValueError):
     """The gold file is malformed: names the file, the sentence and the field."""
 
 

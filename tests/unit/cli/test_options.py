@@ -52,4 +52,4 @@ def test_also_names_further_bulk_inputs_with_their_own_doc_mappings(tmp_path):
     result = CliRunner().invoke(app, ["ingest", a, "--also", b])  # --also needs --bulk
     assert result.exit_code == 1 and "add --bulk" in result.output
     result = CliRunner().invoke(app, ["ingest", "--bulk", a, "--also", f"{b}={tmp_path / 'gone.csv'}"])
-    assert result.exit_code == 2 and "gone.csv does not exist" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 1 and "gone.csv does not exist" in result.output and "Traceback" not in result.output

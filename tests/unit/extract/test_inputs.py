@@ -128,7 +128,7 @@ def test_cli_exit_code_and_report(tmp_path):
     (src / "empty.txt").write_text("")
     runner = CliRunner()
     res = runner.invoke(app, ["extract", str(src), "--out", str(tmp_path / "out")])
-    assert res.exit_code == 2, res.output
+    assert res.exit_code == 6, res.output  # done, but a file was rejected
     report = json.loads((tmp_path / "out" / "rejected.json").read_text())
     assert report == [{"file": str(src / "empty.txt"), "record": "empty", "field": None,
                        "reason": "empty report (no text)"}]
@@ -141,7 +141,7 @@ def test_cli_exit_code_and_report(tmp_path):
     csv_path = tmp_path / "r.csv"
     csv_path.write_text("id,text\nx1,No effusion.\n")
     res = runner.invoke(app, ["extract", str(csv_path), "--out", str(tmp_path / "o3"), "--text-column", "body"])
-    assert res.exit_code == 2 and "missing column" in json.loads((tmp_path / "o3" / "rejected.json").read_text())[0]["reason"]
+    assert res.exit_code == 6 and "missing column" in json.loads((tmp_path / "o3" / "rejected.json").read_text())[0]["reason"]
 
 
 def test_a_batch_of_edge_inputs_extracts_the_rest(tmp_path):
