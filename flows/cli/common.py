@@ -55,6 +55,17 @@ def guard(fn, *args, **kwargs):
         fail(str(exc))
 
 
+def existing(param: typer.CallbackParam, value: Any) -> Any:
+    """A typer callback for path parameters: ``value`` (a path, a list of paths or None) unchanged when every
+    path exists; else one error line naming the parameter and the path, exit code 1 (missing input means
+    nothing done, not a usage error: exit code 2 stays Click's own)."""
+    for path in value if isinstance(value, (list, tuple)) else [value]:
+        if path is not None and not Path(path).exists():
+            name = param.opts[0] if param.opts and param.opts[0].startswith("-") else (param.name or "").upper()
+            fail(f"{name}: {path} does not exist (check the path)")
+    return value
+
+
 def store_or_fail():
     """The process-wide graph store, or a one-line error when Neo4j cannot be used."""
     from graph.store import GraphUnavailable, shared_store

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import console, fail, run_ingest
+from flows.cli.common import console, existing, fail, run_ingest
 from graph.errors import ExitCode
 
 
@@ -34,8 +34,8 @@ def synth(patients: int = typer.Option(200, min=1, help="patients to generate"),
 
 
 @app.command()
-def ingest(paths: list[Path] = typer.Argument(..., exists=True, help="files or folders, searched recursively"),
-           doc_mapping: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+def ingest(paths: list[Path] = typer.Argument(..., callback=existing, help="files or folders, searched recursively"),
+           doc_mapping: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False,
                                                       help="CSV of doc_key, patient_id, study_id and optionally "
                                                            "study_datetime"),
            rejected: Path = typer.Option(Path("cxrkg-rejected.json"), help="rejected-files report (JSON)"),

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import ReportFormat, print_rejections, print_rows
+from flows.cli.common import ReportFormat, existing, print_rejections, print_rows
 from graph.errors import ExitCode
 
 
@@ -28,8 +28,8 @@ def _rows(result) -> list[dict]:
 
 
 @app.command("eval-episodes")
-def eval_episodes(gold: Path = typer.Argument(..., exists=True, dir_okay=False, help="the reference Lunguage CSV"),
-                  pred: Path = typer.Argument(..., exists=True, dir_okay=False,
+def eval_episodes(gold: Path = typer.Argument(..., callback=existing, dir_okay=False, help="the reference Lunguage CSV"),
+                  pred: Path = typer.Argument(..., callback=existing, dir_okay=False,
                                             help="the Lunguage CSV to score (same mentions)"),
                   fmt: ReportFormat = typer.Option(ReportFormat.table, "--format", help="table or json"),
                   show: int = typer.Option(10, min=0, help="gold episodes without an exact match to list")) -> None:

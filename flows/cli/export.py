@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import console, err, fail, guard, store_or_fail
+from flows.cli.common import console, err, existing, fail, guard, store_or_fail
 
 export_app = typer.Typer(help="Write the graph out: a training snapshot, or Lunguage rows.")
 app.add_typer(export_app, name="export")
@@ -23,7 +23,7 @@ _EMBEDDINGS_HELP = "per (image, region) embeddings parquet to include"
 @export_app.callback(invoke_without_command=True)
 def _old_snapshot_form(ctx: typer.Context,
                        out: Optional[Path] = typer.Option(None, "--out", hidden=True),
-                       embeddings: Optional[Path] = typer.Option(None, "--embeddings", exists=True, dir_okay=False,
+                       embeddings: Optional[Path] = typer.Option(None, "--embeddings", callback=existing, dir_okay=False,
                                                                  hidden=True)) -> None:
     # `cxrkg export --out DIR` named the snapshot before `export lunguage` joined it; kept one release
     if ctx.invoked_subcommand is not None:
@@ -40,7 +40,7 @@ def _old_snapshot_form(ctx: typer.Context,
 
 @export_app.command("snapshot")
 def snapshot(out: Path = typer.Option(..., "--out", help="snapshot folder (parquet tables + manifest.json)"),
-             embeddings: Optional[Path] = typer.Option(None, "--embeddings", exists=True, dir_okay=False,
+             embeddings: Optional[Path] = typer.Option(None, "--embeddings", callback=existing, dir_okay=False,
                                                        help=_EMBEDDINGS_HELP)) -> None:
     """Export the graph to a versioned snapshot for training and forecasting (read transactions, streamed
     by patient)."""

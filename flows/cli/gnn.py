@@ -17,7 +17,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import ReportFormat, console, err, fail, guard, store_or_fail
+from flows.cli.common import ReportFormat, console, err, existing, fail, guard, store_or_fail
 
 
 def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) -> Path:
@@ -33,11 +33,11 @@ def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) ->
 
 
 @app.command()
-def train(config: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+def train(config: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False,
                                                 help="YAML/JSON config (e.g. gnn/configs/gnn.yaml); default settings otherwise"),
-          snapshot: Optional[Path] = typer.Option(None, exists=True, file_okay=False,
+          snapshot: Optional[Path] = typer.Option(None, callback=existing, file_okay=False,
                                                   help="snapshot folder; default: export the graph now"),
-          embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+          embeddings: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False,
                                                     help="embeddings parquet (when exporting now)"),
           out: Optional[Path] = typer.Option(None, help="checkpoint file; default: the registry "
                                                         "(model.pt in the version's folder of "
@@ -72,9 +72,9 @@ def train(config: Optional[Path] = typer.Option(None, exists=True, dir_okay=Fals
 
 
 @app.command()
-def evaluate(snapshot: Optional[Path] = typer.Option(None, exists=True, file_okay=False,
+def evaluate(snapshot: Optional[Path] = typer.Option(None, callback=existing, file_okay=False,
                                                      help="snapshot folder; default: export the graph now"),
-             config: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="training config"),
+             config: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False, help="training config"),
              seeds: str = typer.Option("0,1,2", help="comma-separated seeds (at least 3 for mean ± sd)"),
              out: Path = typer.Option(Path("gnn-evaluation"), help="folder for evaluation.json, .txt and the plot"),
              device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto"),
@@ -104,12 +104,12 @@ def predict(checkpoint: Optional[Path] = typer.Option(None, help="model file; de
             write_back: bool = typer.Option(False, "--write-back", help="store predictions as PROGRESSION edges "
                                             "(source gnn)"),
             out: Optional[Path] = typer.Option(None, help="also save the predictions (.parquet or .csv)"),
-            embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+            embeddings: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False,
                                                       help="embeddings parquet, if the model uses them"),
             allow_new_data: bool = typer.Option(False, "--allow-new-data",
                                                 help="accept a graph that changed since the model's snapshot"),
             device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto"),
-            forecaster: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="a next-study "
+            forecaster: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False, help="a next-study "
                                                       "forecaster (`cxrkg forecast --save-model`): write its "
                                                       "forecasts back instead")) -> None:
     """Predict the change of every unstated (current, prior) pair of consecutive studies; with
@@ -145,9 +145,9 @@ def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
             prior: Optional[str] = typer.Option(None, help="prior study (default: the one before current)"),
             finding: Optional[str] = typer.Option(None, help="only this finding (name or synonym)"),
             checkpoint: Optional[Path] = typer.Option(None, help="model file; default the latest registered"),
-            embeddings: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+            embeddings: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False,
                                                       help="embeddings parquet, if the model uses them"),
-            forecaster: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="a next-study "
+            forecaster: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False, help="a next-study "
                                                       "forecaster (`cxrkg forecast --save-model`): derived events "
                                                       "beside its forecast for the later study"),
             fmt: ReportFormat = typer.Option(ReportFormat.table, "--format")) -> None:

@@ -11,12 +11,12 @@ from typing import Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import console, fail, store_or_fail
+from flows.cli.common import console, existing, fail, store_or_fail
 from graph.errors import ExitCode
 
 
 @app.command()
-def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, help="the drop folder to watch"),
+def serve(drop_folder: Path = typer.Argument(..., callback=existing, file_okay=False, help="the drop folder to watch"),
           timezone: str = typer.Option(..., "--timezone", "--tz",
                                        help="IANA time zone of the schedule, e.g. Europe/Berlin or UTC"),
           cron: Optional[str] = typer.Option(None, help="cron schedule, e.g. '*/15 * * * *' (not with --once)"),
@@ -25,7 +25,7 @@ def serve(drop_folder: Path = typer.Argument(..., exists=True, file_okay=False, 
                                                  help="move committed files here (outside the drop folder)"),
           rejected: Optional[Path] = typer.Option(None, dir_okay=False, help="rejected-files report, rewritten every "
                                                   "run (default: cxrkg-rejected.json in the drop folder)"),
-          doc_mapping: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+          doc_mapping: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False,
                                                      help="CSV of doc_key, patient_id, study_id and "
                                                           "optionally study_datetime"),
           settle_seconds: float = typer.Option(60.0, min=0, help="files modified more recently wait for the "

@@ -193,6 +193,21 @@ def test_diffvqa_score_of_a_missing_file_does_nothing_and_exits_1(cli_env, capsy
     assert "nowhere.csv" in said and "not a readable CSV" in said and "unexpected" not in said
 
 
+@pytest.mark.parametrize("args", [
+    ["ingest", "{tmp}/no-such-folder"],
+    ["eval-episodes", "{tmp}/gold.csv", "{tmp}/pred.csv"],
+    ["train", "--config", "{tmp}/gnn.yaml"],
+    ["export", "snapshot", "--out", "{tmp}/snap", "--embeddings", "{tmp}/embeddings.parquet"],
+    ["serve", "{tmp}/drop", "--timezone", "UTC", "--once"],
+])
+def test_a_missing_input_path_does_nothing_and_exits_1_not_2(cli_env, capsys, tmp_path, args):
+    """A path that is not there is missing input (nothing done, 1), not a usage error (2, Click's)."""
+    code, said = _run_main([a.format(tmp=tmp_path) for a in args], capsys)
+    lines = said.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and lines[0].startswith("error:"), said
+    assert f"{tmp_path}/" in said and "does not exist" in said and "Usage" not in said
+
+
 def test_diffvqa_score_without_java_names_the_missing_tool(cli_env, capsys, tmp_path):
     import importlib.util
     import shutil
