@@ -54,19 +54,9 @@ def end_tree(pid: int, grace_s: float = 10.0) -> None:
         tree = [root, *root.children(recursive=True)]
     except psutil.NoSuchProcess:
         return
-    tree = [p for p in tree if _alive_not_guard(p)]
-    for p in tree:
-        try:
-            p.terminate()
-        except psutil.Error:
-            pass
-    _, stubborn = psutil.wait_procs(tree, timeout=grace_s)
-    for p in stubborn:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(stubborn, timeout=grace_s)
+    from flows.child_guard import end_processes
+
+    end_processes([p for p in tree if _alive_not_guard(p)], grace_s)
 
 
 def _alive_not_guard(process) -> bool:

@@ -85,18 +85,26 @@ def watch(pid: int, poll_s: float = POLL_SECONDS, grace_s: float = GRACE_SECONDS
             break
         time.sleep(poll_s)
     left = [p for p in known.values() if _alive(p)]  # is_running() also checks the start time: no reused pid
-    for p in left:
+    end_processes(left, grace_s)
+    return [p.pid for p in left]
+
+
+def end_processes(processes: list[psutil.Process], grace_s: float = GRACE_SECONDS) -> None:
+    """SIGTERM to every process of ``processes``, SIGKILL to those still running ``grace_s`` seconds later,
+    then wait up to ``grace_s`` more for those: returns as soon as all are gone (an event, not a pause).
+    Processes that end meanwhile are skipped."""
+    for p in processes:
         try:
             p.terminate()
-        except psutil.NoSuchProcess:
+        except psutil.Error:
             pass
-    _, stubborn = psutil.wait_procs(left, timeout=grace_s)
+    _, stubborn = psutil.wait_procs(processes, timeout=grace_s)
     for p in stubborn:
         try:
             p.kill()
-        except psutil.NoSuchProcess:
+        except psutil.Error:
             pass
-    return [p.pid for p in left]
+    psutil.wait_procs(stubborn, timeout=grace_s)
 
 
 if __name__ == "__main__":

@@ -127,19 +127,9 @@ def _end_what_the_test_started(request):
     # asked for now, so that it is torn down after this fixture's teardown
     tmp_path = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
     yield
-    left = _started_by_test(before, tmp_path)
-    for p in left:
-        try:
-            p.terminate()
-        except psutil.Error:
-            pass
-    _, stubborn = psutil.wait_procs(left, timeout=15)
-    for p in stubborn:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(stubborn, timeout=15)
+    from flows.child_guard import end_processes
+
+    end_processes(_started_by_test(before, tmp_path), grace_s=15)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.doc_blocks import REPO, SHELL_BLOCKS_OF_JOURNEYS
-from tests.fixtures.processes import end_processes_naming
 
 pytestmark = [pytest.mark.slow, pytest.mark.java]
 VENV_BIN = Path(sys.executable).parent
@@ -136,12 +135,11 @@ def _environment(home: Path) -> dict[str, str]:
 
 
 def _stop_servers(tmp_path: Path, env: dict[str, str]) -> None:
-    """Stop the local server of every home the journey made (its own, and any it named), then end any
-    process still naming the journey's folder."""
+    """Stop the local server of every home the journey made (its own, and any it named); any other process
+    naming the journey's folder is ended by tests/conftest.py after the test."""
     for password in tmp_path.rglob("password"):
         subprocess.run([str(VENV_BIN / "cxrkg"), "db", "stop"], env={**env, "CXRKG_HOME": str(password.parent)},
                        capture_output=True, timeout=180)
-    end_processes_naming(tmp_path)
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in sorted(CHECKS)])

@@ -17,6 +17,7 @@ from tests.fixtures.doc_blocks import (
     cxrkg_calls,
     doc_paths,
     inline_code,
+    journeys,
     table_rows,
 )
 
@@ -59,10 +60,7 @@ def test_no_command_hides_in_an_unlabelled_block():
 
 
 def test_the_journeys_are_documented_once_each():
-    runs: dict[str, list] = {}
-    for block in SHELL_BLOCKS:
-        if "journey" in block.marks:
-            runs.setdefault(block.marks["journey"], []).append(block)
+    runs = journeys()
     assert JOURNEYS <= set(runs), f"journeys missing from the docs: {sorted(JOURNEYS - set(runs))}"
     for name, copies in runs.items():  # the README quotes a page's journey: the same text, not a variant
         assert len({b.text for b in copies}) == 1, f"journey {name} differs between {[b.where for b in copies]}"
