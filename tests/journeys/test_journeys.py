@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -155,13 +156,18 @@ def test_journey_runs_as_written(name, tmp_path):
     work, home = tmp_path / "work", tmp_path / "home"
     _clone_root(work)
     env = _environment(home)
+    # a session of its own: a journey that overruns is ended with every process it started
+    shell = subprocess.Popen(["bash", "-c", "set -euo pipefail -x\n" + block.text], cwd=work, env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
-        done = subprocess.run(["bash", "-c", "set -euo pipefail -x\n" + block.text], cwd=work, env=env,
-                              capture_output=True, text=True, timeout=JOURNEY_SECONDS)
+        stdout, stderr = shell.communicate(timeout=JOURNEY_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(shell.pid, signal.SIGKILL)
+        stdout, stderr = shell.communicate()
     finally:
         _stop_servers(tmp_path, env)
-    out = done.stdout + done.stderr
-    assert done.returncode == 0, f"journey {name} ({block.where}) stopped with exit code {done.returncode}:\n{out[-6000:]}"
+    out = stdout + stderr
+    assert shell.returncode == 0, f"journey {name} ({block.where}) stopped with exit code {shell.returncode}:\n{out[-6000:]}"
     assert "Traceback" not in out and "error:" not in out, out[-6000:]
     try:
         CHECKS[name](out, work)
