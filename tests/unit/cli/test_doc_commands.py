@@ -48,7 +48,8 @@ def test_the_pages_have_command_blocks():
 def test_every_shell_block_is_run_or_says_why_not(block):
     journey, reason = block.marks.get("journey"), block.marks.get("not-run")
     assert (journey is None) != (reason is None), (
-        f"{block.where}: mark the block `journey=NAME` (run by tests/journeys) or `not-run=REASON`")
+        f"{block.where}: mark the block with `<!-- journey=NAME -->` (run by tests/journeys) or "
+        "`<!-- not-run=REASON -->` on the line before it")
     assert reason is None or reason in NOT_RUN_REASONS, f"{block.where}: not-run={reason}: one of {sorted(NOT_RUN_REASONS)}"
 
 
