@@ -17,9 +17,6 @@ from flows.cli.common import console, err, existing, fail, guard, store_or_fail
 export_app = typer.Typer(help="Write the graph out: a training snapshot, or Lunguage rows.")
 app.add_typer(export_app, name="export")
 
-_EMBEDDINGS_HELP = "per (image, region) embeddings parquet to include"
-
-
 @export_app.callback(invoke_without_command=True)
 def _old_snapshot_form(ctx: typer.Context,
                        out: Optional[Path] = typer.Option(None, "--out", hidden=True),
@@ -41,7 +38,7 @@ def _old_snapshot_form(ctx: typer.Context,
 @export_app.command("snapshot")
 def snapshot(out: Path = typer.Option(..., "--out", help="snapshot folder (parquet tables + manifest.json)"),
              embeddings: Optional[Path] = typer.Option(None, "--embeddings", callback=existing, dir_okay=False,
-                                                       help=_EMBEDDINGS_HELP)) -> None:
+                                                       help="per (image, region) embeddings parquet to include")) -> None:
     """Export the graph to a versioned snapshot for training and forecasting (read transactions, streamed
     by patient)."""
     from gnn.export import export_snapshot

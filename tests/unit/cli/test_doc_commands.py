@@ -36,8 +36,8 @@ def _lines():
     for block in SHELL_BLOCKS:
         synopsis = block.marks.get("not-run") == "synopsis"
         for line in block.command_lines():
-            for call in cxrkg_calls(_synopsis_words(line) if synopsis else line):
-                yield pytest.param(call.words, id=f"{block.where} cxrkg {' '.join(call.words)}"[:120])
+            for words in cxrkg_calls(_synopsis_words(line) if synopsis else line):
+                yield pytest.param(words, id=f"{block.where} cxrkg {' '.join(words)}"[:120])
 
 
 def test_the_pages_have_command_blocks():
@@ -77,8 +77,8 @@ def _inline_commands():
     for path in doc_paths():
         for span in inline_code(path):
             if span.startswith("cxrkg ") and not span.startswith("cxrkg-"):
-                for call in cxrkg_calls(_synopsis_words(span)):
-                    yield pytest.param(call.words, id=f"{path.relative_to(REPO)}: {span}"[:120])
+                for words in cxrkg_calls(_synopsis_words(span)):
+                    yield pytest.param(words, id=f"{path.relative_to(REPO)}: {span}"[:120])
 
 
 @pytest.mark.parametrize("words", list(_inline_commands()))
