@@ -1,4 +1,4 @@
-"""cxrkg's environment in one validated settings object (pydantic), read once per environment.
+"""cxrkg's environment in one validated settings object, read once per environment.
 
 Environment variables (all optional):
 
@@ -30,11 +30,11 @@ Environment variables (all optional):
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from typing import Any
 
 from graph.errors import CxrkgError
 
@@ -45,8 +45,7 @@ class ConfigError(CxrkgError, RuntimeError):
 
 @dataclass(frozen=True)
 class Neo4jSettings:
-    """How to reach one Neo4j database, from values :class:`Settings` has validated (a plain dataclass:
-    validating them twice cost every command a pydantic model build).
+    """How to reach one Neo4j database, from values :class:`Settings` has validated.
 
     ``external`` is True when the server came from ``NEO4J_*`` variables; the local server commands
     (``cxrkg db start|stop``) then leave it alone.
@@ -93,7 +92,8 @@ class LocalServerSettings:
         return f"http://127.0.0.1:{self.http_port}"
 
 
-_DURATION = r"^[1-9]\d*(ms|s|m|h)$"  # what the launcher's parseDuration reads; 0 (no timeout) is not offered
+_DURATION = re.compile(r"[1-9]\d*(ms|s|m|h)")  # what the launcher's parseDuration reads; 0 (no timeout) is not offered
+_MEMORY = re.compile(r"\d+[kKmMgG]?")  # the JVM's -Xmx form and Neo4j's page cache size
 
 
 def duration_seconds(text: str) -> float:
@@ -104,54 +104,92 @@ def duration_seconds(text: str) -> float:
     raise ValueError(f"not a duration: {text!r} (write e.g. 90s, 5m, 1h)")
 
 
-def _env(name: str, default=None, **kw):
-    return Field(default, validation_alias=AliasChoices(name), **kw)
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise ValueError("not a port (a whole number from 1 to 65535)")
+    return int(text)
 
 
-class Settings(BaseModel):
+def _matching(pattern: re.Pattern[str], allowed: str) -> Callable[[str], str]:
+    def read(text: str) -> str:
+        if not pattern.fullmatch(text):
+            raise ValueError(f"not {allowed}")
+        return text
+    return read
+
+
+def _one_of(*choices: str) -> Callable[[str], str]:
+    def read(text: str) -> str:
+        if text not in choices:
+            raise ValueError(f"not one of {', '.join(choices)}")
+        return text
+    return read
+
+
+@dataclass(frozen=True)
+class Settings:
     """Every setting cxrkg reads from the environment (names in the module docstring), validated.
 
-    Built by :func:`settings` from the variables that are set and not empty (empty counts as unset). Raises
-    ``pydantic.ValidationError`` on bad values; :func:`settings` turns that into a :class:`ConfigError` naming
-    the variable. A plain model rather than pydantic-settings' ``BaseSettings``: reading fifteen variables by
-    name is all cxrkg needs of it, and importing pydantic-settings (which imports asyncio and pydantic's
-    dataclasses) took about 0.1 s of every command, a third of issue 18's 0.3 s for a quick command.
+    Built by :func:`settings` from the variables that are set and not empty (empty counts as unset); a field
+    whose variable is unset keeps the default written here. Plain code rather than a pydantic model: sixteen
+    variables checked by a port range, a pattern or a list of choices need nothing more, and importing pydantic
+    cost every quick command about 0.1 s, half of its start-up (issue 43: at most 1.5x ``import typer``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    home: Path = Field(default_factory=lambda: Path.home() / ".cxrkg", validation_alias=AliasChoices("CXRKG_HOME"))
-    bolt_port: int = _env("CXRKG_BOLT_PORT", 7687, ge=1, le=65535)
-    http_port: int = _env("CXRKG_HTTP_PORT", 7474, ge=1, le=65535)
-    neo4j_uri: str | None = _env("NEO4J_URI")
-    neo4j_user: str | None = _env("NEO4J_USER")
-    neo4j_password: str | None = _env("NEO4J_PASSWORD")
-    neo4j_database: str | None = _env("NEO4J_DATABASE")
-    neo4j_heap: str = _env("CXRKG_NEO4J_HEAP", "2g", pattern=r"^\d+[kKmMgG]?$")
-    neo4j_page_cache: str = _env("CXRKG_NEO4J_PAGE_CACHE", "1g", pattern=r"^\d+[kKmMgG]?$")
-    neo4j_jvm_opts: str = _env("CXRKG_NEO4J_JVM_OPTS", "")
-    neo4j_tx_timeout: str = _env("CXRKG_NEO4J_TX_TIMEOUT", "10m", pattern=_DURATION)
-    neo4j_lock_timeout: str = _env("CXRKG_NEO4J_LOCK_TIMEOUT", "2m", pattern=_DURATION)
-    neo4j_lock_retry: str | None = _env("CXRKG_NEO4J_LOCK_RETRY", pattern=_DURATION)  # None: 4 lock timeouts
-    iu_cache: Path = Field(default_factory=lambda: Path.home() / ".cache" / "cxrkg" / "iu",
-                           validation_alias=AliasChoices("CXRKG_IU_CACHE"))
-    radgraph_cache: Path | None = _env("CXRKG_RADGRAPH_CACHE")
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = _env("CXRKG_LOG_LEVEL", "INFO")
-
-    @model_validator(mode="after")
-    def _neo4j_together(self) -> "Settings":
-        given = {"NEO4J_URI": self.neo4j_uri, "NEO4J_USER": self.neo4j_user, "NEO4J_PASSWORD": self.neo4j_password}
-        missing = [n for n, v in given.items() if not v]
-        if len(missing) not in (0, 3):
-            raise ValueError(f"NEO4J_URI, NEO4J_USER and NEO4J_PASSWORD go together; missing {', '.join(missing)}")
-        return self
+    home: Path = field(default_factory=lambda: Path.home() / ".cxrkg")
+    bolt_port: int = 7687
+    http_port: int = 7474
+    neo4j_uri: str | None = None
+    neo4j_user: str | None = None
+    neo4j_password: str | None = None
+    neo4j_database: str | None = None
+    neo4j_heap: str = "2g"
+    neo4j_page_cache: str = "1g"
+    neo4j_jvm_opts: str = ""
+    neo4j_tx_timeout: str = "10m"
+    neo4j_lock_timeout: str = "2m"
+    neo4j_lock_retry: str | None = None  # None: four lock timeouts
+    iu_cache: Path = field(default_factory=lambda: Path.home() / ".cache" / "cxrkg" / "iu")
+    radgraph_cache: Path | None = None
+    log_level: str = "INFO"
 
 
-_ENV_NAMES = ("CXRKG_HOME", "CXRKG_BOLT_PORT", "CXRKG_HTTP_PORT", "NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD",
-              "NEO4J_DATABASE", "CXRKG_NEO4J_HEAP", "CXRKG_NEO4J_PAGE_CACHE", "CXRKG_NEO4J_JVM_OPTS",
-              "CXRKG_NEO4J_TX_TIMEOUT", "CXRKG_NEO4J_LOCK_TIMEOUT", "CXRKG_NEO4J_LOCK_RETRY",
-              "CXRKG_IU_CACHE", "CXRKG_RADGRAPH_CACHE", "CXRKG_LOG_LEVEL")
+# environment variable -> (field of Settings, reader that raises ValueError saying what is allowed)
+VARIABLES: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "CXRKG_HOME": ("home", Path),
+    "CXRKG_BOLT_PORT": ("bolt_port", _port),
+    "CXRKG_HTTP_PORT": ("http_port", _port),
+    "NEO4J_URI": ("neo4j_uri", str),
+    "NEO4J_USER": ("neo4j_user", str),
+    "NEO4J_PASSWORD": ("neo4j_password", str),
+    "NEO4J_DATABASE": ("neo4j_database", str),
+    "CXRKG_NEO4J_HEAP": ("neo4j_heap", _matching(_MEMORY, "a memory size (e.g. 512m, 2g)")),
+    "CXRKG_NEO4J_PAGE_CACHE": ("neo4j_page_cache", _matching(_MEMORY, "a memory size (e.g. 512m, 2g)")),
+    "CXRKG_NEO4J_JVM_OPTS": ("neo4j_jvm_opts", str),
+    "CXRKG_NEO4J_TX_TIMEOUT": ("neo4j_tx_timeout", _matching(_DURATION, "a duration (e.g. 90s, 5m, 1h)")),
+    "CXRKG_NEO4J_LOCK_TIMEOUT": ("neo4j_lock_timeout", _matching(_DURATION, "a duration (e.g. 90s, 5m, 1h)")),
+    "CXRKG_NEO4J_LOCK_RETRY": ("neo4j_lock_retry", _matching(_DURATION, "a duration (e.g. 90s, 5m, 1h)")),
+    "CXRKG_IU_CACHE": ("iu_cache", Path),
+    "CXRKG_RADGRAPH_CACHE": ("radgraph_cache", Path),
+    "CXRKG_LOG_LEVEL": ("log_level", _one_of("DEBUG", "INFO", "WARNING", "ERROR")),
+}
 _read: dict[tuple, Settings] = {}
+
+
+def _validated(given: dict[str, str]) -> Settings:
+    values, problems = {}, []
+    for name, text in given.items():
+        field_name, read = VARIABLES[name]
+        try:
+            values[field_name] = read(text)
+        except ValueError as exc:
+            problems.append(f"{name}={text!r}: {exc}")
+    together = ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD")
+    if 0 < len(missing := [n for n in together if n not in given]) < len(together):
+        problems.append(f"{', '.join(together[:-1])} and {together[-1]} go together; missing {', '.join(missing)}")
+    if problems:
+        raise ConfigError(f"bad cxrkg setting: {'; '.join(problems)}")
+    return Settings(**values)
 
 
 def settings() -> Settings:
@@ -161,14 +199,9 @@ def settings() -> Settings:
     Raises:
         ConfigError: a variable has a bad value (the message names it and says what is allowed).
     """
-    key = tuple(os.environ.get(n) for n in _ENV_NAMES)
+    key = tuple(os.environ.get(n) for n in VARIABLES)
     if key not in _read:
-        try:
-            _read[key] = Settings.model_validate({n: v for n, v in zip(_ENV_NAMES, key, strict=True) if v})
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'NEO4J_*'}={e.get('input')!r}: {e['msg']}"
-                                 for e in exc.errors())
-            raise ConfigError(f"bad cxrkg setting: {problems}") from None
+        _read[key] = _validated({n: v for n, v in zip(VARIABLES, key, strict=True) if v})
     return _read[key]
 
 

@@ -32,9 +32,6 @@ from flows.cli.common import err
 from graph.errors import CxrkgError, ExitCode
 
 DEBUG_FLAG = "--debug"
-# quick commands (issue 18: 0.3 s each) validate only cxrkg's own settings, which no pydantic plugin observes;
-# looking plugins up scans every installed package's entry points, 20 ms of such a command
-_NO_PYDANTIC_PLUGINS = {"db", "queries", "query", "stats"}
 
 
 def explain(exc: BaseException) -> tuple[str, int]:
@@ -61,8 +58,6 @@ def main(argv: list[str] | None = None) -> None:
         os.environ["CXRKG_DEBUG"] = "1"
     if "TERMINAL_WIDTH" not in os.environ:  # typer's help console reads it: as wide as the terminal, no wider
         os.environ["TERMINAL_WIDTH"] = str(shutil.get_terminal_size().columns)
-    if args[:1] and args[0] in _NO_PYDANTIC_PLUGINS:
-        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")  # documented by pydantic (plugins)
     try:
         with app.only(args[0] if args else None):  # a quick command imports its own module only
             app(args=args, prog_name="cxrkg")

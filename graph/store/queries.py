@@ -20,7 +20,6 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from graph.errors import CxrkgError
-from graph.records import cyclic_gc_paused
 
 if TYPE_CHECKING:
     from graph.store.graph_store import GraphStore
@@ -201,6 +200,8 @@ def run_named(store: GraphStore | QueryApiReader, query: NamedQuery, params: dic
         # decoding allocates an object per value (about 10,000 for a 1,206-row answer), which triggers
         # collections that walk every object the process holds (15 to 20 ms each in a process that has
         # imported pandas and Prefect, the slowest 5 % of new_finding_patients calls); the answer holds no cycle
+        from graph.records import cyclic_gc_paused  # here: `cxrkg queries` lists the catalogue without it (8 ms)
+
         with cyclic_gc_paused():
             # an auto-commit transaction (one round trip): execute_read's explicit one cost 1 to 3 ms more per
             # query (p50 of 150 interleaved runs on the NIH graph: finding_episodes 5.2 -> 4.0 ms,

@@ -137,8 +137,8 @@ def _run_main(argv: list[str], capsys) -> tuple[int, str]:
 def cli_env(monkeypatch, tmp_path):
     """main() in this process, without a traceback switch and without writing the library-log settings
     (route_library_logs sets environment variables that would outlive the test)."""
-    for name in ("CXRKG_DEBUG", "NEO4J_URI", "PYDANTIC_DISABLE_PLUGINS"):
-        monkeypatch.delenv(name, raising=False)  # main() may set the last; delenv's undo removes it again
+    for name in ("CXRKG_DEBUG", "NEO4J_URI"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CXRKG_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("TERMINAL_WIDTH", "200")
     monkeypatch.setattr("flows.logs.route_library_logs", lambda *args, **kwargs: None)
