@@ -74,7 +74,7 @@ def test_inputs_never_contain_the_labels_evidence(store, tmp_path):
     np.testing.assert_array_equal(with_labels.x_cur, without.x_cur)
     np.testing.assert_array_equal(with_labels.x_prior, without.x_prior)
     assert len(with_labels.samples) == len(without.samples)
-    for a, b in zip(with_labels.samples, without.samples):
+    for a, b in zip(with_labels.samples, without.samples, strict=True):
         assert a.edge_types == b.edge_types
         for t in a.node_types:
             assert torch_equal(a[t].x, b[t].x)

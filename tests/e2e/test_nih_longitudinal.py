@@ -155,7 +155,7 @@ def test_forecaster_beside_the_derived_events_in_compare_and_stated_vs_predicted
     onset = onsets.iloc[0]
     pid, cur, pri = onset["patient_id"], onset["study_id"], onset["prior_study_id"]
     pair = (table.rows["study_id"] == cur).to_numpy()
-    expected = dict(zip(table.rows.loc[pair, "finding"], forecaster(table.x[pair])))
+    expected = dict(zip(table.rows.loc[pair, "finding"], forecaster(table.x[pair]), strict=True))
 
     answer = compare_forecast(store, pid, forecaster, current=cur, prior=pri)
     row = {r.finding: r for r in answer.rows}[onset["finding"]]

@@ -3,7 +3,6 @@ study-level onsets, persistence and "no longer mentioned" equal its ground truth
 
 from __future__ import annotations
 
-import json
 
 import pandas as pd
 

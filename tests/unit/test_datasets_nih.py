@@ -404,4 +404,4 @@ def test_real_wheel_scene_graphs_parse_with_the_right_mentions(real):
     # the converter and the independent reference agree on every study-level state
     states = ref.reference_states(tables)
     stated = states[states.state != "not_mentioned"]
-    assert dict(zip(zip(stated.image_id, stated.finding), stated.state)) == graph_states
+    assert dict(zip(zip(stated.image_id, stated.finding, strict=True), stated.state, strict=True)) == graph_states

@@ -77,7 +77,7 @@ def problems(root: Path, sources: list[Path]) -> list[str]:
         where = src.relative_to(root)
         more = _more_section(text) if src == root / "README.md" else (0, 0)
 
-        def later(start: int, target: Path) -> bool:  # a doc not written yet, linked under "More"
+        def later(start: int, target: Path, more: tuple[int, int] = more) -> bool:  # a doc not written yet, linked under "More"
             return more[0] <= start < more[1] and not target.exists()
 
         for m in _CITATION.finditer(text):

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from gnn.errors import GnnError
-from gnn.forecast.rows import CLASSES, FEATURES, ONSET, PERSISTENCE, RESOLUTION, STAYS_ABSENT, build_forecast_table
+from gnn.forecast.rows import CLASSES, ONSET, PERSISTENCE, RESOLUTION, STAYS_ABSENT, build_forecast_table
 from gnn.forecast.baselines import BASELINES
 from gnn.forecast.evaluation import macro_f1, per_finding, score
 from gnn.forecast.report import evaluate_forecasters, table_rows
@@ -40,7 +40,7 @@ def tables():
 def _row(table, study, finding):
     hit = table.rows.index[(table.rows["study_id"] == study) & (table.rows["finding"] == finding)]
     assert len(hit) == 1
-    return table.rows.loc[hit[0]], dict(zip(table.feature_names, table.x[hit[0]]))
+    return table.rows.loc[hit[0]], dict(zip(table.feature_names, table.x[hit[0]], strict=True))
 
 
 def test_one_row_per_pair_and_finding_with_its_target(tables):

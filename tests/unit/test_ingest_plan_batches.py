@@ -30,7 +30,7 @@ def test_files_are_ordered_and_batched_by_patient(cohort, tmp_path):
     plan = plan_ingest(discover([tmp_path / "in"]), {}, vocabulary().version)
 
     meta = pd.read_csv(cohort / "mimic-cxr-2.0.0-metadata.csv", dtype=str)
-    patient_of_image = dict(zip(meta.dicom_id, meta.subject_id))
+    patient_of_image = dict(zip(meta.dicom_id, meta.subject_id, strict=True))
     for f in plan.load:
         name = Path(f.path).name
         if name.endswith("_SceneGraph.json"):

@@ -37,7 +37,7 @@ def test_fingerprints_are_the_files_own_whether_parse_read_them_or_not(inputs):
     assert sorted(os.path.basename(f.path) for f in files) == sorted(read_whole)
     assert all(f.sha256 == "" for f in files)
     parsed = parse_files(files, vocabulary(), None)
-    for f, pf in zip(files, parsed):
+    for f, pf in zip(files, parsed, strict=True):
         assert bool(pf.sha256) == read_whole[os.path.basename(f.path)], f.path
     assert any(pf.rejections for pf in parsed if pf.sha256)  # a file rejected whole keeps its fingerprint
     assert [f.sha256 for f in fingerprinted(files, parsed)] == [sha256_of(f.path) for f in files]

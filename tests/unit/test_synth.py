@@ -174,7 +174,7 @@ def test_scene_graphs_have_the_released_shape(graphs):
             for key in ("attributes", "attributes_ids", "phrase_IDs", "sections", "comparison_cues", "temporal_cues",
                         "severity_cues", "texture_cues"):
                 assert len(entry[key]) == n, (path.name, region, key)
-            for labels, ids in zip(entry["attributes"], entry["attributes_ids"]):
+            for labels, ids in zip(entry["attributes"], entry["attributes_ids"], strict=True):
                 assert len(labels) == len(ids)
                 parts = [label.split("|", 2) for label in labels]
                 assert all(len(p) == 3 and p[1] in ("yes", "no") for p in parts), labels
@@ -247,7 +247,7 @@ def test_ground_truth_changes_follow_severities(truth, study_order):
                                    "severity_prior", "severity_current", "stated_imagenome", "stated_radgraph"]
     for col in ("patient_id", "study_id", "prior_study_id"):
         assert truth[col].map(type).eq(str).all()
-    assert set(zip(truth.finding, truth.anatomy)) <= {(f, r) for f, r in TRACKED}
+    assert set(zip(truth.finding, truth.anatomy, strict=True)) <= {(f, r) for f, r in TRACKED}
     assert truth.severity_prior.between(0, 3).all() and truth.severity_current.between(0, 3).all()
     p, c = truth.severity_prior, truth.severity_current
     rules = {"new": (p == 0) & (c > 0), "resolved": (p > 0) & (c == 0), "worsened": (p > 0) & (c > p),

@@ -72,7 +72,7 @@ def test_output_shape_and_sections(tmp_path):
     tokens = doc["text"].split(" ")
     assert tokens[:2] == ["INDICATION", ":"] and "FINDINGS" in tokens and "IMPRESSION" in tokens
     assert tokens.index("FINDINGS") < tokens.index("IMPRESSION")
-    for eid, ent in doc["entities"].items():
+    for ent in doc["entities"].values():
         assert ent["tokens"] == " ".join(tokens[ent["start_ix"]:ent["end_ix"] + 1])
         for rtype, target in ent["relations"]:
             assert rtype in {"located_at", "modify", "suggestive_of"} and target in doc["entities"]
