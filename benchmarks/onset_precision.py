@@ -1,7 +1,7 @@
 """Derived onsets against the synthetic ground truth, with and without presence implied by stated comparisons.
 
 Writes the demo's synthetic cohort (200 patients, seed 7, as `cxrkg demo` does) unless it is there, reads it
-as an ingest would and derives every patient with graph.events (the derivation every loader stores), then
+as an ingest would and derives every patient with graph.longitudinal.events (the derivation every loader stores), then
 prints, for the strict reading (stated states only) and the default one (implied presence), the anatomy-level
 derived onsets: how many, how many true, precision and recall against ground_truth.parquet's "new" rows, the
 false onsets that a stated no change / improved / resolved / repositioned against the same prior contradicts,

@@ -178,6 +178,22 @@ def ancestors(finding: str, parents: Mapping[str, Iterable[str]]) -> set[str]:
     return seen
 
 
+def highest_severity(stated: Iterable[tuple[int | None, str | None]]) -> tuple[int | None, str | None]:
+    """The highest of stated severities, as (ordinal score, word): the highest score (1 mild .. 3 marked,
+    :attr:`Vocabulary.severity_scores`); between words of one score the alphabetically first (a missing word
+    first), so that the answer never depends on the order the mentions were read. Pairs without a score
+    are left out; (None, None) when none has one. Every summary of severities in cxrkg uses this one rule:
+    an observation's, an episode's and a Medical-Diff-VQA answer's level.
+
+    >>> highest_severity([(2, "moderate"), (3, "severe"), (None, "small"), (3, "marked")])
+    (3, 'marked')
+    """
+    scored = [(score, word) for score, word in stated if score is not None]
+    if not scored:
+        return None, None
+    return min(scored, key=lambda pair: (-pair[0], pair[1] or ""))
+
+
 def _expand_side(pattern: str) -> list[tuple[str, str | None]]:
     return [(pattern.format(side=s), s) for s in SIDES] if "{side}" in pattern else [(pattern, None)]
 

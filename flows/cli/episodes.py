@@ -36,15 +36,15 @@ def eval_episodes(gold: Path = typer.Argument(..., callback=existing, dir_okay=F
     """How well PRED's episodes (gt_entity_group x gt_temporal_group) agree with GOLD's: pairwise precision,
     recall and F1 of same-episode links within entity groups and of same-entity-group links, and exact
     episode boundaries. Rows that cannot be read are listed and left out; exit code 6 then."""
-    from graph.episode_agreement import episode_agreement
     from graph.formats.lunguage import read_lunguage
+    from graph.longitudinal.episode_agreement import episode_agreement
 
     # a file that cannot be read at all raises LunguageInputError: nothing done, exit code 1 (main's explain)
     files = [read_lunguage(gold), read_lunguage(pred)]
     result = episode_agreement(files[0].rows, files[1].rows)
     rows = _rows(result)
     unmatched = [{"subject_id": e.subject_id, "entity_group": e.entity_group, "temporal_group": e.temporal_group,
-                  "first_study": e.first_study, "last_study": e.last_study, "mentions": len(e.mentions)}
+                  "first_study": e.first_mention_study, "last_study": e.last_mention_study, "mentions": len(e.mentions)}
                  for e in result.unmatched_gold]
     mentions = {"gold": result.mentions_gold, "pred": result.mentions_pred, "common": result.mentions_common}
     if fmt == ReportFormat.json:

@@ -7,12 +7,15 @@ release, with a one-line notice of the new name.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from flows.cli.app import app
 from flows.cli.common import console, err, existing, fail, guard, store_or_fail
+
+if TYPE_CHECKING:
+    from graph.store import GraphStore
 
 export_app = typer.Typer(help="Write the graph out: a training snapshot, or Lunguage rows.")
 app.add_typer(export_app, name="export")
@@ -53,11 +56,34 @@ def lunguage(out: Path = typer.Option(..., "--out", dir_okay=False, help="the CS
     """Every mention with a state as a Lunguage row (subject_id, study_id, sequence, ent, dx_status,
     dx_certainty, location, severity, onset, improved, worsened, no change, ..., gt_entity_group,
     gt_temporal_group): Lunguage mentions keep their own groups; the others are grouped by region and
-    finding, with their derived episodes. `cxrkg eval-episodes` and LUNGUAGESCORE read it."""
-    from graph.sequential_reports import export_lunguage
+    finding, with their derived episodes. `cxrkg eval-episodes` and LUNGUAGESCORE read it; a last column,
+    cxrkg_export, marks it as the graph's own statements, which `cxrkg ingest` refuses as a source."""
     from graph.store import shared_store
 
     if not out.parent.is_dir():
         fail(f"cannot write {out}: folder {out.parent} does not exist")
     rows = export_lunguage(shared_store(), out)
     console.print(f"{rows:,} Lunguage rows written to {out}", highlight=False)
+
+
+def export_lunguage(store: GraphStore, out: Path) -> int:
+    """Write the whole graph's sequential structured reports to ``out`` as a Lunguage CSV marked as an export
+    (:func:`graph.longitudinal.sequential_reports.lunguage_rows` over the graph's mentions and derived
+    anatomy-level episodes; :func:`graph.formats.lunguage.write_lunguage` with ``exported``).
+
+    Returns:
+        The number of rows written.
+
+    Raises:
+        OSError: ``out`` cannot be written.
+        graph.store.GraphUnavailable: the graph cannot be read.
+    """
+    from graph.formats.lunguage import write_lunguage
+    from graph.longitudinal.sequential_reports import lunguage_rows
+    from graph.store import read_statements as rs
+    from graph.vocabulary import vocabulary
+
+    categories = {f.name: f.category for f in vocabulary().findings.values()}
+    rows = lunguage_rows(store.read(rs.LUNGUAGE_MENTIONS), store.read(rs.DERIVED_ANATOMY_EPISODES), categories)
+    write_lunguage(rows, out, exported=True)
+    return len(rows)

@@ -41,6 +41,37 @@ LUNGUAGE_COLUMNS = (
 #: What identifies one mention (one entity in one sentence of one study).
 MENTION_KEY = ("subject_id", "study_id", "section", "sent_idx", "ent_idx")
 
+#: The column ``cxrkg export lunguage`` adds after :data:`LUNGUAGE_COLUMNS` (every cell :data:`EXPORT_MARK`).
+#: A Lunguage file of the benchmark has no such column, so a file that has it holds the graph's own
+#: statements written back; ingestion refuses it as a source, or each load would add them again as
+#: Lunguage mentions of the statements they were written from.
+EXPORT_COLUMN = "cxrkg_export"
+EXPORT_MARK = "graph"
+#: What :func:`lunguage_header` calls a file: a Lunguage file, or a ``cxrkg export lunguage`` file.
+LUNGUAGE_FILE, EXPORTED_FILE = "lunguage", "cxrkg export"
+
+#: The graph's mention state -> the Lunguage (``dx_status``, ``dx_certainty``) it is written as; the
+#: inverse is :func:`state_of`. Lunguage has no uncertain state: a tentative positive is the graph's uncertain.
+STATE_STATUS = {"present": ("positive", "definitive"), "uncertain": ("positive", "tentative"),
+                "absent": ("negative", "definitive")}
+#: The change columns (:class:`LunguageRow` field names) -> the stated change each one is (RadGraph2's
+#: progression classes: ``onset`` is ``new``); the inverse is :data:`CHANGE_FIELD`.
+CHANGE_OF_FIELD = {"onset": "new", "improved": "improved", "worsened": "worsened", "no_change": "no change"}
+CHANGE_FIELD = {change: column for column, change in CHANGE_OF_FIELD.items()}
+_STATE_OF = {status: state for state, status in STATE_STATUS.items()}
+
+
+def state_of(dx_status: str, dx_certainty: str) -> str:
+    """The graph's mention state of a Lunguage status and certainty (the inverse of :data:`STATE_STATUS`).
+
+    A negative is ``absent`` whatever its certainty: the graph has no hedged absence, so a tentative
+    negative is read as the definitive one.
+
+    >>> state_of("positive", "tentative"), state_of("negative", "tentative")
+    ('uncertain', 'absent')
+    """
+    return _STATE_OF.get((dx_status, dx_certainty)) or _STATE_OF[(dx_status, "definitive")]
+
 Section = Literal["hist", "find", "impr"]
 Category = Literal["pf", "cf", "cof", "ncd", "oth", "patient info.", "ncd/cof"]
 
@@ -167,14 +198,38 @@ def read_lunguage(path: Path) -> LunguageFile:
     return LunguageFile(rows, rejected + inconsistent)
 
 
-def write_lunguage(rows: list[LunguageRow], path: Path) -> Path:
+def write_lunguage(rows: list[LunguageRow], path: Path, exported: bool = False) -> Path:
     """Write ``rows`` as a Lunguage CSV (header :data:`LUNGUAGE_COLUMNS`, rows in the given order, UTF-8).
+
+    ``exported``: the file is the graph's statements (``cxrkg export lunguage``): :data:`EXPORT_COLUMN` is
+    added last, every cell :data:`EXPORT_MARK`, so that ingestion knows it for what it is. Readers of
+    Lunguage files by column name (:func:`read_lunguage`, LUNGUAGESCORE) ignore it.
 
     A file this function wrote reads back (:func:`read_lunguage`) into equal rows and writes back byte for byte.
     """
     path = Path(path)
-    pd.DataFrame([r.cells() for r in rows], columns=list(LUNGUAGE_COLUMNS)).to_csv(path, index=False)
+    frame = pd.DataFrame([r.cells() for r in rows], columns=list(LUNGUAGE_COLUMNS))
+    if exported:
+        frame[EXPORT_COLUMN] = EXPORT_MARK
+    frame.to_csv(path, index=False)
     return path
+
+
+def lunguage_header(path: str | Path) -> str | None:
+    """What a CSV's header says the file is: :data:`LUNGUAGE_FILE` when it names every column of
+    :data:`LUNGUAGE_COLUMNS`, :data:`EXPORTED_FILE` when it names :data:`EXPORT_COLUMN` too, else None.
+    Only the first line is read (a file's name says nothing: a Lunguage file may be called anything, and an
+    export may be called ``lunguage.csv``).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
+        header = next(csv.reader([handle.readline()]), [])
+    names = {name.lstrip("\ufeff") for name in header}  # a BOM before the first name
+    if not names.issuperset(LUNGUAGE_COLUMNS):
+        return None
+    return EXPORTED_FILE if EXPORT_COLUMN in names else LUNGUAGE_FILE
 
 
 # --- made-up files for tests ------------------------------------------------------------------------------

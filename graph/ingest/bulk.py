@@ -28,13 +28,13 @@ from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
-from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, mention_fact
 from graph.errors import CxrkgError
-from graph.events import MentionFact, StudyFact, derive_patient
 from graph.ingest.import_files import ImportFiles, Listing
 from graph.ingest.load import BatchResult, store_files
 from graph.ingest.parse import fingerprinted, parse_files
 from graph.ingest.plan import InputFile
+from graph.longitudinal.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, mention_fact
+from graph.longitudinal.events import MentionFact, StudyFact, derive_patient
 from graph.records import BoundingBoxRecord, ParsedFile, cyclic_gc_paused
 from graph.store import Batch, WriteCounts
 from graph.vocabulary import Vocabulary, vocabulary

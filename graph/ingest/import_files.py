@@ -7,7 +7,7 @@ relationship files with ``:START_ID(<Label>)`` and ``:END_ID(<Label>)``. Every s
 inner quotes doubled), so an empty string stays an empty string; a missing value is an empty unquoted
 field, which the importer leaves unset, as Cypher leaves a null. Arrays are joined with U+001F (a control
 character no input text holds, checked). The importer cannot store an empty array (neo4j/neo4j#13566), so
-the rows never hold one (see graph.derived_rows). Files with a line break inside a value are passed to
+the rows never hold one (see graph.longitudinal.derived_rows). Files with a line break inside a value are passed to
 ``--multiline-fields`` (format v2), the others are read with the faster single-line parser.
 """
 

@@ -9,15 +9,18 @@ Each Lunguage row is one entity of one sentence. Rows become records like this:
   the sentence names). A location the vocabulary does not know is listed too, and the default regions are
   used.
 * **status and certainty -> state.** ``dx_status`` positive + ``dx_certainty`` definitive is present;
-  positive + tentative is uncertain; negative is absent.
+  positive + tentative is uncertain; negative is absent (:func:`graph.formats.lunguage.state_of`).
 * **change columns -> stated changes.** ``onset`` becomes new; ``improved``, ``worsened`` and ``no change``
-  become those changes, against the patient's previous study. A row with a change has one mention with the
+  become those changes, against the patient's previous study (:data:`graph.formats.lunguage.CHANGE_OF_FIELD`). A row with a change has one mention with the
   state and one per change.
 * **severity.** ``severity`` gives the severity word and its score where it is one.
 * **groups.** ``gt_entity_group`` and ``gt_temporal_group`` stay on every mention of the row. They become
-  stated episodes beside the derived ones (graph.episodes).
+  stated episodes beside the derived ones (graph.longitudinal.episodes).
 * **history.** History-section rows (``section`` hist) and ``patient info.`` rows are kept apart: they are
   in the study's report text, but they are never mentions, so they never set a state.
+
+A file that ``cxrkg export lunguage`` wrote (its header has :data:`graph.formats.lunguage.EXPORT_COLUMN`) is
+the graph's own statements, not a source: it is refused whole, with one rejection that says so.
 
 Studies carry no date in Lunguage (only ``sequence``). Their dates come from the MIMIC-CXR metadata CSV
 given with the file, as for RadGraph reports. A mention's ``record`` is its Lunguage key
@@ -29,23 +32,25 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from graph.formats.lunguage import LunguageRow, read_lunguage
+from graph.formats.lunguage import (
+    CHANGE_OF_FIELD,
+    EXPORT_COLUMN,
+    EXPORTED_FILE,
+    LunguageInputError,
+    LunguageRow,
+    lunguage_header,
+    read_lunguage,
+    state_of,
+)
 from graph.records import MentionRecord, ParsedFile, ReportRecord, StudyRecord, stable_id
 from graph.vocabulary import Vocabulary
 
 SOURCE_LUNGUAGE = "lunguage"
-_CHANGES = (("onset", "new"), ("improved", "improved"), ("worsened", "worsened"), ("no_change", "no change"))
 
 
 def lunguage_key(row: LunguageRow) -> str:
     """The row's Lunguage key as one text (a mention's ``record``)."""
     return "|".join(str(v) for v in row.key())
-
-
-def _state(row: LunguageRow) -> str:
-    if row.dx_status == "negative":
-        return "absent"
-    return "present" if row.dx_certainty == "definitive" else "uncertain"
 
 
 def _regions(row: LunguageRow, finding: str, vocab: Vocabulary, unmapped: list[str]) -> tuple[str, ...]:
@@ -63,14 +68,14 @@ def _mentions(row: LunguageRow, path: str, vocab: Vocabulary, unmapped: list[str
         unmapped.append(row.ent)
         return []
     severity = row.severity or None
-    changes = [(change, getattr(row, column)) for column, change in _CHANGES if getattr(row, column)]
+    changes = [(change, getattr(row, column)) for column, change in CHANGE_OF_FIELD.items() if getattr(row, column)]
     out = []
     for region in _regions(row, finding, vocab, unmapped):
         for change, label in [(None, None), *changes]:
             out.append(MentionRecord(
                 mention_id=stable_id(SOURCE_LUNGUAGE, lunguage_key(row), region, change or ""),
                 study_id=row.study_id, anatomy=region, finding=finding,
-                polarity=_state(row) if change is None else None,
+                polarity=state_of(row.dx_status, row.dx_certainty) if change is None else None,
                 severity=severity, severity_score=vocab.severity_of(severity) if severity else None,
                 change=change, change_label=label,
                 prior_image_id=None, evidence=row.sent, source=SOURCE_LUNGUAGE, file=path, record=lunguage_key(row),
@@ -84,8 +89,17 @@ def parse_lunguage(path: Path, vocab: Vocabulary) -> ParsedFile:
     file, the line and the field; the other rows are kept.
 
     Raises:
-        graph.records.InputError: the file cannot be read at all (not a CSV, a column missing).
+        graph.formats.lunguage.LunguageInputError: the file cannot be read at all (not a CSV, a column missing),
+            or ``cxrkg export lunguage`` wrote it (field :data:`~graph.formats.lunguage.EXPORT_COLUMN`).
     """
+    try:
+        exported = lunguage_header(path) == EXPORTED_FILE
+    except OSError as exc:
+        raise LunguageInputError(str(path), None, None, f"cannot read: {exc}") from exc
+    if exported:
+        raise LunguageInputError(str(path), "line 1 (header)", EXPORT_COLUMN,
+                                 "written by `cxrkg export lunguage`: the graph's own statements, not a source; "
+                                 "not loaded")
     read = read_lunguage(Path(path))
     pf = ParsedFile(path=str(path), rejections=list(read.rejections))
     sentences: dict[tuple[str, str], dict[tuple[str, int], str]] = defaultdict(dict)

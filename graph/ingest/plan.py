@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from graph.formats.files import sha256_of
+from graph.formats.lunguage import lunguage_header
 from graph.formats.metadata import StudyDates, read_metadata
 from graph.formats.scene_graph import SCENE_GRAPH_SUFFIX
 from graph.records import InputError, Rejection
 
 SCENE_GRAPH, RADGRAPH, METADATA = "chest_imagenome_scene_graph", "radgraph", "mimic_cxr_metadata"
-LUNGUAGE = "lunguage"  # Lunguage sequential structured reports: a .csv whose name holds "lunguage"
+LUNGUAGE = "lunguage"  # Lunguage sequential structured reports: a .csv whose header names the Lunguage columns
 # RadGraph files bigger than this (bytes) are streamed: parsed and written STREAM_CHUNK_DOCS documents
 # per transaction (see graph.ingest.load.store_files). Module attributes, read at call time: tests lower them.
 STREAM_THRESHOLD_BYTES = 64 * 1024 * 1024
@@ -96,23 +97,40 @@ class IngestPlan:
 
 
 def file_format(path: Path) -> str | None:
-    """The input format a file name announces, or None for files cxrkg does not read."""
-    return _name_format(path.name)
+    """The input format a file announces, or None for files cxrkg does not read (or cannot: a CSV whose
+    header cannot be read); see :func:`_name_format` and :func:`_csv_format`."""
+    fmt = _name_format(path.name)
+    if fmt is None and path.name.endswith(".csv"):
+        try:
+            return _csv_format(str(path))
+        except OSError:
+            return None
+    return fmt
 
 
 def _name_format(name: str) -> str | None:
-    """:func:`file_format` of a file name (a string: discovery makes no path object per file)."""
+    """The input format a file name announces (a string: discovery makes no path object per file); None
+    for a name that announces nothing, a CSV other than metadata among them (:func:`_csv_format` reads its
+    header)."""
     if name.upper().startswith("README"):
         return None  # documentation kept next to data files
     if name.endswith(SCENE_GRAPH_SUFFIX):
         return SCENE_GRAPH
     if name.endswith(".csv") and "metadata" in name:
         return METADATA
-    if name.endswith(".csv") and "lunguage" in name.lower():
-        return LUNGUAGE
     if name.endswith((".json", ".jsonl")):
         return RADGRAPH
     return None
+
+
+def _csv_format(path: str) -> str | None:
+    """A CSV's format by its header: :data:`LUNGUAGE` when it names every Lunguage column (a ``cxrkg export
+    lunguage`` file too: parsing refuses it with one rejection, graph.ingest.lunguage), else None.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    return LUNGUAGE if lunguage_header(path) else None
 
 
 def discover(paths: Iterable[Path], exclude: Iterable[Path] = (), fingerprints: bool = True,
@@ -123,7 +141,8 @@ def discover(paths: Iterable[Path], exclude: Iterable[Path] = (), fingerprints: 
     ``fingerprints`` the files' ``sha256`` is left empty (a first load, which compares with nothing,
     fills it in where the file is read anyway: :func:`with_fingerprint`). What a folder holds but cannot
     be read is added to ``skipped``, one rejection per entry naming it: a symbolic link loop, a broken
-    link, a linked folder (never entered, so a loop cannot trap the walk) and an unreadable folder.
+    link, a linked folder (never entered, so a loop cannot trap the walk), an unreadable folder and a CSV
+    whose header cannot be read (a CSV other than metadata is recognised by its header: :func:`_csv_format`).
     Paths are plain strings below each root (``os.scandir``, ``os.path``): making a ``Path`` per file was
     most of planning's time on 112,000 files.
 
@@ -143,10 +162,22 @@ def discover(paths: Iterable[Path], exclude: Iterable[Path] = (), fingerprints: 
             candidates = _walk(str(root), str(root.resolve()), skipped if skipped is not None else [])
         for path, name, real in candidates:
             fmt = _name_format(name)
+            if fmt is None and name.endswith(".csv") and real not in skip:
+                fmt = _header_format(path, skipped)
             if fmt and real not in skip:
                 found.append(_input_file(path, real, fmt, fingerprints))
     found.sort(key=attrgetter("path"))
     return found
+
+
+def _header_format(path: str, skipped: list[Rejection] | None) -> str | None:
+    """:func:`_csv_format`, a CSV that cannot be read added to ``skipped`` (when given) instead."""
+    try:
+        return _csv_format(path)
+    except OSError as exc:
+        if skipped is not None:
+            skipped.append(Rejection(path, None, None, f"CSV header not read: {exc.strerror or exc}"))
+        return None
 
 
 def _input_file(path: str, real: str, fmt: str, fingerprint: bool) -> InputFile:

@@ -16,7 +16,7 @@ from graph.questions.facts import Observation, StudyFacts, type_words
 from graph.questions.mapping import DiffVqaMapping, mapping
 from graph.questions.parse import Location, ParsedQuestion
 from graph.questions.templates import NO, TEMPLATES, VIEWS, YES
-from graph.vocabulary import vocabulary
+from graph.vocabulary import highest_severity, vocabulary
 
 NONE = "none"
 STATED, DERIVED, BOTH = "stated", "derived", "both"
@@ -39,7 +39,7 @@ def level_of(observations: list[Observation], m: DiffVqaMapping | None = None) -
     words = [o.severity for o in observations if o.severity and m.level(o.severity)]
     if not words:
         return None
-    return m.level(min(words, key=lambda w: (-scores.get(w, 0), w)))
+    return m.level(highest_severity((scores.get(w, 0), w) for w in words)[1])
 
 
 def matches(location: Location | None, observations: list[Observation], m: DiffVqaMapping | None = None) -> bool:

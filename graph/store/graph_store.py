@@ -18,8 +18,8 @@ from typing import Any, Iterable
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
 
-from graph.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, fresh_patient_rows
-from graph.events import MentionFact, StudyFact, derive_patient
+from graph.longitudinal.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, fresh_patient_rows
+from graph.longitudinal.events import MentionFact, StudyFact, derive_patient
 from graph.records import ParsedFile, file_key
 from graph.settings import Neo4jSettings, neo4j_settings
 from graph.store import read_statements as rs
@@ -119,7 +119,7 @@ def _run(tx: ManagedTransaction, query: str, counts: WriteCounts, **params: Any)
 
 def _derive(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts) -> None:
     """The link step for patients whose locks the transaction holds: read their studies and mentions,
-    derive states and events with :func:`graph.events.derive_patient`, replace the derived structure."""
+    derive states and events with :func:`graph.longitudinal.events.derive_patient`, replace the derived structure."""
     if not patient_ids:
         return
     studies: dict[str, list[StudyFact]] = defaultdict(list)
@@ -330,11 +330,12 @@ class GraphStore:
 
     def link_patients(self, patient_ids: Iterable[str]) -> WriteCounts:
         """Recompute prior-study links, mention states, observation summaries, StudyFinding nodes and
-        progression edges for these patients from what the graph holds (:func:`graph.events.derive_patient`).
+        progression edges for these patients from what the graph holds
+        (:func:`graph.longitudinal.events.derive_patient`).
 
         Progression edges with source ``gnn`` are left alone; stated ones come from the stored mentions
         (Chest ImaGenome comparisons, RadGraph2 change entities), derived ones from the rules of
-        :data:`graph.events.RULES` between consecutive studies.
+        :data:`graph.longitudinal.events.RULES` between consecutive studies.
         """
         ids = sorted(set(patient_ids))
         counts = WriteCounts()

@@ -52,7 +52,7 @@ MATCH (n:StudyFinding)-[r:PROGRESSION {basis: 'derived'}]->(pn:StudyFinding)
 RETURN n.study_id AS study_id, pn.study_id AS prior_study_id, n.finding AS finding, r.change AS change
 """
 
-# Derived episodes of the given patients and findings at one level (graph.episodes): the independent checks
+# Derived episodes of the given patients and findings at one level (graph.longitudinal.episodes): the independent checks
 # read them whole.
 EPISODE_BOUNDS = """
 UNWIND $findings AS finding
@@ -189,7 +189,7 @@ MATCH (p:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)
 """ + _QUESTION_FACTS
 PATIENT_IDS = "MATCH (p:Patient) RETURN p.patient_id AS patient_id ORDER BY patient_id"
 
-# --- the Lunguage export (graph.sequential_reports) ------------------------------------------------------
+# --- the Lunguage export (graph.longitudinal.sequential_reports) ------------------------------------------------------
 # Every Mention with its study's place in the timeline; derived anatomy-level episodes with their studies.
 LUNGUAGE_MENTIONS = """
 MATCH (p:Patient)-[:HAS_STUDY]->(s:Study)-[:HAS_OBSERVATION]->(o:Observation)-[:HAS_MENTION]->(m:Mention)

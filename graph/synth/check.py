@@ -6,12 +6,12 @@ of a patient and a finding (or any more specific finding, through the vocabulary
 is ``persistent``, only now is ``new`` (after ``not_mentioned``), only before is ``no longer mentioned``,
 and nothing is ``resolved`` (no absence is ever stated). The reports still state comparisons, with label
 noise, so a stated "no change", "improved", "resolved" or "repositioned" against a prior study where the
-finding was truly absent makes it present there by implication (graph.events), as the graph does: the
+finding was truly absent makes it present there by implication (graph.longitudinal.events), as the graph does: the
 truth side reads those statements from the ground truth's ``stated_imagenome`` / ``stated_radgraph``
-columns (``implied=False`` leaves them out: the strict reading). Episodes follow (graph.episodes): with
+columns (``implied=False`` leaves them out: the strict reading). Episodes follow (graph.longitudinal.episodes): with
 no absence stated, one open episode per patient and finding, from its first to its last present study.
 The truth side is computed here with pandas from ``ground_truth.parquet`` and the metadata CSV (graph.synth)
-and the vocabulary's hierarchy, apart from graph.events and graph.episodes.
+and the vocabulary's hierarchy, apart from graph.longitudinal.events and graph.longitudinal.episodes.
 """
 
 from __future__ import annotations

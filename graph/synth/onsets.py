@@ -3,7 +3,7 @@
 A synthetic cohort (:func:`graph.synth.write_cohort`) states only some findings in each report, so the
 derived onset rule (present now, not present in the prior study) also fires where the prior report merely
 left the finding out. :func:`score_onsets` reads the cohort's files the way an ingest does (discover,
-parse, the metadata dates), derives every patient with :func:`graph.events.derive_patient` (the same
+parse, the metadata dates), derives every patient with :func:`graph.longitudinal.events.derive_patient` (the same
 derivation every loader stores) and compares the anatomy-level derived ``new`` events, as (study, anatomy,
 finding), with the ground truth's ``new`` rows (``ground_truth.parquet``: prior severity 0, current > 0).
 """
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from graph.derived_rows import batch_rows, finding_parents, mention_fact
-from graph.events import DERIVED, IMPLYING_CHANGES, NEW, STATED, MentionFact, StudyFact, derive_patient
 from graph.ingest import METADATA, check_studies, discover, metadata_dates, parse_files
+from graph.longitudinal.derived_rows import batch_rows, finding_parents, mention_fact
+from graph.longitudinal.events import DERIVED, IMPLYING_CHANGES, NEW, STATED, MentionFact, StudyFact, derive_patient
 from graph.synth.tables import GROUND_TRUTH
 from graph.vocabulary import vocabulary
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.events import DERIVED_SOURCE, changes_agree
+from graph.longitudinal.events import DERIVED_SOURCE, changes_agree
 from graph.store import reset_shared_store, shared_store
 from graph.store.content import graph_content
 from graph.store.queries import get_query, run_named

@@ -3,11 +3,14 @@ real graph, on made-up Lunguage files (graph.formats.lunguage.made_up_rows: inve
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from typer.testing import CliRunner
 
-from graph.episode_agreement import episode_agreement
-from graph.formats.lunguage import read_lunguage, write_made_up_cohort
-from graph.sequential_reports import export_lunguage
+from flows.cli.export import export_lunguage
+from graph.formats.lunguage import EXPORT_COLUMN, read_lunguage, write_made_up_cohort
+from graph.longitudinal.episode_agreement import episode_agreement
 from graph.store.queries import get_query, run_named
 from tests.fixtures.loading import load_into
 
@@ -65,3 +68,13 @@ def test_export_of_another_source_and_the_cli(store, tmp_path):
     assert any(r.gt_temporal_group for r in back.rows)
     missing = CliRunner().invoke(app, ["export", "lunguage", "--out", str(tmp_path / "nowhere" / "x.csv")])
     assert missing.exit_code == 1 and "does not exist" in missing.output
+
+    # the export left in an ingest folder beside a genuine Lunguage file: refused with one line, the rest loads
+    folder = tmp_path / "again"
+    rows, _ = write_made_up_cohort(folder, patients=2, seed=4)
+    shutil.copy(out, folder / "lunguage_from_the_graph.csv")
+    _, result = load_into(store, folder)
+    assert [(Path(r.file).name, r.field) for r in result.rejections] == [("lunguage_from_the_graph.csv",
+                                                                          EXPORT_COLUMN)]
+    assert "cxrkg export lunguage" in result.rejections[0].reason
+    assert result.patients == {r.subject_id for r in rows}  # the genuine file's patients only

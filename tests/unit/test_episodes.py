@@ -1,12 +1,12 @@
-"""Episodes of a finding over a patient's history (graph.episodes): pure functions, no Neo4j."""
+"""Episodes of a finding over a patient's history (graph.longitudinal.episodes): pure functions, no Neo4j."""
 
 from __future__ import annotations
 
 import random
 from datetime import datetime
 
-from graph.episodes import patient_episodes, runs
-from graph.events import MentionFact, StudyFact, derive_patient
+from graph.longitudinal.episodes import patient_episodes, runs
+from graph.longitudinal.events import MentionFact, StudyFact, derive_patient
 
 PARENTS = {"costophrenic angle blunting": ["pleural effusion"]}
 

@@ -1,11 +1,20 @@
-"""The pure derivation of mention states and events (graph.events): no Neo4j, runs in milliseconds."""
+"""The pure derivation of mention states and events (graph.longitudinal.events): no Neo4j, runs in milliseconds."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from graph.events import (ABSENT, NOT_MENTIONED, PRESENT, MentionFact, StudyFact, changes_agree, derive_change,
-                          derive_patient, stated_state)
+from graph.longitudinal.events import (
+    ABSENT,
+    NOT_MENTIONED,
+    PRESENT,
+    MentionFact,
+    StudyFact,
+    changes_agree,
+    derive_change,
+    derive_patient,
+    stated_state,
+)
 
 PARENTS = {"costophrenic angle blunting": ["pleural effusion"], "atelectasis": ["lung opacity"]}
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-import graph.derived_rows as derived_rows_module
-from graph.derived_rows import batch_rows, mention_props
+import graph.longitudinal.derived_rows as derived_rows_module
 from graph.ingest.import_files import ImportFileError, ImportFiles, node_columns, relationship_columns
+from graph.longitudinal.derived_rows import batch_rows, mention_props
 from graph.records import BoundingBoxRecord, ImageRecord, MentionRecord, ParsedFile, ReportRecord, StudyRecord, file_key
 from graph.schema import SCHEMA_FILE, SchemaError, graph_schema, load_schema, markdown
 from graph.store.statements import NODE_KEYS, schema_statements

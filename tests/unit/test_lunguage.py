@@ -1,4 +1,4 @@
-"""Lunguage CSVs in and out (graph.formats.lunguage) and episode agreement (graph.episode_agreement,
+"""Lunguage CSVs in and out (graph.formats.lunguage) and episode agreement (graph.longitudinal.episode_agreement,
 ``cxrkg eval-episodes``), on made-up files the project writes itself (no Lunguage row: the data are credentialed).
 """
 
@@ -14,9 +14,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from graph.episode_agreement import episode_agreement, episodes
-from graph.formats.lunguage import (LUNGUAGE_COLUMNS, LunguageInputError, LunguageRow, made_up_rows, read_lunguage,
-                                    write_lunguage)
+from graph.formats.lunguage import (
+    LUNGUAGE_COLUMNS,
+    LunguageInputError,
+    LunguageRow,
+    made_up_rows,
+    read_lunguage,
+    write_lunguage,
+)
+from graph.longitudinal.episode_agreement import annotated_episodes, episode_agreement
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -105,7 +111,7 @@ def _relabel(rows, pick) -> list[LunguageRow]:
 
 
 def test_a_split_episode_is_detected(rows):
-    long = next(e for e in episodes(rows) if e.first_study != e.last_study)
+    long = next(e for e in annotated_episodes(rows) if e.first_mention_study != e.last_mention_study)
     last = max(long.mentions, key=lambda k: k[1])  # study ids grow with the sequence in the made-up file
     split = _relabel(rows, lambda r: "TG-split" if r.key() == last else None)
     result = episode_agreement(rows, split)
@@ -121,6 +127,43 @@ def test_a_merged_episode_is_detected(rows):
     result = episode_agreement(rows, merged)
     assert result.episode_pairs.recall == 1.0 and result.episode_pairs.precision < 1.0
     assert {(e.subject_id, e.temporal_group) for e in result.unmatched_gold} >= {(subject, tgs[0]), (subject, tgs[1])}
+
+
+def _row(study: int, entity_group: str, temporal_group: str, status: str = "positive") -> LunguageRow:
+    return LunguageRow(subject_id="p1", study_id=f"s{study}", sequence=study, section="find", sent_idx=0,
+                       ent_idx=0, ent="pleural effusion", cat="pf", dx_status=status, dx_certainty="definitive",
+                       gt_entity_group=entity_group, gt_temporal_group=temporal_group)
+
+
+def test_a_hand_counted_case():
+    """One patient, one finding in five studies. Gold: studies 1-2 one episode (TG1), 3 negative, 4-5 a
+    recurrence (TG2), all in EG1. Pred splits the recurrence (T2: study 4, T3: study 5) and puts the negative
+    of study 3 in an entity group of its own (B).
+
+    Episode pairs (within gold EG1): gold links 1-2 and 4-5 (2 pairs), pred links 1-2 only (1), both 1:
+    precision 1/1, recall 1/2, F1 2 * 1 * 1/2 / (1 + 1/2) = 2/3.
+    Entity-group pairs (within the patient): gold links all C(5,2) = 10 pairs, pred C(4,2) = 6 (A holds
+    1, 2, 4, 5; B holds 3 alone), both 6: precision 6/6, recall 6/10, F1 2 * 0.6 / 1.6 = 3/4.
+    Boundaries: gold TG1 [s1, s2] is matched by T1 [s1, s2]; gold TG2 [s4, s5] shares mentions with T2
+    [s4, s4] and T3 [s5, s5], neither with its bounds. Recall 1/2 gold, precision 1/3 pred (T1 only),
+    F1 2 * 1/3 * 1/2 / (1/3 + 1/2) = 2/5; TG2 is the unmatched gold episode.
+    """
+    gold = [_row(1, "EG1", "TG1"), _row(2, "EG1", "TG1"), _row(3, "EG1", "", "negative"),
+            _row(4, "EG1", "TG2"), _row(5, "EG1", "TG2")]
+    pred = [_row(1, "A", "T1"), _row(2, "A", "T1"), _row(3, "B", "", "negative"),
+            _row(4, "A", "T2"), _row(5, "A", "T3")]
+    result = episode_agreement(gold, pred)
+    assert (result.mentions_gold, result.mentions_pred, result.mentions_common) == (5, 5, 5)
+    expected = {"episode_pairs": ((2, 1, 1, 1), (1, 1 / 2, 2 / 3)),
+                "entity_pairs": ((10, 6, 6, 6), (1, 6 / 10, 3 / 4)),
+                "boundaries": ((2, 3, 1, 1), (1 / 3, 1 / 2, 2 / 5))}
+    for name, (counts, scores) in expected.items():
+        got = getattr(result, name)
+        assert (got.gold, got.pred, got.matched_gold, got.matched_pred) == counts, name
+        # exact but for floating-point rounding (F1 of 1 and 0.6 computes as 0.7499999999999999)
+        assert (got.precision, got.recall, got.f1) == pytest.approx(scores, rel=1e-12), name
+    assert [(e.temporal_group, e.first_mention_study, e.last_mention_study) for e in result.unmatched_gold] == [
+        ("TG2", "s4", "s5")]
 
 
 # --- the command -----------------------------------------------------------------------------------------

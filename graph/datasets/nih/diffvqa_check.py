@@ -2,8 +2,8 @@
 
 Written apart from the graph code: plain pandas over the NIH tables of the torchxrayvision wheel (read with
 :func:`graph.datasets.nih.reference.load_tables`), its own mapping of the NIH labels to Diff-VQA disease names
-and its own rendering of the dataset's answer grammar. It never reads Neo4j, ``graph.events`` or the code that
-answers the questions; a question file from ``cxrkg diffvqa generate`` (or ``answer``) is checked against it.
+and its own rendering of the dataset's answer grammar. It never reads Neo4j, ``graph.longitudinal.events`` or the code
+that answers the questions; a question file from ``cxrkg diffvqa generate`` (or ``answer``) is checked against it.
 
 The question file is in the dataset's format (``mimic_pair_questions.csv``, Hu et al., KDD 2023): columns
 study_id, subject_id, ref_id, question_type, question, answer. On the NIH cohort study_id and ref_id are NIH

@@ -3,7 +3,8 @@
 Every mention with a state becomes one row, and the stated changes of the same place, source and record
 become that row's change columns. This works for any cohort (NIH, synthetic, the IU extractions, Lunguage).
 Rows read back with :func:`graph.formats.lunguage.read_lunguage` and are scored by ``cxrkg eval-episodes``
-or LUNGUAGESCORE's sequential mode.
+or LUNGUAGESCORE's sequential mode. Pure: ``cxrkg export lunguage`` (flows/cli/export.py) reads the mentions
+and episodes from the graph and writes the rows.
 
 * **Lunguage mentions** (source ``lunguage``) are written back under their own key (subject, study,
   section, sentence and entity index). They keep their entity text, their entity group and their temporal
@@ -11,29 +12,23 @@ or LUNGUAGESCORE's sequential mode.
   Mentions of one row on several regions are one row again, with the regions as its ``location``.
 * **Other sources**: each (source, record, region, finding) with a state is one row of section ``find``,
   numbered in study order. Its entity group is the region and finding, one per patient. Its temporal group
-  is the derived anatomy-level episode (graph.episodes) that holds the study, when the finding is present
+  is the derived anatomy-level episode (:mod:`graph.longitudinal.episodes`) that holds the study, when the finding is present
   there; absent and uncertain rows have none, as in Lunguage.
 
 Columns: see :data:`graph.formats.lunguage.LUNGUAGE_COLUMNS`. ``sequence`` is the study's order in the
 patient's timeline (``study_order``, from 1). ``cat`` is ``oth`` for tubes, lines and devices and ``pf``
-otherwise. States map back as positive/definitive (present), positive/tentative (uncertain) and
-negative/definitive (absent).
+otherwise. States map back by :data:`graph.formats.lunguage.STATE_STATUS`: positive/definitive (present),
+positive/tentative (uncertain) and negative/definitive (absent); stated changes by
+:data:`graph.formats.lunguage.CHANGE_FIELD`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from graph.formats.lunguage import LunguageRow, write_lunguage
-from graph.store import GraphStore
-from graph.store import read_statements as rs
-from graph.vocabulary import vocabulary
+from graph.formats.lunguage import CHANGE_FIELD, STATE_STATUS, LunguageRow
 
-_STATUS = {"present": ("positive", "definitive"), "uncertain": ("positive", "tentative"),
-           "absent": ("negative", "definitive")}
-_CHANGE_COLUMN = {"new": "onset", "improved": "improved", "worsened": "worsened", "no change": "no change"}
 _DEVICE_CATEGORIES = {"device", "tubesandlines"}
 
 
@@ -63,7 +58,7 @@ def lunguage_rows(mentions: Iterable[Mapping[str, Any]], episodes: Iterable[Mapp
     counters: dict[str, int] = defaultdict(int)
     for key in sorted(groups, key=lambda k: tuple(str(x) for x in k)):
         ms = groups[key]
-        stated = [m for m in ms if m["polarity"] in _STATUS]
+        stated = [m for m in ms if m["polarity"] in STATE_STATUS]
         if not stated:
             continue
         first = stated[0]
@@ -79,20 +74,21 @@ def lunguage_rows(mentions: Iterable[Mapping[str, Any]], episodes: Iterable[Mapp
 
 
 def _common(m: Mapping[str, Any], ms: list[Mapping[str, Any]], categories: Mapping[str, str]) -> dict[str, Any]:
-    status, certainty = _STATUS[m["polarity"]]
-    row = {"subject_id": m["patient_id"], "study_id": m["study_id"], "sequence": m["study_order"], "sent": m["evidence"] or "",
+    status, certainty = STATE_STATUS[m["polarity"]]
+    row = {"subject_id": m["patient_id"], "study_id": m["study_id"], "sequence": m["study_order"],
+           "sent": m["evidence"] or "",
            "cat": "oth" if categories.get(m["finding"]) in _DEVICE_CATEGORIES else "pf", "dx_status": status,
            "dx_certainty": certainty, "severity": m["severity"] or ""}
     for x in ms:
-        if x["change"] in _CHANGE_COLUMN:
-            row[_CHANGE_COLUMN[x["change"]]] = x["change_label"] or "yes"
+        if x["change"] in CHANGE_FIELD:
+            row[CHANGE_FIELD[x["change"]]] = x["change_label"] or "yes"
     return row
 
 
 def _own_row(m: Mapping[str, Any], ms: list[Mapping[str, Any]], categories: Mapping[str, str]) -> dict[str, Any]:
     """A Lunguage mention written back under its key (``record``: subject|study|section|sent_idx|ent_idx)."""
     _, _, section, sent_idx, ent_idx = m["record"].split("|")
-    regions = sorted({x["anatomy"] for x in ms if x["polarity"] in _STATUS})
+    regions = sorted({x["anatomy"] for x in ms if x["polarity"] in STATE_STATUS})
     return {**_common(m, ms, categories), "section": section, "sent_idx": int(sent_idx), "ent_idx": int(ent_idx),
             "ent": m["term"] or m["finding"], "location": ", ".join(regions),
             "gt_entity_group": m["entity_group"] or "", "gt_temporal_group": m["temporal_group"] or ""}
@@ -107,16 +103,3 @@ def _derived_row(m: Mapping[str, Any], ms: list[Mapping[str, Any]], n: int, cate
     return {**_common(m, ms, categories), "section": "find", "sent_idx": n, "ent_idx": n,
             "ent": m["term"] or m["finding"], "location": m["anatomy"], "gt_entity_group": group,
             "gt_temporal_group": f"{group}|{number}" if present else ""}
-
-
-def export_lunguage(store: GraphStore, out: Path) -> int:
-    """Write the whole graph's sequential structured reports to ``out`` as a Lunguage CSV
-    (:func:`lunguage_rows`, :func:`graph.formats.lunguage.write_lunguage`); returns the number of rows.
-
-    Raises:
-        OSError: ``out`` cannot be written.
-    """
-    categories = {f.name: f.category for f in vocabulary().findings.values()}
-    rows = lunguage_rows(store.read(rs.LUNGUAGE_MENTIONS), store.read(rs.DERIVED_ANATOMY_EPISODES), categories)
-    write_lunguage(rows, Path(out))
-    return len(rows)

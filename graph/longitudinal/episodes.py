@@ -1,10 +1,10 @@
-"""Episodes of a finding over a patient's history, as plain functions over a derivation (graph.events).
+"""Episodes of a finding over a patient's history, as plain functions over a derivation (graph.longitudinal.events).
 
 An episode of a finding (study level: the finding or a more specific one anywhere in the study; anatomy
 level: one region) is a run of the patient's studies, in the PRIOR chain's order:
 
 * it starts at a study where the finding is present (stated, or implied by a stated comparison:
-  graph.events) and the patient is not in an episode of it;
+  graph.longitudinal.events) and the patient is not in an episode of it;
 * later present studies and studies that say nothing of it (``not_mentioned``, and ``uncertain``, which
   neither starts nor ends one) continue it;
 * a stated absence ends it, at the last present study before the absence: the episode is ``closed``
@@ -30,15 +30,23 @@ from collections import Counter, defaultdict
 from datetime import datetime
 from typing import Any, Iterable, Mapping, NamedTuple
 
-from graph.events import ABSENT, DERIVED, PRESENT, STATED, UNCERTAIN, MentionFact, PatientDerivation
-from graph.vocabulary import ancestors
+from graph.longitudinal.events import ABSENT, DERIVED, PRESENT, STATED, UNCERTAIN, MentionFact, PatientDerivation
+from graph.vocabulary import ancestors, highest_severity
 
 STUDY_LEVEL, ANATOMY_LEVEL = "study", "anatomy"
 
 
-class Episode(NamedTuple):
-    """One episode of a finding in one patient (a named tuple: a patient's derivation builds dozens, and a
-    tuple is built several times faster than a frozen dataclass, issue 36).
+class PresenceEpisode(NamedTuple):
+    """One episode of a finding in one patient: a course of its presence, the graph's Episode node (a named
+    tuple: a patient's derivation builds dozens, and a tuple is built several times faster than a frozen
+    dataclass, issue 36).
+
+    Its extent is the studies where the finding is present (derived) or where the source's mentions of the
+    group state it present or uncertain (stated); a stated absence ends it (``end_study_id``) and is never
+    part of it. A Lunguage file's own episode of the same temporal group,
+    :class:`graph.longitudinal.episode_agreement.AnnotatedEpisode`, spans every row the annotators put in the
+    group instead (negative, history-section and unmapped rows included, ordered by ``sequence``), since it
+    is compared with another file's annotation; so it can start earlier or end later than this one.
 
     Attributes:
         level: ``study`` (``anatomy`` None) or ``anatomy``.
@@ -47,7 +55,7 @@ class Episode(NamedTuple):
             ``number``. recurrent_findings skips patients with fewer than its ``min_episodes`` by this value
             alone, from an index, before grouping episodes by patient.
         study_ids: the present studies, in time order (the first and last are its bounds).
-        implied_study_ids: those of them present only by implication (graph.events).
+        implied_study_ids: those of them present only by implication (graph.longitudinal.events).
         datetimes: the study datetimes of ``study_ids`` (None where a study has no date).
         end_study_id: the study whose stated absence closed it; None when open or ended by silence.
         ended_by: ``absent`` (closed), ``silence`` (max_silence_days passed) or None (open).
@@ -146,12 +154,12 @@ def runs(states: Iterable[tuple[str, datetime | None, str]],
 
 
 def patient_episodes(patient_id: str, d: PatientDerivation, mentions: Iterable[MentionFact],
-                     parents: Mapping[str, Iterable[str]], max_silence_days: float | None = None) -> list[Episode]:
+                     parents: Mapping[str, Iterable[str]], max_silence_days: float | None = None) -> list[PresenceEpisode]:
     """Every episode of one patient at both levels, sorted by episode id.
 
     Args:
         patient_id: the patient.
-        d: the patient's derivation (:func:`graph.events.derive_patient`).
+        d: the patient's derivation (:func:`graph.longitudinal.events.derive_patient`).
         mentions: the patient's mentions (severities and sources).
         parents: finding -> its IS_A parents (study level lifts a specific finding to its ancestors).
         max_silence_days: see :func:`runs`.
@@ -177,10 +185,10 @@ def patient_episodes(patient_id: str, d: PatientDerivation, mentions: Iterable[M
     return sorted(out, key=_EPISODE_ID)
 
 
-_EPISODE_ID = Episode.episode_id.fget  # type: ignore[attr-defined]
+_EPISODE_ID = PresenceEpisode.episode_id.fget  # type: ignore[attr-defined]
 
 
-def stated_episodes(patient_id: str, d: PatientDerivation, mentions: Iterable[MentionFact]) -> list[Episode]:
+def stated_episodes(patient_id: str, d: PatientDerivation, mentions: Iterable[MentionFact]) -> list[PresenceEpisode]:
     """The episodes a source states (mentions with an ``entity_group`` and a ``temporal_group``, present or
     uncertain), at study level: one per (source, entity group, temporal group), numbered by first study
     within the entity group. Its finding is the most frequent one among its mentions (ties: the first by
@@ -205,9 +213,8 @@ def stated_episodes(patient_id: str, d: PatientDerivation, mentions: Iterable[Me
             later = sorted((s for s in absences[(source, entity_group)]
                             if rank[studies[-1]] < rank[s] < starts[number]), key=rank.__getitem__)
             findings = sorted({m.finding for m in ms}, key=lambda f: (-sum(m.finding == f for m in ms), f))
-            scored = [(m.severity_score, m.severity) for m in ms if m.severity_score is not None]
-            top = min(scored, key=lambda t: (-t[0], t[1] or "")) if scored else (None, None)
-            out.append(Episode(patient_id, STUDY_LEVEL, None, findings[0], number, 0, tuple(studies), (),
+            top = highest_severity((m.severity_score, m.severity) for m in ms)
+            out.append(PresenceEpisode(patient_id, STUDY_LEVEL, None, findings[0], number, 0, tuple(studies), (),
                                tuple(d.dates.get(s) for s in studies), later[0] if later else None,
                                ABSENT if later else None, top[1], top[0], (source,), STATED, entity_group,
                                temporal_group))
@@ -235,14 +242,13 @@ def _support(d: PatientDerivation, mentions: Iterable[MentionFact], parents: Map
 
 
 def _episode(patient_id: str, d: PatientDerivation, anatomy: str | None, finding: str, numbered: tuple[int, int],
-             studies: list[str], end: str | None, ended_by: str | None, support: Mapping) -> Episode:
+             studies: list[str], end: str | None, ended_by: str | None, support: Mapping) -> PresenceEpisode:
     said = [v for s in studies for v in support.get((s, anatomy, finding), [])]
-    scored = [(score, word) for _, score, word in said if score is not None]
-    top = min(scored, key=lambda t: (-t[0], t[1] or "")) if scored else (None, None)
+    top = highest_severity((score, word) for _, score, word in said)
     if anatomy is not None:
         implied = tuple(s for s in studies if (s, anatomy, finding) in d.implied) if d.implied else ()
     else:
         implied = tuple(s for s in studies if (s, finding) in d.study_implied) if d.study_implied else ()
-    return Episode(patient_id, ANATOMY_LEVEL if anatomy is not None else STUDY_LEVEL, anatomy, finding, *numbered,
+    return PresenceEpisode(patient_id, ANATOMY_LEVEL if anatomy is not None else STUDY_LEVEL, anatomy, finding, *numbered,
                    tuple(studies), implied, tuple(map(d.dates.get, studies)), end, ended_by, top[1], top[0],
                    tuple(sorted({source for source, _, _ in said})))

@@ -17,6 +17,9 @@ Three measures, each a precision, recall and F1 of PRED against GOLD (NaN where 
 - **exact boundaries**: a gold episode is matched when a pred episode of the same patient shares one of its
   mentions and has the same first and last study (by ``sequence``, over all of its mentions); precision =
   matched pred episodes / pred episodes, recall = matched gold episodes / gold episodes.
+
+An episode here is an :class:`AnnotatedEpisode`, the temporal group as a file writes it, not the graph's
+:class:`graph.longitudinal.episodes.PresenceEpisode`; their extents differ (see the class).
 """
 
 from __future__ import annotations
@@ -60,14 +63,27 @@ class Agreement:
 
 
 @dataclass(frozen=True)
-class Episode:
-    """One episode of a file: patient, entity group, temporal group, first and last study, its mentions."""
+class AnnotatedEpisode:
+    """One episode as a Lunguage file annotates it: the mentions of one (patient, ``gt_entity_group``,
+    ``gt_temporal_group``), whatever their ``dx_status``, and the first and last study (by ``sequence``) of
+    any of them.
+
+    Its extent is that of the annotation: two files are compared on what their annotators (or the export)
+    wrote, so every row in the group counts. The graph's episode of the same group
+    (:class:`graph.longitudinal.episodes.PresenceEpisode`, basis ``stated``) is a course of the finding's
+    presence and spans fewer rows: only mentions (not history-section or ``patient info.`` rows, nor an
+    entity the vocabulary does not know: graph.ingest.lunguage) that state the finding present or uncertain
+    (a negative row ends an episode there, as its ``end_study_id``, and is never part of one), in the
+    studies' time order (by date, where this one goes by ``sequence``). So the graph's episode can start
+    later or end earlier than the annotated one; for a group of mapped findings-section positive rows the
+    two extents are the same.
+    """
 
     subject_id: str
     entity_group: str
     temporal_group: str
-    first_study: str
-    last_study: str
+    first_mention_study: str
+    last_mention_study: str
     mentions: frozenset[Key]
 
 
@@ -81,11 +97,11 @@ class EpisodeAgreement:
     episode_pairs: Agreement
     entity_pairs: Agreement
     boundaries: Agreement
-    unmatched_gold: list[Episode] = field(default_factory=list)
+    unmatched_gold: list[AnnotatedEpisode] = field(default_factory=list)
 
 
-def episodes(rows: list[LunguageRow]) -> list[Episode]:
-    """The episodes of ``rows`` (mentions with both groups set), sorted by patient, first study's sequence, groups."""
+def annotated_episodes(rows: list[LunguageRow]) -> list[AnnotatedEpisode]:
+    """The episodes of ``rows`` (mentions with both groups set), sorted by patient, first study, groups."""
     members: dict[tuple[str, str, str], list[LunguageRow]] = {}
     for r in rows:
         if r.gt_entity_group and r.gt_temporal_group:
@@ -93,9 +109,9 @@ def episodes(rows: list[LunguageRow]) -> list[Episode]:
     out = []
     for (subject, eg, tg), group in members.items():
         ordered = sorted(group, key=lambda r: r.sequence)
-        out.append(Episode(subject, eg, tg, ordered[0].study_id, ordered[-1].study_id,
-                           frozenset(r.key() for r in group)))
-    return sorted(out, key=lambda e: (e.subject_id, e.first_study, e.entity_group, e.temporal_group))
+        out.append(AnnotatedEpisode(subject, eg, tg, ordered[0].study_id, ordered[-1].study_id,
+                                    frozenset(r.key() for r in group)))
+    return sorted(out, key=lambda e: (e.subject_id, e.first_mention_study, e.entity_group, e.temporal_group))
 
 
 def _pairs(counts: Counter) -> int:
@@ -118,14 +134,16 @@ def _pair_score(gold_of: dict[Key, object], pred_of: dict[Key, object], scope_of
     return Agreement(_pairs(gold), _pairs(pred), _pairs(both), _pairs(both))
 
 
-def _boundaries(gold: list[Episode], pred: list[Episode]) -> tuple[Agreement, list[Episode]]:
+def _boundaries(gold: list[AnnotatedEpisode], pred: list[AnnotatedEpisode]
+                ) -> tuple[Agreement, list[AnnotatedEpisode]]:
     """Exact-boundary matches, and the gold episodes without one."""
-    by_mention: dict[Key, Episode] = {m: e for e in pred for m in e.mentions}
-    matched_pred: set[Episode] = set()
-    unmatched: list[Episode] = []
+    by_mention: dict[Key, AnnotatedEpisode] = {m: e for e in pred for m in e.mentions}
+    matched_pred: set[AnnotatedEpisode] = set()
+    unmatched: list[AnnotatedEpisode] = []
     for g in gold:
         hits = {by_mention[m] for m in g.mentions if m in by_mention}
-        same = {p for p in hits if (p.first_study, p.last_study) == (g.first_study, g.last_study)}
+        same = {p for p in hits if (p.first_mention_study, p.last_mention_study)
+                == (g.first_mention_study, g.last_mention_study)}
         matched_pred |= same
         if not same:
             unmatched.append(g)
@@ -152,5 +170,5 @@ def episode_agreement(gold: list[LunguageRow], pred: list[LunguageRow]) -> Episo
          for k in in_group}, in_group)
     entity_pairs = _pair_score({k: g_rows[k].gt_entity_group or None for k in common},
                                {k: p_rows[k].gt_entity_group or None for k in common}, {k: (k[0],) for k in common})
-    boundaries, unmatched = _boundaries(episodes(gold), episodes(pred))
+    boundaries, unmatched = _boundaries(annotated_episodes(gold), annotated_episodes(pred))
     return EpisodeAgreement(len(g_rows), len(p_rows), len(common), episode_pairs, entity_pairs, boundaries, unmatched)

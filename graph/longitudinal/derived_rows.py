@@ -1,5 +1,5 @@
 """The rows every writer stores: the records of parsed files, and derived states and events
-(graph.events), one list per statement.
+(graph.longitudinal.events), one list per statement.
 
 Kept apart from the store so that any writer (the transactional load and link step, the bulk import)
 writes the same graph from the same derivation. Neo4j stores no nulls, and ``neo4j-admin database
@@ -17,8 +17,8 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Any, Iterable, Mapping
 
-from graph.episodes import patient_episodes
-from graph.events import (
+from graph.longitudinal.episodes import patient_episodes
+from graph.longitudinal.events import (
     DERIVED,
     IMPLIED,
     NEW,
@@ -32,14 +32,14 @@ from graph.events import (
 )
 from graph.records import BoundingBoxRecord, MentionRecord, ParsedFile, file_key, observation_id
 from graph.schema import graph_schema
-from graph.vocabulary import vocabulary
+from graph.vocabulary import highest_severity, vocabulary
 
 
 @dataclass
 class DerivedRows:
     """Rows for ``WRITE_STUDY_ORDER``, ``WRITE_OBSERVATION_STATES``, ``WRITE_STUDY_FINDINGS``, the two
     ``progressions_statement`` writes (anatomy level between Observations, study level between
-    StudyFindings) and ``WRITE_EPISODES`` (graph.episodes: :meth:`graph.episodes.Episode.row`)."""
+    StudyFindings) and ``WRITE_EPISODES`` (:meth:`graph.longitudinal.episodes.PresenceEpisode.row`)."""
 
     studies: list[dict[str, Any]] = field(default_factory=list)
     observations: list[dict[str, Any]] = field(default_factory=list)
@@ -99,8 +99,8 @@ def mention_fact(m: MentionRecord) -> MentionFact:
 
 
 def observation_summary(mentions: Iterable[MentionFact]) -> dict[str, Any]:
-    """What an observation's mentions say besides its state: the highest stated severity (ties: the
-    alphabetically first word), the sources, the stated changes and up to five evidence phrases, each list
+    """What an observation's mentions say besides its state: the highest stated severity
+    (:func:`graph.vocabulary.highest_severity`), the sources, the stated changes and up to five evidence phrases, each list
     distinct and sorted; an empty list is None (not stored)."""
     ms = mentions if isinstance(mentions, list) else list(mentions)
     if len(ms) == 1:  # the common case, without sets and sorts
@@ -109,9 +109,8 @@ def observation_summary(mentions: Iterable[MentionFact]) -> dict[str, Any]:
                 "severity_score": m.severity_score, "sources": [m.source],
                 "stated_changes": [m.change] if m.change is not None else None,
                 "evidence": [m.evidence] if m.evidence else None}
-    scored = [m for m in ms if m.severity_score is not None]
-    top = min(scored, key=lambda m: (-(m.severity_score or 0), m.severity or "")) if scored else None
-    return {"severity": top.severity if top else None, "severity_score": top.severity_score if top else None,
+    score, word = highest_severity((m.severity_score, m.severity) for m in ms)
+    return {"severity": word, "severity_score": score,
             "sources": sorted({m.source for m in ms}) or None,
             "stated_changes": sorted({m.change for m in ms if m.change is not None}) or None,
             "evidence": sorted({m.evidence for m in ms if m.evidence})[:5] or None}
