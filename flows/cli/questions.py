@@ -37,7 +37,7 @@ def diffvqa_answer(questions: Path = typer.Argument(..., help="CSV with study_id
     from graph.questions.rows import answer_file
 
     start = time.perf_counter()
-    result = answer_file(store_or_fail(), questions, out, strict)  # an unreadable file: QuestionFileError, exit 1
+    result = answer_file(store_or_fail(), questions, out, strict)  # a file unfit to read: QuestionFileError, exit 1
     console.print(f"{len(result.answers):,} questions answered, {len(result.rejections):,} rejected -> {out} "
                   f"in {time.perf_counter() - start:.1f} s", highlight=False)
     if result.rejections:
@@ -86,7 +86,7 @@ def diffvqa_score(gold: Path = typer.Argument(..., help="the reference answers C
     closed (yes/no) questions, exact-match accuracy; rows joined on (study_id, ref_id, question)."""
     from graph.questions.score import score_files
 
-    table = score_files(gold, pred)  # ScoreInputError, MetricUnavailable: one line and exit code 1 (main's explain)
+    table = score_files(gold, pred)  # QuestionFileError, MetricUnavailable: one line and exit code 1 (main's explain)
     rows = [{k: ("" if math.isnan(v) else round(v, 4)) if isinstance(v, float) else v for k, v in r.items()}
             for r in table.to_dict("records")]
     print_rows(rows, fmt.value, list(table.columns), title="Medical-Diff-VQA scores")
