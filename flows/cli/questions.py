@@ -1,9 +1,10 @@
 """``cxrkg diffvqa answer|generate|unmapped|score`` and ``cxrkg ask``: Medical-Diff-VQA questions.
 
 Quick to import (typer only): pandas and the graph code load inside the commands. ``answer`` with rejected
-rows ends with exit code 6 (the good rows are still answered, each rejected row is named); input that cannot
-be used at all (an unreadable file, in ``ask`` a question outside the templates, an unknown study or
-reference) or a faulty environment ends with exit code 1, never a traceback.
+rows ends with exit code 6 (the good rows are still answered, each rejected row is named by its line in the
+file); input that cannot be used at all (an unreadable question file or one without a required column, in
+``ask`` a question outside the templates, an unknown study or reference) or a faulty environment ends with
+exit code 1, never a traceback. Question files are read by :func:`graph.formats.diffvqa.read_question_file`.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ answers the questions; a question file from ``cxrkg diffvqa generate`` (or ``ans
 
 The question file is in the dataset's format (``mimic_pair_questions.csv``, Hu et al., KDD 2023): columns
 study_id, subject_id, ref_id, question_type, question, answer, read by the project's one question-file reader
-(:func:`graph.formats.diffvqa.read_question_file`: file format only, no answering code). On the NIH cohort study_id and ref_id are NIH
-image ids without ``.png`` (``00000013_008``), subject_id the patient id as ``str(int(Patient ID))`` (``"13"``).
+(:func:`graph.formats.diffvqa.read_question_file`: the file format only, no answering code). On the NIH
+cohort study_id and ref_id are NIH image ids without ``.png`` (``00000013_008``), subject_id the patient id as
+``str(int(Patient ID))`` (``"13"``).
 
 Rules, from the dataset's public generator (repository Holipori/MIMIC-Diff-VQA, ``code/question_gen.py``:
 ``abnormality_ques``, ``diff_ques``, ``get_caption``; names from ``code/libs/disease_lib.csv``):
