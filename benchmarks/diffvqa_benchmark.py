@@ -58,7 +58,7 @@ def _load(patients: int | None) -> None:
 
 
 def main() -> None:
-    import pandas as pd
+    from graph.formats.diffvqa import ANSWER_COLUMNS, read_question_file
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--load", action="store_true", help="convert and bulk-load NIH first (minutes)")
@@ -74,7 +74,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     generated, questions, answers = work / "generated.csv", work / "questions.csv", work / "answers.csv"
     seconds, _ = _cli("diffvqa", "generate", "--out", str(generated), "--seed", "0")
-    frame = pd.read_csv(generated, dtype=str, keep_default_na=False)
+    frame = read_question_file(generated, ANSWER_COLUMNS)
     pairs = frame[["study_id", "ref_id"]].drop_duplicates().shape[0]
     print(f"generate: {len(frame):,} questions for {pairs:,} pairs of {frame['subject_id'].nunique():,} patients in "
           f"{seconds:.1f} s (target < 120 s)", flush=True)
@@ -82,7 +82,7 @@ def main() -> None:
     sample = frame.sample(n=min(args.questions, len(frame)), random_state=0)
     sample.drop(columns=["answer"]).to_csv(questions, index=False)
     seconds, _ = _cli("diffvqa", "answer", str(questions), "--out", str(answers))
-    got = pd.read_csv(answers, dtype=str, keep_default_na=False)
+    got = read_question_file(answers, ANSWER_COLUMNS)
     same = int((got["answer"].values == sample["answer"].values).sum())
     print(f"answer: {len(got):,} questions in {seconds:.1f} s (target < 30 s); {same:,} answers equal the "
           f"generated ones, {len(got) - same} differ; basis: "

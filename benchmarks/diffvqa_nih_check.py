@@ -68,11 +68,12 @@ def _generate(out: Path, patients: int | None, seed: int) -> None:
 
 def _check(questions: Path, patients: int | None) -> int:
     """Step 3: the independent check; returns the exit code."""
-    from graph.datasets.nih.diffvqa_check import check_answers, read_questions
+    from graph.datasets.nih.diffvqa_check import check_answers
     from graph.datasets.nih.reference import load_tables
+    from graph.formats.diffvqa import ANSWER_COLUMNS, read_question_file
 
     started = time.perf_counter()
-    frame = read_questions(questions)
+    frame = read_question_file(questions, ANSWER_COLUMNS)
     result = check_answers(frame, load_tables(limit_patients=patients))
     seconds = time.perf_counter() - started
     types = ", ".join(f"{k} {v:,}" for k, v in sorted(frame["question_type"].value_counts().to_dict().items()))

@@ -1,9 +1,10 @@
 """``cxrkg diffvqa answer|generate|unmapped|score`` and ``cxrkg ask``: Medical-Diff-VQA questions.
 
 Quick to import (typer only): pandas and the graph code load inside the commands. ``answer`` with rejected
-rows ends with exit code 6 (the good rows are still answered, each rejected row is named); input that cannot
-be used at all (an unreadable file, in ``ask`` a question outside the templates, an unknown study or
-reference) or a faulty environment ends with exit code 1, never a traceback.
+rows ends with exit code 6 (the good rows are still answered, each rejected row is named by its line in the
+file); input that cannot be used at all (an unreadable question file or one without a required column, in
+``ask`` a question outside the templates, an unknown study or reference) or a faulty environment ends with
+exit code 1, never a traceback. Question files are read by :func:`graph.formats.diffvqa.read_question_file`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def diffvqa_answer(questions: Path = typer.Argument(..., help="CSV with study_id
     from graph.questions.rows import answer_file
 
     start = time.perf_counter()
-    result = answer_file(store_or_fail(), questions, out, strict)  # an unreadable file: QuestionFileError, exit 1
+    result = answer_file(store_or_fail(), questions, out, strict)  # a file unfit to read: QuestionFileError, exit 1
     console.print(f"{len(result.answers):,} questions answered, {len(result.rejections):,} rejected -> {out} "
                   f"in {time.perf_counter() - start:.1f} s", highlight=False)
     if result.rejections:
@@ -86,7 +87,7 @@ def diffvqa_score(gold: Path = typer.Argument(..., help="the reference answers C
     closed (yes/no) questions, exact-match accuracy; rows joined on (study_id, ref_id, question)."""
     from graph.questions.score import score_files
 
-    table = score_files(gold, pred)  # ScoreInputError, MetricUnavailable: one line and exit code 1 (main's explain)
+    table = score_files(gold, pred)  # QuestionFileError, MetricUnavailable: one line and exit code 1 (main's explain)
     rows = [{k: ("" if math.isnan(v) else round(v, 4)) if isinstance(v, float) else v for k, v in r.items()}
             for r in table.to_dict("records")]
     print_rows(rows, fmt.value, list(table.columns), title="Medical-Diff-VQA scores")

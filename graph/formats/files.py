@@ -1,5 +1,6 @@
 """File helpers: fingerprints shared by ingestion, the drop folder, dataset downloads and GNN snapshots, and
-string-typed CSV tables with required columns (question files, Lunguage files)."""
+string-typed CSV tables with required columns (Lunguage files; question files have their own reader,
+:mod:`graph.formats.diffvqa`, which names rows by file line)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from graph.questions import grammar as g
 from graph.questions.facts import Observation, StudyFacts, type_words
 from graph.questions.mapping import DiffVqaMapping, mapping
 from graph.questions.parse import Location, ParsedQuestion
-from graph.questions.templates import NO, TEMPLATES, VIEWS, YES
+from graph.questions.templates import NO, VIEWS, YES
 from graph.vocabulary import highest_severity, vocabulary
 
 NONE = "none"
@@ -87,29 +87,26 @@ def answer(q: ParsedQuestion, main: StudyFacts, ref: StudyFacts | None = None, s
 
 
 def _view(q: ParsedQuestion, main: StudyFacts) -> Answer:
-    views = TEMPLATES["view"]
-    if q.template == views[0]:
+    if q.template.key == "view_which":
         return Answer(VIEWS.get(main.view or "", f"{main.view} view" if main.view else NONE), STATED)
-    wanted = "PA" if q.template == views[1] else "AP"
+    wanted = "PA" if q.template.key == "view_is_pa" else "AP"
     return Answer(YES if main.view == wanted else NO, STATED)
 
 
 def _abnormality(q: ParsedQuestion, present: dict[str, list[Observation]], m: DiffVqaMapping) -> Answer:
-    templates = TEMPLATES["abnormality"]
     evidence = _evidence([o for obs in present.values() for o in obs])
-    if q.template == templates[2]:
+    if q.template.key == "abnormality_any":
         return Answer(YES if present else NO, STATED, evidence)
-    if q.template == templates[1]:
+    if q.template.key == "abnormality_in_place":
         present = {k: v for k, v in present.items() if matches(q.location, v, m)}
         evidence = _evidence([o for obs in present.values() for o in obs])
     return Answer(g.finding_list(list(present)) or NONE, STATED, evidence)
 
 
 def _presence(q: ParsedQuestion, obs: list[Observation], negated: list[Observation], m: DiffVqaMapping) -> Answer:
-    templates = TEMPLATES["presence"]
-    if q.template == templates[2]:
+    if q.template.key == "presence_in_place":
         yes = matches(q.location, obs, m)
-    elif q.template == templates[3]:
+    elif q.template.key == "presence_bilateral":
         yes = {m.place(o.anatomy).side for o in obs} >= {"left", "right"}
     else:
         yes = bool(obs)
@@ -120,7 +117,7 @@ def _location(q: ParsedQuestion, obs: list[Observation], m: DiffVqaMapping) -> A
     words = g.location_words(m.place(o.anatomy) for o in obs)
     if words is None:
         return Answer(NONE, STATED, _evidence(obs))
-    if q.template == TEMPLATES["location"][2]:  # "left side" / "right side"; "bilateral" when both
+    if q.template.key == "location_side":  # "left side" / "right side"; "bilateral" when both
         first = words.split()[0]
         return Answer(f"{first} side" if first in ("left", "right") else words, STATED, _evidence(obs))
     return Answer(g.area(words), STATED, _evidence(obs))
@@ -140,7 +137,8 @@ def _difference(q: ParsedQuestion, main: StudyFacts, ref: StudyFacts, strict: bo
     added = [] if q.location else [n for n in now if n not in before]
     missing = [] if q.location else [n for n in before if n not in now]
     parts += [("added", n) for n in added] + [("missing", n) for n in missing]
-    stated = {(_SUPPORTS.get(c), m.disease(f)) for prior, f, c in main.stated if prior == ref.study_id}
+    # a stated change is named at its anatomy, as its observations are: a by-anatomy name must match
+    stated = {(_SUPPORTS.get(c), m.disease(f, a)) for prior, a, f, c in main.stated if prior == ref.study_id}
     basis = BOTH if any(p in stated for p in parts) else DERIVED
     evidence = _evidence([o for kind, k in parts if kind != "missing" for o in now[k]], "main: ")
     evidence += _evidence([o for kind, k in parts if kind != "added" for o in before[k]], "reference: ")

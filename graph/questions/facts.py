@@ -50,7 +50,8 @@ class StudyFacts:
         view: ``PA`` / ``AP`` (the first frontal image's), another view as stored, or None.
         observations: the stated observations of findings with a Diff-VQA name (not-mentioned placeholders
             and unnamed findings left out).
-        stated: (earlier study id, vocabulary finding, change) of every stated change from this study.
+        stated: (earlier study id, vocabulary anatomy, vocabulary finding, change) of every stated change from
+            this study (the anatomy names the finding where the mapping names it by anatomy).
     """
 
     study_id: str
@@ -58,7 +59,7 @@ class StudyFacts:
     order: int | None
     view: str | None
     observations: list[Observation] = field(default_factory=list)
-    stated: list[tuple[str, str, str]] = field(default_factory=list)
+    stated: list[tuple[str, str, str, str]] = field(default_factory=list)
     _named_cache: dict[tuple, dict[str, list[Observation]]] = field(default_factory=dict, repr=False, compare=False)
 
     def present(self, m: DiffVqaMapping | None = None, strict: bool = False) -> dict[str, list[Observation]]:

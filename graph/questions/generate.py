@@ -25,22 +25,29 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from graph.formats.diffvqa import ANSWER_COLUMNS
 from graph.questions import grammar as g
 from graph.questions.answer import answer, level_of
 from graph.questions.facts import Reader, StudyFacts, patient_ids, read_patient_facts, type_words
 from graph.questions.mapping import DiffVqaMapping, mapping
 from graph.questions.parse import parse_question
-from graph.questions.templates import DISEASE_NAMES, TEMPLATES
-
-FILE_COLUMNS = ("study_id", "subject_id", "ref_id", "question_type", "question", "answer")
-"""``mimic_pair_questions.csv``'s columns."""
+from graph.questions.templates import DISEASE_NAMES, TEMPLATE
 
 Draw = Callable[[random.Random, StudyFacts, StudyFacts, DiffVqaMapping, bool], "str | None"]
 
 
-def _fill(template: str, disease: str | None = None, location: str | None = None) -> str:
-    out = template.replace("lxxx", location) if location else template
+def _fill(key: str, disease: str | None = None, location: str | None = None) -> str:
+    """The text of template ``key`` with its slots filled."""
+    text = TEMPLATE[key].text
+    out = text.replace("lxxx", location) if location else text
     return out.replace("xxx", disease) if disease else out
+
+
+# the generator draws a template of a type by its index (``random.randint`` over the type's table): the keys
+# in the table's order, so that the same seed draws the same template
+_ABNORMALITY = ("abnormality_list", "abnormality_in_place", "abnormality_any")
+_PRESENCE = ("presence_evidence", "presence", "presence_in_place")
+_LOCATION = ("location_in_image", "location_where", "location_side")
 
 
 def _located(main: StudyFacts, m: DiffVqaMapping, strict: bool) -> list[tuple[str, str]]:
@@ -54,43 +61,43 @@ def _located(main: StudyFacts, m: DiffVqaMapping, strict: bool) -> list[tuple[st
 
 
 def _abnormality(rng: random.Random, main: StudyFacts, ref: StudyFacts, m: DiffVqaMapping, strict: bool) -> str | None:
-    t, present = TEMPLATES["abnormality"], main.present(m, strict)
+    present = main.present(m, strict)
     while True:
-        k = rng.randrange(3)
-        if k == 2:
-            return t[2]
+        key = _ABNORMALITY[rng.randrange(3)]
+        if key == "abnormality_any":
+            return _fill(key)
         if not present:
             if rng.random() > 0.5:
                 return None
             continue
-        if k == 0:
-            return t[0]
+        if key == "abnormality_list":
+            return _fill(key)
         located = [w for _, w in _located(main, m, strict) if w not in ("bilateral", "bibasilar")]
         if located:
-            return _fill(t[1], rng.choice(located))
+            return _fill(key, rng.choice(located))
 
 
 def _presence(rng: random.Random, main: StudyFacts, ref: StudyFacts, m: DiffVqaMapping, strict: bool) -> str | None:
-    t, present, negated = TEMPLATES["presence"], list(main.present(m, strict)), list(main.negated(m, strict))
+    present, negated = list(main.present(m, strict)), list(main.negated(m, strict))
     if not present and not negated:
         return None
     while True:
-        k = rng.randrange(3)
-        if k == 2:
+        key = _PRESENCE[rng.randrange(3)]
+        if key == "presence_in_place":
             located = _located(main, m, strict)
             if located:
                 name, words = rng.choice(located)
                 if words in ("bilateral", "bibasilar"):
-                    return _fill(t[3], name)
+                    return _fill("presence_bilateral", name)
                 if rng.random() > 0.5:
                     words = _flip(words)
-                return _fill(t[2], name, g.area(words if " " in words else f"{words} lung"))
+                return _fill(key, name, g.area(words if " " in words else f"{words} lung"))
             continue
         if rng.random() > 0.5:  # the generator's "no" branch: a negated finding or a random library disease
             name = rng.choice(negated) if negated and (rng.random() > 0.5 or not present) else rng.choice(DISEASE_NAMES)
-            return _fill(t[k], name)
+            return _fill(key, name)
         if present:
-            return _fill(t[k], rng.choice(present))
+            return _fill(key, rng.choice(present))
 
 
 def _flip(words: str) -> str:
@@ -105,25 +112,24 @@ def _flip(words: str) -> str:
 
 
 def _view(rng: random.Random, main: StudyFacts, ref: StudyFacts, m: DiffVqaMapping, strict: bool) -> str | None:
-    t = TEMPLATES["view"]
     if main.view == "AP" and rng.random() > 0.05:
         return None
     if rng.random() > 0.5:
-        return t[0]
-    return t[1] if rng.random() > 0.5 else t[2]
+        return _fill("view_which")
+    return _fill("view_is_pa" if rng.random() > 0.5 else "view_is_ap")
 
 
 def _location(rng: random.Random, main: StudyFacts, ref: StudyFacts, m: DiffVqaMapping, strict: bool) -> str | None:
-    k = rng.randrange(3)
+    key = _LOCATION[rng.randrange(3)]
     one_side = [(n, w) for n, w in _located(main, m, strict) if w not in ("bilateral", "bibasilar")]
-    return _fill(TEMPLATES["location"][k], rng.choice(one_side)[0]) if one_side else None
+    return _fill(key, rng.choice(one_side)[0]) if one_side else None
 
 
 def _attribute(kind: str) -> Draw:
     def draw(rng: random.Random, main: StudyFacts, ref: StudyFacts, m: DiffVqaMapping, strict: bool) -> str | None:
         has = level_of if kind == "level" else type_words
         names = [n for n, obs in main.present(m, strict).items() if has(obs, m)]
-        return _fill(TEMPLATES[kind][0], rng.choice(names)) if names else None
+        return _fill(kind, rng.choice(names)) if names else None  # the keys "level" and "type"
     return draw
 
 
@@ -136,8 +142,8 @@ def _difference(rng: random.Random, main: StudyFacts, ref: StudyFacts, m: DiffVq
         here = g.location_words(m.place(o.anatomy) for o in now[name])
         there = g.location_words(m.place(o.anatomy) for o in before[name])
         if here and here == there and here not in ("bilateral", "bibasilar"):
-            return _fill(TEMPLATES["difference"][1], location=here if " " in here else f"{here} lung")
-    return TEMPLATES["difference"][0]
+            return _fill("difference_in_area", location=here if " " in here else f"{here} lung")
+    return _fill("difference")
 
 
 DRAWS: dict[str, Draw] = {"abnormality": _abnormality, "presence": _presence, "view": _view,
@@ -163,7 +169,8 @@ def draw_pairs(studies: dict[str, StudyFacts], rng: random.Random) -> list[tuple
 
 
 def generate_frame(studies: dict[str, StudyFacts], seed: int = 0, strict: bool = False) -> pd.DataFrame:
-    """The question set for these studies (:data:`FILE_COLUMNS`), one row per question."""
+    """The question set for these studies (``mimic_pair_questions.csv``'s columns,
+    :data:`~graph.formats.diffvqa.ANSWER_COLUMNS`), one row per question."""
     rng, m, rows = random.Random(seed), mapping(), []
     for main, ref in draw_pairs(studies, rng):
         asked: set[str] = set()
@@ -174,7 +181,7 @@ def generate_frame(studies: dict[str, StudyFacts], seed: int = 0, strict: bool =
             asked.add(question)
             a = answer(parse_question(question), main, ref, strict, m)
             rows.append((main.study_id, main.patient_id, ref.study_id, qtype, question, a.text))
-    return pd.DataFrame(rows, columns=list(FILE_COLUMNS))
+    return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS))
 
 
 def generate(reader: Reader, patients: int | None = None, seed: int = 0, strict: bool = False) -> pd.DataFrame:

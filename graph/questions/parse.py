@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from graph.errors import CxrkgError
-from graph.questions.templates import DISEASES, QUESTION_TYPES, TEMPLATES
+from graph.questions.templates import DISEASES, QUESTION_TYPE, QUESTION_TYPES, TEMPLATE, TEMPLATES, Template
 
 # disease alias (report wording or official name, stripped) -> official name
 _ALIASES: dict[str, str] = {}
@@ -43,11 +43,12 @@ class Location:
 
 @dataclass(frozen=True)
 class ParsedQuestion:
-    """A parsed question: ``question_type`` (one of QUESTION_TYPES), ``template`` (as in TEMPLATES), the
-    official ``disease`` name and the ``location`` its slots name (None where the template has none)."""
+    """A parsed question: ``question_type`` (one of QUESTION_TYPES), the ``template`` it matched (one of
+    TEMPLATE's), the official ``disease`` name and the ``location`` its slots name (None where the template
+    has none)."""
 
     question_type: str
-    template: str
+    template: Template
     disease: str | None = None
     location: Location | None = None
 
@@ -60,16 +61,16 @@ def _pattern(qtype: str, template: str) -> re.Pattern[str]:
 
 
 # most specific first: "any abnormalities" before a disease slot, a location slot before "is there xxx?"
-_ORDER = [("abnormality", 2), ("abnormality", 0), ("abnormality", 1), ("presence", 0), ("presence", 2),
-          ("presence", 3), ("presence", 1), ("view", 0), ("view", 1), ("view", 2), ("location", 2), ("location", 0),
-          ("location", 1), ("level", 0), ("type", 0), ("difference", 0), ("difference", 1)]
-_PATTERNS = [(qtype, TEMPLATES[qtype][i], _pattern(qtype, TEMPLATES[qtype][i])) for qtype, i in _ORDER]
-assert {t for t, _, _ in _PATTERNS} == set(QUESTION_TYPES)
+_ORDER = ("abnormality_any", "abnormality_list", "abnormality_in_place", "presence_evidence", "presence_in_place",
+          "presence_bilateral", "presence", "view_which", "view_is_pa", "view_is_ap", "location_side",
+          "location_in_image", "location_where", "level", "type", "difference", "difference_in_area")
+_PATTERNS = [(QUESTION_TYPE[key], TEMPLATE[key], _pattern(QUESTION_TYPE[key], TEMPLATE[key].text)) for key in _ORDER]
+assert sorted(_ORDER) == sorted(TEMPLATE), "every template is tried once"
 
 
 def known_templates() -> list[str]:
     """Every template, by type, as one line each (what an unparseable question is told)."""
-    return [f"{t}: {tpl}" for t in QUESTION_TYPES for tpl in TEMPLATES[t]]
+    return [f"{t}: {tpl.text}" for t in QUESTION_TYPES for tpl in TEMPLATES[t]]
 
 
 def disease_name(text: str) -> str | None:

@@ -1,9 +1,9 @@
 """A question file answered: checked row by row, the graph read once, every good row answered.
 
-The file is ``mimic_pair_questions.csv``'s layout (repository Holipori/MIMIC-Diff-VQA, README and
-``code/question_gen.py``'s ``question_gen``): columns study_id, subject_id, ref_id, question_type, question
-(an ``answer`` column, as in the dataset's own file, is replaced). Rows are numbered as a spreadsheet shows
-them: the header is row 1, the first question row 2.
+The file is ``mimic_pair_questions.csv``'s layout, read by :func:`graph.formats.diffvqa.read_question_file`:
+columns study_id, subject_id, ref_id, question_type, question (an ``answer`` column, as in the dataset's own
+file, is replaced). A rejected row is named by its line in the file (the header is line 1, the first question
+line 2), as :mod:`graph.formats.diffvqa` numbers it.
 """
 
 from __future__ import annotations
@@ -13,43 +13,24 @@ from pathlib import Path
 
 import pandas as pd
 
-from graph.errors import CxrkgError
+from graph.formats.diffvqa import QUESTION_COLUMNS, check_columns, line_record, read_question_file
 from graph.questions.answer import answer
 from graph.questions.facts import Reader, StudyFacts, read_study_facts
 from graph.questions.mapping import mapping
 from graph.questions.parse import ParsedQuestion, QuestionParseError, parse_question
 from graph.records import Rejection
 
-COLUMNS = ("study_id", "subject_id", "ref_id", "question_type", "question")
-"""The columns a question file must have (``mimic_pair_questions.csv`` without ``answer``)."""
 OUTPUT_COLUMNS = ("answer", "basis", "evidence")
 EVIDENCE_SEPARATOR = " | "
-
-
-class QuestionFileError(CxrkgError, ValueError):
-    """A question file that cannot be read as CSV (the message names the file)."""
 
 
 @dataclass
 class AnsweredFile:
     """What :func:`answer_file` gives: the answered rows (input columns plus ``answer``, ``basis``,
-    ``evidence``) and the rejections (file, ``row N``, field, reason)."""
+    ``evidence``) and the rejections (file, ``line N``, field, reason)."""
 
     answers: pd.DataFrame
     rejections: list[Rejection] = field(default_factory=list)
-
-
-def read_questions(path: Path) -> pd.DataFrame:
-    """The file as text columns (ids stay as written: no float or NaN conversion).
-
-    Raises:
-        QuestionFileError: not readable as CSV.
-        OSError: the file cannot be opened.
-    """
-    try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise QuestionFileError(f"{path}: not a readable CSV file ({exc})") from exc
 
 
 def answer_frame(reader: Reader, frame: pd.DataFrame, source: str, strict: bool = False) -> AnsweredFile:
@@ -57,23 +38,24 @@ def answer_frame(reader: Reader, frame: pd.DataFrame, source: str, strict: bool 
 
     Args:
         reader: the graph (a GraphStore or the Query API reader).
-        frame: the question rows, text columns.
+        frame: the question rows, text columns, indexed by their lines in ``source`` (as
+            :func:`~graph.formats.diffvqa.read_question_file` gives them; a frame made in memory is named by
+            its own index).
         source: the file name the rejections name.
         strict: count uncertain findings as not present (default: present, as the generator does).
+
+    Raises:
+        QuestionFileError: a column of :data:`~graph.formats.diffvqa.QUESTION_COLUMNS` is missing.
     """
-    missing = [c for c in COLUMNS if c not in frame.columns]
+    check_columns(frame.columns, QUESTION_COLUMNS, source)
     out_columns = [c for c in frame.columns if c not in OUTPUT_COLUMNS] + list(OUTPUT_COLUMNS)
-    if missing:
-        return AnsweredFile(pd.DataFrame(columns=out_columns),
-                            [Rejection(source, "row 1", c, "missing column: every question row needs it")
-                             for c in missing])
     rows = frame.to_dict("records")
     facts = read_study_facts(reader, {r[c].strip() for r in rows for c in ("study_id", "ref_id") if r[c].strip()})
     done, rejections, m = [], [], mapping()
-    for n, row in enumerate(rows, start=2):
+    for line, row in zip(frame.index, rows, strict=True):
         fault, checked = _check_row(row, facts)
         if fault is not None:
-            rejections.append(Rejection(source, f"row {n}", *fault))
+            rejections.append(Rejection(source, line_record(line), *fault))
             continue
         assert checked is not None  # _check_row gives a fault or the checked row
         q, main, ref = checked
@@ -89,7 +71,7 @@ Fault = tuple[str, str]  # (field, reason)
 def _check_row(row: dict[str, str], facts: dict[str, StudyFacts]
                ) -> tuple[Fault | None, tuple[ParsedQuestion, StudyFacts, StudyFacts] | None]:
     """(None, (parsed question, main, reference)) for a good row; ((field, reason), None) for the first fault."""
-    for c in COLUMNS:
+    for c in QUESTION_COLUMNS:
         if not row[c].strip():
             return (c, "empty"), None
     try:
@@ -122,10 +104,10 @@ def answer_file(reader: Reader, path: Path, out: Path, strict: bool = False) -> 
     """Answer a question file into ``out`` (CSV); returns the answered rows and the rejections.
 
     Raises:
-        QuestionFileError: ``path`` is not readable as CSV.
-        OSError: ``path`` cannot be read or ``out`` written.
+        QuestionFileError: ``path`` cannot be read, or is not a question file (file, line and field named).
+        OSError: ``out`` cannot be written.
     """
-    result = answer_frame(reader, read_questions(path), str(path), strict)
+    result = answer_frame(reader, read_question_file(path), str(path), strict)
     out.parent.mkdir(parents=True, exist_ok=True)
     result.answers.to_csv(out, index=False)
     return result

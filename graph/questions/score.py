@@ -1,8 +1,10 @@
 """Score answers to Medical-Diff-VQA questions against gold answers, per question type, with the dataset's metrics.
 
 Both files are in the dataset's format, ``mimic_pair_questions.csv`` (Hu et al., KDD 2023; PhysioNet
-``medical-diff-vqa/1.0.0``): columns :data:`COLUMNS` (more columns, such as the unnamed index and ``split``,
-are allowed and ignored). Rows are joined on :data:`KEY`, ``(study_id, ref_id, question)``.
+``medical-diff-vqa/1.0.0``), read by :func:`graph.formats.diffvqa.read_question_file`: columns
+:data:`~graph.formats.diffvqa.ANSWER_COLUMNS` (more columns, such as the unnamed index and ``split``, are
+allowed and ignored). Rows are joined on :data:`KEY`, ``(study_id, ref_id, question)``, and named in errors by
+their lines in the file (the header is line 1).
 
 The metrics are those of the dataset's authors' evaluation (repository Holipori/EKAID, ``model/evaluation.py``
 and ``model/evaluate_score.py``), computed through pycocoevalcap 1.2:
@@ -40,54 +42,46 @@ from typing import Any
 import pandas as pd
 
 from graph.errors import CxrkgError
-from graph.formats.files import read_string_csv
-from graph.records import InputError
+from graph.formats.diffvqa import ANSWER_COLUMNS, LINE, QuestionFileError, line_record, read_question_file
 
-COLUMNS = ("study_id", "subject_id", "ref_id", "question_type", "question", "answer")
 KEY = ("study_id", "ref_id", "question")
 METRIC_COLUMNS = ("question_type", "n", "bleu1", "bleu2", "bleu3", "bleu4", "meteor", "rouge_l", "cider", "accuracy")
 CLOSED_ANSWERS = ("yes", "no")
 ALL = "all"
 
 
-class ScoreInputError(InputError):
-    """A question file that cannot be scored: names the file, the row (its line in the file, the header
-    being line 1) and the field: a missing column, an empty key field or gold answer, a key twice in one
-    file, a prediction whose key has no gold row."""
-
-
 class MetricUnavailable(CxrkgError, RuntimeError):
     """pycocoevalcap is not installed, or Java (which METEOR and the tokenizer run) is not on PATH."""
 
 
-def read_question_file(path: Path, gold: bool) -> pd.DataFrame:
-    """The rows of one question file, every cell a string, with a ``line`` column (the row's line in the file).
+def read_answer_file(path: Path, gold: bool) -> pd.DataFrame:
+    """The rows of one file of answers to score, every cell a string, with a ``line`` column (the row's line
+    in the file, as :func:`~graph.formats.diffvqa.read_question_file` numbers it).
 
     Args:
-        path: a CSV with at least :data:`COLUMNS`.
+        path: a CSV with at least :data:`~graph.formats.diffvqa.ANSWER_COLUMNS`.
         gold: True for the gold file, whose answers must not be empty (a prediction's may be).
 
     Returns:
-        The file's :data:`COLUMNS` plus ``line`` (int), in file order.
+        The file's :data:`~graph.formats.diffvqa.ANSWER_COLUMNS` plus ``line`` (int), in file order.
 
     Raises:
-        ScoreInputError: the file cannot be read, lacks a column, has an empty key field (or, gold, an empty
+        QuestionFileError: the file cannot be read, lacks a column, has an empty key field (or, gold, an empty
             answer) or holds one key twice.
     """
-    frame = read_string_csv(path, COLUMNS, ScoreInputError, "a question file")
-    frame = frame[list(COLUMNS)].assign(line=range(2, len(frame) + 2))
+    frame = read_question_file(path, ANSWER_COLUMNS)[list(ANSWER_COLUMNS)].reset_index()
     required = (*KEY, "question_type", "answer") if gold else (*KEY,)
     for column in required:
         empty = frame[frame[column].str.strip() == ""]
         if len(empty):
-            raise ScoreInputError(str(path), f"line {empty['line'].iloc[0]}", column, "empty")
+            raise QuestionFileError(str(path), line_record(empty[LINE].iloc[0]), column, "empty")
     twice = frame[frame.duplicated(list(KEY), keep="first")]
     if len(twice):
         row = twice.iloc[0]
-        first = frame[(frame[list(KEY)] == row[list(KEY)]).all(axis=1)]["line"].iloc[0]
-        raise ScoreInputError(str(path), f"line {row['line']}", "question",
-                              f"(study_id, ref_id, question) = ({row['study_id']}, {row['ref_id']}, "
-                              f"{row['question']!r}) already at line {first}")
+        first = frame[(frame[list(KEY)] == row[list(KEY)]).all(axis=1)][LINE].iloc[0]
+        raise QuestionFileError(str(path), line_record(row[LINE]), "question",
+                                f"(study_id, ref_id, question) = ({row['study_id']}, {row['ref_id']}, "
+                                f"{row['question']!r}) already at line {first}")
     return frame
 
 
@@ -95,25 +89,25 @@ def join_answers(gold: pd.DataFrame, pred: pd.DataFrame, pred_path: Path) -> pd.
     """Gold and predicted answers side by side, one row per gold row.
 
     Args:
-        gold: the gold frame of :func:`read_question_file`.
-        pred: the predicted frame of :func:`read_question_file`.
+        gold: the gold frame of :func:`read_answer_file`.
+        pred: the predicted frame of :func:`read_answer_file`.
         pred_path: the prediction file, named in errors.
 
     Returns:
         Columns question_type (gold's), gold, pred (``""`` where the prediction file has no row), in gold order.
 
     Raises:
-        ScoreInputError: a prediction row whose key has no gold row (the first one).
+        QuestionFileError: a prediction row whose key has no gold row (the first one).
     """
-    merged = gold.merge(pred[[*KEY, "answer", "line"]], on=list(KEY), how="outer", suffixes=("", "_pred"),
+    merged = gold.merge(pred[[*KEY, "answer", LINE]], on=list(KEY), how="outer", suffixes=("", "_pred"),
                         indicator=True, sort=False)
     orphans = merged[merged["_merge"] == "right_only"]
     if len(orphans):
-        row = orphans.sort_values("line_pred").iloc[0]
-        raise ScoreInputError(str(pred_path), f"line {int(row['line_pred'])}", "question",
-                              f"no gold row has (study_id, ref_id, question) = ({row['study_id']}, {row['ref_id']}, "
-                              f"{row['question']!r})")
-    merged = merged[merged["_merge"] != "right_only"].sort_values("line")
+        row = orphans.sort_values(f"{LINE}_pred").iloc[0]
+        raise QuestionFileError(str(pred_path), line_record(int(row[f"{LINE}_pred"])), "question",
+                                f"no gold row has (study_id, ref_id, question) = ({row['study_id']}, "
+                                f"{row['ref_id']}, {row['question']!r})")
+    merged = merged[merged["_merge"] != "right_only"].sort_values(LINE)
     return pd.DataFrame({"question_type": merged["question_type"].to_numpy(),
                          "gold": merged["answer"].to_numpy(),
                          "pred": merged["answer_pred"].fillna("").to_numpy()})
@@ -213,9 +207,9 @@ def score_files(gold: Path, pred: Path) -> pd.DataFrame:
         meteor, rouge_l, cider (pycocoevalcap's CIDEr-D, 0..10), accuracy (closed questions; NaN where none).
 
     Raises:
-        ScoreInputError: bad input in either file (file, line and field named).
+        QuestionFileError: bad input in either file (file, line and field named).
         MetricUnavailable: pycocoevalcap or Java is missing.
     """
-    gold_rows = read_question_file(Path(gold), gold=True)
-    pred_rows = read_question_file(Path(pred), gold=False)
+    gold_rows = read_answer_file(Path(gold), gold=True)
+    pred_rows = read_answer_file(Path(pred), gold=False)
     return score_answers(join_answers(gold_rows, pred_rows, Path(pred)))

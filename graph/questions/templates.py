@@ -5,30 +5,53 @@ Knowledge-Aware Image Difference Graph Representation Learning for Difference-Aw
 Answering", KDD 2023): ``code/question_gen.py`` (``create_question_set``, ``sub_ques_pres_loc``,
 ``diff_ques``, ``get_caption``) and ``code/libs/*.csv`` (``disease_lib.csv``, ``level_lib.csv``,
 ``location_lib.csv``, ``type_lib.csv``, ``postlocation_lib.csv``, ``position_change.csv``). The tuples below
-restate those files' values; the code around them is cxrkg's own.
+restate those files' values; the template keys and the code around them are cxrkg's own. Every module picks a
+template by its key (:data:`TEMPLATE`), never by its place in a tuple.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 QUESTION_TYPES = ("abnormality", "presence", "view", "location", "level", "type", "difference")
 """The seven question types, in the order the generator asks them for a pair."""
 
-#: question type -> its templates as ``create_question_set`` writes them; ``xxx`` is a disease name, ``lxxx``
-#: a location. Two wordings the generator writes outside the table are added at the end of their type:
-#: ``sub_ques_pres_loc``'s "is the xxx bilateral?" and ``diff_ques``'s "what has changed in the lxxx area?"
-#: (already in the table).
-TEMPLATES: dict[str, tuple[str, ...]] = {
-    "abnormality": ("what abnormalities are seen in this image?", "what abnormalities are seen in the xxx?",
-                    "is there evidence of any abnormalities in this image?"),
-    "presence": ("is there evidence of xxx in this image?", "is there xxx?", "is there xxx in the lxxx?",
-                 "is the xxx bilateral?"),
-    "view": ("which view is this image taken?", "is this PA view?", "is this AP view?"),
-    "location": ("where in the image is the xxx located?", "where is the xxx?",
-                 "is the xxx located on the left side or right side?"),
-    "level": ("what level is the xxx?",),
-    "type": ("what type is the xxx?",),
-    "difference": ("what has changed compared to the reference image?", "what has changed in the lxxx area?"),
+
+class Template(NamedTuple):
+    """One question template: ``key``, cxrkg's name for it (``<question type>_<what it asks>``, what the code
+    picks it by), and ``text``, the wording as ``create_question_set`` writes it (``xxx``: a disease name,
+    ``lxxx``: a location)."""
+
+    key: str
+    text: str
+
+
+#: question type -> its templates in ``create_question_set``'s order. Two wordings the generator writes
+#: outside the table are added at the end of their type: ``sub_ques_pres_loc``'s "is the xxx bilateral?" and
+#: ``diff_ques``'s "what has changed in the lxxx area?" (already in the table).
+TEMPLATES: dict[str, tuple[Template, ...]] = {
+    "abnormality": (Template("abnormality_list", "what abnormalities are seen in this image?"),
+                    Template("abnormality_in_place", "what abnormalities are seen in the xxx?"),
+                    Template("abnormality_any", "is there evidence of any abnormalities in this image?")),
+    "presence": (Template("presence_evidence", "is there evidence of xxx in this image?"),
+                 Template("presence", "is there xxx?"),
+                 Template("presence_in_place", "is there xxx in the lxxx?"),
+                 Template("presence_bilateral", "is the xxx bilateral?")),
+    "view": (Template("view_which", "which view is this image taken?"),
+             Template("view_is_pa", "is this PA view?"),
+             Template("view_is_ap", "is this AP view?")),
+    "location": (Template("location_in_image", "where in the image is the xxx located?"),
+                 Template("location_where", "where is the xxx?"),
+                 Template("location_side", "is the xxx located on the left side or right side?")),
+    "level": (Template("level", "what level is the xxx?"),),
+    "type": (Template("type", "what type is the xxx?"),),
+    "difference": (Template("difference", "what has changed compared to the reference image?"),
+                   Template("difference_in_area", "what has changed in the lxxx area?")),
 }
+TEMPLATE: dict[str, Template] = {t.key: t for templates in TEMPLATES.values() for t in templates}
+"""Template key -> :class:`Template`: how every module picks a template."""
+QUESTION_TYPE: dict[str, str] = {t.key: qtype for qtype, templates in TEMPLATES.items() for t in templates}
+"""Template key -> its question type."""
 
 #: ``disease_lib.csv``: the 30 official names in the library's order (answers list findings in this order,
 #: ``fix_order``), each with the report wordings the generator matches (its ``report_name`` column). Entry 12

@@ -177,7 +177,7 @@ RETURN s.study_id AS study_id, p.patient_id AS patient_id, s.study_order AS stud
                          COLLECT { MATCH (o)-[:HAS_MENTION]->(m:Mention) WHERE m.texture_cues IS NOT NULL
                                    UNWIND m.texture_cues AS t RETURN DISTINCT t }] } AS observations,
        COLLECT { MATCH (s)-[:HAS_OBSERVATION]->(o:Observation)-[r:PROGRESSION {basis: 'stated'}]->(po:Observation)
-                 RETURN DISTINCT [po.study_id, o.finding, r.change] } AS stated
+                 RETURN DISTINCT [po.study_id, o.anatomy, o.finding, r.change] } AS stated
 """
 QUESTION_FACTS_BY_STUDY = """
 UNWIND $study_ids AS sid

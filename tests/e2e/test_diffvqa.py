@@ -1,6 +1,7 @@
 """Medical-Diff-VQA questions against the real Neo4j: a hand-made cohort whose statements fix every answer
-(levels, locations, types, views and stated changes), the answer file with its rejections, ``cxrkg ask``,
-and generation (deterministic, every type, answers equal to ``answer``'s); the demo's three NIH pairs."""
+(levels, locations, types, views and stated changes, one named by its anatomy), the answer file with its
+rejections, ``cxrkg ask`` and the Cypher it shows, and generation (deterministic, every type, answers equal
+to ``answer``'s); the demo's three NIH pairs."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
+from graph.formats.diffvqa import QuestionFileError
 from tests.fixtures.inputs import comparison, scene_graph, write_scene_graph
 from tests.fixtures.loading import load_into
 
@@ -115,13 +117,13 @@ def test_every_template_is_answered_as_the_statements_say(cohort, tmp_path):
     got = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert list(got.columns) == ["study_id", "subject_id", "ref_id", "question_type", "question", "answer", "basis",
                                  "evidence"]
-    assert [(q, a, b) for q, a, b in zip(got["question"], got["answer"], got["basis"])] == \
+    assert [(q, a, b) for q, a, b in zip(got["question"], got["answer"], got["basis"], strict=True)] == \
         [(q, a, b) for _, _, _, q, a, b in TRUTH]
     effusion = got[got["question"] == "what level is the pleural effusion?"]["evidence"].iloc[0]
     assert "sentence 0 about left costophrenic angle." in effusion
 
 
-def test_rejections_name_row_and_field_and_the_rest_is_answered(cohort, tmp_path):
+def test_rejections_name_line_and_field_and_the_rest_is_answered(cohort, tmp_path):
     rows = _questions(TRUTH[:1] * 7)
     rows.loc[1, "question"] = "is the patient happy?"
     rows.loc[2, "study_id"] = "404"
@@ -133,16 +135,19 @@ def test_rejections_name_row_and_field_and_the_rest_is_answered(cohort, tmp_path
     rows.to_csv(src, index=False)
     result = runner.invoke(app, ["diffvqa", "answer", str(src), "--out", str(out)])
     assert result.exit_code == 6
-    fields = {f"row {n}": f for n, f in [(3, "question"), (4, "study_id"), (5, "ref_id"), (6, "ref_id"),
-                                         (7, "subject_id"), (8, "question_type")]}
+    # the header is line 1 and the file's first question line 2: rows 1..6 of the frame are lines 3..8
+    fields = {f"line {n}": f for n, f in [(3, "question"), (4, "study_id"), (5, "ref_id"), (6, "ref_id"),
+                                          (7, "subject_id"), (8, "question_type")]}
     said = " ".join(result.output.split())
-    for row, field in fields.items():
-        assert f"{row} field {field}" in said
+    for line, field in fields.items():
+        assert f"{line} field {field}" in said
     assert "Traceback" not in result.output
     assert len(pd.read_csv(out)) == 1
     rows.drop(columns=["ref_id"]).to_csv(src, index=False)
     result = runner.invoke(app, ["diffvqa", "answer", str(src), "--out", str(out)])
-    assert result.exit_code == 6 and "row 1 field ref_id: missing column" in " ".join(result.output.split())
+    refused = result.exception  # the command line's main turns it into one line and exit code 1
+    assert isinstance(refused, QuestionFileError), result.output
+    assert (refused.file, refused.record, refused.field) == (str(src), "line 1", "ref_id")
 
 
 def test_ask_answers_one_question_and_shows_its_cypher(cohort):
@@ -157,15 +162,22 @@ def test_ask_answers_one_question_and_shows_its_cypher(cohort):
     assert result.exit_code == 1 and "not earlier" in result.output
 
 
-@pytest.mark.parametrize("question, study, ref", [
-    ("what has changed compared to the reference image?", S2, None),
-    ("where is the pleural effusion?", S1, None),
-    ("is there edema?", S3, S1),
-])
-def test_the_cypher_ask_shows_reruns_to_the_same_answer(cohort, question, study, ref):
+# (question, main study, --ref, the answer the cohort's statements fix, the studies the shown Cypher reads):
+# without --ref a difference question compares with the latest earlier PA/AP study, S1 for S2
+CHANGED_S2_S1 = next(a for m, r, _, q, a, _ in TRUTH
+                     if (m, r, q) == (S2, S1, "what has changed compared to the reference image?"))
+ASKED = [
+    ("what has changed compared to the reference image?", S2, None, CHANGED_S2_S1, {S2, S1}),
+    ("where is the pleural effusion?", S1, None, "left area", {S1}),  # S1's mild effusion, left costophrenic angle
+    ("is there edema?", S3, S1, "no", {S3, S1}),
+]
+
+
+@pytest.mark.parametrize("question, study, ref, expected, read", ASKED)
+def test_the_cypher_ask_shows_reruns_to_the_expected_answer(cohort, question, study, ref, expected, read):
     """Pasted into Neo4j Browser, the printed `:param` lines set the parameters (Browser evaluates each value
-    as a Cypher expression, done here through the driver) and the statement returns the rows ask answered
-    from."""
+    as a Cypher expression, done here through the driver) and the statement returns the studies asked about,
+    whose facts give the answer the hand-made cohort fixes; ask printed that answer too."""
     from graph.questions.answer import answer
     from graph.questions.facts import facts_from_rows
     from graph.questions.parse import parse_question
@@ -174,6 +186,7 @@ def test_the_cypher_ask_shows_reruns_to_the_same_answer(cohort, question, study,
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     end = next(i for i, line in enumerate(lines) if line.endswith(";"))
+    assert lines[end + 1].strip() == expected.strip()
     params = {}
     for line in lines[:end]:
         if line.startswith(":param "):
@@ -182,10 +195,30 @@ def test_the_cypher_ask_shows_reruns_to_the_same_answer(cohort, question, study,
     statement = "\n".join(line for line in lines[:end + 1] if not line.startswith(":param "))
     assert set(params) == set(re.findall(r"\$(\w+)", statement)), "a parameter of the statement is not printed"
     facts = facts_from_rows(cohort.read(statement.rstrip(";"), **params))
-    main = facts[study]
-    reference = facts[ref] if ref else next((f for f in facts.values() if f.study_id != study), None)
-    rerun = answer(parse_question(question), main, reference, False)
-    assert rerun.text.strip() == lines[end + 1].strip()
+    assert set(facts) == read
+    reference = facts[ref or S1] if len(read) > 1 else None
+    assert answer(parse_question(question), facts[study], reference, False).text == expected
+
+
+def test_a_stated_change_is_named_at_its_anatomy(store, tmp_path):
+    """Tortuous aorta at the descending aorta has its own Diff-VQA name ("tortuosity of the descending aorta ",
+    graph/vocab/diffvqa.yaml's by_anatomy); a stated "worsened" there supports the level change under that
+    name, so the difference is answered from both the comparison and the statement."""
+    aorta = {"descending aorta": [[f"{YES}tortuous aorta"]]}
+    _study(tmp_path, "50000021", "2100-01-01T08:00:00", "PA", aorta, pid=1003,
+           severity={"descending aorta": [["severity|yes|mild"]]})
+    _study(tmp_path, "50000022", "2100-02-01T08:00:00", "PA", aorta, pid=1003,
+           severity={"descending aorta": [["severity|yes|moderate"]]},
+           relationships=[comparison("img50000022", "img50000021", "descending aorta", "worsened", "tortuous aorta")])
+    load_into(store, tmp_path)
+    src, out = tmp_path / "q.csv", tmp_path / "a.csv"
+    pd.DataFrame([{"study_id": "50000022", "subject_id": "1003", "ref_id": "50000021", "question_type": "difference",
+                   "question": "what has changed compared to the reference image?"}]).to_csv(src, index=False)
+    result = runner.invoke(app, ["diffvqa", "answer", str(src), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    got = pd.read_csv(out, dtype=str, keep_default_na=False).iloc[0]
+    assert (got["answer"], got["basis"]) == (
+        "the level of tortuosity of the descending aorta  has changed from mild to moderate. ", "both")
 
 
 def test_generate_is_deterministic_and_agrees_with_answer(cohort, tmp_path):
@@ -198,7 +231,7 @@ def test_generate_is_deterministic_and_agrees_with_answer(cohort, tmp_path):
     both = pd.concat([generate(cohort, seed=s) for s in range(40)])
     assert set(both["question_type"]) == {"abnormality", "presence", "view", "location", "level", "type",
                                           "difference"}
-    assert {(m, r) for m, r in zip(both["study_id"], both["ref_id"])} == {(S2, S1), (S3, S1), (S3, S2)}
+    assert {(m, r) for m, r in zip(both["study_id"], both["ref_id"], strict=True)} == {(S2, S1), (S3, S1), (S3, S2)}
     again = answer_frame(cohort, both.drop(columns=["answer"]), "generated")
     assert again.rejections == [] and list(again.answers["answer"]) == list(both["answer"])
     out = tmp_path / "g.csv"

@@ -29,7 +29,7 @@ def _stated(cohort) -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
         g = json.loads(path.read_text())
         names, level = set(), {}
         for entry in g["attributes"]:
-            for labels, cues in zip(entry["attributes"], entry["severity_cues"]):
+            for labels, cues in zip(entry["attributes"], entry["severity_cues"], strict=True):
                 for label in labels:
                     _, polarity, finding = label.split("|")
                     if polarity != "yes" or finding not in NAMES:

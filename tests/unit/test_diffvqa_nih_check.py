@@ -12,10 +12,11 @@ import pytest
 
 from graph.datasets.nih import reference as ref
 from graph.datasets.nih.convert import DatasetUnavailable
-from graph.datasets.nih.diffvqa_check import (CHECKED_NAMES, COLUMNS, DISEASE_LIBRARY, NIH_TO_DIFFVQA, NOTHING,
-                                              Q_ABNORMALITIES, Q_ANY, Q_DIFFERENCE, CheckInputError, check_answers,
+from graph.datasets.nih.diffvqa_check import (CHECKED_NAMES, DISEASE_LIBRARY, NIH_TO_DIFFVQA, NOTHING,
+                                              Q_ABNORMALITIES, Q_ANY, Q_DIFFERENCE, check_answers,
                                               difference_answer, nih_studies, parse_abnormalities, parse_difference)
 from graph.datasets.wheel import WheelUnavailable
+from graph.formats.diffvqa import ANSWER_COLUMNS, QuestionFileError
 
 ADD = "the main image has an additional finding of {} than the reference image. "
 ADDS = "the main image has additional findings of {} than the reference image. "
@@ -72,7 +73,7 @@ def tables():
 def _frame(rows) -> pd.DataFrame:
     """rows: (study, ref, type, question, answer); subject_id from the image id unless given as 6th item."""
     return pd.DataFrame([(s, r[5] if len(r) > 5 else str(int(s[:8])), rf, t, q, a)
-                         for r in rows for s, rf, t, q, a in [r[:5]]], columns=list(COLUMNS))
+                         for r in rows for s, rf, t, q, a in [r[:5]]], columns=list(ANSWER_COLUMNS))
 
 
 #: Right answers. 13_005 (follow-up 30): Emphysema, Infiltration, Pleural_Thickening, Pneumothorax; 13_003
@@ -149,7 +150,7 @@ WRONG = [
 def test_each_wrong_answer_is_caught_with_its_kind(tables):
     questions = _frame([row for row, _ in WRONG])
     result = check_answers(questions, tables)
-    kinds = result.mismatches.groupby("row")["kind"].agg(set).to_dict()
+    kinds = result.mismatches.groupby("line")["kind"].agg(set).to_dict()
     assert kinds == {i: {kind} for i, (_, kind) in enumerate(WRONG)}
     first = result.mismatches.iloc[0]
     assert first["expected"] == ADDS.format("pneumothorax, and emphysema")
@@ -158,7 +159,7 @@ def test_each_wrong_answer_is_caught_with_its_kind(tables):
 
 @pytest.mark.network
 def test_missing_column_is_an_input_error(tables):
-    with pytest.raises(CheckInputError, match="ref_id"):
+    with pytest.raises(QuestionFileError, match="ref_id"):
         check_answers(_frame(RIGHT[:1]).drop(columns=["ref_id"]), tables)
 
 

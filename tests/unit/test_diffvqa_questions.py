@@ -29,6 +29,16 @@ def test_the_libraries_are_the_generators():
     assert sum(len(t) for t in TEMPLATES.values()) == 17  # 16 of create_question_set plus "is the xxx bilateral?"
 
 
+def test_each_template_has_its_own_key_and_parses_back_to_it():
+    keys = [t.key for templates in TEMPLATES.values() for t in templates]
+    assert len(set(keys)) == len(keys) == 17
+    for qtype, templates in TEMPLATES.items():
+        for t in templates:
+            assert t.key.startswith(qtype)
+            filled = t.text.replace("lxxx", "right lung").replace("xxx", "left lung" if qtype == "abnormality" else "edema")
+            assert parse_question(filled).template.key == t.key, filled
+
+
 @pytest.mark.parametrize("question, qtype, disease, sides, zones", [
     ("what abnormalities are seen in this image?", "abnormality", None, None, None),
     ("what abnormalities are seen in the left lower lung?", "abnormality", None, {"left"}, {"lower", "base"}),
@@ -118,7 +128,7 @@ def test_levels_types_and_is_a_parents():
 
 def test_stated_changes_make_the_basis_both():
     ref = study("1", 1, "PA", obs("pneumothorax", "left apical zone"))
-    main = study("2", 2, "AP", stated=[("1", "pneumothorax", "resolved")])
+    main = study("2", 2, "AP", stated=[("1", "left apical zone", "pneumothorax", "resolved")])
     a = answer(parse_question("what has changed compared to the reference image?"), main, ref)
     assert (a.text, a.basis) == ("the main image is missing the finding of pneumothorax than the reference image. ",
                                  "both")
@@ -145,11 +155,11 @@ def test_generation_draws_by_the_generators_rules_and_is_seeded():
     assert not a.equals(c)
     assert set(a["question_type"]) == set(TEMPLATES)
     order = {sid: s.order for sid, s in studies.items()}
-    assert all(order[r] < order[m] for m, r in zip(a["study_id"], a["ref_id"]))
+    assert all(order[r] < order[m] for m, r in zip(a["study_id"], a["ref_id"], strict=True))
     assert not {sid for sid, s in studies.items() if not s.frontal} & (set(a["study_id"]) | set(a["ref_id"]))
     assert (a.groupby(["study_id", "ref_id"])["question"].nunique() == a.groupby(["study_id", "ref_id"]).size()).all()
     # references are drawn among all earlier frontal studies, not only the previous one
-    assert len({order[r] for m, r in zip(a["study_id"], a["ref_id"]) if m.endswith("-4")}) > 1
+    assert len({order[r] for m, r in zip(a["study_id"], a["ref_id"], strict=True) if m.endswith("-4")}) > 1
 
 
 def test_cli_unmapped_and_an_unparseable_ask_need_no_server():

@@ -6,8 +6,10 @@ and its own rendering of the dataset's answer grammar. It never reads Neo4j, ``g
 that answers the questions; a question file from ``cxrkg diffvqa generate`` (or ``answer``) is checked against it.
 
 The question file is in the dataset's format (``mimic_pair_questions.csv``, Hu et al., KDD 2023): columns
-study_id, subject_id, ref_id, question_type, question, answer. On the NIH cohort study_id and ref_id are NIH
-image ids without ``.png`` (``00000013_008``), subject_id the patient id as ``str(int(Patient ID))`` (``"13"``).
+study_id, subject_id, ref_id, question_type, question, answer, read by the project's one question-file reader
+(:func:`graph.formats.diffvqa.read_question_file`: the file format only, no answering code). On the NIH
+cohort study_id and ref_id are NIH image ids without ``.png`` (``00000013_008``), subject_id the patient id as
+``str(int(Patient ID))`` (``"13"``).
 
 Rules, from the dataset's public generator (repository Holipori/MIMIC-Diff-VQA, ``code/question_gen.py``:
 ``abnormality_ques``, ``diff_ques``, ``get_caption``; names from ``code/libs/disease_lib.csv``):
@@ -41,9 +43,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from graph.datasets.nih.reference import NIHTables
-from graph.errors import CxrkgError
-
-COLUMNS = ("study_id", "subject_id", "ref_id", "question_type", "question", "answer")
+from graph.formats.diffvqa import ANSWER_COLUMNS, LINE, check_columns
 
 #: Medical-Diff-VQA's 30 official disease names in its library's order (Holipori/MIMIC-Diff-VQA
 #: ``code/libs/disease_lib.csv``, ids 0-29; id 12 is written there with a trailing space).
@@ -92,11 +92,7 @@ Q_ABNORMALITIES = "what abnormalities are seen in this image?"
 Q_ANY = "is there evidence of any abnormalities in this image?"
 NOTHING = "nothing has changed."
 
-MISMATCH_COLUMNS = ("row", "study_id", "ref_id", "question_type", "question", "answer", "kind", "expected", "detail")
-
-
-class CheckInputError(CxrkgError, ValueError):
-    """The question frame lacks a column of :data:`COLUMNS`."""
+MISMATCH_COLUMNS = (LINE, "study_id", "ref_id", "question_type", "question", "answer", "kind", "expected", "detail")
 
 
 @dataclass
@@ -322,22 +318,22 @@ def check_answers(questions: pd.DataFrame, tables: NIHTables, studies: dict[str,
     """Check the difference and abnormality answers of a question file against the NIH tables.
 
     Args:
-        questions: rows in the dataset's format, at least :data:`COLUMNS` (cells read as strings; see
-            :func:`read_questions`); other question types are counted as unchecked.
+        questions: rows in the dataset's format, at least :data:`~graph.formats.diffvqa.ANSWER_COLUMNS`, as
+            :func:`graph.formats.diffvqa.read_question_file` reads them (indexed by file line); other question
+            types are counted as unchecked.
         tables: the NIH tables (:func:`graph.datasets.nih.reference.load_tables`).
         studies: :func:`nih_studies` of ``tables`` when the caller has it already.
 
     Returns:
-        A :class:`CheckResult`; a mismatch's ``row`` is the frame's index label of the question.
+        A :class:`CheckResult`; a mismatch's ``line`` is the frame's index label of the question (its line in
+        the file for a frame read by ``read_question_file``).
 
     Raises:
-        CheckInputError: a column of :data:`COLUMNS` is missing.
+        QuestionFileError: a column of :data:`~graph.formats.diffvqa.ANSWER_COLUMNS` is missing.
     """
-    missing = [c for c in COLUMNS if c not in questions.columns]
-    if missing:
-        raise CheckInputError(f"question frame: column(s) {', '.join(missing)} missing; expected {', '.join(COLUMNS)}")
+    check_columns(questions.columns, ANSWER_COLUMNS, "question frame")
     studies = nih_studies(tables) if studies is None else studies
-    frame = questions[list(COLUMNS)].astype(str)
+    frame = questions[list(ANSWER_COLUMNS)].astype(str)
     result, pairs, rows = CheckResult(), set(), []
     for index, row in zip(frame.index, frame.to_dict("records"), strict=True):
         outcome = _check_row(row, studies)
@@ -351,12 +347,3 @@ def check_answers(questions: pd.DataFrame, tables: NIHTables, studies: dict[str,
     result.pairs_checked = len(pairs)
     result.mismatches = pd.DataFrame(rows, columns=list(MISMATCH_COLUMNS))
     return result
-
-
-def read_questions(path) -> pd.DataFrame:
-    """A question CSV with every cell a string (ids keep their leading zeros; empty cells are ``""``).
-
-    Raises:
-        OSError, UnicodeDecodeError, pandas.errors.ParserError, pandas.errors.EmptyDataError: unreadable file.
-    """
-    return pd.read_csv(path, dtype=str, keep_default_na=False)

@@ -59,13 +59,13 @@ LISTED = {
     "graph.records.InputError", "graph.extract.eval.gold_eval.GoldError",
     "graph.extract.radgraph_adapter.RadGraphUnavailable", "graph.settings.ConfigError",
     "graph.datasets.wheel.WheelUnavailable", "graph.datasets.nih.tables.DatasetUnavailable",
-    "graph.datasets.nih.diffvqa_check.CheckInputError", "graph.schema.SchemaError",
+    "graph.schema.SchemaError",
     "graph.formats.lunguage.LunguageInputError", "graph.ingest.import_files.ImportFileError",
     "graph.ingest.bulk.BulkInputError", "graph.vocabulary.VocabularyError", "graph.store.errors.GraphUnavailable",
     "graph.store.errors.LoginRefused", "graph.store.queries.QueryError", "graph.store.busy.GraphBusy",
     "graph.store.query_api.QueryApiError", "graph.questions.parse.QuestionParseError",
-    "graph.questions.score.ScoreInputError", "graph.questions.score.MetricUnavailable",
-    "graph.questions.rows.QuestionFileError", "graph.questions.mapping.MappingError", "graph.server.ServerError",
+    "graph.formats.diffvqa.QuestionFileError", "graph.questions.score.MetricUnavailable",
+    "graph.questions.mapping.MappingError", "graph.server.ServerError",
     "gnn.errors.GnnError", "flows.bulk_flow.BulkRefused",
 }
 MESSAGE = "something failed: do this"
@@ -190,7 +190,7 @@ def test_diffvqa_score_of_a_missing_file_does_nothing_and_exits_1(cli_env, capsy
     code, said = _run_main(["diffvqa", "score", str(gold), str(tmp_path / "nowhere.csv")], capsys)
     lines = said.strip().splitlines()
     assert code == 1 and len(lines) == 1 and lines[0].startswith("error:"), said
-    assert "nowhere.csv" in said and "not a readable CSV" in said and "unexpected" not in said
+    assert "nowhere.csv" in said and "cannot be read" in said and "unexpected" not in said
 
 
 @pytest.mark.parametrize("args", [

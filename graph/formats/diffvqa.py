@@ -1,0 +1,110 @@
+"""Medical-Diff-VQA's question file: its columns, its one reader and its one error.
+
+The layout is the dataset's ``mimic_pair_questions.csv`` (Hu et al., KDD 2023; repository
+Holipori/MIMIC-Diff-VQA, README and ``code/question_gen.py``'s ``question_gen``): columns study_id, subject_id,
+ref_id, question_type, question and, in a file with answers, answer; other columns (the dataset's unnamed index,
+``split``) are kept as they are. Every command that reads such a file reads it here: ``cxrkg diffvqa answer``
+and ``score``, the NIH check (:mod:`graph.datasets.nih.diffvqa_check`) and the benchmarks.
+
+Numbering: a row is named by its line in the file, as an editor shows it: the header is line 1, the first
+question line 2. Blank lines count (they are lines, skipped as rows), and a row whose quoted cell spans lines
+is named by the line it starts on.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from graph.records import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+QUESTION_COLUMNS = ("study_id", "subject_id", "ref_id", "question_type", "question")
+"""The columns a question file must have (``mimic_pair_questions.csv`` without ``answer``)."""
+ANSWER_COLUMNS = (*QUESTION_COLUMNS, "answer")
+"""The columns a file of answers must have (``mimic_pair_questions.csv``'s own)."""
+LINE = "line"
+"""The name of the index :func:`read_question_file` gives: each row's line in the file."""
+
+
+class QuestionFileError(InputError):
+    """A question file that cannot be used: names the file, the row (``line N``, the header being line 1) and
+    the field (a column), or the file alone when it cannot be read at all."""
+
+
+def line_record(line: int) -> str:
+    """How a row is named in errors and rejections: ``line N`` (N as :func:`read_question_file` numbers it)."""
+    return f"{LINE} {line}"
+
+
+def check_columns(columns: Iterable[str], required: tuple[str, ...], source: str) -> None:
+    """Raise unless every ``required`` column is among ``columns``.
+
+    Raises:
+        QuestionFileError: names ``source``, line 1 (the header) and the first missing column.
+    """
+    have = set(columns)
+    missing = [c for c in required if c not in have]
+    if missing:
+        raise QuestionFileError(source, line_record(1), missing[0],
+                                f"column(s) {', '.join(missing)} missing; a question file has {', '.join(required)}")
+
+
+def read_question_file(path: str | Path, required: tuple[str, ...] = QUESTION_COLUMNS) -> pd.DataFrame:
+    """Every row of a question file, every cell a string as written (ids keep their leading zeros, an empty
+    cell is ``""``), indexed by the row's line in the file (index name :data:`LINE`).
+
+    Args:
+        path: the CSV (UTF-8, a byte-order mark allowed).
+        required: the columns it must have (:data:`QUESTION_COLUMNS` or :data:`ANSWER_COLUMNS`); others are kept.
+
+    Returns:
+        The file's columns in its order, one row per non-blank row, in file order.
+
+    Raises:
+        QuestionFileError: the file cannot be opened or decoded, is empty, is not CSV, names a column twice,
+            lacks a required column, or has a row with more or fewer fields than the header (file, line and,
+            where there is one, field named).
+    """
+    import pandas as pd  # not at module level: the CLI's quick paths import this module's names only
+
+    source = str(path)
+    header, lines, records = _read_rows(Path(path), source)
+    twice = sorted({c for c in header if header.count(c) > 1})
+    if twice:
+        raise QuestionFileError(source, line_record(1), twice[0], "the header names this column twice")
+    check_columns(header, required, source)
+    return pd.DataFrame(records, columns=header, index=pd.Index(lines, name=LINE, dtype="int64"), dtype=str)
+
+
+def _read_rows(path: Path, source: str) -> tuple[list[str], list[int], list[list[str]]]:
+    """(header, each row's first line, the rows) of the file, blank lines skipped."""
+    lines: list[int] = []
+    records: list[list[str]] = []
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            if header is None:
+                raise QuestionFileError(source, None, None, "empty file: no header line")
+            end = reader.line_num
+            for record in reader:
+                start, end = end + 1, reader.line_num
+                if not record:  # a blank line
+                    continue
+                if len(record) != len(header):
+                    raise QuestionFileError(source, line_record(start), None,
+                                            f"{len(record)} fields, but the header has {len(header)}")
+                lines.append(start)
+                records.append(record)
+    except OSError as exc:
+        raise QuestionFileError(source, None, None, f"cannot be read ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise QuestionFileError(source, None, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except csv.Error as exc:
+        raise QuestionFileError(source, line_record(reader.line_num), None, f"not readable as CSV ({exc})") from exc
+    return header, lines, records
