@@ -28,9 +28,11 @@ $(SERVER)/target/cxrkg-neo4j-server.jar: $(SERVER)/pom.xml $(shell find $(SERVER
 demo: install
 	$(VENV)/bin/cxrkg demo
 
-# The quality gate (configured in pyproject.toml): ruff, then mypy, over graph/, gnn/ and flows/
+# The quality gate (configured in pyproject.toml): ruff, then mypy, over graph/, gnn/ and flows/; ruff's
+# pyflakes (F) and bugbear (B) rules over tests/ and benchmarks/ too
 lint: $(STAMP)
 	$(PY) -m ruff check graph gnn flows
+	$(PY) -m ruff check --select F,B tests benchmarks
 	$(PY) -m mypy
 
 # Every marked group must run here: a skipped java, network or extract test fails the run (tests/fixtures/needs.py,
