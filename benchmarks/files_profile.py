@@ -7,28 +7,20 @@ its SHA-256, JSON to records, validation), fingerprint (hashing the files parse 
 (checks and the rows of records written to the import files), derive (states and events per patient, their rows written), finish (patients, studies,
 vocabulary). The sum is the CPU per input file a worker spends; the load spreads it over its workers.
 
-``--radgraph-paths``: the RadGraph files read by the fast decoder (:mod:`graph.formats.radgraph.twin`) and by
-the checked path alone (the fast decoder made to refuse every file), alternating ``--rounds`` times on the same
-input, with the median of each and the fast decoder's gain on the files stage (every step but plan).
-
 Usage: python benchmarks/files_profile.py COHORT [--batch-files 500] [--cprofile] [--top 25]
-       [--radgraph-paths [--rounds 3]]
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import cProfile
 import pstats
 import shutil
-import statistics
 import sys
 import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -77,64 +69,20 @@ def step_seconds(cohort: Path, out: Path, batch_files: int = 500) -> tuple[int, 
     return len(the_plan.load), took
 
 
-@contextlib.contextmanager
-def checked_radgraph() -> Iterator[None]:
-    """Within the block, every RadGraph JSON file is read by the checked path: the fast decoder refuses it."""
-    import graph.formats.radgraph as radgraph
-
-    fast = radgraph.decode_documents
-    radgraph.decode_documents = lambda data: None
-    try:
-        yield
-    finally:
-        radgraph.decode_documents = fast
-
-
-def _line(files: int, took: dict[str, float]) -> str:
-    """CPU per input file of each step and in all."""
-    return (", ".join(f"{k} {1000 * v / files:.3f} ms" for k, v in took.items())
-            + f"; total {1000 * sum(took.values()) / files:.3f} ms")
-
-
-def compare_radgraph_paths(cohort: Path, out: Path, batch_files: int, rounds: int) -> None:
-    """Print the steps with the fast decoder and with the checked path alone, alternating ``rounds`` times,
-    then the medians and the fast decoder's gain (checked / fast CPU) on the files stage and on parse."""
-    runs: dict[str, list[dict[str, float]]] = {"fast": [], "checked": []}
-    files = 0
-    for n in range(rounds):
-        for name in ("fast", "checked") if n % 2 == 0 else ("checked", "fast"):
-            with checked_radgraph() if name == "checked" else contextlib.nullcontext():
-                files, took = step_seconds(cohort, out / f"{name}-{n}", batch_files)
-            shutil.rmtree(out / f"{name}-{n}", ignore_errors=True)
-            runs[name].append(took)
-            print(f"round {n + 1} {name:7}: {_line(files, took)}", flush=True)
-    med = {name: {k: statistics.median(t[k] for t in took) for k in took[0]} for name, took in runs.items()}
-    stage = {name: sum(v for k, v in m.items() if k != "plan") for name, m in med.items()}
-    for name, m in med.items():
-        print(f"median {name:7} ({files:,} files): {_line(files, m)}; files stage {1000 * stage[name] / files:.3f} ms")
-    print(f"fast decoder's gain (checked / fast CPU): files stage {stage['checked'] / stage['fast']:.2f}x, "
-          f"parse {med['checked']['parse'] / med['fast']['parse']:.2f}x")
-
-
 def main() -> None:
-    """Run the steps once (or both RadGraph paths, alternating) and print CPU per input file."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("cohort", type=Path)
     parser.add_argument("--batch-files", type=int, default=500)
     parser.add_argument("--cprofile", action="store_true", help="then the top functions under cProfile")
     parser.add_argument("--top", type=int, default=25)
-    parser.add_argument("--radgraph-paths", action="store_true",
-                        help="the fast RadGraph decoder against the checked path alone, alternating")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of each path with --radgraph-paths")
     args = parser.parse_args()
     out = Path(tempfile.mkdtemp(prefix="files-profile-"))
     try:
-        if args.radgraph_paths:
-            compare_radgraph_paths(args.cohort, out, args.batch_files, args.rounds)
-            return
         files, took = step_seconds(args.cohort, out / "plain", args.batch_files)
-        print(f"plan and files stages in one process, CPU per input file ({files:,} files): {_line(files, took)}",
-              flush=True)
+        total = sum(took.values())
+        print(f"plan and files stages in one process, CPU per input file ({files:,} files): "
+              + ", ".join(f"{k} {1000 * v / files:.3f} ms" for k, v in took.items())
+              + f"; total {1000 * total / files:.3f} ms", flush=True)
         if args.cprofile:
             profile = cProfile.Profile()
             profile.runcall(step_seconds, args.cohort, out / "profiled", args.batch_files)

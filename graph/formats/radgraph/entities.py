@@ -10,19 +10,15 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from graph.formats.radgraph.schema import V1_LABELS, XL_ASSERTIONS, XL_KINDS
 from graph.records import InputError
 from graph.vocabulary import Vocabulary
-
-_ASSERTIONS = {"definitely present": "present", "definitely absent": "absent", "uncertain": "uncertain"}
-_V1_LABELS = {"ANAT-DP": ("ANAT", "present"), "OBS-DP": ("OBS", "present"), "OBS-U": ("OBS", "uncertain"),
-              "OBS-DA": ("OBS", "absent")}
 
 
 class Entity(NamedTuple):
     """One entity: id, its text, kind (ANAT, OBS or CHAN), polarity or change label, inclusive token
     span and outgoing relations as (type, target id). A named tuple: a document has dozens, made several
-    times faster than a frozen dataclass's (:func:`~graph.formats.radgraph.twin.twin_entities` makes them with
-    ``tuple.__new__``)."""
+    times faster than a frozen dataclass's."""
 
     eid: str
     tokens: str
@@ -38,14 +34,14 @@ def _label(label: Any, vocab: Vocabulary) -> tuple[str, str | None, str | None] 
     """(kind, polarity, change label) for an entity label in any supported spelling, or None if unknown."""
     if not isinstance(label, str):
         return None
-    if label in _V1_LABELS:
-        kind, pol = _V1_LABELS[label]
+    if label in V1_LABELS:
+        kind, pol = V1_LABELS[label]
         return kind, pol, None
     if label in vocab.change_labels:
         return "CHAN", None, label
     parts = label.split("::")
-    if len(parts) in (2, 3) and parts[0] in ("Anatomy", "Observation") and parts[-1] in _ASSERTIONS:
-        return ("ANAT" if parts[0] == "Anatomy" else "OBS"), _ASSERTIONS[parts[-1]], None
+    if len(parts) in (2, 3) and parts[0] in XL_KINDS and parts[-1] in XL_ASSERTIONS:
+        return XL_KINDS[parts[0]], XL_ASSERTIONS[parts[-1]], None
     return None
 
 

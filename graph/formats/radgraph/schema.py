@@ -22,8 +22,14 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any, Mapping
 
-#: RadGraph v1's entity labels -> kind
-V1_LABELS = {"ANAT-DP": "ANAT", "OBS-DP": "OBS", "OBS-U": "OBS", "OBS-DA": "OBS"}
+#: RadGraph v1's entity labels -> (kind, polarity): anatomy definitely present, observation definitely present,
+#: uncertain, definitely absent
+V1_LABELS = {"ANAT-DP": ("ANAT", "present"), "OBS-DP": ("OBS", "present"), "OBS-U": ("OBS", "uncertain"),
+             "OBS-DA": ("OBS", "absent")}
+#: the ``radgraph`` package's / RadGraph-XL's spelling (``Observation::measurement::definitely absent``): its
+#: first part -> kind, and its last part, the assertion -> polarity
+XL_KINDS = {"Anatomy": "ANAT", "Observation": "OBS"}
+XL_ASSERTIONS = {"definitely present": "present", "definitely absent": "absent", "uncertain": "uncertain"}
 #: RadGraph2's change labels: the eight change leaves of its label taxonomy (Khanna, Dejl et al. 2023)
 CHANGE_LABELS = frozenset({"CHAN-NC", "CHAN-CON-AP", "CHAN-CON-WOR", "CHAN-CON-IMP", "CHAN-CON-RES",
                            "CHAN-DEV-AP", "CHAN-DEV-PLACE", "CHAN-DEV-DISA"})
@@ -51,11 +57,10 @@ def label_kind(label: Any) -> str | None:
 def _text_label_kind(label: str) -> str | None:
     """:func:`label_kind` of a label that is text."""
     if label in V1_LABELS:
-        return V1_LABELS[label]
+        return V1_LABELS[label][0]
     if label.startswith("CHAN-"):
         return "CHAN"
-    head = label.split("::", 1)[0]
-    return {"Anatomy": "ANAT", "Observation": "OBS"}.get(head) if "::" in label else None
+    return XL_KINDS.get(label.split("::", 1)[0]) if "::" in label else None
 
 
 def relation_name(source_kind: str | None, relation: str, target_kind: str | None) -> str:
