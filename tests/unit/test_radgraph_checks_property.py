@@ -1,8 +1,10 @@
-"""Property-based tests of the RadGraph checks: generated documents, each with at most one known fault, read by
-both readers (the file whole through ``json``, and streamed through ijson). Each reader must reject exactly the
-faulty document, naming its doc_key and the field the fault is in, and both must give the same records,
-rejections (messages included) and schema counts. The expected field comes from the fault the generator made,
-not from the code under test. Synthetic values only; hypothesis: https://hypothesis.readthedocs.io/."""
+"""Property-based tests of the RadGraph checks: generated files of documents, at most one of them with one known
+fault, read by both readers (the file whole through ``json``, and streamed through ijson) and each document by
+the ``radgraph`` package's adapter. Each reader must reject exactly the faulty document, naming its doc_key and
+the field the fault is in, and both must give the same records, rejections (messages included) and schema
+counts; the adapter must refuse the same document with the same field (a doc_key is not its to check). The
+expected field comes from the fault the generator made, not from the code under test. Synthetic values only;
+hypothesis: https://hypothesis.readthedocs.io/."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from graph.extract.radgraph_adapter import convert_document
 from graph.formats.radgraph import parse_radgraph, parse_radgraph_chunks
+from graph.records import InputError
 from graph.vocabulary import vocabulary
 
 V = vocabulary()
@@ -104,6 +108,7 @@ ENTITY_FAULTS = {
     "span start not an int": _entity_fault("start_ix", _set("start_ix"), NOT_AN_INT),
     "span end not an int": _entity_fault("start_ix", _set("end_ix"), NOT_AN_INT),
     "span end before its start": _entity_fault("start_ix", _reverse_span, st.integers(1, 5)),
+    "span start before the text": _entity_fault("start_ix", _set("start_ix"), st.integers(-5, -1)),
     "span past the text": _entity_fault("end_ix", _past_text, st.integers(0, 5)),
     "tokens not text": _entity_fault("tokens", _set("tokens"), st.sampled_from([None, 3, ["left"], {}])),
     "relations not pairs": _entity_fault("relations", _set("relations"), BAD_RELATIONS),
@@ -170,6 +175,18 @@ def test_both_readers_reject_the_faulty_document_naming_its_field(radgraph_file:
     assert [(r.record, r.field) for r in whole.rejections] == ([expected] if expected else [])
     accepted = [k for k in content if expected is None or k != expected[0]]
     assert [r.report_id for r in whole.reports] == accepted
+    assert _adapter_refusals(content) == ([expected] if expected and expected[1] != "doc_key" else [])
+
+
+def _adapter_refusals(content: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """(doc_key, field) of each document the radgraph package's adapter refuses."""
+    out = []
+    for key, doc in content.items():
+        try:
+            convert_document(doc, "radgraph-xl", V, key)
+        except InputError as exc:
+            out.append((exc.record, exc.field))
+    return out
 
 
 def test_the_near_miss_labels_are_no_label_of_the_vocabulary() -> None:

@@ -38,7 +38,7 @@ from typing import Any, Iterator
 from graph.formats.files import read_bytes
 from graph.formats.radgraph.doc_mapping import DocStudy, read_doc_mapping, study_for_doc_key
 from graph.formats.radgraph.documents import iter_documents
-from graph.formats.radgraph.entities import Entity, parse_entities
+from graph.formats.radgraph.entities import Entity, document_entities, parse_entities
 from graph.formats.radgraph.records import SECTION_NAMES, doc_to_records, sentence_index, token_sections
 from graph.formats.radgraph.schema import schema_violations
 from graph.formats.radgraph.stream import STREAM_BUFFER_BYTES, check_json_stream, stream_documents
@@ -49,8 +49,8 @@ _study_record = record_maker(StudyRecord)  # StudyRecord(*values), made faster: 
 
 __all__ = [
     "SECTION_NAMES", "STREAM_BUFFER_BYTES", "DocStudy", "Entity", "check_json_stream", "doc_to_records",
-    "iter_documents", "parse_entities", "parse_radgraph", "parse_radgraph_chunks", "read_doc_mapping",
-    "sentence_index", "stream_documents", "study_for_doc_key", "token_sections",
+    "document_entities", "iter_documents", "parse_entities", "parse_radgraph", "parse_radgraph_chunks",
+    "read_doc_mapping", "sentence_index", "stream_documents", "study_for_doc_key", "token_sections",
 ]
 
 
@@ -61,20 +61,11 @@ def _add_document(out: ParsedFile, doc_key: str, doc: Any, file: str, vocab: Voc
     try:
         if isinstance(doc, InputError):
             raise doc
-        if not isinstance(doc, dict):
-            raise InputError(file, doc_key, None, f"document is {type(doc).__name__}, expected an object")
-        text = doc.get("text")
-        if not isinstance(text, str):
-            raise InputError(file, doc_key, "text", "missing or not text")
+        text, entities = document_entities(doc_key, doc, file, vocab)
         study = study_for_doc_key(doc_key, mapping)
         if study is None:
             raise InputError(file, doc_key, "doc_key", "not a MIMIC doc_key (p10/p10000032/s50414267.txt) "
                              "and not in the doc mapping")
-        entities = parse_entities(doc_key, doc.get("entities"), file, vocab)
-        n_tokens = len(text.split(" "))
-        for ent in entities.values():
-            if ent.end >= n_tokens:
-                raise InputError(file, doc_key, f"entities.{ent.eid}.end_ix", f"{ent.end} is past the last token ({n_tokens - 1})")
     except InputError as exc:
         out.rejections.append(Rejection.from_error(exc))
         return

@@ -57,12 +57,34 @@ def entity_label(label: Any, vocab: Vocabulary) -> tuple[str, str | None, str | 
     return table[label]
 
 
+def document_entities(doc_key: str, doc: Any, file: str, vocab: Vocabulary) -> tuple[str, dict[str, Entity]]:
+    """The text and the entities of one RadGraph document (``{"text", "entities"}``), with every check a
+    document's content has: those of :func:`parse_entities`, and no span past the last token of the text
+    (``text.split(" ")``, RadGraph's tokens).
+
+    Raises:
+        InputError: the document is not an object, its text is missing or not text (field ``text``), a fault
+            of :func:`parse_entities`, or an ``end_ix`` past the last token (field ``entities.<id>.end_ix``).
+    """
+    if not isinstance(doc, dict):
+        raise InputError(file, doc_key, None, f"document is {type(doc).__name__}, expected an object")
+    text = doc.get("text")
+    if not isinstance(text, str):
+        raise InputError(file, doc_key, "text", "missing or not text")
+    entities = parse_entities(doc_key, doc.get("entities"), file, vocab)
+    n_tokens = text.count(" ") + 1  # len(text.split(" "))
+    for ent in entities.values():
+        if ent.end >= n_tokens:
+            raise InputError(file, doc_key, f"entities.{ent.eid}.end_ix", f"{ent.end} is past the last token ({n_tokens - 1})")
+    return text, entities
+
+
 def parse_entities(doc_key: str, raw: Any, file: str, vocab: Vocabulary) -> dict[str, Entity]:
     """The ``entities`` object of document ``doc_key`` as :class:`Entity` by id.
 
     Raises:
         InputError: not an object, an entity that is not an object, an unknown label, a bad token span
-            (not ints, end before start), tokens that are not text, relations that are not
+            (not ints, negative, end before start), tokens that are not text, relations that are not
             ``[type, target_id]`` pairs or that target a missing entity.
     """
     if not isinstance(raw, dict):
@@ -76,7 +98,7 @@ def parse_entities(doc_key: str, raw: Any, file: str, vocab: Vocabulary) -> dict
         if parsed is None:
             raise InputError(file, doc_key, f"{where}.label", f"unknown entity label {ent.get('label')!r}")
         start, end, tokens = ent.get("start_ix"), ent.get("end_ix"), ent.get("tokens")
-        if not isinstance(start, int) or not isinstance(end, int) or end < start:
+        if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start <= end:
             raise InputError(file, doc_key, f"{where}.start_ix", f"bad token span {start!r}..{end!r}")
         if not isinstance(tokens, str):
             raise InputError(file, doc_key, f"{where}.tokens", f"is {type(tokens).__name__}, expected text")
