@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 #: RadGraph v1's entity labels -> (kind, polarity): anatomy definitely present, observation definitely present,
 #: uncertain, definitely absent
@@ -68,6 +68,16 @@ def relation_name(source_kind: str | None, relation: str, target_kind: str | Non
     return f"{source_kind or '?'} {relation} {target_kind or '?'}"
 
 
+def _outside_schema(entities: Mapping[str, Mapping]) -> Iterator[tuple[str, int, tuple[str | None, str, str | None]]]:
+    """Each relation the schema does not have: (source id, its index in the source's relations, (source kind,
+    relation, target kind)); a kind is None for an unknown label or a missing target."""
+    kinds = {str(eid): label_kind(e.get("label")) for eid, e in entities.items()}
+    for eid, e in entities.items():
+        for n, (relation, target) in enumerate(e.get("relations") or ()):
+            if (pair := (kinds[str(eid)], relation, kinds.get(str(target)))) not in ALLOWED:
+                yield str(eid), n, pair
+
+
 def schema_violations(entities: Mapping[str, Mapping]) -> Counter:
     """The relations of one document's entities that the schema does not have.
 
@@ -78,16 +88,8 @@ def schema_violations(entities: Mapping[str, Mapping]) -> Counter:
         a Counter by :func:`relation_name` (a relation to a missing entity has target kind ``?``; an entity
         label outside the schema counts as ``"label <label>"``), empty for a document that follows the schema.
     """
-    out: Counter = Counter()
-    kinds = {str(eid): label_kind(e.get("label")) for eid, e in entities.items()}
-    for eid, e in entities.items():
-        source = kinds[str(eid)]
-        if source is None:
-            out[f"label {e.get('label')!r}"] += 1
-        for relation, target in e.get("relations") or ():
-            pair = (source, relation, kinds.get(str(target)))
-            if pair not in ALLOWED:
-                out[relation_name(*pair)] += 1
+    out: Counter = Counter(f"label {e.get('label')!r}" for e in entities.values() if label_kind(e.get("label")) is None)
+    out.update(relation_name(*pair) for _, _, pair in _outside_schema(entities))
     return out
 
 
@@ -119,9 +121,7 @@ def drop_out_of_schema(entities: Mapping[str, Mapping]) -> dict[str, dict]:
     Returns:
         a copy (each entity a new dict) without the relations outside :data:`ALLOWED`.
     """
-    kinds = {str(eid): label_kind(e.get("label")) for eid, e in entities.items()}
-    out = {}
-    for eid, e in entities.items():
-        rels = [[r, t] for r, t in e.get("relations") or () if (kinds[str(eid)], r, kinds.get(str(t))) in ALLOWED]
-        out[eid] = {**e, "relations": rels}
-    return out
+    outside = {(eid, n) for eid, n, _ in _outside_schema(entities)}
+    return {eid: {**e, "relations": [[r, t] for n, (r, t) in enumerate(e.get("relations") or ())
+                                     if (str(eid), n) not in outside]}
+            for eid, e in entities.items()}
