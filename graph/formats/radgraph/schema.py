@@ -68,10 +68,16 @@ def relation_name(source_kind: str | None, relation: str, target_kind: str | Non
     return f"{source_kind or '?'} {relation} {target_kind or '?'}"
 
 
-def _outside_schema(entities: Mapping[str, Mapping]) -> Iterator[tuple[str, int, tuple[str | None, str, str | None]]]:
+def _kinds(entities: Mapping[str, Mapping]) -> dict[str, str | None]:
+    """Entity id (as text) -> :func:`label_kind` of its label."""
+    return {str(eid): label_kind(e.get("label")) for eid, e in entities.items()}
+
+
+def _outside_schema(entities: Mapping[str, Mapping],
+                    kinds: dict[str, str | None]) -> Iterator[tuple[str, int, tuple[str | None, str, str | None]]]:
     """Each relation the schema does not have: (source id, its index in the source's relations, (source kind,
-    relation, target kind)); a kind is None for an unknown label or a missing target."""
-    kinds = {str(eid): label_kind(e.get("label")) for eid, e in entities.items()}
+    relation, target kind)); ``kinds``: entity id -> :func:`label_kind` of its label (:func:`_kinds`), a kind None
+    for an unknown label or a missing target."""
     for eid, e in entities.items():
         for n, (relation, target) in enumerate(e.get("relations") or ()):
             if (pair := (kinds[str(eid)], relation, kinds.get(str(target)))) not in ALLOWED:
@@ -88,8 +94,13 @@ def schema_violations(entities: Mapping[str, Mapping]) -> Counter:
         a Counter by :func:`relation_name` (a relation to a missing entity has target kind ``?``; an entity
         label outside the schema counts as ``"label <label>"``), empty for a document that follows the schema.
     """
-    out: Counter = Counter(f"label {e.get('label')!r}" for e in entities.values() if label_kind(e.get("label")) is None)
-    out.update(relation_name(*pair) for _, _, pair in _outside_schema(entities))
+    out: Counter = Counter()
+    kinds = _kinds(entities)
+    for eid, e in entities.items():
+        if kinds[str(eid)] is None:
+            out[f"label {e.get('label')!r}"] += 1
+    for _, _, pair in _outside_schema(entities, kinds):
+        out[relation_name(*pair)] += 1
     return out
 
 
@@ -121,7 +132,7 @@ def drop_out_of_schema(entities: Mapping[str, Mapping]) -> dict[str, dict]:
     Returns:
         a copy (each entity a new dict) without the relations outside :data:`ALLOWED`.
     """
-    outside = {(eid, n) for eid, n, _ in _outside_schema(entities)}
+    outside = {(eid, n) for eid, n, _ in _outside_schema(entities, _kinds(entities))}
     return {eid: {**e, "relations": [[r, t] for n, (r, t) in enumerate(e.get("relations") or ())
                                      if (str(eid), n) not in outside]}
             for eid, e in entities.items()}
