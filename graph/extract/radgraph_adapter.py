@@ -28,21 +28,16 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from graph.errors import CxrkgError
-from graph.records import Rejection
+from graph.formats.radgraph import document_entities
+from graph.formats.radgraph.schema import V1_LABELS
+from graph.records import InputError, Rejection
+from graph.vocabulary import Vocabulary, vocabulary
 
 MODEL_TYPES = ("radgraph", "radgraph-xl", "modern-radgraph-xl")
 HUB_REPO = "StanfordAIMI/RRG_scorers"
 PACKAGE_VERSION = "0.1.18"
-_LABELS = {
-    "Anatomy::definitely present": "ANAT-DP",
-    "Observation::definitely present": "OBS-DP",
-    "Observation::definitely absent": "OBS-DA",
-    "Observation::uncertain": "OBS-U",
-    "Observation::measurement::definitely present": "OBS-DP",
-    "Observation::measurement::definitely absent": "OBS-DA",
-    "Observation::measurement::uncertain": "OBS-U",
-}
-_V1 = {"ANAT-DP", "OBS-DP", "OBS-DA", "OBS-U"}
+#: (kind, polarity) -> its RadGraph v1 label (``("OBS", "absent")`` -> ``OBS-DA``)
+_V1_SPELLING: dict[tuple[str, str | None], str] = {kp: label for label, kp in V1_LABELS.items()}
 
 
 class RadGraphUnavailable(CxrkgError, RuntimeError):
@@ -94,51 +89,51 @@ def load_model(model_type: str = "radgraph-xl", model_cache_dir: Path | None = N
             "transformers cache with HF_HUB_OFFLINE=1") from exc
 
 
-def convert_document(doc: Mapping, data_source: str) -> dict:
-    """One package document -> cxrkg's RadGraph v1 document (labels mapped, spans checked).
+def convert_document(doc: Mapping, data_source: str, vocab: Vocabulary | None = None, key: str = "0",
+                     file: str = "radgraph") -> dict:
+    """One package document -> cxrkg's RadGraph v1 document: checked as ingestion checks a document
+    (:func:`~graph.formats.radgraph.document_entities`), each entity's tokens those of the text at its span,
+    and its label in RadGraph v1's spelling where that has one (``Anatomy::definitely absent`` has none and is
+    kept).
+
+    Args:
+        doc: ``{"text", "entities"}`` as the package returns it.
+        data_source: the document's ``data_source`` (the model type).
+        vocab: the vocabulary whose change labels are known (the packaged one when None).
+        key: the doc_key a rejection names.
+        file: the file name a rejection names.
 
     Raises:
-        ValueError: an unknown label, a span outside the text or whose tokens differ from the text, or a
-            relation to a missing entity.
+        InputError: a fault of :func:`~graph.formats.radgraph.document_entities`, or tokens that differ
+            from the text at the entity's span (field ``entities.<id>.tokens``).
     """
-    text = doc.get("text")
-    if not isinstance(text, str):
-        raise ValueError("no text")
+    text, entities = document_entities(key, doc, file, vocab or vocabulary())
+    labels = {str(eid): ent["label"] for eid, ent in doc["entities"].items()}  # each a known label now
     tokens = text.split(" ")
-    entities = doc.get("entities") or {}
     out = {}
     for eid, ent in entities.items():
-        label = ent.get("label")
-        if label in _LABELS:
-            label = _LABELS[label]
-        elif label not in _V1 and label != "Anatomy::definitely absent":
-            raise ValueError(f"entity {eid}: unknown label {label!r}")
-        s, e = ent.get("start_ix"), ent.get("end_ix")
-        if not isinstance(s, int) or not isinstance(e, int) or not 0 <= s <= e < len(tokens):
-            raise ValueError(f"entity {eid}: span {s!r}..{e!r} outside the {len(tokens)} tokens")
-        if " ".join(tokens[s:e + 1]) != ent.get("tokens"):
-            raise ValueError(f"entity {eid}: tokens {ent.get('tokens')!r} differ from the text at {s}..{e}")
-        rels = [[str(r), str(t)] for r, t in ent.get("relations", [])]
-        for _, t in rels:
-            if t not in entities:
-                raise ValueError(f"entity {eid}: relation to missing entity {t!r}")
-        out[str(eid)] = {"tokens": ent["tokens"], "label": label, "start_ix": s, "end_ix": e, "relations": rels}
+        if " ".join(tokens[ent.start:ent.end + 1]) != ent.tokens:
+            raise InputError(file, key, f"entities.{eid}.tokens",
+                             f"{ent.tokens!r} differ from the text at {ent.start}..{ent.end}")
+        label = _V1_SPELLING.get((ent.kind, ent.polarity)) or labels[eid]
+        out[eid] = {"tokens": ent.tokens, "label": label, "start_ix": ent.start, "end_ix": ent.end,
+                    "relations": [list(r) for r in ent.relations]}
     return {"text": text, "entities": out, "data_source": data_source, "data_split": "inference"}
 
 
 def convert_output(output: Mapping[str, Mapping], keys: Sequence[str], data_source: str = "radgraph-xl",
-                   file: str = "radgraph") -> Iterator[tuple[str, dict | Rejection]]:
+                   file: str = "radgraph", vocab: Vocabulary | None = None) -> Iterator[tuple[str, dict | Rejection]]:
     """Map one ``model(texts)`` result (keyed ``"0"``.. by position) back to ``keys``; a missing or
-    malformed document becomes a Rejection naming the doc_key."""
+    malformed document becomes a Rejection naming the doc_key (and the field, for a malformed one)."""
     for i, key in enumerate(keys):
         doc = output.get(str(i))
         if doc is None:
             yield key, Rejection(file, key, None, "the radgraph model returned no output for this report")
             continue
         try:
-            yield key, convert_document(doc, data_source)
-        except ValueError as exc:
-            yield key, Rejection(file, key, "entities", f"radgraph output: {exc}")
+            yield key, convert_document(doc, data_source, vocab, key, file)
+        except InputError as exc:
+            yield key, Rejection.from_error(exc)
 
 
 class RadGraphExtractor:

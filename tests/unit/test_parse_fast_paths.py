@@ -1,6 +1,6 @@
 """The parse's second round of fast paths (issue 36) give what the plain code gives: one-syscall file reads,
-sentence ends and section headers read off the text, the per-observation and per-label memos, the schema check
-from the decoded kinds. Synthetic values only."""
+sentence ends and section headers read off the text, the per-observation and per-label memos. Synthetic values
+only."""
 
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ from graph.formats.radgraph.records import (
     _sentence_ends_of,
     _token_indices,
 )
-from graph.formats.radgraph.schema import schema_violations
-from graph.formats.radgraph.twin import decode_documents, twin_entities, twin_violations
 from graph.formats.scene_graph import parse_scene_graph
 from graph.vocabulary import load_vocabulary, vocabulary
 from tests.fixtures.inputs import radgraph_doc, write_radgraph
@@ -63,18 +61,6 @@ def test_remembered_observations_read_as_a_fresh_vocabulary_reads_them(tmp_path)
     again = parse_radgraph(path, V)
     fresh = parse_radgraph(path, load_vocabulary())  # empty memos: every observation read afresh
     assert warm == again == fresh and len(fresh.mentions) > 5 and not fresh.rejections
-
-
-def test_schema_check_from_the_decoded_kinds_counts_as_the_checked_one(tmp_path):
-    docs = _docs()
-    docs["p10/p10000001/s50000009.txt"] = radgraph_doc("Left effusion .", [
-        ("Left", "ANAT-DP", 0, [("modify", 2)]), ("effusion", "OBS-DP", 1, [("suggestive_of", 1)])])
-    decoded = decode_documents(json.dumps(docs).encode())
-    assert decoded is not None
-    for doc in decoded.values():
-        entities = twin_entities(doc, V)
-        assert entities is not None
-        assert dict(twin_violations(doc, entities, V)) == dict(schema_violations(doc.entities))  # type: ignore[arg-type]
 
 
 def test_scene_graph_labels_remembered_per_vocabulary_read_as_before(tmp_path):

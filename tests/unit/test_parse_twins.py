@@ -1,4 +1,4 @@
-"""The parse's fast paths give what the checked paths give: RadGraph files decoded by the msgspec twin, the
+"""The parse's fast paths give what the checked paths give: a RadGraph file read whole as streamed, the
 records made by ``record_maker``, the release's date layout, the GC pause of a batch. Synthetic values only."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from datetime import datetime
 import pytest
 
 from graph.formats.radgraph import parse_radgraph, parse_radgraph_chunks
-from graph.formats.radgraph.twin import decode_documents
 from graph.formats.scene_graph import parse_datetime
 from graph.records import BoundingBoxRecord, ParsedFile, cyclic_gc_paused, record_maker
 from graph.vocabulary import vocabulary
@@ -22,7 +21,7 @@ V = vocabulary()
 
 
 def _checked(path) -> ParsedFile:
-    """The file read by the streaming reader, which never uses the twin: the checked path's records."""
+    """The file read by the streaming reader (ijson, one document at a time)."""
     chunks = list(parse_radgraph_chunks(path, V, docs_per_chunk=10_000))
     assert len(chunks) == 1
     return chunks[0]
@@ -32,7 +31,7 @@ def _key(k: int) -> str:
     return f"p10/p10000001/s5000000{k}.txt"
 
 
-def test_twin_documents_and_their_faults_read_as_the_checked_path_reads_them(tmp_path):
+def test_documents_and_their_faults_read_whole_as_streamed(tmp_path):
     good = [radgraph_doc(*t) for t in (WORSE, ATELECTASIS, CLEAR)]
     out_of_schema = radgraph_doc("Left effusion .", [("Left", "ANAT-DP", 0, [("modify", 2)]),
                                                      ("effusion", "OBS-DP", 1, [])])  # ANAT modify OBS
@@ -43,7 +42,6 @@ def test_twin_documents_and_their_faults_read_as_the_checked_path_reads_them(tmp
             _key(8): radgraph_doc("No effusion .", [("effusion", "OBS-DA", 5, [])]),
             "no-mimic-key": good[2]}
     path = write_radgraph(tmp_path / "r.json", docs)
-    assert decode_documents(path.read_bytes()) is not None  # the twin reads this file
     pf = parse_radgraph(path, V)
     assert pf == _checked(path)
     assert len(pf.reports) == 5 and pf.out_of_schema == {"ANAT modify OBS": 1}
@@ -60,25 +58,22 @@ def test_twin_documents_and_their_faults_read_as_the_checked_path_reads_them(tmp
     (lambda e: e.update(label=None), "entities.1.label"),
     (lambda e: e.update(relations=[["modify"]]), "entities.1.relations"),
 ])
-def test_a_document_the_twin_refuses_is_rejected_as_before(tmp_path, change, field):
+def test_a_document_off_the_shape_is_rejected_whole_as_streamed(tmp_path, change, field):
     bad = radgraph_doc("No effusion .", [("effusion", "OBS-DA", 1, [])])
     change(bad["entities"]["1"])
     path = tmp_path / "r.json"
     path.write_text(json.dumps({_key(1): radgraph_doc(*CLEAR), _key(2): bad}))
-    assert decode_documents(path.read_bytes()) is None
     pf = parse_radgraph(path, V)
     assert pf == _checked(path)
     assert [(r.record, r.field) for r in pf.rejections] == ([(_key(2), field)] if field else [])
     assert len(pf.reports) == (1 if field else 2)
 
 
-def test_a_file_the_twin_refuses_whole_is_read_as_before(tmp_path):
+def test_a_file_with_json_nan_is_read_as_json_reads_it(tmp_path):
     path = tmp_path / "r.json"
     path.write_bytes(b'{"' + _key(1).encode() + b'": {"text": "No effusion .", "entities": {}, "score": NaN}}')
-    assert decode_documents(path.read_bytes()) is None
     pf = parse_radgraph(path, V)
-    assert pf.rejections == [] and len(pf.reports) == 1  # Python's json reads NaN; msgspec does not
-    assert decode_documents(b"[1, 2]") is None and decode_documents(b'{"a": ') is None
+    assert pf.rejections == [] and len(pf.reports) == 1  # Python's json reads NaN, in a key nothing reads
 
 
 def test_record_maker_makes_the_same_record():

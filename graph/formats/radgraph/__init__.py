@@ -33,22 +33,15 @@ Modules: :mod:`~graph.formats.radgraph.documents` (the spellings, a file read wh
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 from graph.formats.files import read_bytes
 from graph.formats.radgraph.doc_mapping import DocStudy, read_doc_mapping, study_for_doc_key
 from graph.formats.radgraph.documents import iter_documents
-from graph.formats.radgraph.entities import Entity, parse_entities
+from graph.formats.radgraph.entities import Entity, document_entities, parse_entities
 from graph.formats.radgraph.records import SECTION_NAMES, doc_to_records, sentence_index, token_sections
 from graph.formats.radgraph.schema import schema_violations
 from graph.formats.radgraph.stream import STREAM_BUFFER_BYTES, check_json_stream, stream_documents
-from graph.formats.radgraph.twin import (
-    DocumentTwin,
-    decode_documents,
-    to_json_document,
-    twin_entities,
-    twin_violations,
-)
 from graph.records import InputError, ParsedFile, Rejection, StudyRecord, record_maker
 from graph.vocabulary import Vocabulary
 
@@ -56,59 +49,32 @@ _study_record = record_maker(StudyRecord)  # StudyRecord(*values), made faster: 
 
 __all__ = [
     "SECTION_NAMES", "STREAM_BUFFER_BYTES", "DocStudy", "Entity", "check_json_stream", "doc_to_records",
-    "iter_documents", "parse_entities", "parse_radgraph", "parse_radgraph_chunks", "read_doc_mapping",
-    "sentence_index", "stream_documents", "study_for_doc_key", "token_sections",
+    "document_entities", "iter_documents", "parse_entities", "parse_radgraph", "parse_radgraph_chunks",
+    "read_doc_mapping", "sentence_index", "stream_documents", "study_for_doc_key", "token_sections",
 ]
 
 
 def _add_document(out: ParsedFile, doc_key: str, doc: Any, file: str, vocab: Vocabulary,
                   mapping: dict[str, DocStudy] | None) -> None:
-    """Normalise one document into ``out``, or append its rejection to ``out.rejections``."""
+    """Normalise one document into ``out`` (its study, report and mentions, and its relations outside the
+    schema counted by name), or append its rejection to ``out.rejections``."""
     try:
         if isinstance(doc, InputError):
             raise doc
-        if not isinstance(doc, dict):
-            raise InputError(file, doc_key, None, f"document is {type(doc).__name__}, expected an object")
-        text = doc.get("text")
-        if not isinstance(text, str):
-            raise InputError(file, doc_key, "text", "missing or not text")
+        text, entities = document_entities(doc_key, doc, file, vocab)
         study = study_for_doc_key(doc_key, mapping)
         if study is None:
             raise InputError(file, doc_key, "doc_key", "not a MIMIC doc_key (p10/p10000032/s50414267.txt) "
                              "and not in the doc mapping")
-        entities = parse_entities(doc_key, doc.get("entities"), file, vocab)
-        n_tokens = len(text.split(" "))
-        for ent in entities.values():
-            if ent.end >= n_tokens:
-                raise InputError(file, doc_key, f"entities.{ent.eid}.end_ix", f"{ent.end} is past the last token ({n_tokens - 1})")
     except InputError as exc:
         out.rejections.append(Rejection.from_error(exc))
         return
-    _add_records(out, doc_key, text, schema_violations(doc["entities"]), entities, study, file, vocab)
-
-
-def _add_twin_document(out: ParsedFile, doc_key: str, doc: DocumentTwin, file: str, vocab: Vocabulary,
-                       mapping: dict[str, DocStudy] | None) -> None:
-    """:func:`_add_document` of a document the twin decoded: its checks are those the twin's shape does not
-    make, and a document that fails one goes through :func:`_add_document`, which names the fault."""
-    study = study_for_doc_key(doc_key, mapping)
-    entities = twin_entities(doc, vocab) if study is not None else None
-    if study is None or entities is None:
-        _add_document(out, doc_key, to_json_document(doc), file, vocab, mapping)
-        return
-    _add_records(out, doc_key, doc.text, twin_violations(doc, entities, vocab), entities, study, file, vocab)
-
-
-def _add_records(out: ParsedFile, doc_key: str, text: str, violations: Mapping[str, int],
-                 entities: dict[str, Entity], study: DocStudy, file: str, vocab: Vocabulary) -> None:
-    """Add an accepted document's study, report and mentions to ``out``, and count its relations outside the
-    schema (``violations``: :func:`~graph.formats.radgraph.schema.schema_violations` of its entities as read)."""
     report, mentions = doc_to_records(doc_key, text, entities, study, file, vocab)
     out.studies.append(_study_record(study.study_id, study.patient_id, study.study_datetime, doc_key, None, None, None))
     out.reports.append(report)
     out.mentions.extend(mentions)
     out.unmapped_terms.extend(report.unmapped_terms)
-    for name, n in violations.items():
+    for name, n in schema_violations(doc["entities"]).items():
         out.out_of_schema[name] = out.out_of_schema.get(name, 0) + n
 
 
@@ -116,10 +82,8 @@ def parse_radgraph(path: Path, vocab: Vocabulary, mapping: dict[str, DocStudy] |
                    display_path: str | None = None, data: bytes | None = None) -> ParsedFile:
     """Read a RadGraph-family file; each document is a record, rejected on its own when malformed.
 
-    A JSON file is decoded into the strict twin of :mod:`~graph.formats.radgraph.twin` first; a file the twin
-    refuses is read by :func:`iter_documents` and checked as before. ``data`` is the bytes of a JSON file
-    when the caller has read them already (not read again; else :func:`~graph.formats.files.read_bytes`);
-    a JSON Lines file is streamed line by line whatever is given.
+    ``data`` is the bytes of a JSON file when the caller has read them already (not read again; else
+    :func:`~graph.formats.files.read_bytes`); a JSON Lines file is streamed line by line whatever is given.
 
     Raises:
         InputError: the file as a whole cannot be read (invalid or truncated JSON, wrong top level).
@@ -130,11 +94,6 @@ def parse_radgraph(path: Path, vocab: Vocabulary, mapping: dict[str, DocStudy] |
         data = None
     elif data is None:
         data = read_bytes(path)
-    docs = None if data is None else decode_documents(data)
-    if docs is not None:
-        for doc_key, twin in docs.items():
-            _add_twin_document(out, doc_key, twin, file, vocab, mapping)
-        return out
     for doc_key, doc in iter_documents(path, file, data):
         _add_document(out, doc_key, doc, file, vocab, mapping)
     return out

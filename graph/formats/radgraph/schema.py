@@ -20,10 +20,16 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
-#: RadGraph v1's entity labels -> kind
-V1_LABELS = {"ANAT-DP": "ANAT", "OBS-DP": "OBS", "OBS-U": "OBS", "OBS-DA": "OBS"}
+#: RadGraph v1's entity labels -> (kind, polarity): anatomy definitely present, observation definitely present,
+#: uncertain, definitely absent
+V1_LABELS = {"ANAT-DP": ("ANAT", "present"), "OBS-DP": ("OBS", "present"), "OBS-U": ("OBS", "uncertain"),
+             "OBS-DA": ("OBS", "absent")}
+#: the ``radgraph`` package's / RadGraph-XL's spelling (``Observation::measurement::definitely absent``): its
+#: first part -> kind, and its last part, the assertion -> polarity
+XL_KINDS = {"Anatomy": "ANAT", "Observation": "OBS"}
+XL_ASSERTIONS = {"definitely present": "present", "definitely absent": "absent", "uncertain": "uncertain"}
 #: RadGraph2's change labels: the eight change leaves of its label taxonomy (Khanna, Dejl et al. 2023)
 CHANGE_LABELS = frozenset({"CHAN-NC", "CHAN-CON-AP", "CHAN-CON-WOR", "CHAN-CON-IMP", "CHAN-CON-RES",
                            "CHAN-DEV-AP", "CHAN-DEV-PLACE", "CHAN-DEV-DISA"})
@@ -51,16 +57,31 @@ def label_kind(label: Any) -> str | None:
 def _text_label_kind(label: str) -> str | None:
     """:func:`label_kind` of a label that is text."""
     if label in V1_LABELS:
-        return V1_LABELS[label]
+        return V1_LABELS[label][0]
     if label.startswith("CHAN-"):
         return "CHAN"
-    head = label.split("::", 1)[0]
-    return {"Anatomy": "ANAT", "Observation": "OBS"}.get(head) if "::" in label else None
+    return XL_KINDS.get(label.split("::", 1)[0]) if "::" in label else None
 
 
 def relation_name(source_kind: str | None, relation: str, target_kind: str | None) -> str:
     """``"ANAT modify OBS"``: how the summaries name a kind of relation."""
     return f"{source_kind or '?'} {relation} {target_kind or '?'}"
+
+
+def _kinds(entities: Mapping[str, Mapping]) -> dict[str, str | None]:
+    """Entity id (as text) -> :func:`label_kind` of its label."""
+    return {str(eid): label_kind(e.get("label")) for eid, e in entities.items()}
+
+
+def _outside_schema(entities: Mapping[str, Mapping],
+                    kinds: dict[str, str | None]) -> Iterator[tuple[str, int, tuple[str | None, str, str | None]]]:
+    """Each relation the schema does not have: (source id, its index in the source's relations, (source kind,
+    relation, target kind)); ``kinds``: entity id -> :func:`label_kind` of its label (:func:`_kinds`), a kind None
+    for an unknown label or a missing target."""
+    for eid, e in entities.items():
+        for n, (relation, target) in enumerate(e.get("relations") or ()):
+            if (pair := (kinds[str(eid)], relation, kinds.get(str(target)))) not in ALLOWED:
+                yield str(eid), n, pair
 
 
 def schema_violations(entities: Mapping[str, Mapping]) -> Counter:
@@ -74,15 +95,12 @@ def schema_violations(entities: Mapping[str, Mapping]) -> Counter:
         label outside the schema counts as ``"label <label>"``), empty for a document that follows the schema.
     """
     out: Counter = Counter()
-    kinds = {str(eid): label_kind(e.get("label")) for eid, e in entities.items()}
+    kinds = _kinds(entities)
     for eid, e in entities.items():
-        source = kinds[str(eid)]
-        if source is None:
+        if kinds[str(eid)] is None:
             out[f"label {e.get('label')!r}"] += 1
-        for relation, target in e.get("relations") or ():
-            pair = (source, relation, kinds.get(str(target)))
-            if pair not in ALLOWED:
-                out[relation_name(*pair)] += 1
+    for _, _, pair in _outside_schema(entities, kinds):
+        out[relation_name(*pair)] += 1
     return out
 
 
@@ -114,9 +132,7 @@ def drop_out_of_schema(entities: Mapping[str, Mapping]) -> dict[str, dict]:
     Returns:
         a copy (each entity a new dict) without the relations outside :data:`ALLOWED`.
     """
-    kinds = {str(eid): label_kind(e.get("label")) for eid, e in entities.items()}
-    out = {}
-    for eid, e in entities.items():
-        rels = [[r, t] for r, t in e.get("relations") or () if (kinds[str(eid)], r, kinds.get(str(t))) in ALLOWED]
-        out[eid] = {**e, "relations": rels}
-    return out
+    outside = {(eid, n) for eid, n, _ in _outside_schema(entities, _kinds(entities))}
+    return {eid: {**e, "relations": [[r, t] for n, (r, t) in enumerate(e.get("relations") or ())
+                                     if (str(eid), n) not in outside]}
+            for eid, e in entities.items()}

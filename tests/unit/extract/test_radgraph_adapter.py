@@ -11,7 +11,7 @@ import pytest
 
 from graph.extract import radgraph_adapter as ra
 from graph.formats.radgraph import parse_radgraph, read_doc_mapping
-from graph.records import Rejection
+from graph.records import InputError, Rejection
 from graph.vocabulary import vocabulary
 
 SAMPLE = Path(__file__).resolve().parents[3] / "graph" / "samples" / "radgraph_xl"
@@ -65,12 +65,19 @@ def test_missing_and_malformed_outputs_are_rejections():
     out = dict(ra.convert_output({"0": doc, "2": bad}, ["a", "b", "c"]))
     assert isinstance(out["a"], dict)
     assert isinstance(out["b"], Rejection) and "no output" in out["b"].reason
-    assert isinstance(out["c"], Rejection) and "unknown label" in out["c"].reason and out["c"].record == "c"
+    assert isinstance(out["c"], Rejection) and "'Observation::maybe'" in out["c"].reason
+    assert (out["c"].record, out["c"].field) == ("c", "entities.1.label")
     shifted = json.loads(json.dumps(doc))
     shifted["entities"]["1"]["start_ix"] += 1
     shifted["entities"]["1"]["end_ix"] += 1
-    with pytest.raises(ValueError, match="differ from the text"):
+    with pytest.raises(InputError, match="differ from the text") as info:
         ra.convert_document(shifted, "x")
+    assert info.value.field == "entities.1.tokens"
+    past = json.loads(json.dumps(doc))
+    past["entities"]["1"]["end_ix"] = len(doc["text"].split(" "))
+    with pytest.raises(InputError, match="past the last token") as info:
+        ra.convert_document(past, "x", key="r7")
+    assert (info.value.record, info.value.field) == ("r7", "entities.1.end_ix")
 
 
 def test_loading_without_package_or_weights_says_how(tmp_path):
