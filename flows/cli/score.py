@@ -51,6 +51,9 @@ def score_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of 
                   baseline: Optional[Baseline] = typer.Option(None, help="score the references themselves "
                                                               "(reference) or each study's prior report "
                                                               "(copy-prior) instead of GENERATED"),
+                  workers: Optional[int] = typer.Option(None, min=0, help="annotate and score on N worker "
+                                                        "processes (default: one per core from 1,000 reports on; "
+                                                        "0: in this process)"),
                   fmt: SummaryFormat = typer.Option(SummaryFormat.table, "--format",
                                                     help="the corpus summary: table, json or csv")) -> None:
     """Score generated reports: F1RadGraph (simple, partial, complete) and finding F1 against the reference,
@@ -78,7 +81,7 @@ def score_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of 
     else:
         items, missing = generated_items(rows, facts, str(generated), refs, str(reference))
         rejections += missing
-    results, scored_rejections = _score(items, facts, extractor.value, str(generated or "baseline"))
+    results, scored_rejections = _score(items, facts, extractor.value, str(generated or "baseline"), workers)
     rejections += scored_rejections
     _write_and_print(results, rejections, notes, out, details, extractor.value, fmt.value)
     if rejections:
@@ -95,15 +98,18 @@ def _facts(study_ids: Optional[list[str]]) -> dict:
         fail(str(exc))
 
 
-def _score(items: list, facts: dict, extractor: str, file: str) -> tuple[list, list]:
-    from graph.extract.pipeline import get_extractor
-    from graph.report_scoring.score import score_texts
+def _score(items: list, facts: dict, extractor: str, file: str, workers: Optional[int]) -> tuple[list, list]:
+    from graph.ingest.schedule import available_cores
+    from graph.records import Rejection
+    from graph.report_scoring.parallel import PARALLEL_FROM_ITEMS, score_items
 
+    if workers is None:
+        workers = available_cores() if len(items) >= PARALLEL_FROM_ITEMS and available_cores() > 1 else 0
     try:
-        annotate = get_extractor(extractor)
-        return score_texts(items, facts, annotate, file=file)
+        out = score_items(items, facts, extractor, workers, file)
     except (ImportError, CxrkgError) as exc:
         fail(str(exc))
+    return [r for r in out if not isinstance(r, Rejection)], [r for r in out if isinstance(r, Rejection)]
 
 
 def _write_and_print(results: list, rejections: list, notes: list[str], out: Path, details: Optional[Path],

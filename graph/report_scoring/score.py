@@ -8,7 +8,7 @@ scoring as a reward over a batch, for a training loop.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from graph.records import InputError, Rejection
 from graph.report_scoring.chexpert import chexpert_map
@@ -86,31 +86,27 @@ def score_annotations(study_id: str, generated: Mapping[str, Any], reference: Ma
     return StudyResult(score, gen, ref, t, not generated.get("entities") or not reference.get("entities"))
 
 
-def score_texts(items: Iterable[tuple[str, str, str]], facts: Mapping[str, StudyFacts], annotate: Annotator,
-                vocab: Vocabulary | None = None, file: str = "generated") -> tuple[list[StudyResult], list[Rejection]]:
-    """Annotate and score ``(study_id, generated text, reference text)`` items: the results in item order and
-    the rejections (:func:`score_aligned`)."""
-    out = score_aligned(list(items), facts, annotate, vocab, file)
-    return ([r for r in out if isinstance(r, StudyResult)], [r for r in out if isinstance(r, Rejection)])
-
-
 def score_aligned(items: Sequence[tuple[str, str, str]], facts: Mapping[str, StudyFacts], annotate: Annotator,
                   vocab: Vocabulary | None = None, file: str = "generated") -> list[StudyResult | Rejection]:
-    """Annotate all texts in one call of ``annotate``, then score each ``(study_id, generated text, reference
+    """Annotate all distinct texts in one call of ``annotate``, then score each ``(study_id, generated text, reference
     text)``; one result per item, in order (a study may come several times: samples of one study).
 
     A study without facts, or a text the annotator rejects or that reads as malformed, gives a Rejection
     (``file``, the study id, the field: study_id, report or reference).
     """
     v = vocab or vocabulary()
-    known = [i for i, (sid, _, _) in enumerate(items) if sid in facts]
-    docs = dict(annotate([(f"g{i}", items[i][1]) for i in known] + [(f"r{i}", items[i][2]) for i in known]))
+    key_of: dict[str, str] = {}  # each distinct text annotated once (copy-prior's texts are also references)
+    for sid, gen_text, ref_text in items:
+        if sid in facts:
+            key_of.setdefault(gen_text, f"t{len(key_of)}")
+            key_of.setdefault(ref_text, f"t{len(key_of)}")
+    annotated = dict(annotate([(key, text) for text, key in key_of.items()]))
     out: list[StudyResult | Rejection] = []
-    for i, (sid, _, _) in enumerate(items):
+    for sid, gen_text, ref_text in items:
         if sid not in facts:
             out.append(Rejection(file, sid, "study_id", "the graph holds no such study"))
             continue
-        gen, ref = docs.get(f"g{i}"), docs.get(f"r{i}")
+        gen, ref = annotated.get(key_of[gen_text]), annotated.get(key_of[ref_text])
         if not isinstance(gen, dict) or not isinstance(ref, dict):
             field, bad = ("report", gen) if not isinstance(gen, dict) else ("reference", ref)
             reason = bad.reason if isinstance(bad, Rejection) else "the extractor returned no annotation"
@@ -131,26 +127,37 @@ class ReportScorer:
     >>> [s.changes_contradicted for s in scorer(["50414267"], ["New left effusion."])]  # doctest: +SKIP
     [1]
 
-    The reference of each study is its report stored in the graph (``facts.report``).
+    The reference of each study is its report stored in the graph (``facts.report``); each is annotated the
+    first time its study is scored and kept, so a batch annotates its generated texts and new references only.
     """
 
     def __init__(self, facts: Mapping[str, StudyFacts], annotate: Annotator, vocab: Vocabulary | None = None):
         self.facts = facts
-        self._scorable = {sid: f for sid, f in facts.items() if f.report is not None}
         self.annotate = annotate
         self.vocab = vocab or vocabulary()
+        self._references: dict[str, Any] = {}  # study id -> its reference's annotation (or Rejection)
         chexpert_map()  # read the table now, not inside the first batch
 
     def __call__(self, study_ids: Sequence[str], texts: Sequence[str]) -> list[StudyScore | None]:
-        """Scores of each (study id, generated text), in order; None for a study the facts lack or without a
-        stored report, or a text the annotator rejects.
+        """Scores of each (study id, generated text), in order (a study may come several times); None for a
+        study the facts lack or without a stored report, or a text the annotator rejects or reads as malformed.
 
         Raises:
             ValueError: the two sequences differ in length.
         """
         if len(study_ids) != len(texts):
             raise ValueError(f"{len(study_ids)} study ids, {len(texts)} texts")
-        items = [(sid, text, (f.report or "") if (f := self._scorable.get(sid)) else "")
-                 for sid, text in zip(study_ids, texts, strict=True)]
-        return [r.score if isinstance(r, StudyResult) else None
-                for r in score_aligned(items, self._scorable, self.annotate, self.vocab)]
+        scorable = [i for i, sid in enumerate(study_ids) if (f := self.facts.get(sid)) is not None and f.report]
+        new_refs = sorted({study_ids[i] for i in scorable} - self._references.keys())
+        docs = dict(self.annotate([(f"g{i}", texts[i]) for i in scorable]
+                                  + [(f"r{sid}", self.facts[sid].report) for sid in new_refs]))
+        self._references.update((sid, docs.get(f"r{sid}")) for sid in new_refs)
+        out: list[StudyScore | None] = [None] * len(study_ids)
+        for i in scorable:
+            gen, ref = docs.get(f"g{i}"), self._references[study_ids[i]]
+            if isinstance(gen, dict) and isinstance(ref, dict):
+                try:
+                    out[i] = score_annotations(study_ids[i], gen, ref, self.facts[study_ids[i]], self.vocab).score
+                except InputError:
+                    pass  # a malformed annotation scores nothing; the command names such texts
+        return out

@@ -19,11 +19,14 @@ MEAN_FIGURES = ("f1radgraph_simple", "f1radgraph_partial", "f1radgraph_complete"
                 "prior_reference", "hallucinated_prior", "changes_stated", "changes_supported",
                 "changes_contradicted", "changes_unverifiable", "changes_omitted")
 BOOTSTRAP_RESAMPLES = 2000
+#: resamples drawn at once: all 2,000 at once take 5.7 s on 10,000 values (the memory of 20 million draws), 100 at
+#: once 0.3 s, the same interval
+BOOTSTRAP_BATCH = 100
 
 
 def mean_interval(values: Sequence[float], seed: int = 0) -> tuple[float, float, float]:
     """(mean, low, high): the mean and its 95 % percentile bootstrap interval (scipy.stats.bootstrap,
-    ``BOOTSTRAP_RESAMPLES`` resamples, seeded); the interval is the mean itself for fewer than two values or
+    ``BOOTSTRAP_RESAMPLES`` resamples in batches of ``BOOTSTRAP_BATCH``, seeded); the interval is the mean itself for fewer than two values or
     values all equal; (nan, nan, nan) for none."""
     from scipy.stats import bootstrap
 
@@ -34,7 +37,7 @@ def mean_interval(values: Sequence[float], seed: int = 0) -> tuple[float, float,
     if data.size < 2 or np.all(data == data[0]):
         return mean, mean, mean
     res = bootstrap((data,), np.mean, confidence_level=0.95, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
-                    random_state=np.random.default_rng(seed))
+                    batch=BOOTSTRAP_BATCH, random_state=np.random.default_rng(seed))
     return mean, float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 

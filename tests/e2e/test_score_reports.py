@@ -69,6 +69,11 @@ def test_copy_prior_contradicts_and_omits(cohort, tmp_path):
     precision = summary["temporal_precision"]
     assert precision["precision"] < 1 and precision["stated"] == sum(int(r["changes_stated"]) for r in rows)
     assert {r["hallucinated_prior"] for r in rows} == {"false"}  # every copied report has a prior study
+    # annotated on two worker processes: the same scores
+    out = tmp_path / "pooled.csv"
+    pooled = runner.invoke(app, ["score-reports", "--baseline", "copy-prior", "--workers", "2", "--out", str(out)])
+    assert pooled.exit_code == 0, pooled.output
+    assert list(csv.DictReader(out.open())) == rows
 
 
 OPPOSITE = {"increased": "decreased", "decreased": "increased", "worse": "improved", "worsened": "improved",

@@ -181,3 +181,22 @@ def test_baselines_from_the_graph():
     assert baseline_items("copy-prior", facts) == ([("s2", "first", "second")], 1)
     with pytest.raises(ValueError, match="unknown baseline"):
         baseline_items("nope", facts)
+
+
+@pytest.mark.extract
+def test_the_reward_scores_a_batch_with_repeated_studies():
+    from graph.extract.pipeline import get_extractor
+    from graph.report_scoring.score import ReportScorer
+
+    worsened = {EFF: (GraphChange("worsened", "stated", "radgraph"),)}
+    facts = {"s2": _facts(worsened, {EFF: "present"}, {EFF: "present"})._replace(report="Left pleural effusion has increased."),
+             "s3": _facts()._replace(study_id="s3", report=None)}
+    scorer = ReportScorer(facts, get_extractor("rules"))
+    texts = ["The left pleural effusion has improved.", "The left pleural effusion is larger, increased.", "x", "y"]
+    scores = scorer(["s2", "s2", "s3", "nope"], texts)
+    assert scores[2] is None and scores[3] is None  # no stored report; not in the facts
+    assert (scores[0].changes_contradicted, scores[0].changes_supported) == (1, 0)
+    assert (scores[1].changes_contradicted, scores[1].changes_supported) == (0, 1)
+    assert scorer(["s2"], texts[:1]) == scores[:1]  # the kept reference scores as the first time
+    with pytest.raises(ValueError, match="1 study ids, 2 texts"):
+        scorer(["s2"], texts[:2])
