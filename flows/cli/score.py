@@ -51,6 +51,8 @@ def score_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of 
                   baseline: Optional[Baseline] = typer.Option(None, help="score the references themselves "
                                                               "(reference) or each study's prior report "
                                                               "(copy-prior) instead of GENERATED"),
+                  plot: Optional[Path] = typer.Option(None, help="PNG of each finding's stated changes by verdict "
+                                                      "and reference changes covered (matplotlib)"),
                   workers: Optional[int] = typer.Option(None, min=0, help="annotate and score on N worker "
                                                         "processes (default: one per core from 1,000 reports on; "
                                                         "0: in this process)"),
@@ -83,7 +85,7 @@ def score_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of 
         rejections += missing
     results, scored_rejections = _score(items, facts, extractor.value, str(generated or "baseline"), workers)
     rejections += scored_rejections
-    _write_and_print(results, rejections, notes, out, details, extractor.value, fmt.value)
+    _write_and_print(results, rejections, notes, (out, details, plot), extractor.value, fmt.value)
     if rejections:
         raise typer.Exit(ExitCode.REJECTED)
 
@@ -112,12 +114,13 @@ def _score(items: list, facts: dict, extractor: str, file: str, workers: Optiona
     return [r for r in out if not isinstance(r, Rejection)], [r for r in out if isinstance(r, Rejection)]
 
 
-def _write_and_print(results: list, rejections: list, notes: list[str], out: Path, details: Optional[Path],
-                     extractor: str, fmt: str) -> None:
+def _write_and_print(results: list, rejections: list, notes: list[str],
+                     paths: tuple[Path, Optional[Path], Optional[Path]], extractor: str, fmt: str) -> None:
     from graph.records import write_rejections
     from graph.report_scoring.inputs import write_details, write_scores
     from graph.report_scoring.summary import summarise
 
+    out, details, plot = paths
     write_scores(out, [r.score for r in results])
     rejected = out.with_suffix(".rejected.json")
     if rejections:
@@ -127,6 +130,13 @@ def _write_and_print(results: list, rejections: list, notes: list[str], out: Pat
         notes.append(f"{write_details(details, results)} contradicted changes in {details}")
     summary = summarise(results, extractor)
     summary.notes += notes
+    if plot is not None:
+        from graph.report_scoring.plot import plot_per_finding
+
+        try:
+            summary.notes.append(f"per finding: {plot_per_finding(summary, plot)}")
+        except ImportError as exc:
+            fail(f"--plot needs matplotlib (make install has it): {exc}")
     if fmt == "json":
         data = summary.as_dict()
         data["rejections"] = [r.__dict__ for r in rejections]
@@ -145,24 +155,28 @@ def _print_csv(summary: Any) -> None:
     w.writerow(["figure", "mean", "low", "high"])
     for name, (m, lo, hi) in summary.means.items():
         w.writerow([name, m, lo, hi])
-    for name, (num, den, value) in (("temporal_precision", summary.temporal_precision),
-                                    ("temporal_recall", summary.temporal_recall)):
-        w.writerow([name, value, num, den])
+    for name, (_, _, value, lo, hi) in (("temporal_precision", summary.temporal_precision),
+                                        ("temporal_recall", summary.temporal_recall)):
+        w.writerow([name, value, lo, hi])
 
 
 def _print_table(summary: Any) -> None:
     from rich.table import Table
 
-    console.print(f"{summary.studies} studies scored; extractor {summary.extractor}; the graph is the truth of each "
-                  "patient's history (temporal figures are judged against it)", markup=False, highlight=False)
+    from graph.report_scoring.summary import EXTRACTOR_CHANGE_RECALL
+
+    console.print(f"{summary.studies} studies scored; the graph is the truth of each patient's history (temporal "
+                  f"figures are judged against it); extractor {summary.extractor}: "
+                  f"{EXTRACTOR_CHANGE_RECALL.get(summary.extractor, 'change recall not measured on the gold sets')}",
+                  markup=False, highlight=False)
     table = Table("figure", "mean", "95 % interval")
     for name, (m, lo, hi) in summary.means.items():
         table.add_row(name, f"{m:.3f}", f"{lo:.3f} .. {hi:.3f}")
     console.print(table)
-    for name, (num, den, value) in (("temporal precision (supported / stated)", summary.temporal_precision),
-                                    ("temporal recall (reference changes covered)", summary.temporal_recall)):
-        console.print(f"{name}: {'-' if value is None else f'{value:.3f}'} ({num} / {den})", markup=False,
-                      highlight=False)
+    for name, (num, den, value, lo, hi) in (("temporal precision (supported / stated)", summary.temporal_precision),
+                                            ("temporal recall (reference changes covered)", summary.temporal_recall)):
+        figure = "-" if value is None else f"{value:.3f} ({lo:.3f} .. {hi:.3f})"
+        console.print(f"{name}: {figure}, {num} / {den}", markup=False, highlight=False)
     c = summary.chexpert
     console.print(f"CheXpert 14: micro F1 {c['micro_f1_14']:.3f}, macro F1 {c['macro_f1_14']:.3f}; top 5: micro F1 "
                   f"{c['micro_f1_5']:.3f}, macro F1 {c['macro_f1_5']:.3f} (table {c['table_version']})",

@@ -55,8 +55,10 @@ def test_reference_baseline_scores_the_maximum(cohort, tmp_path):
 
 
 def test_copy_prior_contradicts_and_omits(cohort, tmp_path):
-    result, rows, summary = _score(tmp_path, "--baseline", "copy-prior", "--details", str(tmp_path / "d.csv"))
+    result, rows, summary = _score(tmp_path, "--baseline", "copy-prior", "--details", str(tmp_path / "d.csv"),
+                                   "--plot", str(tmp_path / "per_finding.png"))
     assert result.exit_code == 0
+    assert (tmp_path / "per_finding.png").read_bytes().startswith(b"\x89PNG")
     facts = cohort_facts(cohort)
     with_prior = {f.study_id for f in facts.values() if f.prior_report and f.report}
     assert {r["study_id"] for r in rows} == with_prior

@@ -200,3 +200,15 @@ def test_the_reward_scores_a_batch_with_repeated_studies():
     assert scorer(["s2"], texts[:1]) == scores[:1]  # the kept reference scores as the first time
     with pytest.raises(ValueError, match="1 study ids, 2 texts"):
         scorer(["s2"], texts[:2])
+
+
+def test_corpus_ratio_and_mean_intervals():
+    from graph.report_scoring.summary import mean_interval, ratio_interval
+
+    num, den, value, low, high = ratio_interval([1, 0, 3, 2, 0, 4], [2, 0, 3, 4, 1, 4])
+    assert (num, den, value) == (10, 14, 10 / 14) and low < value < high
+    assert ratio_interval([0, 0], [0, 0]) == (0, 0, None, None, None)
+    assert ratio_interval([1, 0], [2, 0])[2:] == (0.5, 0.5, 0.5)  # one study with a denominator: no spread
+    mean, low, high = mean_interval([0.0, 1.0] * 20)
+    assert mean == 0.5 and 0.3 < low < 0.5 < high < 0.7
+    assert mean_interval([1.0, 1.0]) == (1.0, 1.0, 1.0)
