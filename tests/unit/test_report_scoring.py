@@ -212,3 +212,22 @@ def test_corpus_ratio_and_mean_intervals():
     mean, low, high = mean_interval([0.0, 1.0] * 20)
     assert mean == 0.5 and 0.3 < low < 0.5 < high < 0.7
     assert mean_interval([1.0, 1.0]) == (1.0, 1.0, 1.0)
+
+
+@pytest.mark.network
+@pytest.mark.extract
+def test_f1radgraph_equals_the_package_rewards_on_the_iu_reports():
+    """Every IU report (Open-i), annotated by the rules extractor, scored against the next one: the issue's
+    check, to floating-point precision (the same functions, so exactly)."""
+    from graph.datasets import iu, wheel
+    from graph.extract.rules import extract
+
+    try:
+        reports = iu.load_reports()
+    except wheel.WheelUnavailable as exc:
+        pytest.skip(f"IU reports unavailable: {exc}")
+    docs = [doc for _, doc in extract([(r.report_id, r.sections()) for r in reports])]
+    compute = _package_rewards()["compute_reward"]
+    assert len(docs) > 3900
+    for hyp, ref in zip(docs, docs[1:] + docs[:1], strict=True):
+        assert f1radgraph(hyp, ref) == tuple(compute(hyp, ref, level) for level in ("simple", "partial", "complete"))
