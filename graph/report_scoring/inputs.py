@@ -31,7 +31,7 @@ def read_reports(path: Path) -> tuple[dict[str, str], list[Rejection]]:
     rows: dict[str, str] = {}
     rejections: list[Rejection] = []
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:  # a spreadsheet's byte order mark is no column name
             reader = csv.DictReader(fh)
             if missing := [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or ())]:
                 raise InputError(file, None, missing[0], f"missing column(s) {', '.join(missing)} (the header has "

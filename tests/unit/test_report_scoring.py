@@ -165,6 +165,8 @@ def test_generated_csv_rejects_rows_by_name(tmp_path):
     assert rows == {"s1": "Small effusion."}
     assert [(r.record, r.field) for r in rejected] == [("row 2", "study_id"), ("s2", "report"), ("s1", "study_id"),
                                                        ("s3", "report")]
+    (tmp_path / "bom.csv").write_text("\ufeffstudy_id,report\ns1,x\n", encoding="utf-8")
+    assert read_reports(tmp_path / "bom.csv") == ({"s1": "x"}, [])
     (tmp_path / "bad.csv").write_text("study,text\ns1,x\n")
     with pytest.raises(InputError, match="missing column"):
         read_reports(tmp_path / "bad.csv")
