@@ -16,6 +16,9 @@ $(STAMP): pyproject.toml constraints.txt
 	# medspaCy 1.3.1 declares spacy<3.8, whose wheels need numpy<2 (pandas 3 needs numpy>=2); it runs
 	# on spacy 3.8, so it is installed without its own pins (see README, "Dependencies").
 	$(PY) -m pip install --quiet --no-deps -c constraints.txt medspacy PyRuSH medspacy_quickumls
+	# radgraph's reward functions (F1RadGraph in `cxrkg score-reports`) are one file that imports nothing; the
+	# package's model needs torch and transformers, which the extra cxrkg[radgraph] adds (graph/report_scoring/radgraph_reward.py)
+	$(PY) -m pip install --quiet --no-deps -c constraints.txt radgraph
 	touch $(STAMP)
 
 # Neo4j Community jars from Maven Central plus cxrkg's launcher (graph/neo4j_server/pom.xml).

@@ -32,7 +32,7 @@ from typer.models import CommandInfo, TyperInfo
 # registers it (tests/unit/cli/test_startup.py checks both against the registered app)
 COMMAND_MODULES: dict[str, str] = {
     "synth": "data", "ingest": "data", "demo": "demo", "eval-episodes": "episodes", "extract": "extract",
-    "eval-extract": "extract", "forecast": "forecast", "train": "gnn", "evaluate": "gnn", "predict": "gnn",
+    "eval-extract": "extract", "score-reports": "score", "forecast": "forecast", "train": "gnn", "evaluate": "gnn", "predict": "gnn",
     "compare": "gnn", "queries": "query", "query": "query", "stats": "query", "ask": "questions",
     "serve": "schedule", "datasets": "data", "db": "db", "export": "export", "diffvqa": "questions",
 }

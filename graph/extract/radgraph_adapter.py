@@ -73,8 +73,9 @@ def load_model(model_type: str = "radgraph-xl", model_cache_dir: Path | None = N
     try:
         from radgraph import RadGraph
     except ImportError as exc:
-        raise RadGraphUnavailable("the radgraph extractor needs the radgraph package: "
-                                  "pip install 'cxrkg[radgraph]'") from exc
+        # make install puts the package in without its model's dependencies (its reward functions score reports)
+        raise RadGraphUnavailable(f"the radgraph extractor needs the radgraph package and its model's dependencies "
+                                  f"(missing: {exc.name or exc}): pip install 'cxrkg[radgraph]'") from exc
     cache = Path(model_cache_dir) if model_cache_dir else default_cache()
     model_dir = cache / model_type
     try:

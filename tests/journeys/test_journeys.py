@@ -102,10 +102,18 @@ def _check_unmapped(out: str, work: Path) -> None:
     assert "unmapped" in out and "kind,name,note" in out
 
 
+def _check_report_scoring(out: str, work: Path) -> None:
+    precision = [float(x) for x in re.findall(r"temporal precision \(supported / stated\): ([\d.]+)", out)]
+    assert len(precision) == 2 and precision[0] >= 0.95, f"the references are not at the maximum: {precision}"
+    assert precision[1] < precision[0] - 0.2, f"copy-prior's changes are not worse than the references': {precision}"
+    assert (work / "reference-scores.csv").is_file() and (work / "per-finding.png").is_file()
+    assert len((work / "contradicted.csv").read_text().splitlines()) > 1, "copy-prior contradicted nothing"
+
+
 CHECKS = {"progression": _check_progression, "forecaster": _check_forecaster, "diffvqa": _check_diffvqa,
           "lunguage": _check_lunguage, "extraction": _check_extraction, "drop-folder": _check_drop_folder,
           "bulk": _check_bulk, "another-neo4j": _check_another_neo4j, "episodes": _check_episodes,
-          "diffvqa-unmapped": _check_unmapped}
+          "diffvqa-unmapped": _check_unmapped, "report-scoring": _check_report_scoring}
 
 
 def test_every_journey_has_its_checks():
