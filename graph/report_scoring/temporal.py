@@ -1,7 +1,7 @@
 """The temporal figures of one generated report, judged against the graph (the truth of the patient's
 history): a reference to a prior study, and each stated change supported, contradicted or unverifiable.
 
-Compatibility (the project's rules, :func:`graph.events.changes_agree` and the event rules of the README's
+Compatibility (the project's rules, :func:`graph.longitudinal.events.changes_agree` and the event rules of the README's
 "Longitudinal states and events"): a stated change agrees with the same change, ``new`` with ``worsened`` and
 ``improved`` with ``resolved`` (Chest ImaGenome calls an appearing finding "worsened", RadGraph2 calls it
 "new"); a derived ``new`` agrees with new / worsened, a derived ``resolved`` with resolved / improved, a
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
-from graph.events import changes_agree
+from graph.longitudinal.events import changes_agree
 from graph.report_scoring.facts import GraphChange, StudyFacts
 from graph.report_scoring.reading import ReportReading, StatedChange
 
