@@ -104,3 +104,22 @@ def test_a_file_that_is_not_a_json_array_is_named(tmp_path, text):
 
     with pytest.raises(CxrtrekFormatError, match="bad.json"):
         read_samples(path)
+
+
+def _cxrkg(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "flows.cli", *args], capture_output=True, text=True)
+
+
+def test_cxrtrek_check_names_the_bad_sample_and_exits_6_and_a_bad_stage_list_exits_1(tmp_path):
+    path = _write(tmp_path, [_sample(), _broken(("data_dict", "cxrtrek_data", "content", 1, "stage"), "2")])
+
+    done = _cxrkg("cxrtrek", "check", str(path))
+    assert done.returncode == 6, done.stderr
+    assert "1 samples valid (5 questions), 1 rejected" in done.stdout
+    assert "record sample 1 field data_dict.cxrtrek_data.content.1.stage" in " ".join(done.stderr.split())
+
+    done = _cxrkg("cxrtrek", "generate", "--out", str(tmp_path / "x.json"), "--stages", "2,4")
+    assert done.returncode == 1 and "--stages '2,4'" in done.stderr and "Traceback" not in done.stderr
