@@ -1,6 +1,6 @@
 """What the graph states about each study, read for its staged questions (:mod:`graph.cxrtrek.generate`).
 
-One read per :data:`BATCH_PATIENTS` patients (:data:`graph.store.cxrtrek_statements.STUDY_STAGE_FACTS`).
+One read per :data:`BATCH_PATIENTS` patients, the next read while the current batch is written (:data:`graph.store.cxrtrek_statements.STUDY_STAGE_FACTS`).
 Findings are read at anatomy level (Observation nodes), without the IS_A hierarchy: a study has the findings
 its sources state, not their parents. Polarity as Medical-Diff-VQA and CXRTrek read hedged findings (the demo
 file answers "Yes." to a "probable" effusion): ``present`` and ``uncertain`` count as present, ``absent`` as
@@ -10,13 +10,15 @@ explicitly negated.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from graph.store import cxrtrek_statements as cs
 from graph.store.read_statements import PATIENT_IDS
 
-BATCH_PATIENTS = 2000
+BATCH_PATIENTS = 1000
 """Patients per read."""
 
 PRESENT_POLARITIES = ("present", "uncertain")
@@ -98,12 +100,16 @@ class StudyStageFacts:
     changes: list[Change] = field(default_factory=list)
     next_observations: list[Observation] = field(default_factory=list)
 
+    _grouped: dict[bool, dict[str, list[Observation]]] = field(default_factory=dict, repr=False, compare=False)
+
     def by_finding(self, nxt: bool = False) -> dict[str, list[Observation]]:
         """Finding -> its observations (this study's, or the next study's with ``nxt``), findings sorted."""
-        out: dict[str, list[Observation]] = defaultdict(list)
-        for o in self.next_observations if nxt else self.observations:
-            out[o.finding].append(o)
-        return {k: out[k] for k in sorted(out)}
+        if nxt not in self._grouped:
+            out: dict[str, list[Observation]] = defaultdict(list)
+            for o in self.next_observations if nxt else self.observations:
+                out[o.finding].append(o)
+            self._grouped[nxt] = {k: out[k] for k in sorted(out)}
+        return self._grouped[nxt]
 
 
 def _study(row: dict[str, Any]) -> StudyStageFacts:
@@ -117,14 +123,24 @@ def _study(row: dict[str, Any]) -> StudyStageFacts:
                            [(str(i), v) for i, v in row["prior_images"]], boxes, obs, changes, nxt)
 
 
-def read_stage_facts(reader: Reader, patient_ids: list[str]) -> dict[str, StudyStageFacts]:
-    """Every study of the given patients by study id, one read per :data:`BATCH_PATIENTS` patients."""
+def _ordered(rows: list[dict[str, Any]]) -> list[StudyStageFacts]:
+    studies = [_study(r) for r in rows]
+    return sorted(studies, key=lambda s: (s.patient_id, s.order if s.order is not None else -1, s.study_id))
+
+
+def iter_stage_facts(reader: Reader, patient_ids: list[str]) -> Iterator[list[StudyStageFacts]]:
+    """The studies of the given patients, one list per :data:`BATCH_PATIENTS` patients in patient id order,
+    each ordered by (patient id, study order, study id). The next batch is read while the caller works on
+    this one (a second thread: the server's work and the caller's overlap)."""
     ids = sorted(set(map(str, patient_ids)))
-    out: dict[str, StudyStageFacts] = {}
-    for start in range(0, len(ids), BATCH_PATIENTS):
-        for row in reader.read(cs.STUDY_STAGE_FACTS, patient_ids=ids[start:start + BATCH_PATIENTS]):
-            out[str(row["study_id"])] = _study(row)
-    return out
+    batches = [ids[k:k + BATCH_PATIENTS] for k in range(0, len(ids), BATCH_PATIENTS)]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = [pool.submit(reader.read, cs.STUDY_STAGE_FACTS, patient_ids=b) for b in batches[:1]]
+        for k in range(len(batches)):
+            rows = pending[k].result()
+            if k + 1 < len(batches):
+                pending.append(pool.submit(reader.read, cs.STUDY_STAGE_FACTS, patient_ids=batches[k + 1]))
+            yield _ordered(rows)
 
 
 def all_patient_ids(reader: Reader) -> list[str]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from graph.cxrtrek import templates as t
-from graph.cxrtrek.facts import Reader, StudyStageFacts, all_patient_ids, read_stage_facts
+from graph.cxrtrek.facts import Reader, StudyStageFacts, all_patient_ids, iter_stage_facts
 from graph.cxrtrek.stages import FRAME_NAME, STAGES, Item, main_image
 from graph.errors import CxrkgError
 
@@ -93,10 +93,6 @@ class GenerateSummary:
     seconds: float = 0.0
 
 
-def _ordered(studies: dict[str, StudyStageFacts]) -> list[StudyStageFacts]:
-    return sorted(studies.values(), key=lambda s: (s.patient_id, s.order if s.order is not None else -1, s.study_id))
-
-
 def write_samples(studies: Iterable[StudyStageFacts], out: Path, seed: int = 0,
                   stages: Iterable[int] = tuple(STAGES), summary: GenerateSummary | None = None) -> GenerateSummary:
     """Write the studies' samples to ``out`` (a JSON array, one sample per line), streaming."""
@@ -132,6 +128,7 @@ def generate(reader: Reader, out: Path, patients: int | None = None, seed: int =
     if patients is not None and patients < len(ids):
         ids = sorted(random.Random(seed).sample(ids, patients))
     summary = GenerateSummary(patients=len(ids))
-    write_samples(_ordered(read_stage_facts(reader, ids)), out, seed, stages, summary)
+    studies = (s for batch in iter_stage_facts(reader, ids) for s in batch)
+    write_samples(studies, out, seed, stages, summary)
     summary.seconds = time.perf_counter() - start
     return summary
