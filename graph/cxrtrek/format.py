@@ -222,13 +222,28 @@ def read_samples(path: Path) -> ReadResult:
     Raises:
         CxrtrekFormatError: the file cannot be read, is not JSON, or is not a JSON array.
     """
+    return validate_samples(_load(path), str(path))
+
+
+def _load(path: Path) -> list[Any]:
     try:
         rows = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CxrtrekFormatError(f"{path}: not a readable CXRTrek JSON file ({exc})") from exc
     if not isinstance(rows, list):
         raise CxrtrekFormatError(f"{path}: a CXRTrek file is a JSON array of samples, not a {type(rows).__name__}")
-    return validate_samples(rows, str(path))
+    return rows
+
+
+def read_valid(path: Path) -> tuple[list[dict[str, Any]], list[Rejection]]:
+    """The file's valid samples as written (plain JSON, in file order) and the rejections of the others.
+
+    Raises:
+        CxrtrekFormatError: the file cannot be read, is not JSON, or is not a JSON array.
+    """
+    rows = _load(path)
+    result = validate_samples(rows, str(path))
+    return [rows[i] for i, _ in result.samples], result.rejections
 
 
 def dump_samples(samples: list[dict[str, Any]], path: Path) -> None:
