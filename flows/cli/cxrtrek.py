@@ -62,14 +62,24 @@ def cxrtrek_answer(file: Path = typer.Argument(..., callback=existing, help="sam
                                                              help="a next-study forecaster (`cxrkg forecast "
                                                                   "--save-model`)"),
                    carry_forward: bool = typer.Option(False, "--carry-forward", help="the baseline instead: every "
-                                                                                     "present finding stays")) -> None:
+                                                                                     "present finding stays"),
+                   split: Optional[str] = typer.Option(None, "--split", help="only the patients of this split "
+                                                                            "(train, val, test: the forecaster's "
+                                                                            "held-out patients are test)"),
+                   split_seed: int = typer.Option(0, "--split-seed", help="the seed of `cxrkg forecast`'s split")) -> None:
     """Answer stage 6 (what the next study shows of each present finding) with a saved forecaster, from the
     studies up to the current one, or with the carry-forward baseline."""
     from graph.cxrtrek.format import dump_samples, read_valid
 
     if (forecaster is None) == (not carry_forward):
         fail("give exactly one of --forecaster MODEL.pt and --carry-forward")
+    if split not in (None, "train", "val", "test"):
+        fail(f"--split {split}: one of train, val, test")
     samples, rejections = read_valid(file)  # CxrtrekFormatError: one line, exit 1
+    if split is not None:
+        from gnn.forecast.cxrtrek_answer import in_split
+
+        samples = in_split(samples, split, split_seed)
     if forecaster is not None:
         from gnn.forecast.cxrtrek_answer import forecast_answers
         from gnn.forecast.model import load_forecaster
@@ -96,7 +106,8 @@ def cxrtrek_score(gold: Path = typer.Argument(..., callback=existing, help="the 
                                                                                 "intervals"),
                   fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
     """Score answers per stage and question type: exact match (yes/no, choices, captions), mean box IoU
-    (detection), with 95 % bootstrap intervals over studies."""
+    (detection), with 95 % bootstrap intervals over studies; the gold questions of the studies the answers
+    cover."""
     import math
 
     from graph.cxrtrek.format import read_valid

@@ -27,6 +27,7 @@ import numpy as np
 from gnn.forecast.compare import patient_tables
 from gnn.forecast.model import TrainedGraphForecaster
 from gnn.forecast.rows import build_forecast_table
+from gnn.splits import split_of
 from graph.store import GraphStore
 
 BATCH_PATIENTS = 1000
@@ -81,6 +82,12 @@ def _answered(samples: list[dict[str, Any]], decide: Callable[[str, str], dict[s
             out.append({"messages": chat, "image": s["image"], "data_dict": {"cxrtrek_data": kept}})
     summary.samples = len(out)
     return out
+
+
+def in_split(samples: list[dict[str, Any]], split: str, seed: int = 0) -> list[dict[str, Any]]:
+    """The samples of patients in ``split`` (train / val / test) of :func:`gnn.splits.split_of` with ``seed``
+    (``cxrkg forecast --split-seed``): the held-out patients of a forecaster are ``test``."""
+    return [s for s in samples if split_of(str(s["data_dict"]["cxrtrek_data"]["pat_id"]), seed) == split]
 
 
 def carry_forward(samples: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], AnswerSummary]:

@@ -9,7 +9,8 @@ Questions are matched by (study id, question text). Metrics:
   (``distilroberta-base``, ``CXRTrekReasoner``'s ``ms-swift/myplugins/reward_models.py``), which needs a
   model download; it does not run offline, so exact match stands in and says little about paraphrases.
 
-A gold question without an answer counts as wrong. 95 % intervals: percentile bootstrap over studies (the
+Only the studies the predictions cover are scored (an answer file of the held-out patients scores those);
+in them, a gold question without an answer counts as wrong. 95 % intervals: percentile bootstrap over studies (the
 questions of one study are not independent), ``bootstrap`` resamples with ``seed``.
 """
 
@@ -71,10 +72,12 @@ def item_score(gold: dict[str, Any], pred: dict[str, Any] | None) -> float:
 
 
 def score_rows(gold: list[dict[str, Any]], pred: list[dict[str, Any]]) -> pd.DataFrame:
-    """One row per gold question: study_id, stage, qtype, answered (0/1), score."""
+    """One row per gold question of a study the predictions cover: study_id, stage, qtype, answered (0/1),
+    score."""
     answers = _items(pred)
+    covered = {str(s["data_dict"]["cxrtrek_data"]["study_id"]) for s in pred}
     rows = [(sid, item["stage"], item["qtype"], int((sid, q) in answers), item_score(item, answers.get((sid, q))))
-            for (sid, q), item in _items(gold).items()]
+            for (sid, q), item in _items(gold).items() if sid in covered]
     return pd.DataFrame(rows, columns=["study_id", "stage", "qtype", "answered", "score"])
 
 

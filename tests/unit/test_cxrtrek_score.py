@@ -77,3 +77,18 @@ def test_carry_forward_answers_stage_6_still_present_and_is_a_valid_file():
     table = score_table(_gold(), answered, {6}, bootstrap=0).set_index("qtype")
     # the gold says "still present" for s0 and s3 only
     assert table.loc["yes_no", "score"] == table.loc["single-choice", "score"] == pytest.approx(2 / 6)
+
+
+def test_only_the_studies_the_answers_cover_are_scored_and_a_split_keeps_its_patients():
+    from gnn.forecast.cxrtrek_answer import in_split
+
+    answered, _ = carry_forward(_gold())
+    table = score_table(_gold(), answered[:2], {6}, bootstrap=0).set_index("qtype")
+    assert table.loc["yes_no", ["questions", "answered"]].tolist() == [2, 2]
+
+    samples = _gold()
+    for k, s in enumerate(samples):
+        s["data_dict"]["cxrtrek_data"]["pat_id"] = f"patient-{k}"
+    parts = {split: [s["data_dict"]["cxrtrek_data"]["pat_id"] for s in in_split(samples, split, seed=4)]
+             for split in ("train", "val", "test")}
+    assert sorted(sum(parts.values(), [])) == [f"patient-{k}" for k in range(6)]  # each patient in one split
