@@ -95,3 +95,19 @@ def test_a_wrong_answer_a_missing_and_an_extra_question_and_a_wrong_link_are_fou
 def test_a_sample_without_cxrtrek_data_is_named():
     with pytest.raises(CxrtrekCheckError, match="sample 1"):
         check_samples([_right()[0], {"messages": []}], _tables())
+
+
+def test_a_file_is_read_line_by_line_as_generate_writes_it_or_whole(tmp_path):
+    import json
+
+    from graph.datasets.nih.cxrtrek_check import read_file
+
+    lines, whole = tmp_path / "lines.json", tmp_path / "whole.json"
+    lines.write_text("[\n" + ",\n".join(json.dumps(s) for s in _right()) + "\n]\n")
+    whole.write_text(json.dumps(_right(), indent=4))
+
+    assert list(read_file(lines)) == list(read_file(whole)) == _right()
+    assert check_samples(read_file(lines), _tables()).mismatches.empty
+    lines.write_text("[\n" + json.dumps(_right()[0]) + ",\n{broken\n]\n")
+    with pytest.raises(CxrtrekCheckError, match="line 3"):
+        list(read_file(lines))

@@ -30,7 +30,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import pandas as pd
 
@@ -109,7 +109,7 @@ def _answer(item: dict[str, Any]) -> str:
     return _LETTER.sub("", str(text), count=1) if _LETTER.match(str(text)) else str(text)
 
 
-def answers_of(samples: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def answers_of(samples: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(answers: study_id, kind, finding, got; links: study_id -> ref_id, pos_id) of a file's samples.
 
     Raises:
@@ -137,8 +137,9 @@ def _link_mismatches(links: pd.DataFrame, expected: pd.DataFrame) -> list[tuple]
              "link") for sid, r in bad.iterrows()]
 
 
-def check_samples(samples: list[dict[str, Any]], tables: NIHTables) -> CxrtrekCheck:
-    """Check a file's stage 2, 5 and 6 answers and its links against the NIH tables, on the file's studies.
+def check_samples(samples: Iterable[dict[str, Any]], tables: NIHTables) -> CxrtrekCheck:
+    """Check a file's stage 2, 5 and 6 answers and its links against the NIH tables, on the file's studies
+    (``samples`` is read once: :func:`read_file`'s stream holds one sample at a time).
 
     Returns:
         A :class:`CxrtrekCheck`.
@@ -156,20 +157,42 @@ def check_samples(samples: list[dict[str, Any]], tables: NIHTables) -> CxrtrekCh
     rows = [tuple(r) for r in bad[list(MISMATCH_COLUMNS)].fillna("").itertuples(index=False)]
     rows += _link_mismatches(links, expected_links(states))
     checked = both[both["_merge"] == "both"]["kind"].value_counts().to_dict()
-    return CxrtrekCheck(len(samples), {k: int(checked.get(k, 0)) for k in KINDS},
+    return CxrtrekCheck(len(links), {k: int(checked.get(k, 0)) for k in KINDS},
                         pd.DataFrame(rows, columns=list(MISMATCH_COLUMNS)))
 
 
-def read_file(path: Path) -> list[dict[str, Any]]:
-    """A CXRTrek-format file's samples as plain JSON.
+def read_file(path: Path) -> Iterator[dict[str, Any]]:
+    """A CXRTrek-format file's samples as plain JSON, one at a time. A file written one sample per line (as
+    ``cxrkg cxrtrek generate`` writes it: ``[``, then a sample per line) is read line by line, so that the
+    whole cohort's file (about 1.2 GB) is never held at once; any other layout is parsed whole.
 
     Raises:
         CxrtrekCheckError: unreadable, not JSON, or not an array.
     """
     try:
+        with Path(path).open(encoding="utf-8") as fh:
+            first, second = fh.readline().strip(), fh.readline().strip().rstrip(",")
+            if first == "[" and second.startswith("{") and _parses(second):
+                yield json.loads(second)
+                for number, line in enumerate(fh, start=3):
+                    line = line.strip().rstrip(",")
+                    if line == "]":
+                        return
+                    try:
+                        yield json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise CxrtrekCheckError(f"{path} line {number}: not one JSON sample ({exc})") from exc
+                return
         rows = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CxrtrekCheckError(f"{path}: not a readable JSON file ({exc})") from exc
     if not isinstance(rows, list):
         raise CxrtrekCheckError(f"{path}: not a JSON array of samples")
-    return rows
+    yield from rows
+
+
+def _parses(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False
