@@ -35,6 +35,7 @@ COMMAND_MODULES: dict[str, str] = {
     "eval-extract": "extract", "score-reports": "score", "forecast": "forecast", "train": "gnn", "evaluate": "gnn", "predict": "gnn",
     "compare": "gnn", "queries": "query", "query": "query", "stats": "query", "ask": "questions",
     "serve": "schedule", "datasets": "data", "db": "db", "export": "export", "diffvqa": "questions",
+    "cxrtrek": "cxrtrek",
 }
 # The narrowest terminal in which typer's rich tables keep every option name of every command whole
 # (tests/unit/test_cli_width.py checks it); narrower ones get click's plain help.

@@ -1,0 +1,108 @@
+"""CXRTrek-format stages on the whole NIH cohort against the independent check; prints figures.
+
+Issue 46's acceptance: the stage 2 and 5 answers (and stage 6's against the next study) that
+`cxrkg cxrtrek generate` writes from the graph of NIH ChestX-ray14 agree with graph.datasets.nih.cxrtrek_check
+(plain pandas over the NIH tables, apart from the graph code) on every study: 0 mismatches; and the whole
+cohort is generated in under 120 s.
+
+Runs against the NIH benchmark's own local Neo4j (CXRKG_HOME=.cxrkg/bench-nih, Bolt port 7699, as
+benchmarks/nih_benchmark.py; CXRKG_HOME / CXRKG_BOLT_PORT / CXRKG_HTTP_PORT set by the caller win), so that
+benchmark's load can be reused. Steps:
+
+1. with --load: `cxrkg datasets nih` (the --patients lowest patient ids, default all) and `cxrkg ingest --bulk`
+   into an emptied store; otherwise the graph already there is used;
+2. `cxrkg cxrtrek generate --out F --seed S`: seconds, samples and questions per stage;
+3. the check on F: samples and questions checked per kind, mismatches by problem and the first ten.
+
+--file F skips steps 1-2 and checks an existing file.
+
+Usage: python benchmarks/cxrtrek_nih_check.py [--load] [--patients N] [--seed S] [--file F] [--keep]
+Exit code 1 when a mismatch was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_env import REPO, use_dedicated_server  # noqa: E402
+
+use_dedicated_server("bench-nih", 7699, 7489)
+
+CXRKG = [sys.executable, "-m", "flows.cli"]
+
+
+def _cxrkg(*args: str) -> tuple[float, str]:
+    """Run one cxrkg command (this checkout's); (seconds, stdout); exit with its message when it fails."""
+    started = time.perf_counter()
+    done = subprocess.run([*CXRKG, *args], cwd=REPO, env=os.environ.copy(), capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"cxrkg {' '.join(args)} failed (exit {done.returncode}):\n{(done.stderr or done.stdout)[-3000:]}")
+    return time.perf_counter() - started, done.stdout.strip()
+
+
+def _load(home: Path, patients: int | None) -> None:
+    """Step 1: convert the wheel and bulk-load it into an emptied store."""
+    cohort = home / f"nih-{patients or 'all'}"
+    shutil.rmtree(cohort, ignore_errors=True)
+    limit = ["--patients", str(patients)] if patients else []
+    print(f"convert: {_cxrkg('datasets', 'nih', '--out', str(cohort), *limit)[0]:.1f} s", flush=True)
+    _cxrkg("db", "stop")
+    shutil.rmtree(home / "data", ignore_errors=True)
+    print(f"bulk ingest: {_cxrkg('ingest', '--bulk', str(cohort))[0]:.1f} s", flush=True)
+
+
+def _generate(out: Path, seed: int) -> None:
+    """Step 2: the samples from the graph (the server must run)."""
+    _cxrkg("db", "start")
+    seconds, said = _cxrkg("cxrtrek", "generate", "--out", str(out), "--seed", str(seed))
+    print(f"cxrkg cxrtrek generate: {seconds:.1f} s wall (target < 120 s on the whole cohort): {said}", flush=True)
+
+
+def _check(file: Path, patients: int | None) -> int:
+    """Step 3: the independent check; returns the exit code."""
+    from graph.datasets.nih.cxrtrek_check import check_samples, read_file
+    from graph.datasets.nih.reference import load_tables
+
+    started = time.perf_counter()
+    result = check_samples(read_file(file), load_tables(limit_patients=patients))
+    kinds = ", ".join(f"{k} {v:,}" for k, v in result.checked.items())
+    print(f"independent check of {file.name}: {result.samples:,} samples, questions checked: {kinds}; "
+          f"in {time.perf_counter() - started:.1f} s; {len(result.mismatches):,} mismatches", flush=True)
+    if len(result.mismatches):
+        print("  by problem: " + ", ".join(f"{k} {v:,}" for k, v in result.mismatches["problem"].value_counts().items()))
+        for m in result.mismatches.head(10).itertuples(index=False):
+            print(f"  {m.study_id} [{m.kind} {m.finding}] {m.problem}: expected {m.expected!r}, got {m.got!r}")
+    return 0 if result.mismatches.empty else 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--load", action="store_true", help="convert the wheel and bulk-load it first")
+    parser.add_argument("--patients", type=int, default=None, help="only the N lowest patient ids")
+    parser.add_argument("--seed", type=int, default=0, help="seed of `cxrkg cxrtrek generate`")
+    parser.add_argument("--file", type=Path, default=None, help="check this file; load and generate nothing")
+    parser.add_argument("--keep", action="store_true", help="leave the server running at the end")
+    args = parser.parse_args()
+    if args.file is not None:
+        sys.exit(_check(args.file, args.patients))
+    home = Path(os.environ["CXRKG_HOME"])
+    out = home / f"cxrtrek-nih-{args.patients or 'all'}-seed{args.seed}.json"
+    try:
+        if args.load:
+            _load(home, args.patients)
+        _generate(out, args.seed)
+    finally:
+        if not args.keep:
+            subprocess.run([*CXRKG, "db", "stop"], cwd=REPO, env=os.environ.copy(), capture_output=True)
+    sys.exit(_check(out, args.patients))
+
+
+if __name__ == "__main__":
+    main()

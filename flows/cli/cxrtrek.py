@@ -1,0 +1,126 @@
+"""``cxrkg cxrtrek generate|check|answer|score``: CXRTrek-format staged diagnostic questions.
+
+Quick to import (typer only): the graph code loads inside the commands. ``check`` with rejected samples ends
+with exit code 6 (each named by index and field, the rest counted); an unreadable file, a stage cxrkg does not
+write, or a faulty environment ends with exit code 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from flows.cli.app import app
+from flows.cli.common import RowFormat, console, existing, fail, print_rejections, print_rows, store_or_fail
+from graph.errors import ExitCode
+
+cxrtrek_app = typer.Typer(no_args_is_help=True, help="CXRTrek-format staged questions: generate gold answers from "
+                                                     "the graph, check a file's format, answer stage 6 with "
+                                                     "the forecaster, score answers.")
+app.add_typer(cxrtrek_app, name="cxrtrek")
+
+
+@cxrtrek_app.command("generate")
+def cxrtrek_generate(out: Path = typer.Option(..., "--out", help="the samples (a JSON array in CXRTrek's format)"),
+                     patients: Optional[int] = typer.Option(None, "--patients", min=1,
+                                                            help="draw this many patients (default: all)"),
+                     seed: int = typer.Option(0, "--seed", help="random seed of the wordings and options: the same "
+                                                               "seed and graph give the same file"),
+                     stages: str = typer.Option("1,2,3,5,6", "--stages", help="the stages to write, comma-separated "
+                                                                              "(4, 7 and 8 need report text)")) -> None:
+    """Write one sample per study of the loaded cohort with the gold answers of stages 1, 2, 3, 5 and 6."""
+    from graph.cxrtrek.generate import generate, parse_stages
+
+    chosen = parse_stages(stages)  # StageSelectionError: one line, exit 1
+    summary = generate(store_or_fail(), out, patients, seed, chosen)
+    counts = ", ".join(f"stage {k} {v:,}" for k, v in sorted(summary.questions.items()))
+    console.print(f"{summary.samples:,} samples ({sum(summary.questions.values()):,} questions: {counts or 'none'}) "
+                  f"for {summary.patients:,} patients -> {out} in {summary.seconds:.1f} s"
+                  + (f"; {summary.skipped:,} studies with nothing to ask" if summary.skipped else ""), highlight=False)
+
+
+@cxrtrek_app.command("check")
+def cxrtrek_check(file: Path = typer.Argument(..., help="a CXRTrek-format JSON file")) -> None:
+    """Validate a file against the CXRTrek format (the public demo file's fields and types)."""
+    from graph.cxrtrek.format import read_samples
+
+    result = read_samples(file)  # CxrtrekFormatError: one line, exit 1
+    questions = sum(len(s.data_dict.cxrtrek_data.content) for _, s in result.samples)
+    console.print(f"{len(result.samples):,} samples valid ({questions:,} questions), {len(result.rejections):,} "
+                  f"rejected: {file}", highlight=False)
+    if result.rejections:
+        print_rejections(result.rejections, None, "")
+        raise typer.Exit(ExitCode.REJECTED)
+
+
+@cxrtrek_app.command("answer")
+def cxrtrek_answer(file: Path = typer.Argument(..., callback=existing, help="samples with stage 6 (`generate`'s)"),
+                   out: Path = typer.Option(..., "--out", help="the stage 6 answers (a CXRTrek-format file)"),
+                   forecaster: Optional[Path] = typer.Option(None, "--forecaster", callback=existing, dir_okay=False,
+                                                             help="a next-study forecaster (`cxrkg forecast "
+                                                                  "--save-model`)"),
+                   carry_forward: bool = typer.Option(False, "--carry-forward", help="the baseline instead: every "
+                                                                                     "present finding stays"),
+                   split: Optional[str] = typer.Option(None, "--split", help="only the patients of this split "
+                                                                            "(train, val, test: the forecaster's "
+                                                                            "held-out patients are test)"),
+                   split_seed: int = typer.Option(0, "--split-seed", help="the seed of `cxrkg forecast`'s split")) -> None:
+    """Answer stage 6 (what the next study shows of each present finding) with a saved forecaster, from the
+    studies up to the current one, or with the carry-forward baseline."""
+    from graph.cxrtrek.format import dump_samples, read_valid
+
+    if (forecaster is None) == (not carry_forward):
+        fail("give exactly one of --forecaster MODEL.pt and --carry-forward")
+    if split not in (None, "train", "val", "test"):
+        fail(f"--split {split}: one of train, val, test")
+    samples, rejections = read_valid(file)  # CxrtrekFormatError: one line, exit 1
+    if split is not None:
+        from gnn.forecast.cxrtrek_answer import in_split
+
+        samples = in_split(samples, split, split_seed)
+    if forecaster is not None:
+        from gnn.forecast.cxrtrek_answer import forecast_answers
+        from gnn.forecast.model import load_forecaster
+
+        answered, summary = forecast_answers(store_or_fail(), samples, load_forecaster(forecaster))
+    else:
+        from gnn.forecast.cxrtrek_answer import carry_forward as baseline
+
+        answered, summary = baseline(samples)
+    dump_samples(answered, out)
+    console.print(f"{summary.answered:,} stage 6 questions answered, {summary.unanswered:,} not (a finding the "
+                  f"forecaster does not forecast) -> {out}", highlight=False)
+    if rejections:
+        print_rejections(rejections, None, "")
+        raise typer.Exit(ExitCode.REJECTED)
+
+
+@cxrtrek_app.command("score")
+def cxrtrek_score(gold: Path = typer.Argument(..., callback=existing, help="the gold samples (`generate`'s)"),
+                  pred: Path = typer.Argument(..., callback=existing, help="the answers to score (`answer`'s)"),
+                  stages: Optional[str] = typer.Option(None, "--stages", help="only these stages, comma-separated "
+                                                                             "(default: every stage answered)"),
+                  bootstrap: int = typer.Option(200, "--bootstrap", min=0, help="resamples of studies for the 95 % "
+                                                                                "intervals"),
+                  fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
+    """Score answers per stage and question type: exact match (yes/no, choices, captions), mean box IoU
+    (detection), with 95 % bootstrap intervals over studies; the gold questions of the studies the answers
+    cover."""
+    import math
+
+    from graph.cxrtrek.format import read_valid
+    from graph.cxrtrek.generate import parse_stages
+    from graph.cxrtrek.score import SCORE_COLUMNS, score_table
+
+    gold_samples, gold_bad = read_valid(gold)
+    pred_samples, pred_bad = read_valid(pred)
+    if gold_bad or pred_bad:
+        print_rejections(gold_bad + pred_bad, None, "")
+    chosen = set(parse_stages(stages)) if stages else {c["stage"] for s in pred_samples
+                                                       for c in s["data_dict"]["cxrtrek_data"]["content"]}
+    table = score_table(gold_samples, pred_samples, chosen, bootstrap)
+    rows = [{k: ("" if isinstance(v, float) and math.isnan(v) else round(v, 4) if isinstance(v, float) else v)
+             for k, v in r.items()} for r in table.to_dict("records")]
+    print_rows(rows, fmt.value, list(SCORE_COLUMNS), title=f"CXRTrek scores of {pred.name} against {gold.name}")
