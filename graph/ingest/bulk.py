@@ -36,6 +36,7 @@ from graph.ingest.load import BatchResult, store_files
 from graph.ingest.parse import fingerprinted, parse_files
 from graph.ingest.plan import InputFile
 from graph.records import BoundingBoxRecord, ParsedFile, cyclic_gc_paused
+from graph.schema import graph_schema
 from graph.store import Batch, WriteCounts
 from graph.vocabulary import Vocabulary, vocabulary
 
@@ -55,7 +56,7 @@ class Part:
     result: BatchResult
     files: list[Listing]
     studies: dict[str, dict[str, Any]]
-    patients: dict[str, str | None]
+    patients: dict[str, dict[str, Any]]
     incomplete_sources: dict[str, dict[str, Any]]
     record_file: dict[str, str]
     study_order: dict[str, int]
@@ -83,7 +84,9 @@ class BulkSink:
         self._regions = set(vocab.regions)
         self._findings = set(vocab.findings)
         self._studies: dict[str, dict[str, Any]] = {}
-        self._patients: dict[str, str | None] = {}  # patient -> gender
+        self._patients: dict[str, dict[str, Any]] = {}  # patient -> its properties (graph/schema.yaml)
+        # the Patient's properties, which a study's row carries (graph.derived_rows.batch_rows)
+        self._patient_props = tuple(graph_schema().loaded_properties("Patient"))
         self._study_order: dict[str, int] = {}
         # a streamed file's first chunk marks it incomplete until its last chunk's row replaces it (see
         # graph.ingest.load); every other SourceFile row is written at once, as the plan lists a file once
@@ -105,7 +108,7 @@ class BulkSink:
         out = {}
         for sid in study_ids:
             if (row := self._studies.get(sid)) is not None:
-                when = row["study_datetime"]
+                when = row.get("study_datetime")
                 out[sid] = (row["patient_id"], datetime.fromisoformat(when) if when else None)
         return out
 
@@ -190,7 +193,7 @@ class BulkSink:
             raise BulkInputError(f"patient {again[0]} has records in a later batch than the one it was derived "
                                  "in; load without --bulk")
         for sid, row in part.studies.items():
-            self._merge_study({"study_id": sid, **row, "gender": part.patients.get(row["patient_id"])})
+            self._merge_study({"study_id": sid, **row, **part.patients.get(row["patient_id"], {})})
         self._incomplete_sources.update(part.incomplete_sources)
         self._study_order.update(part.study_order)
         self._derived |= part.derived
@@ -236,13 +239,10 @@ class BulkSink:
         if self._parked:
             raise ValueError(f"{len(self._parked)} patients still parked: call link_patients first")
         f = self.files
-        for pid, gender in self._patients.items():
-            f.node_file("Patient").write({"patient_id": pid, "gender": gender})
+        for pid, props in self._patients.items():
+            f.node_file("Patient").write({"patient_id": pid, **props})
         for sid, row in self._studies.items():
-            f.node_file("Study").write({"study_id": sid, "patient_id": row["patient_id"],
-                                        "study_datetime": row["study_datetime"], "age_decile": row["age_decile"],
-                                        "reason_for_exam": row["reason_for_exam"],
-                                        "study_order": self._study_order.get(sid)})
+            f.node_file("Study").write({"study_id": sid, **row, "study_order": self._study_order.get(sid)})
             f.relationship_file("HAS_STUDY", "Patient", "Study").write_pair(row["patient_id"], sid)
         for row in self._incomplete_sources.values():
             f.node_file("SourceFile").write({**row, "loaded_at": self._stamp})
@@ -288,15 +288,13 @@ class BulkSink:
         self.files.node_file("SourceFile").write({**row, "loaded_at": self._stamp})
 
     def _merge_study(self, row: dict[str, Any]) -> None:
-        """A study's attributes and its patient's gender over batches: a later non-null value replaces an
-        earlier one (MERGE_STUDIES' ``coalesce(new, stored)``)."""
-        stored = self._studies.setdefault(row["study_id"], {"patient_id": row["patient_id"], "study_datetime": None,
-                                                            "age_decile": None, "reason_for_exam": None})
-        for key in ("study_datetime", "age_decile", "reason_for_exam"):
-            if row[key] is not None:
-                stored[key] = row[key]
-        if row["gender"] is not None or row["patient_id"] not in self._patients:
-            self._patients[row["patient_id"]] = row["gender"] or self._patients.get(row["patient_id"])
+        """A study's properties and its patient's over batches (a row of graph.derived_rows.batch_rows): a
+        later non-null value replaces an earlier one (merge_studies_statement's ``coalesce(new, stored)``)."""
+        stored = self._studies.setdefault(row["study_id"], {"patient_id": row["patient_id"]})
+        patient = self._patients.setdefault(row["patient_id"], {})
+        for key, value in row.items():
+            if value is not None and key != "study_id":
+                (patient if key in self._patient_props else stored)[key] = value
 
     def _write_records(self, images: list[dict], boxes: list[BoundingBoxRecord], reports: list[dict],
                        observations: dict[str, dict[str, Any]]) -> None:
@@ -354,15 +352,15 @@ class BulkSink:
             return
         derivations = {}
         for pid, by_study in study_images.items():
-            facts = [StudyFact(sid, _when(self._studies[sid]["study_datetime"]), tuple(iids))
+            facts = [StudyFact(sid, _when(self._studies[sid].get("study_datetime")), tuple(iids))
                      for sid, iids in by_study.items()]
             derivations[pid] = derive_patient(facts, mentions.get(pid, []), self._parents)
         self._write_derived(derived_rows(derivations, {p: mentions.get(p, []) for p in derivations}))
         self._derived |= set(derivations)
 
     def _write_derived(self, rows: DerivedRows) -> None:
-        """The rows of a derivation as WRITE_STUDY_ORDER, CREATE_OBSERVATIONS, WRITE_STUDY_FINDINGS, the
-        two progression statements and WRITE_EPISODES store them, each file's rows in one call. The rows are
+        """The rows of a derivation as the transactional statements store them (graph.store.statements:
+        study order, observations, study findings, the two progression statements, episodes), each file's rows in one call. The rows are
         this derivation's own: they take their file's fields in place (no copy per row)."""
         f, studies, regions, findings = self.files, self._studies, self._regions, self._findings
         for r in rows.studies:
@@ -373,7 +371,7 @@ class BulkSink:
         for r in rows.observations:
             p = r["props"]
             if p["anatomy"] in regions and p["finding"] in findings:
-                p["onset_datetime"] = studies[p["study_id"]]["study_datetime"] if r["onset"] else None
+                p["onset_datetime"] = studies[p["study_id"]].get("study_datetime") if r["onset"] else None
                 kept.append(p)
         f.node_rows("Observation", kept)
         f.relationship_pairs("HAS_OBSERVATION", "Study", "Observation", _pairs(kept, "study_id", "observation_id"))
@@ -381,7 +379,7 @@ class BulkSink:
         f.relationship_pairs("LOCATED_AT", "Observation", "Anatomy", _pairs(kept, "observation_id", "anatomy"))
         found = rows.study_findings
         for r in found:  # the file's row: without the onset flag, with the onset's date-time
-            r["onset_datetime"] = studies[r["study_id"]]["study_datetime"] if r.pop("onset") else None
+            r["onset_datetime"] = studies[r["study_id"]].get("study_datetime") if r.pop("onset") else None
         f.node_rows("StudyFinding", found)
         f.relationship_pairs("HAS_STUDY_FINDING", "Study", "StudyFinding", _pairs(found, "study_id", "study_finding_id"))
         f.relationship_pairs("OF_FINDING", "StudyFinding", "Finding", _pairs(found, "study_finding_id", "finding"))

@@ -131,7 +131,7 @@ def test_removing_an_indexed_property_or_a_key_is_refused_and_removing_an_index_
     with pytest.raises(SchemaError, match=r"HAS_MENTION joins undeclared labels \['Mention'\]"):
         load_schema(_edited(tmp_path, lambda d: d["nodes"].pop("Mention")))
     with pytest.raises(SchemaError, match=r"type 'text' is not one of"):
-        load_schema(_edited(tmp_path, lambda d: d["nodes"]["Patient"]["properties"].update(gender="text")))
+        load_schema(_edited(tmp_path, lambda d: d["nodes"]["Patient"]["properties"].update(gender={"type": "text", "description": "sex"})))
 
 
 def test_a_mention_file_key_is_what_the_schema_types_it():
