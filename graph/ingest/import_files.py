@@ -14,14 +14,15 @@ the rows never hold one (see graph.derived_rows). Files with a line break inside
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from dataclasses import dataclass, field
-from itertools import chain
+from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, Iterable, TextIO
 
 from graph.errors import CxrkgError
-from graph.schema import BOOLEAN, LOCALDATETIME, LONG, STRING, STRINGS, GraphSchema, graph_schema
+from graph.schema import BOOLEAN, DOUBLE, DOUBLES, LOCALDATETIME, LONG, STRING, STRINGS, GraphSchema, graph_schema
 
 ARRAY_DELIMITER = "\x1f"
 
@@ -31,127 +32,110 @@ class ImportFileError(CxrkgError, ValueError):
     graph schema does not declare, an array element holding the array delimiter)."""
 
 
-def _string(v: Any) -> str:
-    if not isinstance(v, str):
-        raise TypeError(f"expected text, got {v!r}")
-    return '"' + v.replace('"', '""') + '"'
+class _BadValue(TypeError):
+    """A value its column's type does not take; ``index``: its row among those formatted."""
+
+    def __init__(self, index: int, message: str):
+        super().__init__(message)
+        self.index = index
 
 
-def _long(v: Any) -> str:
-    if type(v) is not int:
-        raise TypeError(f"expected an integer, got {v!r}")
-    return str(v)
+_NONE = type(None)
+# type -> (the Python types its values may have besides None, what to say of another one)
+_ACCEPTS: dict[str, tuple[frozenset[type], str]] = {
+    STRING: (frozenset({str, _NONE}), "expected text"),
+    LOCALDATETIME: (frozenset({str, _NONE}), "expected an ISO date-time text"),
+    LONG: (frozenset({int, _NONE}), "expected an integer"),  # not bool: its type is bool, not int
+    DOUBLE: (frozenset({float, int, _NONE}), "expected a number"),
+    BOOLEAN: (frozenset({bool, _NONE}), "expected true or false"),
+    STRINGS: (frozenset({list, _NONE}), "expected a non-empty list of texts"),
+    DOUBLES: (frozenset({list, _NONE}), "expected a non-empty list of numbers"),
+}
+_QUOTED = frozenset({STRING, STRINGS, DOUBLES})  # texts and arrays; numbers, booleans, date-times bare
 
 
-def _boolean(v: Any) -> str:
-    if type(v) is not bool:
-        raise TypeError(f"expected true or false, got {v!r}")
-    return "true" if v else "false"
+def _check_types(values: list[Any], kind: str) -> None:
+    """Raise :class:`_BadValue` at the first value of ``values`` whose type ``kind`` does not take (one
+    set of the column's types in the common case, where all are right)."""
+    accepted, expected = _ACCEPTS[kind]
+    if not accepted.issuperset(map(type, values)):
+        index = next(n for n, v in enumerate(values) if type(v) not in accepted)
+        raise _BadValue(index, f"{expected}, got {values[index]!r}")
 
 
-def _localdatetime(v: Any) -> str:
-    if not isinstance(v, str):
-        raise TypeError(f"expected an ISO date-time text, got {v!r}")
-    return v
+def _double(v: float | int) -> str:
+    if not math.isfinite(v):
+        raise TypeError(f"expected a finite number, got {v!r}")
+    return repr(float(v))
 
 
-def _strings(v: Any) -> str:
-    if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
-        raise TypeError(f"expected a non-empty list of texts, got {v!r}")
-    if any(ARRAY_DELIMITER in x for x in v):
-        raise TypeError(f"a list element holds the array delimiter U+001F: {v!r}")
-    return _string(ARRAY_DELIMITER.join(v))
-
-
-_FORMAT: dict[str, Callable[[Any], str]] = {STRING: _string, LONG: _long, BOOLEAN: _boolean,
-                                            LOCALDATETIME: _localdatetime, STRINGS: _strings}
-
-
-def _rows_formatter(columns: list[tuple[str, str, str]], access: str = "get",
-                   plain: bool = False) -> Callable[[Iterable[Any]], Any]:
-    """A function that turns rows into their lines (without newlines), generated once per file so that a
-    batch of rows costs one call and every column's formatting is inlined in its loop: on the NIH cohort
-    (3.2 million node rows) the generic loop over per-column formatters was a quarter of the profile of
-    writing the files, a generated formatter per row cut the workers' time by 8 %, and one generated loop
-    per batch cut the synthetic cohort's row writing by about half again (issue 36). Texts, the common
-    case, are quoted inline; integers, booleans, date-times and lists of texts (twelve integers per
-    bounding box) are inlined too; a value the inline code does not take goes through its type's formatter
-    (which raises TypeError on a wrong type).
-
-    Args:
-        columns: (header field, row key, type) of the file.
-        access: how a row's value is read: ``get`` (a dict: ``row.get(key)``), ``index`` (a sequence in
-            the columns' order) or ``attr`` (an object's attribute of the key's name).
-        plain: texts are quoted without escaping their inner quotes, and integers and date-times go into
-            the line as they are (one f-string per line, no call per value); the function then returns
-            (lines, how many texts it quoted): where the lines hold more than twice that many quotes, a
-            text held one and the lines must be made again with ``plain`` False (the quote count, as
-            :func:`pair_lines` does: no value holds a quote in the common case, and quoting by f-string
-            without ``str.replace`` is about half the time per text; issue 36).
-
-    Returns:
-        rows -> their lines, in order (``plain``: and the count of quoted texts).
-    """
-    read = {"get": "row.get({key!r})", "index": "row[{n}]", "attr": "row.{key}"}[access]
-    lines = ["def format_rows(rows):", "    out = []", "    add = out.append", "    q = 0", "    for row in rows:"]
-    for n, (_, key, kind) in enumerate(columns):
-        if access == "attr" and not key.isidentifier():
-            raise ValueError(f"column key {key!r} is not an attribute name")
-        lines.append(f"        v = {read.format(key=key, n=n)}")
-        lines.append(f"        if v is None: f{n} = ''")
-        lines += _inline_value(n, kind, plain)
-        lines.append(f"        else: f{n} = format_{n}(v)")
-    lines.append("        add(f'" + ",".join(f"{{f{n}}}" for n in range(len(columns))) + "')")
-    lines.append("    return out, q" if plain else "    return out")
-    scope: dict[str, Any] = {f"format_{n}": _FORMAT[kind] for n, (_, _, kind) in enumerate(columns)}
-    exec("\n".join(lines), scope)  # noqa: S102 - the source is built above from the column table only
-    return scope["format_rows"]
-
-
-def _inline_value(n: int, kind: str, plain: bool) -> list[str]:
-    """The generated lines that format column ``n``'s value ``v`` of type ``kind`` inline (see
-    :func:`_rows_formatter`), after its None test and before its fallback to the type's formatter."""
-    quote = f"f{n} = f'\"{{v}}\"'; q += 1" if plain else f"f{n} = '\"' + v.replace('\"', '\"\"') + '\"'"
-    if kind == STRING:
-        return [f"        elif v.__class__ is str: {quote}"]
-    if kind == LONG:
-        return [f"        elif v.__class__ is int: f{n} = {'v' if plain else 'str(v)'}"]
-    if kind == BOOLEAN:
-        return [f"        elif v is True or v is False: f{n} = 'true' if v else 'false'"]
-    if kind == LOCALDATETIME:
-        return [f"        elif v.__class__ is str: f{n} = v"]
-    # lists of texts: joined when every item is text and none holds the delimiter, else _strings
-    return ["        elif v.__class__ is list and v:",
-            f"            try: j = {ARRAY_DELIMITER!r}.join(v)",
-            "            except TypeError: j = None",
-            f"            if j is not None and j.count({ARRAY_DELIMITER!r}) == len(v) - 1: "
-            + quote.replace("{v}", "{j}").replace("v.replace", "j.replace"),
-            f"            else: f{n} = format_{n}(v)"]
-
-
-def _joined(lines: list[str], quoted: int, escaped: Callable[[], list[str]]) -> str:
-    """The text of a plain formatter's ``lines`` (each with its newline) while they hold just the quotes of
-    the ``quoted`` texts it quoted (see :func:`_rows_formatter`); else of ``escaped()``, the same rows
-    formatted with escaping (a text held a quote)."""
-    text = "\n".join(lines) + "\n" if lines else ""
-    if text.count('"') != 2 * quoted:
-        text = "\n".join(escaped()) + "\n"
-    return text
-
-
-def pair_lines(pairs: Iterable[tuple[str, str]]) -> str:
-    """The lines (each with its newline) of relationship rows without properties: (start key, end key),
-    both texts, quoted. Built without escaping first, and again with it when a key holds a quote (the
-    count of quotes tells).
+def _array(v: list[Any], kind: str) -> str:
+    """An array's elements joined with the delimiter (``kind``: string[] or double[]).
 
     Raises:
-        TypeError: a key that is not text.
+        TypeError: an empty list, an element of another type, or a text holding the delimiter.
     """
-    pairs = pairs if isinstance(pairs, list) else list(pairs)
-    text = "".join(['"' + start + '","' + end + '"\n' for start, end in pairs])
-    if text.count('"') != 4 * len(pairs):
-        text = "".join(['"' + start.replace('"', '""') + '","' + end.replace('"', '""') + '"\n'
-                        for start, end in pairs])
+    if kind == DOUBLES:
+        if not v or not {*map(type, v)} <= {float, int}:
+            raise TypeError(f"expected a non-empty list of numbers, got {v!r}")
+        return ARRAY_DELIMITER.join(map(_double, v))
+    if not v or not {*map(type, v)} <= {str}:
+        raise TypeError(f"expected a non-empty list of texts, got {v!r}")
+    joined = ARRAY_DELIMITER.join(v)
+    if joined.count(ARRAY_DELIMITER) != len(v) - 1:
+        raise TypeError(f"a list element holds the array delimiter U+001F: {v!r}")
+    return joined
+
+
+def _texts(values: list[Any], kind: str) -> list[str | None]:
+    """One column's values as the importer reads them, before quoting (None: an empty field).
+
+    Raises:
+        _BadValue: a value of another type than ``kind`` (its row's index among ``values``).
+    """
+    _check_types(values, kind)
+    if kind in (STRING, LOCALDATETIME):
+        return values
+    if kind == LONG:
+        return [None if v is None else str(v) for v in values]
+    if kind == BOOLEAN:
+        return [None if v is None else "true" if v else "false" for v in values]
+    convert = _double if kind == DOUBLE else lambda v: _array(v, kind)
+    out: list[str | None] = []
+    for n, v in enumerate(values):
+        try:
+            out.append(None if v is None else convert(v))
+        except TypeError as exc:
+            raise _BadValue(n, str(exc)) from None
+    return out
+
+
+def _quote(texts: list[str | None], escape: bool) -> list[str]:
+    """The quoting rule of the import files, in one place (RFC 4180): a text in double quotes, its inner
+    quotes doubled when ``escape``; None an empty unquoted field (unset, not an empty text)."""
+    if escape:
+        texts = [t if t is None else t.replace('"', '""') for t in texts]
+    return ["" if t is None else f'"{t}"' for t in texts]
+
+
+def format_rows(columns: list[tuple[list[Any], str]]) -> str:
+    """The lines (each with its newline) of rows given column by column: each column its values (None:
+    absent) and its type. Formatting is column-wise, so each column's type is tested once per batch of
+    rows (a set of its values' types) and the loops are comprehensions: a call per value was a quarter
+    of the files stage on the NIH cohort (issue 36). Texts are quoted without escaping first, and again
+    with it when the lines hold more quotes than the texts' own (a text held one; rare).
+
+    Raises:
+        TypeError: a value of another type than its column's (an :class:`_BadValue` naming its row).
+    """
+    texts = [_texts(values, kind) for values, kind in columns]
+    quoted = [kind in _QUOTED for _, kind in columns]
+    fields = [_quote(t, False) if q else ["" if v is None else v for v in t] for t, q in zip(texts, quoted, strict=True)]
+    text = "\n".join(map(",".join, zip(*fields, strict=True))) + "\n"
+    expected = sum(2 * (len(t) - t.count(None)) for t, q in zip(texts, quoted, strict=True) if q)
+    if text.count('"') != expected:
+        fields = [_quote(t, True) if q else f for t, q, f in zip(texts, quoted, fields, strict=True)]
+        text = "\n".join(map(",".join, zip(*fields, strict=True))) + "\n"
     return text
 
 
@@ -176,11 +160,11 @@ class CsvFile:
         self.path = path
         self.rows = 0
         self.multiline = False
-        self._format = _rows_formatter(columns)
-        self._format_plain = _rows_formatter(columns, plain=True)
-        self._columns = columns
-        self._known = {key for _, key, _ in columns}
-        self._record_format: tuple[Callable[[Iterable[Any]], Any], Callable[[Iterable[Any]], Any]] | None = None
+        self._keys = [key for _, key, _ in columns]
+        self._kinds = [kind for _, _, kind in columns]
+        self._known = set(self._keys)
+        self._read_items = itemgetter(*self._keys) if len(self._keys) > 1 else lambda row: (row[self._keys[0]],)
+        self._read_attrs = attrgetter(*self._keys) if len(self._keys) > 1 else lambda rec: (getattr(rec, self._keys[0]),)
         self._record_types: set[type] = set()
         self._out: TextIO = open(path, "w", encoding="utf-8", newline="", buffering=1 << 20)
         self._out.write(",".join(header for header, _, _ in columns) + "\n")
@@ -191,31 +175,25 @@ class CsvFile:
         Raises:
             ImportFileError: a value of the wrong type, or a key the file has no column for.
         """
-        try:
-            lines = self._format((row,))
-        except TypeError as exc:
-            raise ImportFileError(f"{self.path.name}: row {row!r}: {exc}") from None
-        if len(row) > len(self._known) or not self._known.issuperset(row):
-            extra = sorted(set(row) - self._known)
-            raise ImportFileError(f"{self.path.name}: no column for {extra} (graph/schema.yaml declares "
-                                  "every stored property)")
-        self._append(lines)
+        self.write_rows([row])
 
     def write_rows(self, rows: list[dict[str, Any]]) -> None:
-        """Append rows, as :meth:`write` each in turn, in one call (one generated loop, one write).
+        """Append rows (dicts; a missing key is an absent value), in one call.
 
         Raises:
-            ImportFileError: as :meth:`write`; the rows before the first bad one are written.
+            ImportFileError: a value of the wrong type, or a key the file has no column for; the rows
+                before the first bad one are written.
         """
+        for n, row in enumerate(rows):
+            if not self._known.issuperset(row):
+                self.write_rows(rows[:n])
+                raise ImportFileError(f"{self.path.name}: no column for {sorted(set(row) - self._known)} "
+                                      "(graph/schema.yaml declares every stored property)")
         try:
-            lines, quoted = self._format_plain(rows)
-        except TypeError:
-            lines = None
-        if lines is None or not self._known.issuperset(chain.from_iterable(rows)):
-            for row in rows:  # the first bad row raises, as written one by one
-                self.write(row)
-            return
-        self._append_text(_joined(lines, quoted, lambda: self._format(rows)), len(lines))
+            values = list(map(self._read_items, rows))  # every column of a full row in one call
+        except KeyError:
+            values = [tuple(map(row.get, self._keys)) for row in rows]
+        self._write_values(rows, values)
 
     def write_record(self, record: Any) -> None:
         """Append one row from a record object whose attributes are the columns' keys (a dataclass of the
@@ -236,25 +214,25 @@ class CsvFile:
         for kind in {type(r) for r in records} - self._record_types:
             extra = sorted(set(getattr(kind, "__dataclass_fields__", ())) - self._known)
             if extra:
-                raise ImportFileError(f"{self.path.name}: no column for {extra} (graph.ingest.import_files lists "
+                raise ImportFileError(f"{self.path.name}: no column for {extra} (graph/schema.yaml declares "
                                       "every stored property)")
             self._record_types.add(kind)
-        if self._record_format is None:
-            self._record_format = (_rows_formatter(self._columns, access="attr", plain=True),
-                                   _rows_formatter(self._columns, access="attr"))
-        plain, escaped = self._record_format
         try:
-            lines, quoted = plain(records)
-        except (TypeError, AttributeError) as exc:
-            if len(records) > 1:
-                for record in records:  # the first bad record raises, as written one by one
-                    self.write_record(record)
+            values = list(map(self._read_attrs, records))
+        except AttributeError as exc:
             raise ImportFileError(f"{self.path.name}: row {records[0]!r}: {exc}") from None
-        self._append_text(_joined(lines, quoted, lambda: escaped(records)), len(lines))
+        self._write_values(records, values)
 
-    def _append(self, lines: list[str]) -> None:
-        if lines:
-            self._append_text("\n".join(lines) + "\n", len(lines))
+    def _write_values(self, rows: list[Any] | tuple[Any, ...], values: list[tuple[Any, ...]]) -> None:
+        """Write rows given as tuples of their columns' values (``rows``: what they came from, for errors)."""
+        if not values:
+            return
+        try:
+            text = format_rows([(list(column), kind) for column, kind in zip(zip(*values, strict=True), self._kinds, strict=True)])
+        except _BadValue as exc:
+            self._write_values(rows[:exc.index], values[:exc.index])
+            raise ImportFileError(f"{self.path.name}: row {rows[exc.index]!r}: {exc}") from None
+        self._append_text(text, len(values))
 
     def _append_text(self, text: str, rows: int) -> None:
         """Write ``rows`` lines (``text``, each line with its newline); a line break inside a value marks
@@ -267,23 +245,16 @@ class CsvFile:
         self.rows += rows
 
     def write_pair(self, start: str, end: str) -> None:
-        """Append a relationship row without properties: ``start`` and ``end`` keys (texts). The common
-        row (most relationships carry no property), written without the per-column formatting."""
+        """Append a relationship row without properties: ``start`` and ``end`` keys (texts)."""
         self.write_pairs([(start, end)])
 
     def write_pairs(self, pairs: list[tuple[str, str]]) -> None:
-        """Append relationship rows without properties, (start key, end key) each (texts): :func:`pair_lines`.
+        """Append relationship rows without properties, (start key, end key) each (texts).
 
         Raises:
-            TypeError: a key that is not text (nothing of ``pairs`` is written).
+            ImportFileError: a key that is not text (the pairs before it are written).
         """
-        if not pairs:
-            return
-        text = pair_lines(pairs)
-        if not self.multiline and ("\r" in text or text.count("\n") != len(pairs)):
-            self.multiline = True
-        self._out.write(text)
-        self.rows += len(pairs)
+        self._write_values(pairs, pairs)
 
     def flush(self) -> None:
         self._out.flush()
