@@ -142,8 +142,7 @@ class BulkSink:
             raise BulkInputError(f"patient {again[0]} has records in {batch.files[0].path} after its other files "
                                  "were loaded and derived; load without --bulk")
         self._write_records(images, boxes, reports, observations)
-        for row in batch.source_files:
-            self._write_source_file(row)
+        self._write_source_files(batch.source_files)
         held = {p for p in batch.link & patients if p not in self._parked}
         study_images, mentions = _facts(held, studies, images, batch.files)
         for pid, by_study in study_images.items():
@@ -238,18 +237,13 @@ class BulkSink:
         the files and return them."""
         if self._parked:
             raise ValueError(f"{len(self._parked)} patients still parked: call link_patients first")
-        f = self.files
-        for pid, props in self._patients.items():
-            f.node_file("Patient").write({"patient_id": pid, **props})
-        for sid, row in self._studies.items():
-            f.node_file("Study").write({"study_id": sid, **row, "study_order": self._study_order.get(sid)})
-            f.relationship_file("HAS_STUDY", "Patient", "Study").write_pair(row["patient_id"], sid)
-        for row in self._incomplete_sources.values():
-            f.node_file("SourceFile").write({**row, "loaded_at": self._stamp})
-        for name in vocab.regions if vocab else ():
-            f.node_file("Anatomy").write({"name": name})
-        for name in vocab.findings if vocab else ():
-            f.node_file("Finding").write({"name": name})
+        f, order = self.files, self._study_order
+        f.node_rows("Patient", [{"patient_id": pid, **props} for pid, props in self._patients.items()])
+        f.node_rows("Study", [{"study_id": sid, **row, "study_order": order.get(sid)} for sid, row in self._studies.items()])
+        f.relationship_pairs("HAS_STUDY", "Patient", "Study", [(row["patient_id"], sid) for sid, row in self._studies.items()])
+        f.node_rows("SourceFile", [{**row, "loaded_at": self._stamp} for row in self._incomplete_sources.values()])
+        f.node_rows("Anatomy", [{"name": name} for name in (vocab.regions if vocab else ())])
+        f.node_rows("Finding", [{"name": name} for name in (vocab.findings if vocab else ())])
         f.close()
         return f
 
@@ -279,13 +273,16 @@ class BulkSink:
                         raise BulkInputError(f"{kind} {record_id} is in both {first} and {pf.path}; remove one "
                                              "copy, or load without --bulk")
 
-    def _write_source_file(self, row: dict[str, Any]) -> None:
-        """A SourceFile row (graph.ingest.load): an incomplete one is held until its complete one comes."""
-        if row["sha256"] is None:
-            self._incomplete_sources[row["path"]] = dict(row)
-            return
-        self._incomplete_sources.pop(row["path"], None)
-        self.files.node_file("SourceFile").write({**row, "loaded_at": self._stamp})
+    def _write_source_files(self, rows: list[dict[str, Any]]) -> None:
+        """SourceFile rows (graph.ingest.load): an incomplete one is held until its complete one comes."""
+        complete = []
+        for row in rows:
+            if row["sha256"] is None:
+                self._incomplete_sources[row["path"]] = dict(row)
+            else:
+                self._incomplete_sources.pop(row["path"], None)
+                complete.append({**row, "loaded_at": self._stamp})
+        self.files.node_rows("SourceFile", complete)
 
     def _merge_study(self, row: dict[str, Any]) -> None:
         """A study's properties and its patient's over batches (a row of graph.derived_rows.batch_rows): a

@@ -17,9 +17,10 @@ import json
 import math
 import shutil
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, Iterable, TextIO
+from typing import Any, Iterable, Sequence, TextIO
 
 from graph.errors import CxrkgError
 from graph.schema import BOOLEAN, DOUBLE, DOUBLES, LOCALDATETIME, LONG, STRING, STRINGS, GraphSchema, graph_schema
@@ -52,9 +53,10 @@ _ACCEPTS: dict[str, tuple[frozenset[type], str]] = {
     DOUBLES: (frozenset({list, _NONE}), "expected a non-empty list of numbers"),
 }
 _QUOTED = frozenset({STRING, STRINGS, DOUBLES})  # texts and arrays; numbers, booleans, date-times bare
+_AS_TEXT = frozenset({DOUBLE, BOOLEAN, STRINGS, DOUBLES})  # turned into their text before a line is made
 
 
-def _check_types(values: list[Any], kind: str) -> None:
+def _check_types(values: Sequence[Any], kind: str) -> None:
     """Raise :class:`_BadValue` at the first value of ``values`` whose type ``kind`` does not take (one
     set of the column's types in the common case, where all are right)."""
     accepted, expected = _ACCEPTS[kind]
@@ -87,56 +89,88 @@ def _array(v: list[Any], kind: str) -> str:
     return joined
 
 
-def _texts(values: list[Any], kind: str) -> list[str | None]:
-    """One column's values as the importer reads them, before quoting (None: an empty field).
+def _as_text(values: Sequence[Any], kind: str) -> list[str | None]:
+    """A column of booleans, doubles or arrays as the texts the importer reads (None stays None).
 
     Raises:
         _BadValue: a value of another type than ``kind`` (its row's index among ``values``).
     """
     _check_types(values, kind)
-    if kind in (STRING, LOCALDATETIME):
-        return values
-    if kind == LONG:
-        return [None if v is None else str(v) for v in values]
     if kind == BOOLEAN:
         return [None if v is None else "true" if v else "false" for v in values]
-    convert = _double if kind == DOUBLE else lambda v: _array(v, kind)
-    out: list[str | None] = []
-    for n, v in enumerate(values):
+    if kind == STRINGS:  # joined inline while every element is text (the common case); the delimiter checked after
         try:
-            out.append(None if v is None else convert(v))
+            joined = [None if v is None else ARRAY_DELIMITER.join(v) for v in values]
+            given = [v for v in values if v is not None]
+            if all(given) and sum(map(len, given)) - len(given) == "".join(filter(None, joined)).count(ARRAY_DELIMITER):
+                return joined
+        except TypeError:
+            pass
+    out: list[str | None] = []
+    for n, v in enumerate(values):  # a double, a double[], or a string[] the inline join refused
+        try:
+            out.append(None if v is None else _double(v) if kind == DOUBLE else _array(v, kind))
         except TypeError as exc:
             raise _BadValue(n, str(exc)) from None
     return out
 
 
-def _quote(texts: list[str | None], escape: bool) -> list[str]:
-    """The quoting rule of the import files, in one place (RFC 4180): a text in double quotes, its inner
-    quotes doubled when ``escape``; None an empty unquoted field (unset, not an empty text)."""
-    if escape:
-        texts = [t if t is None else t.replace('"', '""') for t in texts]
-    return ["" if t is None else f'"{t}"' for t in texts]
+def _escaped(value: Any) -> Any:
+    """A text with its inner quotes doubled (RFC 4180); any other value as it is."""
+    return value.replace('"', '""') if value.__class__ is str else value
 
 
-def format_rows(columns: list[tuple[list[Any], str]]) -> str:
-    """The lines (each with its newline) of rows given column by column: each column its values (None:
-    absent) and its type. Formatting is column-wise, so each column's type is tested once per batch of
-    rows (a set of its values' types) and the loops are comprehensions: a call per value was a quarter
-    of the files stage on the NIH cohort (issue 36). Texts are quoted without escaping first, and again
-    with it when the lines hold more quotes than the texts' own (a text held one; rare).
+class RowFormatter:
+    """The lines of one import file's rows, without generated code: each row is filled into a line
+    template (``str.format``) chosen by its values' types, one template per pattern of absent values,
+    made once. A template holds the quoting rule, the one place it is written: a text or an array in
+    double quotes, a number, a boolean or a date-time bare, an absent value (None) an empty unquoted
+    field, which the importer leaves unset. Texts are filled in without escaping; where the lines then
+    hold more quotes than the templates put there, a text held one and the lines are made again with the
+    texts' quotes doubled (rare). Rows are handled column by column with ``map`` and ``zip``, so no Python
+    code runs per row or per value in the common case: a call per value in Python was a quarter of the
+    files stage on the NIH cohort (issue 36).
 
-    Raises:
-        TypeError: a value of another type than its column's (an :class:`_BadValue` naming its row).
+    Args:
+        kinds: the columns' types (graph/schema.yaml's).
     """
-    texts = [_texts(values, kind) for values, kind in columns]
-    quoted = [kind in _QUOTED for _, kind in columns]
-    fields = [_quote(t, False) if q else ["" if v is None else v for v in t] for t, q in zip(texts, quoted, strict=True)]
-    text = "\n".join(map(",".join, zip(*fields, strict=True))) + "\n"
-    expected = sum(2 * (len(t) - t.count(None)) for t, q in zip(texts, quoted, strict=True) if q)
-    if text.count('"') != expected:
-        fields = [_quote(t, True) if q else f for t, q, f in zip(texts, quoted, fields, strict=True)]
-        text = "\n".join(map(",".join, zip(*fields, strict=True))) + "\n"
-    return text
+
+    def __init__(self, kinds: Sequence[str]):
+        self.kinds = tuple(kinds)
+        self._convert = [n for n, kind in enumerate(self.kinds) if kind in _AS_TEXT]
+        self._templates: dict[tuple[type, ...], str] = {}  # the values' types -> the line's template
+        self._quotes: dict[tuple[type, ...], int] = {}  # the values' types -> the quotes its template writes
+
+    def lines(self, rows: Sequence[tuple[Any, ...]]) -> str:
+        """The text of ``rows`` (each a tuple of the columns' values), each line with its newline.
+
+        Raises:
+            _BadValue: a value of another type than its column's (its row's index among ``rows``).
+        """
+        # every step loops in C: no Python code runs per row or per value in the common case
+        columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+        for n in self._convert:
+            columns[n] = _as_text(columns[n], self.kinds[n])
+        keys = list(zip(*[tuple(map(type, column)) for column in columns], strict=True))
+        for key in set(keys) - self._templates.keys():
+            self._templates[key], self._quotes[key] = self._template(key, keys.index(key), rows)
+        templates = list(map(self._templates.__getitem__, keys))
+        text = "".join(map(str.format, templates, *columns))
+        if text.count('"') != sum(map(self._quotes.__getitem__, keys)):
+            text = "".join(map(str.format, templates, *[list(map(_escaped, column)) for column in columns]))
+        return text
+
+    def _template(self, key: tuple[type, ...], index: int, rows: Sequence[tuple[Any, ...]]) -> tuple[str, int]:
+        """The line template of rows whose values have the types ``key`` (``rows[index]`` is one)."""
+        fields = []
+        for n, (kind, given) in enumerate(zip(self.kinds, key, strict=True)):
+            if given is _NONE:
+                fields.append("")
+            elif kind in _AS_TEXT or given in _ACCEPTS[kind][0]:  # converted to text, or of its type
+                fields.append(f'"{{{n}}}"' if kind in _QUOTED else f"{{{n}}}")
+            else:
+                raise _BadValue(index, f"{_ACCEPTS[kind][1]}, got {rows[index][n]!r}")
+        return ",".join(fields) + "\n", sum(f.startswith('"') for f in fields) * 2
 
 
 @dataclass(frozen=True)
@@ -161,7 +195,7 @@ class CsvFile:
         self.rows = 0
         self.multiline = False
         self._keys = [key for _, key, _ in columns]
-        self._kinds = [kind for _, _, kind in columns]
+        self._format = RowFormatter([kind for _, _, kind in columns])
         self._known = set(self._keys)
         self._read_items = itemgetter(*self._keys) if len(self._keys) > 1 else lambda row: (row[self._keys[0]],)
         self._read_attrs = attrgetter(*self._keys) if len(self._keys) > 1 else lambda rec: (getattr(rec, self._keys[0]),)
@@ -184,11 +218,11 @@ class CsvFile:
             ImportFileError: a value of the wrong type, or a key the file has no column for; the rows
                 before the first bad one are written.
         """
-        for n, row in enumerate(rows):
-            if not self._known.issuperset(row):
-                self.write_rows(rows[:n])
-                raise ImportFileError(f"{self.path.name}: no column for {sorted(set(row) - self._known)} "
-                                      "(graph/schema.yaml declares every stored property)")
+        if not self._known.issuperset(chain.from_iterable(rows)):  # one pass over every row's keys
+            n = next(n for n, row in enumerate(rows) if not self._known.issuperset(row))
+            self.write_rows(rows[:n])
+            raise ImportFileError(f"{self.path.name}: no column for {sorted(set(rows[n]) - self._known)} "
+                                  "(graph/schema.yaml declares every stored property)")
         try:
             values = list(map(self._read_items, rows))  # every column of a full row in one call
         except KeyError:
@@ -228,7 +262,7 @@ class CsvFile:
         if not values:
             return
         try:
-            text = format_rows([(list(column), kind) for column, kind in zip(zip(*values, strict=True), self._kinds, strict=True)])
+            text = self._format.lines(values)
         except _BadValue as exc:
             self._write_values(rows[:exc.index], values[:exc.index])
             raise ImportFileError(f"{self.path.name}: row {rows[exc.index]!r}: {exc}") from None
