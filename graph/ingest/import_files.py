@@ -3,9 +3,10 @@ relationship type and end labels, each with its header line, written row by row.
 
 Format (Neo4j Operations Manual, "Import", CSV header format, for 5.26): node files start with
 ``<key>:ID(<Label>)``, so the key is stored as a property and ids live in one space per label;
-relationship files with ``:START_ID(<Label>)`` and ``:END_ID(<Label>)``. Every string is quoted (RFC 4180,
-inner quotes doubled), so an empty string stays an empty string; a missing value is an empty unquoted
-field, which the importer leaves unset, as Cypher leaves a null. Arrays are joined with U+001F (a control
+relationship files with ``:START_ID(<Label>)`` and ``:END_ID(<Label>)``. Rows are written by pyarrow's CSV
+writer (:func:`format_columns`): every text, date-time, double and array is quoted (RFC 4180, inner quotes
+doubled), so an empty string stays an empty string; integers and booleans are bare; a missing value is an
+empty unquoted field, which the importer leaves unset, as Cypher leaves a null. Arrays are joined with U+001F (a control
 character no input text holds, checked). The importer cannot store an empty array (neo4j/neo4j#13566), so
 the rows never hold one (see graph.derived_rows). Files with a line break inside a value are passed to
 ``--multiline-fields`` (format v2), the others are read with the faster single-line parser.
@@ -21,6 +22,9 @@ from itertools import chain
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
+
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 
 from graph.errors import CxrkgError
 from graph.schema import BOOLEAN, DOUBLE, DOUBLES, LOCALDATETIME, LONG, STRING, STRINGS, GraphSchema, graph_schema
@@ -52,8 +56,6 @@ _ACCEPTS: dict[str, tuple[frozenset[type], str]] = {
     STRINGS: (frozenset({list, _NONE}), "expected a non-empty list of texts"),
     DOUBLES: (frozenset({list, _NONE}), "expected a non-empty list of numbers"),
 }
-_QUOTED = frozenset({STRING, STRINGS, DOUBLES})  # texts and arrays; numbers, booleans, date-times bare
-_AS_TEXT = frozenset({DOUBLE, BOOLEAN, STRINGS, DOUBLES})  # turned into their text before a line is made
 
 
 def _check_types(values: Sequence[Any], kind: str) -> None:
@@ -89,15 +91,16 @@ def _array(v: list[Any], kind: str) -> str:
     return joined
 
 
-def _as_text(values: Sequence[Any], kind: str) -> list[str | None]:
-    """A column of booleans, doubles or arrays as the texts the importer reads (None stays None).
+def _as_text(values: Sequence[Any], kind: str) -> Sequence[Any]:
+    """A column as Arrow takes it: doubles and arrays as the texts the importer reads (None stays None),
+    any other type as it is (its values' types checked).
 
     Raises:
         _BadValue: a value of another type than ``kind`` (its row's index among ``values``).
     """
     _check_types(values, kind)
-    if kind == BOOLEAN:
-        return [None if v is None else "true" if v else "false" for v in values]
+    if kind not in (DOUBLE, STRINGS, DOUBLES):
+        return values
     if kind == STRINGS:  # joined inline while every element is text (the common case); the delimiter checked after
         try:
             joined = [None if v is None else ARRAY_DELIMITER.join(v) for v in values]
@@ -115,62 +118,31 @@ def _as_text(values: Sequence[Any], kind: str) -> list[str | None]:
     return out
 
 
-def _escaped(value: Any) -> Any:
-    """A text with its inner quotes doubled (RFC 4180); any other value as it is."""
-    return value.replace('"', '""') if value.__class__ is str else value
+# How each type is handed to Arrow's CSV writer, which quotes every text (RFC 4180, inner quotes doubled) and
+# writes integers and booleans bare and a null as an empty unquoted field: texts, date-times (ISO text), doubles
+# (Python's shortest round-trip text, ``repr``) and arrays (joined) as text, quoted; the rest as Arrow's own.
+_ARROW_TYPES = {STRING: pa.string(), LOCALDATETIME: pa.string(), DOUBLE: pa.string(), STRINGS: pa.string(),
+                DOUBLES: pa.string(), LONG: pa.int64(), BOOLEAN: pa.bool_()}
+_CSV_OPTIONS = pa_csv.WriteOptions(include_header=False, quoting_style="needed", batch_size=1 << 16)
 
 
-class RowFormatter:
-    """The lines of one import file's rows, without generated code: each row is filled into a line
-    template (``str.format``) chosen by its values' types, one template per pattern of absent values,
-    made once. A template holds the quoting rule, the one place it is written: a text or an array in
-    double quotes, a number, a boolean or a date-time bare, an absent value (None) an empty unquoted
-    field, which the importer leaves unset. Texts are filled in without escaping; where the lines then
-    hold more quotes than the templates put there, a text held one and the lines are made again with the
-    texts' quotes doubled (rare). Rows are handled column by column with ``map`` and ``zip``, so no Python
-    code runs per row or per value in the common case: a call per value in Python was a quarter of the
-    files stage on the NIH cohort (issue 36).
+def format_columns(columns: Sequence[Sequence[Any]], kinds: Sequence[str]) -> str:
+    """The lines (each with its newline) of rows given column by column (each column its values, None where
+    absent, all of one length; ``kinds`` the columns' types), written by pyarrow's CSV writer (no Python runs
+    per value but the type check of each column, a set of its values' types, and the joining of arrays):
+    a call per value in Python was a quarter of the files stage on the NIH cohort (issue 36). Arrow's
+    ``needed`` quoting quotes every text (an empty one stays an empty text) and leaves a null unquoted and
+    empty, which the importer leaves unset; a line break in a text stays inside its quotes.
 
-    Args:
-        kinds: the columns' types (graph/schema.yaml's).
+    Raises:
+        _BadValue: a value of another type than its column's (its row's index).
     """
-
-    def __init__(self, kinds: Sequence[str]):
-        self.kinds = tuple(kinds)
-        self._convert = [n for n, kind in enumerate(self.kinds) if kind in _AS_TEXT]
-        self._templates: dict[tuple[type, ...], str] = {}  # the values' types -> the line's template
-        self._quotes: dict[tuple[type, ...], int] = {}  # the values' types -> the quotes its template writes
-
-    def lines(self, rows: Sequence[tuple[Any, ...]]) -> str:
-        """The text of ``rows`` (each a tuple of the columns' values), each line with its newline.
-
-        Raises:
-            _BadValue: a value of another type than its column's (its row's index among ``rows``).
-        """
-        # every step loops in C: no Python code runs per row or per value in the common case
-        columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
-        for n in self._convert:
-            columns[n] = _as_text(columns[n], self.kinds[n])
-        keys = list(zip(*[tuple(map(type, column)) for column in columns], strict=True))
-        for key in set(keys) - self._templates.keys():
-            self._templates[key], self._quotes[key] = self._template(key, keys.index(key), rows)
-        templates = list(map(self._templates.__getitem__, keys))
-        text = "".join(map(str.format, templates, *columns))
-        if text.count('"') != sum(map(self._quotes.__getitem__, keys)):
-            text = "".join(map(str.format, templates, *[list(map(_escaped, column)) for column in columns]))
-        return text
-
-    def _template(self, key: tuple[type, ...], index: int, rows: Sequence[tuple[Any, ...]]) -> tuple[str, int]:
-        """The line template of rows whose values have the types ``key`` (``rows[index]`` is one)."""
-        fields = []
-        for n, (kind, given) in enumerate(zip(self.kinds, key, strict=True)):
-            if given is _NONE:
-                fields.append("")
-            elif kind in _AS_TEXT or given in _ACCEPTS[kind][0]:  # converted to text, or of its type
-                fields.append(f'"{{{n}}}"' if kind in _QUOTED else f"{{{n}}}")
-            else:
-                raise _BadValue(index, f"{_ACCEPTS[kind][1]}, got {rows[index][n]!r}")
-        return ",".join(fields) + "\n", sum(f.startswith('"') for f in fields) * 2
+    arrays = [pa.array(_as_text(column, kind), type=_ARROW_TYPES[kind]) for column, kind in zip(columns, kinds,
+                                                                                                 strict=True)]
+    out = pa.BufferOutputStream()
+    pa_csv.write_csv(pa.RecordBatch.from_arrays(arrays, names=[str(n) for n in range(len(arrays))]), out,
+                     _CSV_OPTIONS)
+    return out.getvalue().to_pybytes().decode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -185,6 +157,9 @@ class Listing:
     multiline: bool
 
 
+_START, _END = itemgetter(0), itemgetter(1)
+
+
 class CsvFile:
     """One import file of ``group`` (see :class:`Listing`): a header, then one line per row. ``columns``
     are (header field, row key, type); a row is a dict, a missing or None value an empty field."""
@@ -195,10 +170,10 @@ class CsvFile:
         self.rows = 0
         self.multiline = False
         self._keys = [key for _, key, _ in columns]
-        self._format = RowFormatter([kind for _, _, kind in columns])
+        self._kinds = [kind for _, _, kind in columns]
         self._known = set(self._keys)
-        self._read_items = itemgetter(*self._keys) if len(self._keys) > 1 else lambda row: (row[self._keys[0]],)
-        self._read_attrs = attrgetter(*self._keys) if len(self._keys) > 1 else lambda rec: (getattr(rec, self._keys[0]),)
+        self._items = [itemgetter(key) for key in self._keys]
+        self._attrs = [attrgetter(key) for key in self._keys]
         self._record_types: set[type] = set()
         self._out: TextIO = open(path, "w", encoding="utf-8", newline="", buffering=1 << 20)
         self._out.write(",".join(header for header, _, _ in columns) + "\n")
@@ -224,10 +199,10 @@ class CsvFile:
             raise ImportFileError(f"{self.path.name}: no column for {sorted(set(rows[n]) - self._known)} "
                                   "(graph/schema.yaml declares every stored property)")
         try:
-            values = list(map(self._read_items, rows))  # every column of a full row in one call
+            columns = [list(map(read, rows)) for read in self._items]  # a column in one call, rows full
         except KeyError:
-            values = [tuple(map(row.get, self._keys)) for row in rows]
-        self._write_values(rows, values)
+            columns = [[row.get(key) for row in rows] for key in self._keys]  # a row without some properties
+        self._write_columns(rows, columns)
 
     def write_record(self, record: Any) -> None:
         """Append one row from a record object whose attributes are the columns' keys (a dataclass of the
@@ -252,21 +227,21 @@ class CsvFile:
                                       "every stored property)")
             self._record_types.add(kind)
         try:
-            values = list(map(self._read_attrs, records))
+            columns = [list(map(read, records)) for read in self._attrs]
         except AttributeError as exc:
             raise ImportFileError(f"{self.path.name}: row {records[0]!r}: {exc}") from None
-        self._write_values(records, values)
+        self._write_columns(records, columns)
 
-    def _write_values(self, rows: list[Any] | tuple[Any, ...], values: list[tuple[Any, ...]]) -> None:
-        """Write rows given as tuples of their columns' values (``rows``: what they came from, for errors)."""
-        if not values:
+    def _write_columns(self, rows: Sequence[Any], columns: list[list[Any]]) -> None:
+        """Write rows given column by column (``rows``: what they came from, for errors)."""
+        if not rows:
             return
         try:
-            text = self._format.lines(values)
+            text = format_columns(columns, self._kinds)
         except _BadValue as exc:
-            self._write_values(rows[:exc.index], values[:exc.index])
+            self._write_columns(rows[:exc.index], [column[:exc.index] for column in columns])
             raise ImportFileError(f"{self.path.name}: row {rows[exc.index]!r}: {exc}") from None
-        self._append_text(text, len(values))
+        self._append_text(text, len(rows))
 
     def _append_text(self, text: str, rows: int) -> None:
         """Write ``rows`` lines (``text``, each line with its newline); a line break inside a value marks
@@ -288,7 +263,7 @@ class CsvFile:
         Raises:
             ImportFileError: a key that is not text (the pairs before it are written).
         """
-        self._write_values(pairs, pairs)
+        self._write_columns(pairs, [list(map(_START, pairs)), list(map(_END, pairs))])
 
     def flush(self) -> None:
         self._out.flush()

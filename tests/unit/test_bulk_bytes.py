@@ -3,8 +3,8 @@ module makes of the same rows: a synthetic cohort with bad records plus the RadG
 doc mapping (no patient hints: parked and derived at the end), written batch by batch and by worker parts.
 The rows are those the sink hands each import file (recorded on their way in); the reference writes them
 with the header graph/schema.yaml declares and the importer's conventions (Neo4j Operations Manual, "Import",
-CSV header format, 5.26): texts and arrays quoted by the csv module (RFC 4180), arrays joined with U+001F,
-numbers, booleans and date-times bare, an absent value an empty unquoted field. A failure names the file
+CSV header format, 5.26): texts, date-times, doubles and arrays quoted by the csv module (RFC 4180), arrays
+joined with U+001F, integers and booleans bare, an absent value an empty unquoted field. A failure names the file
 and the row; a change of the model needs no re-recording."""
 
 from __future__ import annotations
@@ -61,13 +61,13 @@ def _field(value: Any, kind: str) -> str:
         return ""
     if kind in ("string[]", "double[]"):
         return _quoted("\x1f".join(repr(float(v)) if kind == "double[]" else v for v in value))
-    if kind == "string":
+    if kind in ("string", "localdatetime"):
         return _quoted(value)
+    if kind == "double":
+        return _quoted(repr(float(value)))
     if kind == "boolean":
         return "true" if value else "false"
-    if kind == "double":
-        return repr(float(value))
-    return str(value)  # long, and a local date-time's ISO text
+    return str(value)  # long
 
 
 def _header(name: str) -> list[tuple[str, str]]:
