@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 import yaml
