@@ -4,8 +4,8 @@ relationship type and end labels, each with its header line, written row by row.
 Format (Neo4j Operations Manual, "Import", CSV header format, for 5.26): node files start with
 ``<key>:ID(<Label>)``, so the key is stored as a property and ids live in one space per label;
 relationship files with ``:START_ID(<Label>)`` and ``:END_ID(<Label>)``. Rows are written by pyarrow's CSV
-writer (:func:`format_columns`): every text, date-time, double and array is quoted (RFC 4180, inner quotes
-doubled), so an empty string stays an empty string; integers and booleans are bare; a missing value is an
+writer (:class:`RowWriter`): every text, date-time and array is quoted (RFC 4180, inner quotes doubled), so an
+empty string stays an empty string; numbers and booleans are bare; a missing value is an
 empty unquoted field, which the importer leaves unset, as Cypher leaves a null. Arrays are joined with U+001F (a control
 character no input text holds, checked). The importer cannot store an empty array (neo4j/neo4j#13566), so
 the rows never hold one (see graph.derived_rows). Files with a line break inside a value are passed to
@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from itertools import chain
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, Iterable, Sequence, TextIO
+from typing import Any, BinaryIO, Iterable, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from graph.errors import CxrkgError
@@ -58,91 +59,104 @@ _ACCEPTS: dict[str, tuple[frozenset[type], str]] = {
 }
 
 
-def _check_types(values: Sequence[Any], kind: str) -> None:
-    """Raise :class:`_BadValue` at the first value of ``values`` whose type ``kind`` does not take (one
-    set of the column's types in the common case, where all are right)."""
-    accepted, expected = _ACCEPTS[kind]
-    if not accepted.issuperset(map(type, values)):
-        index = next(n for n, v in enumerate(values) if type(v) not in accepted)
-        raise _BadValue(index, f"{expected}, got {values[index]!r}")
-
-
-def _double(v: float | int) -> str:
-    if not math.isfinite(v):
-        raise TypeError(f"expected a finite number, got {v!r}")
-    return repr(float(v))
-
-
-def _array(v: list[Any], kind: str) -> str:
-    """An array's elements joined with the delimiter (``kind``: string[] or double[]).
+def _array(v: Any, kind: str) -> None:
+    """Check one array value (``kind``: string[] or double[]).
 
     Raises:
-        TypeError: an empty list, an element of another type, or a text holding the delimiter.
+        TypeError: not a non-empty list of texts (or numbers), a text holding the delimiter, or a number
+            that is not finite.
     """
-    if kind == DOUBLES:
-        if not v or not {*map(type, v)} <= {float, int}:
-            raise TypeError(f"expected a non-empty list of numbers, got {v!r}")
-        return ARRAY_DELIMITER.join(map(_double, v))
-    if not v or not {*map(type, v)} <= {str}:
-        raise TypeError(f"expected a non-empty list of texts, got {v!r}")
-    joined = ARRAY_DELIMITER.join(v)
-    if joined.count(ARRAY_DELIMITER) != len(v) - 1:
+    what = "numbers" if kind == DOUBLES else "texts"
+    if v.__class__ is not list or not v or not {*map(type, v)} <= ({float, int} if kind == DOUBLES else {str}):
+        raise TypeError(f"expected a non-empty list of {what}, got {v!r}")
+    if kind == DOUBLES and not all(map(math.isfinite, v)):
+        raise TypeError(f"expected finite numbers, got {v!r}")
+    if kind == STRINGS and any(ARRAY_DELIMITER in x for x in v):
         raise TypeError(f"a list element holds the array delimiter U+001F: {v!r}")
-    return joined
 
 
-def _as_text(values: Sequence[Any], kind: str) -> Sequence[Any]:
-    """A column as Arrow takes it: doubles and arrays as the texts the importer reads (None stays None),
-    any other type as it is (its values' types checked).
-
-    Raises:
-        _BadValue: a value of another type than ``kind`` (its row's index among ``values``).
-    """
-    _check_types(values, kind)
-    if kind not in (DOUBLE, STRINGS, DOUBLES):
-        return values
-    if kind == STRINGS:  # joined inline while every element is text (the common case); the delimiter checked after
-        try:
-            joined = [None if v is None else ARRAY_DELIMITER.join(v) for v in values]
-            given = [v for v in values if v is not None]
-            if all(given) and sum(map(len, given)) - len(given) == "".join(filter(None, joined)).count(ARRAY_DELIMITER):
-                return joined
-        except TypeError:
-            pass
-    out: list[str | None] = []
-    for n, v in enumerate(values):  # a double, a double[], or a string[] the inline join refused
-        try:
-            out.append(None if v is None else _double(v) if kind == DOUBLE else _array(v, kind))
-        except TypeError as exc:
-            raise _BadValue(n, str(exc)) from None
-    return out
+def _locate(rows: Sequence[tuple[Any, ...]], kinds: Sequence[str], error: Exception) -> _BadValue:
+    """The first value of ``rows`` the importer would misread, as a :class:`_BadValue` naming its row
+    (checked value by value in Python: only once Arrow refused the rows or a check over them failed)."""
+    for n, row in enumerate(rows):
+        for value, kind in zip(row, kinds, strict=True):
+            if value is None:
+                continue
+            accepted, expected = _ACCEPTS[kind]
+            if type(value) not in accepted:
+                return _BadValue(n, f"{expected}, got {value!r}")
+            try:
+                if kind in (STRINGS, DOUBLES):
+                    _array(value, kind)
+                elif kind == DOUBLE and not math.isfinite(value):
+                    raise TypeError(f"expected a finite number, got {value!r}")
+            except TypeError as exc:
+                return _BadValue(n, str(exc))
+    return _BadValue(0, str(error))
 
 
-# How each type is handed to Arrow's CSV writer, which quotes every text (RFC 4180, inner quotes doubled) and
-# writes integers and booleans bare and a null as an empty unquoted field: texts, date-times (ISO text), doubles
-# (Python's shortest round-trip text, ``repr``) and arrays (joined) as text, quoted; the rest as Arrow's own.
-_ARROW_TYPES = {STRING: pa.string(), LOCALDATETIME: pa.string(), DOUBLE: pa.string(), STRINGS: pa.string(),
-                DOUBLES: pa.string(), LONG: pa.int64(), BOOLEAN: pa.bool_()}
+# How each type goes through Arrow: its CSV writer's ``needed`` quoting quotes every text (RFC 4180, inner quotes
+# doubled; an empty text stays an empty text), writes numbers and booleans bare, and a null as an empty unquoted
+# field, which the importer leaves unset. Date-times are their ISO text; arrays are joined with the delimiter.
+_ARROW_TYPES = {STRING: pa.string(), LOCALDATETIME: pa.string(), LONG: pa.int64(), DOUBLE: pa.float64(),
+                BOOLEAN: pa.bool_(), STRINGS: pa.list_(pa.string()), DOUBLES: pa.list_(pa.float64())}
 _CSV_OPTIONS = pa_csv.WriteOptions(include_header=False, quoting_style="needed", batch_size=1 << 16)
 
 
-def format_columns(columns: Sequence[Sequence[Any]], kinds: Sequence[str]) -> str:
-    """The lines (each with its newline) of rows given column by column (each column its values, None where
-    absent, all of one length; ``kinds`` the columns' types), written by pyarrow's CSV writer (no Python runs
-    per value but the type check of each column, a set of its values' types, and the joining of arrays):
-    a call per value in Python was a quarter of the files stage on the NIH cohort (issue 36). Arrow's
-    ``needed`` quoting quotes every text (an empty one stays an empty text) and leaves a null unquoted and
-    empty, which the importer leaves unset; a line break in a text stays inside its quotes.
+class RowWriter:
+    """The lines of one import file's rows, written by pyarrow: rows (tuples of the columns' values) become one
+    Arrow struct array (the values converted and type-checked in C++), its columns are checked and arrays
+    joined with Arrow's compute functions, and Arrow's CSV writer writes them. No Python runs per value but
+    the check of the integer columns (Arrow would truncate a float): a call per value in Python was a quarter
+    of the files stage on the NIH cohort (issue 36).
 
-    Raises:
-        _BadValue: a value of another type than its column's (its row's index).
+    Args:
+        kinds: the columns' types (graph/schema.yaml's).
     """
-    arrays = [pa.array(_as_text(column, kind), type=_ARROW_TYPES[kind]) for column, kind in zip(columns, kinds,
-                                                                                                 strict=True)]
-    out = pa.BufferOutputStream()
-    pa_csv.write_csv(pa.RecordBatch.from_arrays(arrays, names=[str(n) for n in range(len(arrays))]), out,
-                     _CSV_OPTIONS)
-    return out.getvalue().to_pybytes().decode("utf-8")
+
+    def __init__(self, kinds: Sequence[str]):
+        self.kinds = tuple(kinds)
+        self._struct = pa.struct([(str(n), _ARROW_TYPES[kind]) for n, kind in enumerate(self.kinds)])
+        self._longs = [itemgetter(n) for n, kind in enumerate(self.kinds) if kind == LONG]
+
+    def lines(self, rows: Sequence[tuple[Any, ...]]) -> bytes:
+        """The UTF-8 text of ``rows``, each line with its newline.
+
+        Raises:
+            _BadValue: a value the importer would misread (of another type than its column's, an empty
+                array, a text holding the array delimiter, a number that is not finite), naming its row.
+        """
+        try:
+            if any(not _LONG_TYPES.issuperset(map(type, map(read, rows))) for read in self._longs):
+                raise TypeError("expected an integer")
+            batch = pa.RecordBatch.from_struct_array(pa.array(rows, type=self._struct))
+            arrays = [self._column(batch.column(n), kind) for n, kind in enumerate(self.kinds)]
+        except (TypeError, ValueError, OverflowError, pa.ArrowException) as exc:
+            raise _locate(rows, self.kinds, exc) from None
+        out = pa.BufferOutputStream()
+        pa_csv.write_csv(pa.RecordBatch.from_arrays(arrays, names=list(self._struct.names)), out, _CSV_OPTIONS)
+        return out.getvalue().to_pybytes()
+
+    @staticmethod
+    def _column(column: pa.Array, kind: str) -> pa.Array:
+        """One converted column as the CSV writer takes it (arrays joined); ValueError where the importer
+        would misread it."""
+        if kind in (DOUBLE, DOUBLES):
+            values = pc.list_flatten(column) if kind == DOUBLES else column
+            if pc.any(pc.invert(pc.is_finite(values))).as_py():
+                raise ValueError("a number that is not finite")
+        if kind not in (STRINGS, DOUBLES):
+            return column
+        if pc.any(pc.equal(pc.list_value_length(column), 0)).as_py():
+            raise ValueError("an empty list")
+        if kind == DOUBLES:
+            return pc.binary_join(pc.cast(column, pa.list_(pa.string())), ARRAY_DELIMITER)
+        if pc.any(pc.match_substring(pc.list_flatten(column), ARRAY_DELIMITER)).as_py():
+            raise ValueError("a list element holds the array delimiter")
+        return pc.binary_join(column, ARRAY_DELIMITER)
+
+
+_LONG_TYPES = frozenset({int, type(None)})
 
 
 @dataclass(frozen=True)
@@ -157,9 +171,6 @@ class Listing:
     multiline: bool
 
 
-_START, _END = itemgetter(0), itemgetter(1)
-
-
 class CsvFile:
     """One import file of ``group`` (see :class:`Listing`): a header, then one line per row. ``columns``
     are (header field, row key, type); a row is a dict, a missing or None value an empty field."""
@@ -170,13 +181,14 @@ class CsvFile:
         self.rows = 0
         self.multiline = False
         self._keys = [key for _, key, _ in columns]
-        self._kinds = [kind for _, _, kind in columns]
+        self._writer = RowWriter([kind for _, _, kind in columns])
         self._known = set(self._keys)
-        self._items = [itemgetter(key) for key in self._keys]
-        self._attrs = [attrgetter(key) for key in self._keys]
+        # a row's values in one call (a tuple even for one column)
+        self._items = itemgetter(*self._keys) if len(self._keys) > 1 else lambda row: (row[self._keys[0]],)
+        self._attrs = attrgetter(*self._keys) if len(self._keys) > 1 else lambda rec: (getattr(rec, self._keys[0]),)
         self._record_types: set[type] = set()
-        self._out: TextIO = open(path, "w", encoding="utf-8", newline="", buffering=1 << 20)
-        self._out.write(",".join(header for header, _, _ in columns) + "\n")
+        self._out: BinaryIO = open(path, "wb", buffering=1 << 20)  # Arrow's UTF-8 as it comes
+        self._out.write((",".join(header for header, _, _ in columns) + "\n").encode("utf-8"))
 
     def write(self, row: dict[str, Any]) -> None:
         """Append one row.
@@ -199,10 +211,10 @@ class CsvFile:
             raise ImportFileError(f"{self.path.name}: no column for {sorted(set(rows[n]) - self._known)} "
                                   "(graph/schema.yaml declares every stored property)")
         try:
-            columns = [list(map(read, rows)) for read in self._items]  # a column in one call, rows full
-        except KeyError:
-            columns = [[row.get(key) for row in rows] for key in self._keys]  # a row without some properties
-        self._write_columns(rows, columns)
+            values = list(map(self._items, rows))
+        except KeyError:  # a row without some properties
+            values = [tuple(map(row.get, self._keys)) for row in rows]
+        self._write_values(rows, values)
 
     def write_record(self, record: Any) -> None:
         """Append one row from a record object whose attributes are the columns' keys (a dataclass of the
@@ -227,28 +239,28 @@ class CsvFile:
                                       "every stored property)")
             self._record_types.add(kind)
         try:
-            columns = [list(map(read, records)) for read in self._attrs]
+            values = list(map(self._attrs, records))
         except AttributeError as exc:
             raise ImportFileError(f"{self.path.name}: row {records[0]!r}: {exc}") from None
-        self._write_columns(records, columns)
+        self._write_values(records, values)
 
-    def _write_columns(self, rows: Sequence[Any], columns: list[list[Any]]) -> None:
-        """Write rows given column by column (``rows``: what they came from, for errors)."""
-        if not rows:
+    def _write_values(self, rows: Sequence[Any], values: Sequence[tuple[Any, ...]]) -> None:
+        """Write rows given as tuples of their columns' values (``rows``: what they came from, for errors)."""
+        if not values:
             return
         try:
-            text = format_columns(columns, self._kinds)
+            text = self._writer.lines(values)
         except _BadValue as exc:
-            self._write_columns(rows[:exc.index], [column[:exc.index] for column in columns])
+            self._write_values(rows[:exc.index], values[:exc.index])
             raise ImportFileError(f"{self.path.name}: row {rows[exc.index]!r}: {exc}") from None
-        self._append_text(text, len(rows))
+        self._append_text(text, len(values))
 
-    def _append_text(self, text: str, rows: int) -> None:
+    def _append_text(self, text: bytes, rows: int) -> None:
         """Write ``rows`` lines (``text``, each line with its newline); a line break inside a value marks
         the file multiline."""
         if not rows:
             return
-        if not self.multiline and ("\r" in text or text.count("\n") != rows):
+        if not self.multiline and (b"\r" in text or text.count(b"\n") != rows):
             self.multiline = True
         self._out.write(text)
         self.rows += rows
@@ -263,7 +275,7 @@ class CsvFile:
         Raises:
             ImportFileError: a key that is not text (the pairs before it are written).
         """
-        self._write_columns(pairs, [list(map(_START, pairs)), list(map(_END, pairs))])
+        self._write_values(pairs, pairs)
 
     def flush(self) -> None:
         self._out.flush()

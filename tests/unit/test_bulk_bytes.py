@@ -3,8 +3,8 @@ module makes of the same rows: a synthetic cohort with bad records plus the RadG
 doc mapping (no patient hints: parked and derived at the end), written batch by batch and by worker parts.
 The rows are those the sink hands each import file (recorded on their way in); the reference writes them
 with the header graph/schema.yaml declares and the importer's conventions (Neo4j Operations Manual, "Import",
-CSV header format, 5.26): texts, date-times, doubles and arrays quoted by the csv module (RFC 4180), arrays
-joined with U+001F, integers and booleans bare, an absent value an empty unquoted field. A failure names the file
+CSV header format, 5.26): texts, date-times and arrays quoted by the csv module (RFC 4180), arrays joined
+with U+001F, numbers and booleans bare, an absent value an empty unquoted field. A failure names the file
 and the row; a change of the model needs no re-recording."""
 
 from __future__ import annotations
@@ -60,14 +60,20 @@ def _field(value: Any, kind: str) -> str:
     if value is None:
         return ""
     if kind in ("string[]", "double[]"):
-        return _quoted("\x1f".join(repr(float(v)) if kind == "double[]" else v for v in value))
+        return _quoted("\x1f".join(_shortest(v) if kind == "double[]" else v for v in value))
     if kind in ("string", "localdatetime"):
         return _quoted(value)
     if kind == "double":
-        return _quoted(repr(float(value)))
+        return _shortest(value)
     if kind == "boolean":
         return "true" if value else "false"
     return str(value)  # long
+
+
+def _shortest(number: float) -> str:
+    """A double as its shortest text that reads back as the same number, without a trailing ``.0``."""
+    text = repr(float(number))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _header(name: str) -> list[tuple[str, str]]:
