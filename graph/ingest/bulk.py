@@ -87,6 +87,8 @@ class BulkSink:
         self._patients: dict[str, dict[str, Any]] = {}  # patient -> its properties (graph/schema.yaml)
         # the Patient's properties, which a study's row carries (graph.derived_rows.batch_rows)
         self._patient_props = tuple(graph_schema().loaded_properties("Patient"))
+        self._no_study = dict.fromkeys(graph_schema().loaded_properties("Study"))
+        self._no_progression = dict.fromkeys(graph_schema().loaded_properties("PROGRESSION"))
         self._study_order: dict[str, int] = {}
         # a streamed file's first chunk marks it incomplete until its last chunk's row replaces it (see
         # graph.ingest.load); every other SourceFile row is written at once, as the plan lists a file once
@@ -239,7 +241,8 @@ class BulkSink:
             raise ValueError(f"{len(self._parked)} patients still parked: call link_patients first")
         f, order = self.files, self._study_order
         f.node_rows("Patient", [{"patient_id": pid, **props} for pid, props in self._patients.items()])
-        f.node_rows("Study", [{"study_id": sid, **row, "study_order": order.get(sid)} for sid, row in self._studies.items()])
+        f.node_rows("Study", [{"study_id": sid, **self._no_study, **row, "study_order": order.get(sid)}
+                              for sid, row in self._studies.items()])
         f.relationship_pairs("HAS_STUDY", "Patient", "Study", [(row["patient_id"], sid) for sid, row in self._studies.items()])
         f.node_rows("SourceFile", [{**row, "loaded_at": self._stamp} for row in self._incomplete_sources.values()])
         f.node_rows("Anatomy", [{"name": name} for name in (vocab.regions if vocab else ())])
@@ -381,11 +384,8 @@ class BulkSink:
         f.relationship_pairs("HAS_STUDY_FINDING", "Study", "StudyFinding", _pairs(found, "study_id", "study_finding_id"))
         f.relationship_pairs("OF_FINDING", "StudyFinding", "Finding", _pairs(found, "study_finding_id", "finding"))
         for label, events in (("Observation", rows.anatomy_events), ("StudyFinding", rows.study_events)):
-            edges = []
-            for e in events:
-                props = e["props"]
-                props["start"], props["end"] = e["current"], e["prior"]
-                edges.append(props)
+            # every property a key (None where absent): the writer reads a full row's values in one call
+            edges = [{**self._no_progression, **e["props"], "start": e["current"], "end": e["prior"]} for e in events]
             f.relationship_rows("PROGRESSION", label, label, edges)
         episodes = rows.episodes
         f.node_rows("Episode", episodes)
