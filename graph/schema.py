@@ -1,9 +1,10 @@
 """The graph schema, declared once in ``graph/schema.yaml`` and read here.
 
 Everything that names the graph's labels, keys, properties or relationship types derives from it: the
-store's uniqueness constraints and indexes (:mod:`graph.store.statements`), the bulk import files'
-headers (:mod:`graph.ingest.import_files`), the row checks of both loaders (:mod:`graph.derived_rows`)
-and the README's model table (:func:`markdown`). The schema is data, not code, in the way BioCypher
+store's uniqueness constraints and indexes and the property maps of the transactional statements
+(:mod:`graph.store.statements`), the bulk import files' headers (:mod:`graph.ingest.import_files`), the
+rows and row checks of both loaders (:mod:`graph.longitudinal.derived_rows`, :mod:`graph.ingest.bulk`), the drift
+check of ``cxrkg stats`` (:mod:`graph.store.stats`) and the README's model table (:func:`markdown`). The schema is data, not code, in the way BioCypher
 drives its writers from one schema file (biocypher/biocypher, ``biocypher/_config/schema_config.yaml``).
 
 Types are those of the CSV headers of ``neo4j-admin database import`` (Neo4j Operations Manual, "Import",
@@ -13,6 +14,7 @@ arrays ``string[]`` and ``double[]``.
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import datetime
 from functools import lru_cache
@@ -25,6 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from graph.errors import CxrkgError
 
 SCHEMA_FILE = Path(__file__).with_name("schema.yaml")
+# Another schema file to use instead of the packaged one (a copy with a property added, to try a model
+# change, or a test's): read by :func:`graph_schema`, so by every writer of the process and its workers.
+SCHEMA_ENV = "CXRKG_GRAPH_SCHEMA"
 
 STRING, LONG, DOUBLE, BOOLEAN, LOCALDATETIME = "string", "long", "double", "boolean", "localdatetime"
 STRINGS, DOUBLES = "string[]", "double[]"
@@ -33,6 +38,7 @@ TYPES = (STRING, LONG, DOUBLE, BOOLEAN, LOCALDATETIME, STRINGS, DOUBLES)
 _LABEL = re.compile(r"^[A-Z][A-Za-z0-9]*$")  # PascalCase
 _REL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]*$")  # UPPER_SNAKE
 _PROPERTY = re.compile(r"^[a-z][a-z0-9_]*$")  # snake_case
+_BOOKKEEPING = re.compile(r"^_?[a-z][a-z0-9_]*$")  # snake_case, or _snake_case for what lives one statement
 
 
 class SchemaError(CxrkgError, ValueError):
@@ -44,32 +50,60 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Property(_Strict):
+    """One property: its type (one of :data:`TYPES`) and a one-line description (the README's table)."""
+
+    type: str
+    description: str
+
+    @model_validator(mode="after")
+    def _check(self) -> "Property":
+        if self.type not in TYPES:
+            raise ValueError(f"type {self.type!r} is not one of {', '.join(TYPES)}")
+        if not self.description.strip() or "\n" in self.description:
+            raise ValueError("a property needs a description of one line")
+        return self
+
+
+def _types(props: Mapping[str, Property]) -> dict[str, str]:
+    return {name: p.type for name, p in props.items()}
+
+
 class Later(_Strict):
     """Properties another step writes after a load (``by`` says which); not in the import files."""
 
     by: str
-    properties: dict[str, str]
+    properties: dict[str, Property]
 
 
 class _Element(_Strict):
-    properties: dict[str, str] = Field(default_factory=dict)
+    properties: dict[str, Property] = Field(default_factory=dict)
     later: Later | None = None
+    bookkeeping: dict[str, Property] = Field(default_factory=dict)
     indexes: dict[str, tuple[str, ...]] = Field(default_factory=dict)
 
     def all_properties(self) -> dict[str, str]:
-        """Every property of the element (loaded, then later), name -> type; the key of a node not included."""
-        return {**self.properties, **(self.later.properties if self.later else {})}
+        """Every property of the element (loaded, then later), name -> type; the key of a node and the
+        bookkeeping not included."""
+        return _types({**self.properties, **(self.later.properties if self.later else {})})
+
+    def described(self) -> dict[str, Property]:
+        """Every property of the element (loaded, later, bookkeeping), name -> :class:`Property`."""
+        return {**self.properties, **(self.later.properties if self.later else {}), **self.bookkeeping}
 
     @model_validator(mode="after")
     def _check(self) -> "_Element":
         props = self.all_properties()
-        for name, kind in props.items():
+        for name in props:
             if not _PROPERTY.match(name):
                 raise ValueError(f"property {name!r} is not snake_case")
-            if kind not in TYPES:
-                raise ValueError(f"property {name!r}: type {kind!r} is not one of {', '.join(TYPES)}")
+        for name in self.bookkeeping:
+            if not _BOOKKEEPING.match(name):
+                raise ValueError(f"bookkeeping property {name!r} is not snake_case or _snake_case")
         if self.later and (twice := sorted(set(self.later.properties) & set(self.properties))):
             raise ValueError(f"properties both loaded and written later: {twice}")
+        if twice := sorted(set(self.bookkeeping) & set(props)):
+            raise ValueError(f"properties declared both as the model's and as bookkeeping: {twice}")
         for name, on in self.indexes.items():
             if missing := [p for p in on if p not in props]:
                 raise ValueError(f"index {name!r} is on undeclared properties {missing}")
@@ -106,7 +140,7 @@ class GraphSchema(_Strict):
         for label, node in self.nodes.items():
             if not _LABEL.match(label):
                 raise ValueError(f"label {label!r} is not PascalCase")
-            if node.key in node.all_properties():
+            if node.key in node.described():
                 raise ValueError(f"{label}: the key {node.key!r} is also listed as a property")
         for rel_type, rel in self.relationships.items():
             if not _REL_TYPE.match(rel_type):
@@ -142,7 +176,18 @@ class GraphSchema(_Strict):
         Raises:
             SchemaError: ``name`` is neither a declared label nor a relationship type.
         """
-        return dict(self._element(name).properties)
+        return _types(self._element(name).properties)
+
+    def declared(self, name: str) -> frozenset[str]:
+        """Every property a node of label ``name`` (or a relationship of that type) may hold in the
+        database: its key, the loaded properties, those written later and the bookkeeping ones.
+
+        Raises:
+            SchemaError: ``name`` is neither a declared label nor a relationship type.
+        """
+        element = self._element(name)
+        key = (element.key,) if isinstance(element, NodeType) else ()
+        return frozenset((*key, *element.described()))
 
     def row_keys(self, name: str) -> frozenset[str]:
         """Every property a loader's row for ``name`` may hold: the key (nodes) and the loaded properties."""
@@ -167,7 +212,7 @@ class GraphSchema(_Strict):
         where = where or (f"{key} {row.get(key)!r}" if key else "row")
         if key is not None and row.get(key) is None:
             raise SchemaError(f"{name} {where}: no value for its key {key!r}")
-        props = {**({key: STRING} if key else {}), **element.properties}
+        props = {**({key: STRING} if key else {}), **_types(element.properties)}
         for prop, value in row.items():
             if prop not in props:
                 raise SchemaError(f"{name} {where}: property {prop!r} is not in the graph schema "
@@ -223,14 +268,29 @@ def load_schema(path: Path | str = SCHEMA_FILE) -> GraphSchema:
         raise SchemaError(f"{path}: {where or 'top level'}: {first['msg']}") from exc
 
 
-@lru_cache(maxsize=1)
 def graph_schema() -> GraphSchema:
-    """The packaged schema (``graph/schema.yaml``), read once per process."""
-    return load_schema()
+    """The packaged schema (``graph/schema.yaml``), or the file that ``CXRKG_GRAPH_SCHEMA`` names; each
+    file read once per process.
+
+    Raises:
+        SchemaError: as :func:`load_schema`.
+    """
+    return _read_schema(os.environ.get(SCHEMA_ENV) or str(SCHEMA_FILE))
 
 
-def _property_list(props: Mapping[str, str]) -> str:
-    return ", ".join(f"`{p}` {t}" for p, t in props.items()) or "(none)"
+@lru_cache(maxsize=4)
+def _read_schema(path: str) -> GraphSchema:
+    return load_schema(path)
+
+
+def _property_list(props: Mapping[str, Property]) -> str:
+    # one property a line in the README's cell: name, type and what it holds
+    return "<br>".join(f"`{p}` {d.type}: {_cell(d.description)}" for p, d in props.items()) or "(none)"
+
+
+def _cell(text: str) -> str:
+    """Text as a markdown table cell shows it (a bar would end the cell, a bracket open an HTML tag)."""
+    return text.replace("|", "\\|").replace("<", "&lt;")
 
 
 def _mermaid(schema: GraphSchema) -> list[str]:
@@ -251,7 +311,8 @@ def _table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> list[str]:
 def markdown(schema: GraphSchema | None = None) -> str:
     """The graph model as markdown for the README: a mermaid diagram of the relationship types, a table of
     the labels (key, uniqueness constraint, properties with their types, indexes) and one of the relationship
-    types. Properties written after a load are marked with the step that writes them.
+    types. Each property is listed with its type and description; those written after a load are marked
+    with the step that writes them (bookkeeping properties are not part of the model and not listed).
 
     Args:
         schema: the schema to render (default: the packaged one).
@@ -261,11 +322,11 @@ def markdown(schema: GraphSchema | None = None) -> str:
     """
     schema = schema or graph_schema()
     nodes = [(f"**{label}**", f"`{n.key}` (unique)", _property_list(n.properties)
-              + (f"; later, by {n.later.by}: {_property_list(n.later.properties)}" if n.later else ""),
+              + (f"<br>later, by {n.later.by}:<br>{_property_list(n.later.properties)}" if n.later else ""),
               ", ".join(f"`{name}` ({', '.join(on)})" for name, on in n.indexes.items()))
              for label, n in schema.nodes.items()]
     rels = [(f"**{t}**", ", ".join(f"{a} -> {b}" for a, b in r.ends), _property_list(r.properties)
-             + (f"; later, by {r.later.by}: {_property_list(r.later.properties)}" if r.later else ""),
+             + (f"<br>later, by {r.later.by}:<br>{_property_list(r.later.properties)}" if r.later else ""),
              ", ".join(f"`{name}` ({', '.join(on)})" for name, on in r.indexes.items()))
             for t, r in schema.relationships.items()]
     lines = [*_mermaid(schema), "",

@@ -80,18 +80,21 @@ def _check_finding(params: dict[str, Any]) -> None:
 @app.command()
 def stats(fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table, json (with the checks' "
                                                                        "examples) or csv (one row per count)"),
-          check: bool = typer.Option(True, help="run the consistency checks (exit code 4 when any fails)")) -> None:
-    """Counts per label and relationship type, orphan nodes, and the consistency checks."""
+          check: bool = typer.Option(True, help="run the consistency checks and the schema drift check (exit code 4 when any fails)")) -> None:
+    """Counts per label and relationship type, orphan nodes, the consistency checks, and any property or
+    label the graph holds that graph/schema.yaml does not declare (schema drift)."""
     from graph.store.consistency import run_checks
-    from graph.store.stats import graph_stats
+    from graph.store.stats import graph_stats, schema_drift
 
     store = reader_or_fail()
     result = graph_stats(store)
     checks = run_checks(store) if check else []
+    drift = schema_drift(store) if check else []
     if check:
         result["consistency"] = {c.name: {"count": c.count, "examples": c.examples, "description": c.description}
                                  for c in checks}
-        result["consistent"] = all(c.ok for c in checks)
+        result["schema_drift"] = drift
+        result["consistent"] = all(c.ok for c in checks) and not drift
     if fmt == "json":
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
     else:
@@ -99,9 +102,13 @@ def stats(fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table
         rows += [{"kind": "relationship", "name": k, "count": v} for k, v in result["relationships"].items()]
         rows += [{"kind": "orphan", "name": k, "count": v} for k, v in result["orphans"].items()]
         rows += [{"kind": "check", "name": c.name, "count": c.count} for c in checks]
+        rows += [{"kind": "drift", "name": name, "count": 1} for name in drift]
         print_rows(rows, fmt.value, title="graph statistics")
     for c in checks:
         if not c.ok:
             err.print(f"[bold red]inconsistent:[/] {c.count} {c.description}; e.g. {', '.join(c.examples)}")
-    if not all(c.ok for c in checks):
+    if drift:
+        err.print(f"[bold red]schema drift:[/] the graph holds {', '.join(drift)}, which graph/schema.yaml does not "
+                  "declare (written by another tool or an earlier cxrkg; declare it, or remove it)")
+    if not all(c.ok for c in checks) or drift:
         raise typer.Exit(ExitCode.INCONSISTENT)

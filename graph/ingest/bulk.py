@@ -36,6 +36,7 @@ from graph.ingest.plan import InputFile
 from graph.longitudinal.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, mention_fact
 from graph.longitudinal.events import MentionFact, StudyFact, derive_patient
 from graph.records import BoundingBoxRecord, ParsedFile, cyclic_gc_paused
+from graph.schema import graph_schema
 from graph.store import Batch, WriteCounts
 from graph.vocabulary import Vocabulary, vocabulary
 
@@ -55,7 +56,7 @@ class Part:
     result: BatchResult
     files: list[Listing]
     studies: dict[str, dict[str, Any]]
-    patients: dict[str, str | None]
+    patients: dict[str, dict[str, Any]]
     incomplete_sources: dict[str, dict[str, Any]]
     record_file: dict[str, str]
     study_order: dict[str, int]
@@ -83,7 +84,11 @@ class BulkSink:
         self._regions = set(vocab.regions)
         self._findings = set(vocab.findings)
         self._studies: dict[str, dict[str, Any]] = {}
-        self._patients: dict[str, str | None] = {}  # patient -> gender
+        self._patients: dict[str, dict[str, Any]] = {}  # patient -> its properties (graph/schema.yaml)
+        # the Patient's properties, which a study's row carries (graph.longitudinal.derived_rows.batch_rows)
+        self._patient_props = tuple(graph_schema().loaded_properties("Patient"))
+        self._no_study = dict.fromkeys(graph_schema().loaded_properties("Study"))
+        self._no_progression = dict.fromkeys(graph_schema().loaded_properties("PROGRESSION"))
         self._study_order: dict[str, int] = {}
         # a streamed file's first chunk marks it incomplete until its last chunk's row replaces it (see
         # graph.ingest.load); every other SourceFile row is written at once, as the plan lists a file once
@@ -105,7 +110,7 @@ class BulkSink:
         out = {}
         for sid in study_ids:
             if (row := self._studies.get(sid)) is not None:
-                when = row["study_datetime"]
+                when = row.get("study_datetime")
                 out[sid] = (row["patient_id"], datetime.fromisoformat(when) if when else None)
         return out
 
@@ -139,8 +144,7 @@ class BulkSink:
             raise BulkInputError(f"patient {again[0]} has records in {batch.files[0].path} after its other files "
                                  "were loaded and derived; load without --bulk")
         self._write_records(images, boxes, reports, observations)
-        for row in batch.source_files:
-            self._write_source_file(row)
+        self._write_source_files(batch.source_files)
         held = {p for p in batch.link & patients if p not in self._parked}
         study_images, mentions = _facts(held, studies, images, batch.files)
         for pid, by_study in study_images.items():
@@ -190,7 +194,7 @@ class BulkSink:
             raise BulkInputError(f"patient {again[0]} has records in a later batch than the one it was derived "
                                  "in; load without --bulk")
         for sid, row in part.studies.items():
-            self._merge_study({"study_id": sid, **row, "gender": part.patients.get(row["patient_id"])})
+            self._merge_study({"study_id": sid, **row, **part.patients.get(row["patient_id"], {})})
         self._incomplete_sources.update(part.incomplete_sources)
         self._study_order.update(part.study_order)
         self._derived |= part.derived
@@ -235,21 +239,14 @@ class BulkSink:
         the files and return them."""
         if self._parked:
             raise ValueError(f"{len(self._parked)} patients still parked: call link_patients first")
-        f = self.files
-        for pid, gender in self._patients.items():
-            f.node_file("Patient").write({"patient_id": pid, "gender": gender})
-        for sid, row in self._studies.items():
-            f.node_file("Study").write({"study_id": sid, "patient_id": row["patient_id"],
-                                        "study_datetime": row["study_datetime"], "age_decile": row["age_decile"],
-                                        "reason_for_exam": row["reason_for_exam"],
-                                        "study_order": self._study_order.get(sid)})
-            f.relationship_file("HAS_STUDY", "Patient", "Study").write_pair(row["patient_id"], sid)
-        for row in self._incomplete_sources.values():
-            f.node_file("SourceFile").write({**row, "loaded_at": self._stamp})
-        for name in vocab.regions if vocab else ():
-            f.node_file("Anatomy").write({"name": name})
-        for name in vocab.findings if vocab else ():
-            f.node_file("Finding").write({"name": name})
+        f, order = self.files, self._study_order
+        f.node_rows("Patient", [{"patient_id": pid, **props} for pid, props in self._patients.items()])
+        f.node_rows("Study", [{"study_id": sid, **self._no_study, **row, "study_order": order.get(sid)}
+                              for sid, row in self._studies.items()])
+        f.relationship_pairs("HAS_STUDY", "Patient", "Study", [(row["patient_id"], sid) for sid, row in self._studies.items()])
+        f.node_rows("SourceFile", [{**row, "loaded_at": self._stamp} for row in self._incomplete_sources.values()])
+        f.node_rows("Anatomy", [{"name": name} for name in (vocab.regions if vocab else ())])
+        f.node_rows("Finding", [{"name": name} for name in (vocab.findings if vocab else ())])
         f.close()
         return f
 
@@ -279,24 +276,25 @@ class BulkSink:
                         raise BulkInputError(f"{kind} {record_id} is in both {first} and {pf.path}; remove one "
                                              "copy, or load without --bulk")
 
-    def _write_source_file(self, row: dict[str, Any]) -> None:
-        """A SourceFile row (graph.ingest.load): an incomplete one is held until its complete one comes."""
-        if row["sha256"] is None:
-            self._incomplete_sources[row["path"]] = dict(row)
-            return
-        self._incomplete_sources.pop(row["path"], None)
-        self.files.node_file("SourceFile").write({**row, "loaded_at": self._stamp})
+    def _write_source_files(self, rows: list[dict[str, Any]]) -> None:
+        """SourceFile rows (graph.ingest.load): an incomplete one is held until its complete one comes."""
+        complete = []
+        for row in rows:
+            if row["sha256"] is None:
+                self._incomplete_sources[row["path"]] = dict(row)
+            else:
+                self._incomplete_sources.pop(row["path"], None)
+                complete.append({**row, "loaded_at": self._stamp})
+        self.files.node_rows("SourceFile", complete)
 
     def _merge_study(self, row: dict[str, Any]) -> None:
-        """A study's attributes and its patient's gender over batches: a later non-null value replaces an
-        earlier one (MERGE_STUDIES' ``coalesce(new, stored)``)."""
-        stored = self._studies.setdefault(row["study_id"], {"patient_id": row["patient_id"], "study_datetime": None,
-                                                            "age_decile": None, "reason_for_exam": None})
-        for key in ("study_datetime", "age_decile", "reason_for_exam"):
-            if row[key] is not None:
-                stored[key] = row[key]
-        if row["gender"] is not None or row["patient_id"] not in self._patients:
-            self._patients[row["patient_id"]] = row["gender"] or self._patients.get(row["patient_id"])
+        """A study's properties and its patient's over batches (a row of graph.longitudinal.derived_rows.batch_rows): a
+        later non-null value replaces an earlier one (merge_studies_statement's ``coalesce(new, stored)``)."""
+        stored = self._studies.setdefault(row["study_id"], {"patient_id": row["patient_id"]})
+        patient = self._patients.setdefault(row["patient_id"], {})
+        for key, value in row.items():
+            if value is not None and key != "study_id":
+                (patient if key in self._patient_props else stored)[key] = value
 
     def _write_records(self, images: list[dict], boxes: list[BoundingBoxRecord], reports: list[dict],
                        observations: dict[str, dict[str, Any]]) -> None:
@@ -354,15 +352,15 @@ class BulkSink:
             return
         derivations = {}
         for pid, by_study in study_images.items():
-            facts = [StudyFact(sid, _when(self._studies[sid]["study_datetime"]), tuple(iids))
+            facts = [StudyFact(sid, _when(self._studies[sid].get("study_datetime")), tuple(iids))
                      for sid, iids in by_study.items()]
             derivations[pid] = derive_patient(facts, mentions.get(pid, []), self._parents)
         self._write_derived(derived_rows(derivations, {p: mentions.get(p, []) for p in derivations}))
         self._derived |= set(derivations)
 
     def _write_derived(self, rows: DerivedRows) -> None:
-        """The rows of a derivation as WRITE_STUDY_ORDER, CREATE_OBSERVATIONS, WRITE_STUDY_FINDINGS, the
-        two progression statements and WRITE_EPISODES store them, each file's rows in one call. The rows are
+        """The rows of a derivation as the transactional statements store them (graph.store.statements:
+        study order, observations, study findings, the two progression statements, episodes), each file's rows in one call. The rows are
         this derivation's own: they take their file's fields in place (no copy per row)."""
         f, studies, regions, findings = self.files, self._studies, self._regions, self._findings
         for r in rows.studies:
@@ -373,7 +371,7 @@ class BulkSink:
         for r in rows.observations:
             p = r["props"]
             if p["anatomy"] in regions and p["finding"] in findings:
-                p["onset_datetime"] = studies[p["study_id"]]["study_datetime"] if r["onset"] else None
+                p["onset_datetime"] = studies[p["study_id"]].get("study_datetime") if r["onset"] else None
                 kept.append(p)
         f.node_rows("Observation", kept)
         f.relationship_pairs("HAS_OBSERVATION", "Study", "Observation", _pairs(kept, "study_id", "observation_id"))
@@ -381,16 +379,13 @@ class BulkSink:
         f.relationship_pairs("LOCATED_AT", "Observation", "Anatomy", _pairs(kept, "observation_id", "anatomy"))
         found = rows.study_findings
         for r in found:  # the file's row: without the onset flag, with the onset's date-time
-            r["onset_datetime"] = studies[r["study_id"]]["study_datetime"] if r.pop("onset") else None
+            r["onset_datetime"] = studies[r["study_id"]].get("study_datetime") if r.pop("onset") else None
         f.node_rows("StudyFinding", found)
         f.relationship_pairs("HAS_STUDY_FINDING", "Study", "StudyFinding", _pairs(found, "study_id", "study_finding_id"))
         f.relationship_pairs("OF_FINDING", "StudyFinding", "Finding", _pairs(found, "study_finding_id", "finding"))
         for label, events in (("Observation", rows.anatomy_events), ("StudyFinding", rows.study_events)):
-            edges = []
-            for e in events:
-                props = e["props"]
-                props["start"], props["end"] = e["current"], e["prior"]
-                edges.append(props)
+            # every property a key (None where absent): the writer reads a full row's values in one call
+            edges = [{**self._no_progression, **e["props"], "start": e["current"], "end": e["prior"]} for e in events]
             f.relationship_rows("PROGRESSION", label, label, edges)
         episodes = rows.episodes
         f.node_rows("Episode", episodes)

@@ -3,9 +3,10 @@ relationship type and end labels, each with its header line, written row by row.
 
 Format (Neo4j Operations Manual, "Import", CSV header format, for 5.26): node files start with
 ``<key>:ID(<Label>)``, so the key is stored as a property and ids live in one space per label;
-relationship files with ``:START_ID(<Label>)`` and ``:END_ID(<Label>)``. Every string is quoted (RFC 4180,
-inner quotes doubled), so an empty string stays an empty string; a missing value is an empty unquoted
-field, which the importer leaves unset, as Cypher leaves a null. Arrays are joined with U+001F (a control
+relationship files with ``:START_ID(<Label>)`` and ``:END_ID(<Label>)``. Rows are written by pyarrow's CSV
+writer (:class:`RowWriter`): every text, date-time and array is quoted (RFC 4180, inner quotes doubled), so an
+empty string stays an empty string; numbers and booleans are bare; a missing value is an
+empty unquoted field, which the importer leaves unset, as Cypher leaves a null. Arrays are joined with U+001F (a control
 character no input text holds, checked). The importer cannot store an empty array (neo4j/neo4j#13566), so
 the rows never hold one (see graph.longitudinal.derived_rows). Files with a line break inside a value are passed to
 ``--multiline-fields`` (format v2), the others are read with the faster single-line parser.
@@ -14,14 +15,20 @@ the rows never hold one (see graph.longitudinal.derived_rows). Files with a line
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, BinaryIO, Iterable, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
 from graph.errors import CxrkgError
-from graph.schema import BOOLEAN, LOCALDATETIME, LONG, STRING, STRINGS, GraphSchema, graph_schema
+from graph.schema import BOOLEAN, DOUBLE, DOUBLES, LOCALDATETIME, LONG, STRING, STRINGS, GraphSchema, graph_schema
 
 ARRAY_DELIMITER = "\x1f"
 
@@ -31,128 +38,125 @@ class ImportFileError(CxrkgError, ValueError):
     graph schema does not declare, an array element holding the array delimiter)."""
 
 
-def _string(v: Any) -> str:
-    if not isinstance(v, str):
-        raise TypeError(f"expected text, got {v!r}")
-    return '"' + v.replace('"', '""') + '"'
+class _BadValue(TypeError):
+    """A value its column's type does not take; ``index``: its row among those formatted."""
+
+    def __init__(self, index: int, message: str):
+        super().__init__(message)
+        self.index = index
 
 
-def _long(v: Any) -> str:
-    if type(v) is not int:
-        raise TypeError(f"expected an integer, got {v!r}")
-    return str(v)
+_NONE = type(None)
+# type -> (the Python types its values may have besides None, what to say of another one)
+_ACCEPTS: dict[str, tuple[frozenset[type], str]] = {
+    STRING: (frozenset({str, _NONE}), "expected text"),
+    LOCALDATETIME: (frozenset({str, _NONE}), "expected an ISO date-time text"),
+    LONG: (frozenset({int, _NONE}), "expected an integer"),  # not bool: its type is bool, not int
+    DOUBLE: (frozenset({float, int, _NONE}), "expected a number"),
+    BOOLEAN: (frozenset({bool, _NONE}), "expected true or false"),
+    STRINGS: (frozenset({list, _NONE}), "expected a non-empty list of texts"),
+    DOUBLES: (frozenset({list, _NONE}), "expected a non-empty list of numbers"),
+}
 
 
-def _boolean(v: Any) -> str:
-    if type(v) is not bool:
-        raise TypeError(f"expected true or false, got {v!r}")
-    return "true" if v else "false"
-
-
-def _localdatetime(v: Any) -> str:
-    if not isinstance(v, str):
-        raise TypeError(f"expected an ISO date-time text, got {v!r}")
-    return v
-
-
-def _strings(v: Any) -> str:
-    if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
-        raise TypeError(f"expected a non-empty list of texts, got {v!r}")
-    if any(ARRAY_DELIMITER in x for x in v):
-        raise TypeError(f"a list element holds the array delimiter U+001F: {v!r}")
-    return _string(ARRAY_DELIMITER.join(v))
-
-
-_FORMAT: dict[str, Callable[[Any], str]] = {STRING: _string, LONG: _long, BOOLEAN: _boolean,
-                                            LOCALDATETIME: _localdatetime, STRINGS: _strings}
-
-
-def _rows_formatter(columns: list[tuple[str, str, str]], access: str = "get",
-                   plain: bool = False) -> Callable[[Iterable[Any]], Any]:
-    """A function that turns rows into their lines (without newlines), generated once per file so that a
-    batch of rows costs one call and every column's formatting is inlined in its loop: on the NIH cohort
-    (3.2 million node rows) the generic loop over per-column formatters was a quarter of the profile of
-    writing the files, a generated formatter per row cut the workers' time by 8 %, and one generated loop
-    per batch cut the synthetic cohort's row writing by about half again (issue 36). Texts, the common
-    case, are quoted inline; integers, booleans, date-times and lists of texts (twelve integers per
-    bounding box) are inlined too; a value the inline code does not take goes through its type's formatter
-    (which raises TypeError on a wrong type).
-
-    Args:
-        columns: (header field, row key, type) of the file.
-        access: how a row's value is read: ``get`` (a dict: ``row.get(key)``), ``index`` (a sequence in
-            the columns' order) or ``attr`` (an object's attribute of the key's name).
-        plain: texts are quoted without escaping their inner quotes, and integers and date-times go into
-            the line as they are (one f-string per line, no call per value); the function then returns
-            (lines, how many texts it quoted): where the lines hold more than twice that many quotes, a
-            text held one and the lines must be made again with ``plain`` False (the quote count, as
-            :func:`pair_lines` does: no value holds a quote in the common case, and quoting by f-string
-            without ``str.replace`` is about half the time per text; issue 36).
-
-    Returns:
-        rows -> their lines, in order (``plain``: and the count of quoted texts).
-    """
-    read = {"get": "row.get({key!r})", "index": "row[{n}]", "attr": "row.{key}"}[access]
-    lines = ["def format_rows(rows):", "    out = []", "    add = out.append", "    q = 0", "    for row in rows:"]
-    for n, (_, key, kind) in enumerate(columns):
-        if access == "attr" and not key.isidentifier():
-            raise ValueError(f"column key {key!r} is not an attribute name")
-        lines.append(f"        v = {read.format(key=key, n=n)}")
-        lines.append(f"        if v is None: f{n} = ''")
-        lines += _inline_value(n, kind, plain)
-        lines.append(f"        else: f{n} = format_{n}(v)")
-    lines.append("        add(f'" + ",".join(f"{{f{n}}}" for n in range(len(columns))) + "')")
-    lines.append("    return out, q" if plain else "    return out")
-    scope: dict[str, Any] = {f"format_{n}": _FORMAT[kind] for n, (_, _, kind) in enumerate(columns)}
-    exec("\n".join(lines), scope)  # noqa: S102 - the source is built above from the column table only
-    return scope["format_rows"]
-
-
-def _inline_value(n: int, kind: str, plain: bool) -> list[str]:
-    """The generated lines that format column ``n``'s value ``v`` of type ``kind`` inline (see
-    :func:`_rows_formatter`), after its None test and before its fallback to the type's formatter."""
-    quote = f"f{n} = f'\"{{v}}\"'; q += 1" if plain else f"f{n} = '\"' + v.replace('\"', '\"\"') + '\"'"
-    if kind == STRING:
-        return [f"        elif v.__class__ is str: {quote}"]
-    if kind == LONG:
-        return [f"        elif v.__class__ is int: f{n} = {'v' if plain else 'str(v)'}"]
-    if kind == BOOLEAN:
-        return [f"        elif v is True or v is False: f{n} = 'true' if v else 'false'"]
-    if kind == LOCALDATETIME:
-        return [f"        elif v.__class__ is str: f{n} = v"]
-    # lists of texts: joined when every item is text and none holds the delimiter, else _strings
-    return ["        elif v.__class__ is list and v:",
-            f"            try: j = {ARRAY_DELIMITER!r}.join(v)",
-            "            except TypeError: j = None",
-            f"            if j is not None and j.count({ARRAY_DELIMITER!r}) == len(v) - 1: "
-            + quote.replace("{v}", "{j}").replace("v.replace", "j.replace"),
-            f"            else: f{n} = format_{n}(v)"]
-
-
-def _joined(lines: list[str], quoted: int, escaped: Callable[[], list[str]]) -> str:
-    """The text of a plain formatter's ``lines`` (each with its newline) while they hold just the quotes of
-    the ``quoted`` texts it quoted (see :func:`_rows_formatter`); else of ``escaped()``, the same rows
-    formatted with escaping (a text held a quote)."""
-    text = "\n".join(lines) + "\n" if lines else ""
-    if text.count('"') != 2 * quoted:
-        text = "\n".join(escaped()) + "\n"
-    return text
-
-
-def pair_lines(pairs: Iterable[tuple[str, str]]) -> str:
-    """The lines (each with its newline) of relationship rows without properties: (start key, end key),
-    both texts, quoted. Built without escaping first, and again with it when a key holds a quote (the
-    count of quotes tells).
+def _array(v: Any, kind: str) -> None:
+    """Check one array value (``kind``: string[] or double[]).
 
     Raises:
-        TypeError: a key that is not text.
+        TypeError: not a non-empty list of texts (or numbers), a text holding the delimiter, or a number
+            that is not finite.
     """
-    pairs = pairs if isinstance(pairs, list) else list(pairs)
-    text = "".join(['"' + start + '","' + end + '"\n' for start, end in pairs])
-    if text.count('"') != 4 * len(pairs):
-        text = "".join(['"' + start.replace('"', '""') + '","' + end.replace('"', '""') + '"\n'
-                        for start, end in pairs])
-    return text
+    what = "numbers" if kind == DOUBLES else "texts"
+    if v.__class__ is not list or not v or not {*map(type, v)} <= ({float, int} if kind == DOUBLES else {str}):
+        raise TypeError(f"expected a non-empty list of {what}, got {v!r}")
+    if kind == DOUBLES and not all(map(math.isfinite, v)):
+        raise TypeError(f"expected finite numbers, got {v!r}")
+    if kind == STRINGS and any(ARRAY_DELIMITER in x for x in v):
+        raise TypeError(f"a list element holds the array delimiter U+001F: {v!r}")
+
+
+def _locate(rows: Sequence[tuple[Any, ...]], kinds: Sequence[str], error: Exception) -> _BadValue:
+    """The first value of ``rows`` the importer would misread, as a :class:`_BadValue` naming its row
+    (checked value by value in Python: only once Arrow refused the rows or a check over them failed)."""
+    for n, row in enumerate(rows):
+        for value, kind in zip(row, kinds, strict=True):
+            if value is None:
+                continue
+            accepted, expected = _ACCEPTS[kind]
+            if type(value) not in accepted:
+                return _BadValue(n, f"{expected}, got {value!r}")
+            try:
+                if kind in (STRINGS, DOUBLES):
+                    _array(value, kind)
+                elif kind == DOUBLE and not math.isfinite(value):
+                    raise TypeError(f"expected a finite number, got {value!r}")
+            except TypeError as exc:
+                return _BadValue(n, str(exc))
+    return _BadValue(0, str(error))
+
+
+# How each type goes through Arrow: its CSV writer's ``needed`` quoting quotes every text (RFC 4180, inner quotes
+# doubled; an empty text stays an empty text), writes numbers and booleans bare, and a null as an empty unquoted
+# field, which the importer leaves unset. Date-times are their ISO text; arrays are joined with the delimiter.
+_ARROW_TYPES = {STRING: pa.string(), LOCALDATETIME: pa.string(), LONG: pa.int64(), DOUBLE: pa.float64(),
+                BOOLEAN: pa.bool_(), STRINGS: pa.list_(pa.string()), DOUBLES: pa.list_(pa.float64())}
+_CSV_OPTIONS = pa_csv.WriteOptions(include_header=False, quoting_style="needed", batch_size=1 << 16)
+
+
+class RowWriter:
+    """The lines of one import file's rows, written by pyarrow: rows (tuples of the columns' values) become one
+    Arrow struct array (the values converted and type-checked in C++), its columns are checked and arrays
+    joined with Arrow's compute functions, and Arrow's CSV writer writes them. No Python runs per value but
+    the check of the integer columns (Arrow would truncate a float): a call per value in Python was a quarter
+    of the files stage on the NIH cohort (issue 36).
+
+    Args:
+        kinds: the columns' types (graph/schema.yaml's).
+    """
+
+    def __init__(self, kinds: Sequence[str]):
+        self.kinds = tuple(kinds)
+        self._struct = pa.struct([(str(n), _ARROW_TYPES[kind]) for n, kind in enumerate(self.kinds)])
+        self._longs = [itemgetter(n) for n, kind in enumerate(self.kinds) if kind == LONG]
+
+    def lines(self, rows: Sequence[tuple[Any, ...]]) -> bytes:
+        """The UTF-8 text of ``rows``, each line with its newline.
+
+        Raises:
+            _BadValue: a value the importer would misread (of another type than its column's, an empty
+                array, a text holding the array delimiter, a number that is not finite), naming its row.
+        """
+        try:
+            if any(not _LONG_TYPES.issuperset(map(type, map(read, rows))) for read in self._longs):
+                raise TypeError("expected an integer")
+            batch = pa.RecordBatch.from_struct_array(pa.array(rows, type=self._struct))
+            arrays = [self._column(batch.column(n), kind) for n, kind in enumerate(self.kinds)]
+        except (TypeError, ValueError, OverflowError, pa.ArrowException) as exc:
+            raise _locate(rows, self.kinds, exc) from None
+        out = pa.BufferOutputStream()
+        pa_csv.write_csv(pa.RecordBatch.from_arrays(arrays, names=list(self._struct.names)), out, _CSV_OPTIONS)
+        return out.getvalue().to_pybytes()
+
+    @staticmethod
+    def _column(column: pa.Array, kind: str) -> pa.Array:
+        """One converted column as the CSV writer takes it (arrays joined); ValueError where the importer
+        would misread it."""
+        if kind in (DOUBLE, DOUBLES):
+            values = pc.list_flatten(column) if kind == DOUBLES else column
+            if pc.any(pc.invert(pc.is_finite(values))).as_py():
+                raise ValueError("a number that is not finite")
+        if kind not in (STRINGS, DOUBLES):
+            return column
+        if pc.any(pc.equal(pc.list_value_length(column), 0)).as_py():
+            raise ValueError("an empty list")
+        if kind == DOUBLES:
+            return pc.binary_join(pc.cast(column, pa.list_(pa.string())), ARRAY_DELIMITER)
+        if pc.any(pc.match_substring(pc.list_flatten(column), ARRAY_DELIMITER)).as_py():
+            raise ValueError("a list element holds the array delimiter")
+        return pc.binary_join(column, ARRAY_DELIMITER)
+
+
+_LONG_TYPES = frozenset({int, type(None)})
 
 
 @dataclass(frozen=True)
@@ -176,14 +180,15 @@ class CsvFile:
         self.path = path
         self.rows = 0
         self.multiline = False
-        self._format = _rows_formatter(columns)
-        self._format_plain = _rows_formatter(columns, plain=True)
-        self._columns = columns
-        self._known = {key for _, key, _ in columns}
-        self._record_format: tuple[Callable[[Iterable[Any]], Any], Callable[[Iterable[Any]], Any]] | None = None
+        self._keys = [key for _, key, _ in columns]
+        self._writer = RowWriter([kind for _, _, kind in columns])
+        self._known = set(self._keys)
+        # a row's values in one call (a tuple even for one column)
+        self._items = itemgetter(*self._keys) if len(self._keys) > 1 else lambda row: (row[self._keys[0]],)
+        self._attrs = attrgetter(*self._keys) if len(self._keys) > 1 else lambda rec: (getattr(rec, self._keys[0]),)
         self._record_types: set[type] = set()
-        self._out: TextIO = open(path, "w", encoding="utf-8", newline="", buffering=1 << 20)
-        self._out.write(",".join(header for header, _, _ in columns) + "\n")
+        self._out: BinaryIO = open(path, "wb", buffering=1 << 20)  # Arrow's UTF-8 as it comes
+        self._out.write((",".join(header for header, _, _ in columns) + "\n").encode("utf-8"))
 
     def write(self, row: dict[str, Any]) -> None:
         """Append one row.
@@ -191,31 +196,25 @@ class CsvFile:
         Raises:
             ImportFileError: a value of the wrong type, or a key the file has no column for.
         """
-        try:
-            lines = self._format((row,))
-        except TypeError as exc:
-            raise ImportFileError(f"{self.path.name}: row {row!r}: {exc}") from None
-        if len(row) > len(self._known) or not self._known.issuperset(row):
-            extra = sorted(set(row) - self._known)
-            raise ImportFileError(f"{self.path.name}: no column for {extra} (graph/schema.yaml declares "
-                                  "every stored property)")
-        self._append(lines)
+        self.write_rows([row])
 
     def write_rows(self, rows: list[dict[str, Any]]) -> None:
-        """Append rows, as :meth:`write` each in turn, in one call (one generated loop, one write).
+        """Append rows (dicts; a missing key is an absent value), in one call.
 
         Raises:
-            ImportFileError: as :meth:`write`; the rows before the first bad one are written.
+            ImportFileError: a value of the wrong type, or a key the file has no column for; the rows
+                before the first bad one are written.
         """
+        if not self._known.issuperset(chain.from_iterable(rows)):  # one pass over every row's keys
+            n = next(n for n, row in enumerate(rows) if not self._known.issuperset(row))
+            self.write_rows(rows[:n])
+            raise ImportFileError(f"{self.path.name}: no column for {sorted(set(rows[n]) - self._known)} "
+                                  "(graph/schema.yaml declares every stored property)")
         try:
-            lines, quoted = self._format_plain(rows)
-        except TypeError:
-            lines = None
-        if lines is None or not self._known.issuperset(chain.from_iterable(rows)):
-            for row in rows:  # the first bad row raises, as written one by one
-                self.write(row)
-            return
-        self._append_text(_joined(lines, quoted, lambda: self._format(rows)), len(lines))
+            values = list(map(self._items, rows))
+        except KeyError:  # a row without some properties
+            values = [tuple(map(row.get, self._keys)) for row in rows]
+        self._write_values(rows, values)
 
     def write_record(self, record: Any) -> None:
         """Append one row from a record object whose attributes are the columns' keys (a dataclass of the
@@ -236,54 +235,47 @@ class CsvFile:
         for kind in {type(r) for r in records} - self._record_types:
             extra = sorted(set(getattr(kind, "__dataclass_fields__", ())) - self._known)
             if extra:
-                raise ImportFileError(f"{self.path.name}: no column for {extra} (graph.ingest.import_files lists "
+                raise ImportFileError(f"{self.path.name}: no column for {extra} (graph/schema.yaml declares "
                                       "every stored property)")
             self._record_types.add(kind)
-        if self._record_format is None:
-            self._record_format = (_rows_formatter(self._columns, access="attr", plain=True),
-                                   _rows_formatter(self._columns, access="attr"))
-        plain, escaped = self._record_format
         try:
-            lines, quoted = plain(records)
-        except (TypeError, AttributeError) as exc:
-            if len(records) > 1:
-                for record in records:  # the first bad record raises, as written one by one
-                    self.write_record(record)
+            values = list(map(self._attrs, records))
+        except AttributeError as exc:
             raise ImportFileError(f"{self.path.name}: row {records[0]!r}: {exc}") from None
-        self._append_text(_joined(lines, quoted, lambda: escaped(records)), len(lines))
+        self._write_values(records, values)
 
-    def _append(self, lines: list[str]) -> None:
-        if lines:
-            self._append_text("\n".join(lines) + "\n", len(lines))
+    def _write_values(self, rows: Sequence[Any], values: Sequence[tuple[Any, ...]]) -> None:
+        """Write rows given as tuples of their columns' values (``rows``: what they came from, for errors)."""
+        if not values:
+            return
+        try:
+            text = self._writer.lines(values)
+        except _BadValue as exc:
+            self._write_values(rows[:exc.index], values[:exc.index])
+            raise ImportFileError(f"{self.path.name}: row {rows[exc.index]!r}: {exc}") from None
+        self._append_text(text, len(values))
 
-    def _append_text(self, text: str, rows: int) -> None:
+    def _append_text(self, text: bytes, rows: int) -> None:
         """Write ``rows`` lines (``text``, each line with its newline); a line break inside a value marks
         the file multiline."""
         if not rows:
             return
-        if not self.multiline and ("\r" in text or text.count("\n") != rows):
+        if not self.multiline and (b"\r" in text or text.count(b"\n") != rows):
             self.multiline = True
         self._out.write(text)
         self.rows += rows
 
     def write_pair(self, start: str, end: str) -> None:
-        """Append a relationship row without properties: ``start`` and ``end`` keys (texts). The common
-        row (most relationships carry no property), written without the per-column formatting."""
+        """Append a relationship row without properties: ``start`` and ``end`` keys (texts)."""
         self.write_pairs([(start, end)])
 
     def write_pairs(self, pairs: list[tuple[str, str]]) -> None:
-        """Append relationship rows without properties, (start key, end key) each (texts): :func:`pair_lines`.
+        """Append relationship rows without properties, (start key, end key) each (texts).
 
         Raises:
-            TypeError: a key that is not text (nothing of ``pairs`` is written).
+            ImportFileError: a key that is not text (the pairs before it are written).
         """
-        if not pairs:
-            return
-        text = pair_lines(pairs)
-        if not self.multiline and ("\r" in text or text.count("\n") != len(pairs)):
-            self.multiline = True
-        self._out.write(text)
-        self.rows += len(pairs)
+        self._write_values(pairs, pairs)
 
     def flush(self) -> None:
         self._out.flush()

@@ -31,15 +31,15 @@ from graph.longitudinal.events import (
     derive_patient,
 )
 from graph.records import BoundingBoxRecord, MentionRecord, ParsedFile, file_key, observation_id
-from graph.schema import graph_schema
+from graph.schema import LOCALDATETIME, graph_schema
 from graph.vocabulary import highest_severity, vocabulary
 
 
 @dataclass
 class DerivedRows:
-    """Rows for ``WRITE_STUDY_ORDER``, ``WRITE_OBSERVATION_STATES``, ``WRITE_STUDY_FINDINGS``, the two
-    ``progressions_statement`` writes (anatomy level between Observations, study level between
-    StudyFindings) and ``WRITE_EPISODES`` (:meth:`graph.longitudinal.episodes.PresenceEpisode.row`)."""
+    """Rows for the link step's statements (graph.store.statements): study order and PRIOR links,
+    observation states, study findings, the two ``progressions_statement`` writes (anatomy level between
+    Observations, study level between StudyFindings) and episodes (:meth:`graph.longitudinal.episodes.PresenceEpisode.row`)."""
 
     studies: list[dict[str, Any]] = field(default_factory=list)
     observations: list[dict[str, Any]] = field(default_factory=list)
@@ -146,7 +146,6 @@ def derived_rows(derivations: Mapping[str, PatientDerivation],
 
 
 _STUDY_FINDING_FLAGS = frozenset({"onset"})  # whether onset_datetime is the study's date (set by the writer)
-_STUDY_ROW_EXTRA = frozenset({"gender"})  # the patient's, merged into its study's row
 
 
 def check_keys(name: str, rows: Iterable[Mapping[str, Any]], also: frozenset[str] = frozenset()) -> None:
@@ -336,21 +335,17 @@ def batch_rows(files: list[ParsedFile], records: bool = False) -> tuple[
     reports: list[dict[str, Any]] = []
     observations: dict[str, dict[str, Any]] = {}
     for pf in files:
-        for s in pf.studies:
-            row = studies.setdefault(s.study_id, {"study_id": s.study_id, "patient_id": s.patient_id,
-                                                  "study_datetime": None, "gender": None, "age_decile": None,
-                                                  "reason_for_exam": None})
-            # ISO text, parsed by Cypher: the driver's packing of datetimes cost more Python time
-            # than the rest of the batch's rows
-            row["study_datetime"] = row["study_datetime"] or (s.study_datetime and s.study_datetime.isoformat())
-            for key in ("gender", "age_decile", "reason_for_exam"):
-                row[key] = row[key] or getattr(s, key)
-        images += [{"image_id": i.image_id, "study_id": i.study_id, "view": i.view, "study_order": i.study_order,
-                    "file": pf.path} for i in pf.images]
+        for s in pf.studies:  # a study's properties and its patient's: the first non-null over the batch's files
+            row = studies.get(s.study_id)
+            if row is None:
+                row = studies[s.study_id] = record_row(s, ("Study", "Patient"))
+            else:
+                for key, value in record_row(s, ("Study", "Patient")).items():
+                    row[key] = row[key] or value
+        images += [record_row(i, ("Image",), file=pf.path) for i in pf.images]
         boxes += [b if records else {k: v for k, v in vars(b).items() if v is not None}
                   for i in pf.images for b in i.objects]
-        reports += [{"report_id": r.report_id, "study_id": r.study_id, "text": r.text, "source": r.source,
-                     "unmapped_terms": list(r.unmapped_terms) or None, "file": pf.path} for r in pf.reports]
+        reports += [record_row(r, ("Report",), file=pf.path) for r in pf.reports]
         for m in pf.mentions:
             oid = observation_id(m.study_id, m.anatomy, m.finding)
             if (o := observations.get(oid)) is None:
@@ -364,10 +359,45 @@ def batch_rows(files: list[ParsedFile], records: bool = False) -> tuple[
 _BOX_RECORD_KEYS = {f.name: None for f in dataclasses.fields(BoundingBoxRecord)}
 
 
+def record_row(record: Any, labels: tuple[str, ...], **given: Any) -> dict[str, Any]:
+    """The row both loaders write for a parsed record (a dataclass of graph.records): every key and loaded
+    property of ``labels`` (graph/schema.yaml, in order) the schema declares, from the record's field of
+    that name (None where it has none), else from ``given``. A date-time becomes ISO text (parsed by
+    Cypher, or written as is to an import file: the driver's packing of datetimes cost more Python time
+    than the rest of a batch's rows); a list property a list, an empty one None (never stored)."""
+    row = {}
+    for name, kind in _record_fields(type(record), labels):
+        value = given[name] if name in given else getattr(record, name, None)
+        if value is not None:
+            if kind == LOCALDATETIME and isinstance(value, datetime):
+                value = value.isoformat()
+            elif kind.endswith("[]"):
+                value = list(value) or None
+        row[name] = value
+    return row
+
+
+def _record_fields(cls: type, labels: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(property, type) of the keys and loaded properties of ``labels``; cached per record class and schema."""
+    schema = graph_schema()
+    cached = _RECORD_FIELDS.get((cls, labels))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    fields: dict[str, str] = {}
+    for label in labels:
+        fields.update({schema.nodes[label].key: "string", **schema.loaded_properties(label)})
+    _RECORD_FIELDS[(cls, labels)] = (schema, list(fields.items()))
+    return list(fields.items())
+
+
+_RECORD_FIELDS: dict[tuple[type, tuple[str, ...]], tuple[Any, list[tuple[str, str]]]] = {}
+
+
 def _check_batch_rows(studies: dict[str, dict[str, Any]], images: list[dict], boxes: list[Any], reports: list[dict],
                       observations: dict[str, dict[str, Any]]) -> None:
     """:func:`check_keys` over the rows of :func:`batch_rows`."""
-    check_keys("Study", studies.values(), also=_STUDY_ROW_EXTRA)
+    # a study's row carries its patient's properties too (merged there by both loaders)
+    check_keys("Study", studies.values(), also=frozenset(graph_schema().loaded_properties("Patient")))
     check_keys("Image", images)
     box_rows = [b for b in boxes if isinstance(b, dict)]
     # a BoundingBoxRecord holds its dataclass fields: one check of those stands for every record

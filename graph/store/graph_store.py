@@ -132,7 +132,7 @@ def _derive(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts)
     rows = derived_rows({p: derive_patient(studies[p], mentions[p], parents) for p in patient_ids},
                         {p: mentions[p] for p in patient_ids})
     _run(tx, st.RESET_DERIVED, counts, patient_ids=patient_ids)
-    _run(tx, st.WRITE_OBSERVATION_STATES, counts, rows=rows.observations)
+    _run(tx, st.write_observation_states_statement(), counts, rows=rows.observations)
     _write_links(tx, rows, counts)
 
 
@@ -154,11 +154,11 @@ def _mention_fact(study_id: str, m: list[Any]) -> MentionFact:
 def _write_links(tx: ManagedTransaction, rows: DerivedRows, counts: WriteCounts) -> None:
     """PRIOR links, StudyFinding nodes, PROGRESSION edges and Episode nodes of a derivation (its
     observations are written by the caller)."""
-    _run(tx, st.WRITE_STUDY_ORDER, counts, rows=rows.studies)
-    _run(tx, st.WRITE_STUDY_FINDINGS, counts, rows=rows.study_findings)
+    _run(tx, st.write_study_order_statement(), counts, rows=rows.studies)
+    _run(tx, st.write_study_findings_statement(), counts, rows=rows.study_findings)
     _run(tx, st.progressions_statement("Observation", "observation_id"), counts, rows=rows.anatomy_events)
     _run(tx, st.progressions_statement("StudyFinding", "study_finding_id"), counts, rows=rows.study_events)
-    _run(tx, st.WRITE_EPISODES, counts, rows=rows.episodes)
+    _run(tx, st.write_episodes_statement(), counts, rows=rows.episodes)
 
 
 def _migrate_schema(session: neo4j.Session) -> None:
@@ -226,9 +226,9 @@ class GraphStore:
 
         def work(tx: ManagedTransaction) -> None:
             counts = WriteCounts()
-            _run(tx, st.MERGE_REGIONS, counts, rows=regions)
+            _run(tx, st.merge_regions_statement(), counts, rows=regions)
             _run(tx, st.MERGE_REGION_PARENTS, counts, rows=region_parents)
-            _run(tx, st.MERGE_FINDINGS, counts, rows=findings)
+            _run(tx, st.merge_findings_statement(), counts, rows=findings)
             _run(tx, st.MERGE_FINDING_PARENTS, counts, rows=finding_parents)
 
         with self._session() as session:
@@ -294,7 +294,7 @@ class GraphStore:
                             files=[{"path": p, "key": file_key(p), "records": batch.retract_only.get(p),
                                     "keep": batch.retract_keep.get(p)} for p in batch.retract])
                 touched_studies.update(rows[0]["study_ids"] if rows else [])
-            _run(tx, st.MERGE_STUDIES, counts, rows=list(studies.values()))
+            _run(tx, st.merge_studies_statement(), counts, rows=list(studies.values()))
             _run(tx, st.images_statement(merge), counts, rows=images)
             if merge:
                 _run(tx, st.DELETE_IMAGE_BBOXES, counts, image_ids=[i["image_id"] for i in images])
@@ -305,9 +305,9 @@ class GraphStore:
             derived = DerivedRows()
             for p in sorted(fresh):
                 derived.extend(fresh_rows[p])
-            _run(tx, st.CREATE_OBSERVATIONS, counts, rows=derived.observations)
+            _run(tx, st.create_observations_statement(), counts, rows=derived.observations)
             _write_links(tx, derived, counts)
-            _run(tx, st.MERGE_SOURCE_FILES, counts, rows=batch.source_files)
+            _run(tx, st.merge_source_files_statement(), counts, rows=batch.source_files)
             owners = list(tx.run(st.STUDY_OWNERS, study_ids=list(touched_studies))) if touched_studies else []
             retracted_patients = {r["patient_id"] for r in owners}
             _derive(tx, sorted(linked - retracted_patients - fresh), counts)

@@ -66,6 +66,12 @@ RETURN e.patient_id AS patient_id, e.anatomy AS anatomy, e.finding AS finding, e
 # --- statistics (graph.store.stats): counts come from Neo4j's count store --------------------------
 LABELS = "CALL db.labels() YIELD label RETURN label ORDER BY label"
 RELATIONSHIP_TYPES = "CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t ORDER BY t"
+# The property names the graph holds, per label combination and per relationship type (every node and
+# relationship is read: Neo4j 5's procedures do not sample), for the schema drift of ``cxrkg stats``.
+NODE_TYPE_PROPERTIES = ("CALL db.schema.nodeTypeProperties() YIELD nodeLabels, propertyName "
+                        "RETURN nodeLabels AS labels, propertyName AS property")
+REL_TYPE_PROPERTIES = ("CALL db.schema.relTypeProperties() YIELD relType, propertyName "
+                       "RETURN relType AS type, propertyName AS property")
 
 
 # The three totals of an ingest run's summary in one round trip, each from the count store.

@@ -13,19 +13,60 @@ The graph model (labels PascalCase, relationship types UPPER_SNAKE, properties s
     (:Observation)-[:HAS_MENTION]->(:Mention)          one per source statement, with its file
     (:Observation)-[:PROGRESSION {change, source, evidence, files}]->(:Observation)   current -> prior
     (:Anatomy)-[:PART_OF]->(:Anatomy)      (:Finding)-[:IS_A]->(:Finding)
-    (:Patient)-[:HAS_EPISODE]->(:Episode)-[:OF_FINDING]->(:Finding)   graph.episodes, per level
+    (:Patient)-[:HAS_EPISODE]->(:Episode)-[:OF_FINDING]->(:Finding)   graph.longitudinal.episodes, per level
     (:SourceFile {path, sha256})           what has been loaded, for incremental runs
 
 Observations are aggregates of their mentions, recomputed for every patient a load touches, so
 loads are idempotent and their order does not matter. Statements take rows through UNWIND.
 Labels, keys, property types, constraints and indexes are declared once in ``graph/schema.yaml``
-(:mod:`graph.schema`).
+(:mod:`graph.schema`); so are the properties the statements write: each writer's property map is built
+from the schema when the statement is asked for (:func:`property_map`), so a property added there is
+stored without a change here. The bookkeeping properties (``_created``, ``_lock``, ``link_pending``) are
+declared there too, in their own section.
 """
 
-from graph.schema import GraphSchema, graph_schema
+from typing import Mapping
+
+from graph.schema import LOCALDATETIME, GraphSchema, graph_schema
 
 # The key property of every label (graph/schema.yaml): what identifies a node across loads and graphs.
 NODE_KEYS = graph_schema().node_keys()
+
+
+def property_map(name: str, row: str = "r", exprs: Mapping[str, str] | None = None, key: bool = True) -> str:
+    """A Cypher map literal of every property both loaders write on label or relationship type ``name``
+    (graph/schema.yaml, in its order): ``{<key>: r.<key>, <property>: r.<property>, ...}``, with the
+    row's ISO text parsed by ``localdatetime()`` for a local date-time. A property absent from the row is
+    null: ``SET n = map`` and ``CREATE (n map)`` leave it unset, ``SET n += map`` removes it.
+
+    Args:
+        name: a label or relationship type of the schema.
+        row: the Cypher expression of the row (``r``, ``r.props``).
+        exprs: property -> the Cypher expression that gives it instead of the row's value (a date the
+            statement takes from a matched node, the time of the write).
+        key: whether a node's key is in the map.
+
+    Raises:
+        graph.schema.SchemaError: ``name`` is neither a label nor a relationship type of the schema.
+    """
+    schema = graph_schema()
+    exprs = exprs or {}
+    props = schema.loaded_properties(name)
+    if key and name in schema.nodes:
+        props = {schema.nodes[name].key: "string", **props}
+    return "{" + ", ".join(f"{p}: {exprs.get(p) or _value(row, p, kind)}" for p, kind in props.items()) + "}"
+
+
+def _value(row: str, prop: str, kind: str) -> str:
+    return f"localdatetime({row}.{prop})" if kind == LOCALDATETIME else f"{row}.{prop}"
+
+
+def later_map(name: str, row: str = "r") -> str:
+    """The Cypher map of the properties another step writes on ``name`` after a load (the schema's
+    ``later``): the vocabulary's on Anatomy and Finding, from rows that hold them by name."""
+    later = graph_schema()._element(name).later
+    props = later.properties if later else {}
+    return "{" + ", ".join(f"{p}: {_value(row, p, d.type)}" for p, d in props.items()) + "}"
 
 
 def schema_statements(schema: GraphSchema | None = None) -> list[str]:
@@ -63,21 +104,29 @@ LEGACY_SCHEMA_DROPS = ["DROP INDEX mention_file IF EXISTS", "DROP CONSTRAINT pro
 # then episode_start by episode_recurrence.
 SUPERSEDED_INDEX_DROPS = ["DROP INDEX episode_finding IF EXISTS", "DROP INDEX episode_start IF EXISTS"]
 
-MERGE_REGIONS = """
+def merge_regions_statement() -> str:
+    """Rows {name, and the Anatomy's ``later`` properties}: the vocabulary's regions."""
+    return f"""
 UNWIND $rows AS r
-MERGE (a:Anatomy {name: r.name})
-SET a.code = r.code, a.side = r.side, a.has_bbox = r.has_bbox, a.cuis = r.cuis, a.synonyms = r.synonyms
+MERGE (a:Anatomy {{name: r.name}})
+SET a += {later_map("Anatomy")}
 """
+
+
 MERGE_REGION_PARENTS = """
 UNWIND $rows AS r
 MATCH (a:Anatomy {name: r.name}), (p:Anatomy {name: r.parent})
 MERGE (a)-[:PART_OF]->(p)
 """
-MERGE_FINDINGS = """
+def merge_findings_statement() -> str:
+    """Rows {name, and the Finding's ``later`` properties}: the vocabulary's findings."""
+    return f"""
 UNWIND $rows AS r
-MERGE (f:Finding {name: r.name})
-SET f.category = r.category, f.cuis = r.cuis, f.synonyms = r.synonyms
+MERGE (f:Finding {{name: r.name}})
+SET f += {later_map("Finding")}
 """
+
+
 MERGE_FINDING_PARENTS = """
 UNWIND $rows AS r
 MATCH (f:Finding {name: r.name}), (p:Finding {name: r.parent})
@@ -141,18 +190,25 @@ DETACH DELETE m
 RETURN collect(DISTINCT study_id) AS study_ids
 """
 
-# New nodes get their relationships with CREATE (a MERGE would first search them); the transient
-# `_created` flag marks what this statement created. Rows {study_id, patient_id, study_datetime (ISO
-# text), gender, age_decile, reason_for_exam}: a null keeps the stored value (reports carry none of them).
-MERGE_STUDIES = """
+def _coalesced(var: str, label: str, skip: tuple[str, ...] = ()) -> str:
+    """``v.p = coalesce(r.p, v.p), ...`` over ``label``'s loaded properties: a null keeps the stored value."""
+    return ",\n    ".join(f"{var}.{p} = coalesce({_value('r', p, kind)}, {var}.{p})"
+                          for p, kind in graph_schema().loaded_properties(label).items() if p not in skip)
+
+
+def merge_studies_statement() -> str:
+    """Rows {study_id, patient_id, the Study's other properties (a date-time as ISO text), the Patient's
+    properties} (graph.longitudinal.derived_rows.batch_rows): a null keeps the stored value (reports carry none of
+    them; ``study_order`` is the link step's). New studies get their HAS_STUDY with CREATE (a MERGE would
+    first search it); the bookkeeping flag ``_created`` marks what this statement created."""
+    patient = _coalesced("p", "Patient")
+    return f"""
 UNWIND $rows AS r
-MERGE (p:Patient {patient_id: r.patient_id})
-SET p.gender = coalesce(r.gender, p.gender)
-MERGE (s:Study {study_id: r.study_id})
+MERGE (p:Patient {{patient_id: r.patient_id}})
+{"SET " + patient if patient else ""}
+MERGE (s:Study {{study_id: r.study_id}})
 ON CREATE SET s.patient_id = r.patient_id, s._created = true
-SET s.study_datetime = coalesce(localdatetime(r.study_datetime), s.study_datetime),
-    s.age_decile = coalesce(r.age_decile, s.age_decile),
-    s.reason_for_exam = coalesce(r.reason_for_exam, s.reason_for_exam)
+SET {_coalesced("s", "Study", skip=("patient_id",))}
 WITH p, s WHERE s._created
 CREATE (p)-[:HAS_STUDY]->(s)
 REMOVE s._created
@@ -162,9 +218,10 @@ REMOVE s._created
 # brings only new ones and CREATE skips MERGE's index seek and lock. A load that breaks a uniqueness
 # constraint (the same scene graph under two paths, or two runs at once) is rolled back and redone
 # with the MERGE variants (``merge=True``), which are also used for changed files.
-def _single_file_nodes(label: str, key: str, props: tuple[str, ...], link: str, merge: bool) -> str:
-    """Rows {key, study_id, *props}: one ``label`` node per row, linked from its Study by ``link``."""
-    values = ", ".join(f"{p}: r.{p}" for p in (key, "study_id", *props))
+def _single_file_nodes(label: str, key: str, link: str, merge: bool) -> str:
+    """Rows {key, study_id, the label's other properties}: one ``label`` node per row, linked from its
+    Study by ``link``."""
+    values = property_map(label)[1:-1]
     if not merge:
         return f"""
 UNWIND $rows AS r
@@ -184,8 +241,8 @@ REMOVE n._created
 
 
 def images_statement(merge: bool) -> str:
-    """Rows {image_id, study_id, view, study_order, file}: the Image nodes and their HAS_IMAGE links."""
-    return _single_file_nodes("Image", "image_id", ("view", "study_order", "file"), "HAS_IMAGE", merge)
+    """Rows {image_id, study_id, the Image's other properties}: the Image nodes and their HAS_IMAGE links."""
+    return _single_file_nodes("Image", "image_id", "HAS_IMAGE", merge)
 
 
 # Bounding boxes come from their image's file only. A changed (or re-read) file's images lose all their
@@ -203,29 +260,29 @@ def bboxes_statement(merge: bool) -> str:
     linked from its Image by HAS_BBOX and to its region by OF_ANATOMY. Run after the images; in MERGE
     mode after :data:`DELETE_IMAGE_BBOXES` for the batch's images.
     """
+    values = property_map("BoundingBox")
     if not merge:
-        return """
+        return f"""
 UNWIND $rows AS r
-MATCH (i:Image {image_id: r.image_id}), (a:Anatomy {name: r.bbox_name})
+MATCH (i:Image {{image_id: r.image_id}}), (a:Anatomy {{name: r.bbox_name}})
 CREATE (i)-[:HAS_BBOX]->(b:BoundingBox)-[:OF_ANATOMY]->(a)
-SET b = r
+SET b = {values}
 """
-    return """
+    return f"""
 UNWIND $rows AS r
-MATCH (i:Image {image_id: r.image_id}), (a:Anatomy {name: r.bbox_name})
-MERGE (b:BoundingBox {bbox_id: r.bbox_id})
+MATCH (i:Image {{image_id: r.image_id}}), (a:Anatomy {{name: r.bbox_name}})
+MERGE (b:BoundingBox {{bbox_id: r.bbox_id}})
 ON CREATE SET b._created = true
 WITH i, a, b, r, b._created AS created
-SET b = r
+SET b = {values}
 WITH i, a, b WHERE created
 CREATE (i)-[:HAS_BBOX]->(b)-[:OF_ANATOMY]->(a)
 """
 
 
 def reports_statement(merge: bool) -> str:
-    """Rows {report_id, study_id, text, source, unmapped_terms, file}: Report nodes and HAS_REPORT links."""
-    return _single_file_nodes("Report", "report_id", ("text", "source", "unmapped_terms", "file"), "HAS_REPORT",
-                              merge)
+    """Rows {report_id, study_id, the Report's other properties}: Report nodes and HAS_REPORT links."""
+    return _single_file_nodes("Report", "report_id", "HAS_REPORT", merge)
 
 
 def observations_statement(merge: bool) -> str:
@@ -234,16 +291,17 @@ def observations_statement(merge: bool) -> str:
     Observations are shared by all files of a study, so they are always MERGEd; their mentions
     hang off them in the same statement (no second lookup of the observation per mention).
     """
-    mentions = ("""
+    values = property_map("Mention", "props")
+    mentions = (f"""
 UNWIND r.mentions AS props
 CREATE (o)-[:HAS_MENTION]->(m:Mention)
-SET m = props
-""" if not merge else """
+SET m = {values}
+""" if not merge else f"""
 UNWIND r.mentions AS props
-MERGE (m:Mention {mention_id: props.mention_id})
+MERGE (m:Mention {{mention_id: props.mention_id}})
 ON CREATE SET m._created = true
 WITH o, m, props, m._created AS created
-SET m = props
+SET m = {values}
 WITH o, m, created WHERE created
 CREATE (o)-[:HAS_MENTION]->(m)
 """)
@@ -261,17 +319,19 @@ CALL (r, o) {
 WITH r, o""" + mentions
 
 
-MERGE_SOURCE_FILES = """
+def merge_source_files_statement() -> str:
+    """Rows {path, the SourceFile's other properties but ``loaded_at``} (graph.ingest.load): a null removes
+    the stored value (an incomplete streamed file's); ``loaded_at`` is the time of the write."""
+    return f"""
 UNWIND $rows AS r
-MERGE (f:SourceFile {path: r.path})
-SET f.sha256 = r.sha256, f.format = r.format, f.records = r.records, f.rejected = r.rejected,
-    f.vocabulary_version = r.vocabulary_version, f.size = r.size, f.mtime_ns = r.mtime_ns,
-    f.loaded_at = localdatetime()
+MERGE (f:SourceFile {{path: r.path}})
+SET f += {property_map("SourceFile", exprs={"loaded_at": "localdatetime()"}, key=False)}
 """
+
 
 # --- derived structure, recomputed per touched patient -------------------------------------------
 # The link step reads a patient's studies and mentions (PATIENT_FACTS), derives states and events in
-# Python (graph.events), removes what an earlier link derived (RESET_DERIVED) and writes the new
+# Python (graph.longitudinal.events), removes what an earlier link derived (RESET_DERIVED) and writes the new
 # derivation with the statements below, all in one transaction that holds the patients' locks.
 
 PATIENT_FACTS = """
@@ -317,81 +377,95 @@ CALL (s) {
 
 # Rows {study_id, order, prior_id, days}: the study's rank in its patient's timeline and its PRIOR link
 # (prior_id null for a patient's first study).
-WRITE_STUDY_ORDER = """
+def write_study_order_statement() -> str:
+    """Rows {study_id, order, prior_id, the PRIOR properties} (see the comment above)."""
+    return f"""
 UNWIND $rows AS r
-MATCH (s:Study {study_id: r.study_id})
+MATCH (s:Study {{study_id: r.study_id}})
 SET s.study_order = r.order
 WITH s, r WHERE r.prior_id IS NOT NULL
-MATCH (ps:Study {study_id: r.prior_id})
-CREATE (s)-[:PRIOR {days: r.days}]->(ps)
+MATCH (ps:Study {{study_id: r.prior_id}})
+CREATE (s)-[p:PRIOR]->(ps)
+SET p = {property_map("PRIOR")}
 """
 
-# Rows {onset, props} (graph.derived_rows; props hold the keys too): every observation
+
+# Rows {onset, props} (graph.longitudinal.derived_rows; props hold the keys too): every observation
 # the derivation knows, stated or needed by an event, with all its derived properties (a null removes one).
 # An event's side that nothing was stated about becomes a placeholder observation (state 'not_mentioned',
 # no mentions), linked like any other. ``onset_datetime`` is the study's date when an onset event (stated
 # or derived) starts here: what new_finding_patients finds through an index.
-WRITE_OBSERVATION_STATES = """
+_ONSET = {"onset_datetime": "CASE WHEN r.onset THEN s.study_datetime END"}
+
+
+def write_observation_states_statement() -> str:
+    """Rows {onset, props} (see the comment above)."""
+    return f"""
 UNWIND $rows AS r
-MATCH (s:Study {study_id: r.props.study_id})
-MERGE (o:Observation {observation_id: r.props.observation_id})
+MATCH (s:Study {{study_id: r.props.study_id}})
+MERGE (o:Observation {{observation_id: r.props.observation_id}})
 ON CREATE SET o._created = true
-SET o += r.props, o.onset_datetime = CASE WHEN r.onset THEN s.study_datetime END
+SET o += {property_map("Observation", "r.props", _ONSET)}
 WITH s, o, r WHERE o._created
-MATCH (a:Anatomy {name: r.props.anatomy}), (f:Finding {name: r.props.finding})
+MATCH (a:Anatomy {{name: r.props.anatomy}}), (f:Finding {{name: r.props.finding}})
 CREATE (s)-[:HAS_OBSERVATION]->(o), (o)-[:OF_FINDING]->(f), (o)-[:LOCATED_AT]->(a)
 REMOVE o._created
 """
 
+
 # The same rows plus ``mentions`` (their Mention properties) for patients new to the graph, derived from
 # the parsed records before the transaction: observations are created once with their final properties,
 # so the read-back, reset and MERGE of the link step are skipped.
-CREATE_OBSERVATIONS = """
+def create_observations_statement() -> str:
+    """Rows {onset, props, mentions} (see the comment above)."""
+    return f"""
 UNWIND $rows AS r
-MATCH (s:Study {study_id: r.props.study_id}), (a:Anatomy {name: r.props.anatomy}),
-      (f:Finding {name: r.props.finding})
+MATCH (s:Study {{study_id: r.props.study_id}}), (a:Anatomy {{name: r.props.anatomy}}),
+      (f:Finding {{name: r.props.finding}})
 CREATE (s)-[:HAS_OBSERVATION]->(o:Observation)-[:OF_FINDING]->(f), (o)-[:LOCATED_AT]->(a)
-SET o = r.props, o.onset_datetime = CASE WHEN r.onset THEN s.study_datetime END
+SET o = {property_map("Observation", "r.props", _ONSET)}
 WITH o, r
 UNWIND r.mentions AS props
 CREATE (o)-[:HAS_MENTION]->(m:Mention)
-SET m = props
+SET m = {property_map("Mention", "props")}
 """
+
 
 # Rows {study_finding_id, patient_id, study_id, finding, state, state_basis, onset, onset_bases, onset_sources,
 # onset_prior_state}: one finding's state in one study, over all its anatomy and its more specific
-# findings (graph.events); created fresh after RESET_DERIVED removed the old ones.
-WRITE_STUDY_FINDINGS = """
+# findings (graph.longitudinal.events); created fresh after RESET_DERIVED removed the old ones.
+def write_study_findings_statement() -> str:
+    """Rows {onset, the StudyFinding's properties but onset_datetime} (see the comment above)."""
+    return f"""
 UNWIND $rows AS r
-MATCH (s:Study {study_id: r.study_id}), (f:Finding {name: r.finding})
-CREATE (s)-[:HAS_STUDY_FINDING]->(sf:StudyFinding {
-  study_finding_id: r.study_finding_id, patient_id: r.patient_id, study_id: r.study_id, finding: r.finding,
-  state: r.state, state_basis: r.state_basis,
-  onset_bases: r.onset_bases, onset_sources: r.onset_sources, onset_prior_state: r.onset_prior_state
-})-[:OF_FINDING]->(f)
-SET sf.onset_datetime = CASE WHEN r.onset THEN s.study_datetime END
+MATCH (s:Study {{study_id: r.study_id}}), (f:Finding {{name: r.finding}})
+CREATE (s)-[:HAS_STUDY_FINDING]->(sf:StudyFinding)-[:OF_FINDING]->(f)
+SET sf = {property_map("StudyFinding", exprs=_ONSET)}
 """
 
 
-# Rows: graph.episodes.Episode.row() (datetimes as ISO text): a patient's episodes of a finding, created
+
+# Rows: graph.longitudinal.episodes.PresenceEpisode.row() (datetimes as ISO text): a patient's episodes of a finding, created
 # fresh after RESET_DERIVED removed the old ones.
-WRITE_EPISODES = """
+def write_episodes_statement() -> str:
+    """Rows: graph.longitudinal.episodes.PresenceEpisode.row() (see the comment above)."""
+    return f"""
 UNWIND $rows AS r
-MATCH (p:Patient {patient_id: r.patient_id}), (f:Finding {name: r.finding})
+MATCH (p:Patient {{patient_id: r.patient_id}}), (f:Finding {{name: r.finding}})
 CREATE (p)-[:HAS_EPISODE]->(e:Episode)-[:OF_FINDING]->(f)
-SET e = r, e.first_datetime = localdatetime(r.first_datetime), e.last_datetime = localdatetime(r.last_datetime)
+SET e = {property_map("Episode")}
 """
+
 
 
 def progressions_statement(label: str, key: str) -> str:
     """Rows {current, prior, props}: PROGRESSION edges (current -> prior) between ``label`` nodes found
-    by ``key``; props: progression_id, change, basis, source, rule, prior_state, current_state,
-    evidence, files, change_labels."""
+    by ``key``; props: the PROGRESSION properties graph/schema.yaml declares (graph.longitudinal.derived_rows)."""
     return f"""
 UNWIND $rows AS r
 MATCH (o:{label} {{{key}: r.current}}), (po:{label} {{{key}: r.prior}})
 CREATE (o)-[p:PROGRESSION]->(po)
-SET p = r.props
+SET p = {property_map("PROGRESSION", "r.props")}
 """
 
 # The GNN's snapshot reads and prediction writes (graph.store.gnn_statements), re-exported here.

@@ -1,4 +1,5 @@
-"""Graph statistics: counts per label and relationship type, and orphan nodes."""
+"""Graph statistics: counts per label and relationship type, orphan nodes, and what the graph holds
+beyond graph/schema.yaml (schema drift)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,28 @@ def graph_stats(store: GraphStore | QueryApiReader) -> dict[str, Any]:
         "total_nodes": sum(nodes.values()),
         "total_relationships": sum(rels.values()),
     }
+
+
+def schema_drift(store: GraphStore | QueryApiReader) -> list[str]:
+    """What the graph holds that graph/schema.yaml does not declare: ``"Label.property"``,
+    ``"TYPE.property"``, ``"label Label"`` or ``"relationship type TYPE"``, sorted (empty: no drift). A
+    property of the model, written later or bookkeeping (:meth:`graph.schema.GraphSchema.declared`) is
+    declared. Reads every node and relationship (``db.schema.nodeTypeProperties()``,
+    ``db.schema.relTypeProperties()``)."""
+    from graph.schema import graph_schema  # YAML and pydantic: only for the checks, not for the counts
+
+    schema = graph_schema()
+    found: set[str] = set()
+    for r in store.read(rs.NODE_TYPE_PROPERTIES):
+        for label in r["labels"] or []:
+            if label not in schema.nodes:
+                found.add(f"label {label}")
+            elif r["property"] is not None and r["property"] not in schema.declared(label):
+                found.add(f"{label}.{r['property']}")
+    for r in store.read(rs.REL_TYPE_PROPERTIES):
+        rel_type = r["type"].removeprefix(":").strip("`")  # reported as :`TYPE`
+        if rel_type not in schema.relationships:
+            found.add(f"relationship type {rel_type}")
+        elif r["property"] is not None and r["property"] not in schema.declared(rel_type):
+            found.add(f"{rel_type}.{r['property']}")
+    return sorted(found)

@@ -99,3 +99,21 @@ def test_a_prior_link_over_a_study_in_between_is_found(three_studies):
     # the progressions 3 -> 2 (stated worsened, derived persistent) are now off the PRIOR chain too
     assert found["progressions_skipping_study"].count == 2
 
+
+
+def test_stats_names_a_property_or_label_the_schema_lacks_and_not_the_declared_bookkeeping(three_studies):
+    result = runner.invoke(app, ["stats", "--format", "json"])
+    assert json.loads(result.output)["schema_drift"] == [], result.output
+    with three_studies.driver.session() as session:
+        # bookkeeping the schema declares (a patient whose link step is pending): not drift
+        session.run("MATCH (p:Patient) SET p.link_pending = true").consume()
+        session.run("MATCH (s:Study {study_id: $s2}) SET s.colour = 'red'", s2=str(STUDY[2])).consume()
+        session.run("MATCH ()-[r:PRIOR]->() SET r.weight = 0.5").consume()
+        session.run("CREATE (:Ward {name: 'a'})").consume()
+    result = runner.invoke(app, ["stats", "--format", "json"])
+    assert result.exit_code == 4
+    out = json.loads(result.stdout)
+    assert out["schema_drift"] == ["PRIOR.weight", "Study.colour", "label Ward"]
+    assert out["consistent"] is False
+    result = runner.invoke(app, ["stats"])
+    assert result.exit_code == 4 and "schema drift" in result.output and "Study.colour" in result.output

@@ -272,3 +272,31 @@ def test_a_batch_without_quotes_takes_the_plain_formatter_and_writes_what_rows_o
     lines = (tmp_path / "many" / "nodes_Episode.csv").read_text().splitlines()
     assert lines[1].startswith('"e0","p1","study",,"",0,') and ",true," in lines[1] and ",false," in lines[2]
     assert _rows(tmp_path / "many" / "nodes_BoundingBox.csv")[2][-1] == 'a "b"'
+
+
+def test_doubles_are_written_bare_their_arrays_joined_and_a_value_the_importer_would_misread_refused(tmp_path):
+    import yaml
+
+    from graph.schema import SCHEMA_FILE, load_schema
+
+    data = yaml.safe_load(SCHEMA_FILE.read_text(encoding="utf-8"))
+    data["nodes"]["Study"]["properties"] = {"score": {"type": "double", "description": "a double"},
+                                            "scores": {"type": "double[]", "description": "doubles"},
+                                            "rank": {"type": "long", "description": "a long"}}
+    data["nodes"]["Study"].pop("indexes")
+    (tmp_path / "schema.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    files = ImportFiles(tmp_path / "files", schema=load_schema(tmp_path / "schema.yaml"))
+    study = files.node_file("Study")
+    study.write_rows([{"study_id": "s1", "score": 2.5, "scores": [0.5, 1.0, 3], "rank": 2},
+                      {"study_id": "s2", "score": 1}])
+    for row, problem in [({"study_id": "s3", "rank": 1.5}, "expected an integer, got 1.5"),
+                         ({"study_id": "s4", "score": float("nan")}, "expected a finite number"),
+                         ({"study_id": "s5", "scores": [0.5, float("inf")]}, "expected finite numbers"),
+                         ({"study_id": "s6", "scores": ["1"]}, "expected a non-empty list of numbers")]:
+        with pytest.raises(ImportFileError, match=rf"nodes_Study.csv: row .*'{row['study_id']}'.*{problem}"):
+            study.write_rows([{"study_id": "ok"}, row])
+    files.close()
+    lines = study.path.read_text(encoding="utf-8").splitlines()
+    assert lines[:3] == ["study_id:ID(Study),score:double,scores:double[],rank:long",
+                         '"s1",2.5,"0.5\x1f1\x1f3",2', '"s2",1,,']
+    assert lines[3:] == ['"ok",,,'] * 4  # the rows before a refused one are written

@@ -131,7 +131,7 @@ def test_removing_an_indexed_property_or_a_key_is_refused_and_removing_an_index_
     with pytest.raises(SchemaError, match=r"HAS_MENTION joins undeclared labels \['Mention'\]"):
         load_schema(_edited(tmp_path, lambda d: d["nodes"].pop("Mention")))
     with pytest.raises(SchemaError, match=r"type 'text' is not one of"):
-        load_schema(_edited(tmp_path, lambda d: d["nodes"]["Patient"]["properties"].update(gender="text")))
+        load_schema(_edited(tmp_path, lambda d: d["nodes"]["Patient"]["properties"].update(gender={"type": "text", "description": "sex"})))
 
 
 def test_a_mention_file_key_is_what_the_schema_types_it():
@@ -156,3 +156,29 @@ def test_the_rendered_table_follows_the_schema(tmp_path):
     assert "`side` string" in mention_row(markdown()) and "`side` string" not in mention_row(markdown(reduced))
     assert "| **PROGRESSION** | Observation -> Observation, StudyFinding -> StudyFinding |" in markdown()
     assert "  Observation -->|HAS_MENTION| Mention" in markdown()
+
+
+def test_every_property_a_statement_writes_is_declared_bookkeeping_included():
+    """The transactional statements name no property outside graph/schema.yaml: each ``x.prop = ...`` and
+    ``REMOVE x.prop`` of every statement the store writes with is a declared property of some label or
+    type (the model's, written later, or bookkeeping such as ``_created`` and ``_lock``)."""
+    import re
+
+    from graph.store import gnn_statements, statements
+
+    texts = [v for v in vars(statements).values() if isinstance(v, str)]
+    texts += [v for v in vars(gnn_statements).values() if isinstance(v, str)]
+    texts += [statements.merge_studies_statement(), statements.merge_source_files_statement(),
+              statements.write_observation_states_statement(), statements.create_observations_statement(),
+              statements.write_study_findings_statement(), statements.write_episodes_statement(),
+              statements.write_study_order_statement(), statements.merge_regions_statement(),
+              statements.merge_findings_statement(), statements.progressions_statement("Observation", "observation_id")]
+    texts += [f(merge) for f in (statements.images_statement, statements.bboxes_statement,
+                                 statements.reports_statement, statements.observations_statement)
+              for merge in (False, True)]
+    written = {m for text in texts for m in re.findall(r"\b[a-z]+\.(_?[a-z][a-z0-9_]*)\s*=[^=~]", text)}
+    written |= {m for text in texts for m in re.findall(r"REMOVE [a-z]+\.(_?[a-z][a-z0-9_]*)", text)}
+    schema = graph_schema()
+    declared = set().union(*(schema.declared(n) for n in [*schema.nodes, *schema.relationships]))
+    assert {"_created", "_lock", "link_pending", "study_order"} <= written
+    assert written <= declared, sorted(written - declared)
