@@ -9,10 +9,11 @@ one bulk import (``neo4j-admin database import``), which also makes the database
 transactional ingest flow instead, and each section says which way its part was loaded.
 
 Then a section per part: the synthetic cohort (one patient's worsening pleural effusions from the graph
-beside the ground truth, and the cohort-wide precision and recall), the IU reports (most frequent findings and
-stated changes), NIH (new effusions per follow-up year, one patient's timeline, where text-mined and
-adjudicated labels disagree, and Medical-Diff-VQA questions on three pairs answered from the graph), and the
-graph statistics. The last line gives the seconds (and CPU seconds) of each part. A local server the demo
+beside the ground truth, the cohort-wide precision and recall, and its reports scored against the graph
+beside the copy-prior baseline), the IU reports (most frequent findings and stated changes), NIH (new
+effusions per follow-up year, one patient's timeline, where text-mined and adjudicated labels disagree,
+Medical-Diff-VQA questions on three pairs answered from the graph, and one study's CXRTrek staged questions),
+and the graph statistics. The last line gives the seconds (and CPU seconds) of each part. A local server the demo
 started is stopped at the end.
 """
 
@@ -220,15 +221,17 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int, 
             sample, mapping = sample_paths()
             run_ingest([cohort, sample], mapping, cohort / "rejected.json", progress=False, brief=True)
         console.print(f"loaded by: {BULK if first and first.cohort else TRANSACTIONAL}", highlight=False)
-    with run.times.part("worsening query"):
-        _worsening_section(console, cohort)
+    _cohort_answers(console, cohort, run)
 
     with run.times.part("IU (load, queries)"):
         iu_section(console, cohort.parent / "iu-extract", run.times.beside("IU extraction", run.inputs.get("iu")),
                    first.iu if first else None)
     with run.times.part("NIH answers"):
-        nih_section(console, cohort.parent / "nih", nih,
-                    None if nih else run.times.beside("NIH conversion", run.inputs.get("nih")))
+        from flows.demo_answers import cxrtrek_section
+
+        patient = nih_section(console, cohort.parent / "nih", nih,
+                              None if nih else run.times.beside("NIH conversion", run.inputs.get("nih")))
+        cxrtrek_section(console, patient)
 
     with run.times.part("statistics"):
         console.rule("graph statistics")
@@ -242,6 +245,19 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int, 
                   highlight=False)
     if stats["orphans"]:
         console.print(f"orphans: {stats['orphans']}")
+
+
+def _cohort_answers(console: Console, cohort: Path, run: _Run) -> None:
+    with run.times.part("worsening query"):
+        _worsening_section(console, cohort)
+    with run.times.part("report scoring"):
+        from flows.demo_answers import baseline_lines
+        from graph.store import shared_store
+
+        console.print("the cohort's own reports scored against the graph, beside copy-prior (each study's prior "
+                      "report as its report; `cxrkg score-reports --baseline`):")
+        for line in baseline_lines(shared_store(), cohort):
+            console.print(line, highlight=False)
 
 
 def _worsening_section(console: Console, cohort: Path) -> None:
@@ -388,7 +404,7 @@ def _readable_patient(store, onsets_per_patient, max_studies: int = 8) -> str:
     return next(iter(onsets_per_patient), "13")
 
 
-def nih_section(console: Console, out: Path, ahead: NihAhead | None = None, made: Made | None = None) -> None:
+def nih_section(console: Console, out: Path, ahead: NihAhead | None = None, made: Made | None = None) -> str | None:
     """Ingest the NIH ChestX-ray14 cohort (unless ``ahead`` did: then its lines; ``made``: the conversion's
     outcome, :func:`flows.demo_inputs.convert_nih_cached`; None: converted here), then
     answers on it: new effusions per (synthetic) follow-up year, one patient's effusion timeline, where the
@@ -406,7 +422,7 @@ def nih_section(console: Console, out: Path, ahead: NihAhead | None = None, made
     made = None if ahead else made or convert_nih_cached(out)
     if made and made.skipped:
         console.print(f"skipped: {made.skipped}")
-        return
+        return None
     nih = ahead.converted if ahead else made.value if made else None
     if nih is not None:
         console.print(f"{nih.images:,} images (= studies) of {nih.patients:,} patients, "
@@ -446,6 +462,7 @@ def nih_section(console: Console, out: Path, ahead: NihAhead | None = None, made
     if rows and rows[-1]["truncated"]:
         console.print(f"(the first {len(rows):,} disagreements only: source_disagreements caps its rows)")
     diffvqa_pairs(console, store, sorted({r["patient_id"] for r in onsets})[:200])
+    return patient
 
 
 def diffvqa_pairs(console: Console, store, patients: list[str]) -> None:
@@ -469,6 +486,7 @@ def demo(out: Optional[Path] = typer.Option(None, help="the synthetic cohort's f
                                           "cohort)")) -> None:
     """Load NIH ChestX-ray14, a synthetic cohort with the real RadGraph-XL sample and the IU reports'
     extractions into Neo4j (one bulk import into an empty local database, else the ingest flow), then
-    print a section per part: the synthetic cohort against its ground truth, IU, NIH with Medical-Diff-VQA
-    questions, the graph statistics, and the seconds of each part."""
+    print a section per part: the synthetic cohort against its ground truth and its reports scored against
+    the graph beside copy-prior, IU, NIH with Medical-Diff-VQA questions, the graph statistics, and the
+    seconds of each part."""
     run_demo(console, out, patients, seed)
