@@ -46,8 +46,16 @@ def neo4j_server():
     try:
         yield neo4j_settings()
     finally:
-        if started_here:
+        if started_here or _restarted_by_a_test(server.status().pid):
             server.stop()
+
+
+def _restarted_by_a_test(pid: int | None) -> bool:
+    """Whether the server's process is a child of this one: a server that was running before the suite
+    and that a test stopped and started again (a bulk load does) would otherwise outlive the suite."""
+    import psutil
+
+    return pid is not None and pid in {p.pid for p in psutil.Process().children(recursive=True)}
 
 
 @pytest.fixture(scope="session")
