@@ -23,6 +23,34 @@ def use_dedicated_server(home: str, bolt_port: int, http_port: int) -> None:
         os.environ.pop(var, None)
 
 
+def cxrkg(*args: str) -> tuple[float, str]:
+    """Run one ``cxrkg`` command of this checkout (``python -m flows.cli``) in the current environment:
+    (wall seconds, its stdout stripped); exits the benchmark with the command's message when it fails."""
+    import subprocess
+
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=REPO, env=os.environ.copy(),
+                          capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"cxrkg {' '.join(args)} failed (exit {done.returncode}):\n{(done.stderr or done.stdout)[-3000:]}")
+    return time.perf_counter() - started, done.stdout.strip()
+
+
+def load_nih(home: Path, patients: int | None) -> None:
+    """Convert the NIH ChestX-ray14 tables of the torchxrayvision wheel (the ``patients`` lowest patient ids,
+    or all) into ``home/nih-N`` and bulk-load them into an emptied local store, printing each step's seconds.
+    The server is left stopped or as the bulk load leaves it (running)."""
+    import shutil
+
+    cohort = home / f"nih-{patients or 'all'}"
+    shutil.rmtree(cohort, ignore_errors=True)
+    limit = ["--patients", str(patients)] if patients else []
+    print(f"convert: {cxrkg('datasets', 'nih', '--out', str(cohort), *limit)[0]:.1f} s", flush=True)
+    cxrkg("db", "stop")
+    shutil.rmtree(home / "data", ignore_errors=True)
+    print(f"bulk ingest: {cxrkg('ingest', '--bulk', str(cohort))[0]:.1f} s", flush=True)
+
+
 def run_child(cmd: list[str], grace_s: float = 10.0) -> str:
     """Run ``cmd`` (a benchmark's child process) and return its stdout; raises CalledProcessError when it
     fails. On Ctrl-C (or any error here) the child and everything it started are ended before this returns:

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import REPO, use_dedicated_server  # noqa: E402
+from bench_env import REPO, cxrkg, load_nih, use_dedicated_server  # noqa: E402
 
 use_dedicated_server("bench-nih", 7699, 7489)
 
@@ -38,31 +37,11 @@ MIN_PAIRS = 30_000
 CXRKG = [sys.executable, "-m", "flows.cli"]
 
 
-def _cxrkg(*args: str) -> float:
-    """Run one cxrkg command (this checkout's) and return its seconds; exit with its message when it fails."""
-    started = time.perf_counter()
-    done = subprocess.run([*CXRKG, *args], cwd=REPO, env=os.environ.copy(), capture_output=True, text=True)
-    if done.returncode:
-        sys.exit(f"cxrkg {' '.join(args)} failed (exit {done.returncode}):\n{(done.stderr or done.stdout)[-3000:]}")
-    return time.perf_counter() - started
-
-
-def _load(home: Path, patients: int | None) -> None:
-    """Step 1: convert the wheel and bulk-load it into an emptied store."""
-    cohort = home / f"nih-{patients or 'all'}"
-    shutil.rmtree(cohort, ignore_errors=True)
-    limit = ["--patients", str(patients)] if patients else []
-    print(f"convert: {_cxrkg('datasets', 'nih', '--out', str(cohort), *limit):.1f} s", flush=True)
-    _cxrkg("db", "stop")
-    shutil.rmtree(home / "data", ignore_errors=True)
-    print(f"bulk ingest: {_cxrkg('ingest', '--bulk', str(cohort)):.1f} s", flush=True)
-
-
 def _generate(out: Path, patients: int | None, seed: int) -> None:
     """Step 2: the questions from the graph (the server must run)."""
-    _cxrkg("db", "start")
+    cxrkg("db", "start")
     limit = ["--patients", str(patients)] if patients else []
-    seconds = _cxrkg("diffvqa", "generate", "--out", str(out), "--seed", str(seed), *limit)
+    seconds = cxrkg("diffvqa", "generate", "--out", str(out), "--seed", str(seed), *limit)[0]
     print(f"cxrkg diffvqa generate: {seconds:.1f} s (target < 120 s on the whole cohort)", flush=True)
 
 
@@ -104,7 +83,7 @@ def main() -> None:
     out = home / f"diffvqa-nih-{args.patients or 'all'}-seed{args.seed}.csv"
     try:
         if args.load:
-            _load(home, args.patients)
+            load_nih(home, args.patients)
         _generate(out, args.patients, args.seed)
     finally:
         if not args.keep:
