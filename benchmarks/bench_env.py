@@ -36,6 +36,15 @@ def cxrkg(*args: str) -> tuple[float, str]:
     return time.perf_counter() - started, done.stdout.strip()
 
 
+def stop_server() -> None:
+    """``cxrkg db stop`` of the benchmark's own server, quietly: for a ``finally``, where a failure to stop
+    must not hide the error that got there."""
+    import subprocess
+
+    subprocess.run([sys.executable, "-m", "flows.cli", "db", "stop"], cwd=REPO, env=os.environ.copy(),
+                   capture_output=True)
+
+
 def load_nih(home: Path, patients: int | None) -> None:
     """Convert the NIH ChestX-ray14 tables of the torchxrayvision wheel (the ``patients`` lowest patient ids,
     or all) into ``home/nih-N`` and bulk-load them into an emptied local store, printing each step's seconds.

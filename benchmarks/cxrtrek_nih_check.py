@@ -24,17 +24,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import REPO, cxrkg, load_nih, use_dedicated_server  # noqa: E402
+from bench_env import cxrkg, load_nih, stop_server, use_dedicated_server  # noqa: E402
 
 use_dedicated_server("bench-nih", 7699, 7489)
-
-CXRKG = [sys.executable, "-m", "flows.cli"]
 
 
 def _generate(out: Path, seed: int) -> None:
@@ -79,7 +76,7 @@ def main() -> None:
         _generate(out, args.seed)
     finally:
         if not args.keep:
-            subprocess.run([*CXRKG, "db", "stop"], cwd=REPO, env=os.environ.copy(), capture_output=True)
+            stop_server()
     sys.exit(_check(out, args.patients))
 
 
