@@ -46,8 +46,8 @@ def score_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of 
                                                            "default: each study's report in the graph)"),
                   extractor: ScoreExtractor = typer.Option(ScoreExtractor.rules, help="annotates both texts: rules "
                                                            "(offline) or radgraph (pip install 'cxrkg\\[radgraph]')"),
-                  details: Optional[Path] = typer.Option(None, help="CSV of each contradicted change: the generated "
-                                                         "sentence and the graph's basis"),
+                  details: Optional[Path] = typer.Option(None, help="CSV of each contradicted change (the generated "
+                                                         "sentence and the graph's basis) and omitted one"),
                   baseline: Optional[Baseline] = typer.Option(None, help="score the references themselves "
                                                               "(reference) or each study's prior report "
                                                               "(copy-prior) instead of GENERATED"),
@@ -85,6 +85,9 @@ def score_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of 
         rejections += missing
     results, scored_rejections = _score(items, facts, extractor.value, str(generated or "baseline"), workers)
     rejections += scored_rejections
+    if baseline is Baseline.reference and (unread := sum(r.score.changes_omitted for r in results)):
+        notes.append(f"{unread} changes the graph holds are omitted by the references themselves: the extractor "
+                     "reads no change of their finding in the report's words (--details lists them)")
     _write_and_print(results, rejections, notes, (out, details, plot), extractor.value, fmt.value)
     if rejections:
         raise typer.Exit(ExitCode.REJECTED)
@@ -127,7 +130,8 @@ def _write_and_print(results: list, rejections: list, notes: list[str],
         write_rejections(rejected, rejections)
         notes.append(f"{len(rejections)} rejected: {rejected}")
     if details is not None:
-        notes.append(f"{write_details(details, results)} contradicted changes in {details}")
+        contradicted, omitted = write_details(details, results)
+        notes.append(f"{contradicted} contradicted and {omitted} omitted changes in {details}")
     summary = summarise(results, extractor)
     summary.notes += notes
     if plot is not None:

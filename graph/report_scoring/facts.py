@@ -13,11 +13,13 @@ class GraphChange(NamedTuple):
     """One study-level PROGRESSION edge between the study and its prior (``gnn`` predictions left out):
     ``change`` (new, worsened, improved, no change, resolved, repositioned; derived edges also persistent
     and no longer mentioned), ``basis`` (stated or derived) and ``source`` (chest_imagenome, radgraph, ...;
-    for derived edges the rule's source, ``derived``)."""
+    for derived edges the rule's source, ``derived``) and ``evidence``, the phrases of the report that state it
+    (empty for derived edges)."""
 
     change: str
     basis: str
     source: str
+    evidence: tuple[str, ...] = ()
 
 
 class StudyFacts(NamedTuple):

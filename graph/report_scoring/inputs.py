@@ -17,6 +17,8 @@ from graph.report_scoring.temporal import CONTRADICTED
 REQUIRED_COLUMNS = ("study_id", "report")
 BASELINES = ("reference", "copy-prior")
 DETAILS_COLUMNS = ("study_id", "finding", "change", "sentence", "verdict", "graph_basis")
+#: the details file's verdict of a reference change the generated report leaves out
+OMITTED = "omitted"
 
 
 def read_reports(path: Path) -> tuple[dict[str, str], list[Rejection]]:
@@ -102,11 +104,12 @@ def write_scores(path: Path, scores: Sequence[StudyScore]) -> None:
                         (getattr(s, c) for c in StudyScore.columns())])
 
 
-def write_details(path: Path, results: Sequence[StudyResult]) -> int:
+def write_details(path: Path, results: Sequence[StudyResult]) -> tuple[int, int]:
     """The evidence of each contradicted change (:data:`DETAILS_COLUMNS`: the generated sentence and the
-    graph's basis); returns the rows written."""
+    graph's basis), then of each omitted one (verdict ``omitted``: the sentence is the reference's, as the
+    graph's evidence gives it); returns the (contradicted, omitted) rows written."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
+    contradicted = omitted = 0
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(DETAILS_COLUMNS)
@@ -115,5 +118,10 @@ def write_details(path: Path, results: Sequence[StudyResult]) -> int:
                 if v.verdict == CONTRADICTED:
                     w.writerow([r.score.study_id, v.change.finding, v.change.change, v.change.sentence, v.verdict,
                                 v.basis])
-                    n += 1
-    return n
+                    contradicted += 1
+        for r in results:
+            for c in r.temporal.omitted_changes:
+                w.writerow([r.score.study_id, c.finding, c.change, c.sentence, OMITTED,
+                            "the reference states it; the generated report states no change of the finding"])
+                omitted += 1
+    return contradicted, omitted

@@ -15,7 +15,14 @@ from graph.report_scoring.chexpert import chexpert_map
 from graph.report_scoring.facts import StudyFacts
 from graph.report_scoring.radgraph_reward import f1radgraph
 from graph.report_scoring.reading import ReportReading, read_annotation
-from graph.report_scoring.temporal import CONTRADICTED, SUPPORTED, UNVERIFIABLE, TemporalFigures, temporal_figures
+from graph.report_scoring.temporal import (
+    CONTRADICTED,
+    SUPPORTED,
+    UNVERIFIABLE,
+    TemporalFigures,
+    stated_reference_changes,
+    temporal_figures,
+)
 from graph.vocabulary import Vocabulary, vocabulary
 
 #: an annotator: ``[(key, text)] -> (key, RadGraph document or Rejection)`` (graph.extract.pipeline.Extractor)
@@ -69,8 +76,14 @@ def finding_f1(generated: frozenset[str], reference: frozenset[str]) -> float:
 
 
 def score_annotations(study_id: str, generated: Mapping[str, Any], reference: Mapping[str, Any],
-                      facts: StudyFacts, vocab: Vocabulary | None = None) -> StudyResult:
+                      facts: StudyFacts, vocab: Vocabulary | None = None, stored_reference: bool = True
+                      ) -> StudyResult:
     """Score one generated annotation against its reference annotation and the graph's facts of the study.
+
+    ``stored_reference``: the reference is the study's report stored in the graph, so the changes it states
+    (recall and ``changes_omitted``) are the graph's stated changes of the study
+    (:func:`graph.report_scoring.temporal.stated_reference_changes`); else (a reference from a file) they are
+    the extractor's reading of the reference annotation.
 
     Raises:
         graph.records.InputError: an annotation is malformed.
@@ -78,7 +91,7 @@ def score_annotations(study_id: str, generated: Mapping[str, Any], reference: Ma
     """
     v = vocab or vocabulary()
     gen, ref = read_annotation(generated, v, f"{study_id} generated"), read_annotation(reference, v, f"{study_id} reference")
-    t = temporal_figures(gen, ref.changes, facts)
+    t = temporal_figures(gen, stated_reference_changes(facts) if stored_reference else ref.changes, facts)
     simple, partial, complete = f1radgraph(generated, reference)
     score = StudyScore(study_id, t.has_prior, t.prior_reference, t.hallucinated_prior, len(t.verdicts),
                        t.count(SUPPORTED), t.count(CONTRADICTED), t.count(UNVERIFIABLE), len(t.omitted_changes),
@@ -89,7 +102,8 @@ def score_annotations(study_id: str, generated: Mapping[str, Any], reference: Ma
 def score_aligned(items: Sequence[tuple[str, str, str]], facts: Mapping[str, StudyFacts], annotate: Annotator,
                   vocab: Vocabulary | None = None, file: str = "generated") -> list[StudyResult | Rejection]:
     """Annotate all distinct texts in one call of ``annotate``, then score each ``(study_id, generated text, reference
-    text)``; one result per item, in order (a study may come several times: samples of one study).
+    text)``; one result per item, in order (a study may come several times: samples of one study). A reference
+    text equal to the study's stored report is scored as that report (``stored_reference``).
 
     A study without facts, or a text the annotator rejects or that reads as malformed, gives a Rejection
     (``file``, the study id, the field: study_id, report or reference).
@@ -113,7 +127,7 @@ def score_aligned(items: Sequence[tuple[str, str, str]], facts: Mapping[str, Stu
             out.append(Rejection(file, sid, field, reason))
             continue
         try:
-            out.append(score_annotations(sid, gen, ref, facts[sid], v))
+            out.append(score_annotations(sid, gen, ref, facts[sid], v, stored_reference=ref_text == facts[sid].report))
         except InputError as exc:
             field = "reference" if (exc.record or "").endswith("reference") else "report"
             out.append(Rejection(file, sid, field, f"its annotation's {exc.field}: {exc.reason}"))

@@ -16,7 +16,7 @@ from typing import NamedTuple, Sequence
 
 from graph.longitudinal.events import changes_agree
 from graph.report_scoring.facts import GraphChange, StudyFacts
-from graph.report_scoring.reading import ReportReading, StatedChange
+from graph.report_scoring.reading import SCORED_CHANGES, ReportReading, StatedChange
 
 SUPPORTED, CONTRADICTED, UNVERIFIABLE = "supported", "contradicted", "unverifiable"
 
@@ -84,6 +84,31 @@ def judge(change: StatedChange, facts: StudyFacts) -> Verdict:
     if before == "absent" and now == "absent":
         return Verdict(change, CONTRADICTED, states)
     return Verdict(change, UNVERIFIABLE, f"{words + '; ' if words else ''}{states}")
+
+
+#: the sources whose stated changes give a stored report's changes, first that states any for a finding:
+#: RadGraph2 and Lunguage label the change on the report's own words, Chest ImaGenome's comparisons are
+#: sentence-level relations of its rule-based pipeline (its silver set's noise: Wu et al. 2021)
+REFERENCE_SOURCES = ("radgraph", "lunguage", "chest_imagenome")
+
+
+def stated_reference_changes(facts: StudyFacts) -> tuple[StatedChange, ...]:
+    """The changes the study's stored report states, as the graph holds them: its stated PROGRESSION edges to
+    the prior study of the scored classes, per finding from one source, the first of
+    :data:`REFERENCE_SOURCES` that states any (another source after them), so two sources' readings of one
+    sentence count once and their disagreement does not make the report omit its own change. The sentence is
+    the edge's first evidence phrase ("" when it has none).
+    """
+    out: list[StatedChange] = []
+    for finding, held in sorted(facts.changes.items()):
+        stated = [g for g in held if g.basis == "stated" and g.change in SCORED_CHANGES]
+        if not stated:
+            continue
+        order = {s: n for n, s in enumerate(REFERENCE_SOURCES)}
+        first = min(stated, key=lambda g: (order.get(g.source, len(order)), g.source)).source
+        out += [StatedChange(finding, g.change, g.evidence[0] if g.evidence else "")
+                for g in sorted(stated, key=lambda g: g.change) if g.source == first]
+    return tuple(out)
 
 
 def temporal_figures(generated: ReportReading, reference_changes: Sequence[StatedChange],

@@ -22,7 +22,7 @@ RETURN s.study_id AS study_id, s.patient_id AS patient_id, p.study_id AS prior_s
        COLLECT { MATCH (p)-[:HAS_STUDY_FINDING]->(n:StudyFinding) RETURN [n.finding, n.state] } AS prior_states,
        COLLECT { MATCH (s)-[:HAS_STUDY_FINDING]->(n:StudyFinding)-[r:PROGRESSION]->(pn:StudyFinding)
                  WHERE pn.study_id = p.study_id AND r.source <> 'gnn'
-                 RETURN [n.finding, r.change, r.basis, r.source] } AS changes
+                 RETURN [n.finding, r.change, r.basis, r.source, r.evidence] } AS changes
 """
 
 
@@ -37,8 +37,8 @@ def cohort_facts(store: GraphStore, study_ids: Iterable[str] | None = None) -> d
     out: dict[str, StudyFacts] = {}
     for row in store.read(STUDY_FACTS, study_ids=ids):
         changes: dict[str, list[GraphChange]] = {}
-        for finding, change, basis, source in row["changes"]:
-            changes.setdefault(finding, []).append(GraphChange(change, basis, source or basis))
+        for finding, change, basis, source, evidence in row["changes"]:
+            changes.setdefault(finding, []).append(GraphChange(change, basis, source or basis, tuple(evidence or ())))
         out[row["study_id"]] = StudyFacts(
             row["study_id"], row["patient_id"], row["prior_study_id"],
             row["report"][0] if row["report"] else None,

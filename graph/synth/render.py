@@ -20,8 +20,8 @@ from graph.synth.tables import (
     _SITE_POST,
     _SITE_PRE,
     _SITE_UNKNOWN,
-    _UNKNOWN_FORMS,
     TRACKED,
+    UNKNOWN_FORMS,
     L,
     _check,
     _tables,
@@ -145,8 +145,8 @@ class _Renderer:
         forms, plural_form, _, _, mods = _FORMS[st.finding]
         label = {"present": "OBS-DP", "absent": "OBS-DA", "uncertain": "OBS-U"}[st.polarity]
         obs_text = plural_form if st.side == "bilateral" and plural_form else rng.choice(forms)
-        if st.finding in _UNKNOWN_FORMS and rng.random() < 0.05:
-            obs_text = _UNKNOWN_FORMS[st.finding]
+        if st.finding in UNKNOWN_FORMS and rng.random() < 0.05:
+            obs_text = UNKNOWN_FORMS[st.finding]
         plural = obs_text == plural_form or obs_text == "atelectatic changes"
         word = self.sev_word(st) if severity else None
         sev_id = s.e(word, "OBS-DP") if word else None

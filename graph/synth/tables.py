@@ -107,9 +107,10 @@ _FORMS: dict[str, tuple[list[str], str | None, str | None, bool, list[str]]] = {
     "picc": (["PICC line", "PICC", "PICC catheter"], None, None, True, []),
     "cardiac pacer and wires": (["pacemaker", "pacer"], None, None, True, []),
 }
-# observation words the vocabulary does not know, used now and then instead of a known form
-_UNKNOWN_FORMS = {"lung opacity": "haziness", "pulmonary edema/hazy opacity": "vascular indistinctness",
-                  "atelectasis": "volume loss"}
+#: observation words the vocabulary does not know, used now and then (5 %) instead of a known form: what a
+#: reader of the cohort leaves unread
+UNKNOWN_FORMS = {"lung opacity": "haziness", "pulmonary edema/hazy opacity": "vascular indistinctness",
+                 "atelectasis": "volume loss"}
 
 _SEVERITY_WORDS = {
     "size": {1: ["small", "small", "trace", "tiny"], 2: ["moderate", "small to moderate"], 3: ["large", "moderate to large"]},
@@ -200,7 +201,7 @@ def _tables() -> _Tables:
         for level, words in scale.items():
             for w in words:
                 _check(v.severity_of(w) == level, f"severity word {w!r}")
-    for form in _UNKNOWN_FORMS.values():
+    for form in UNKNOWN_FORMS.values():
         _check(v.finding_for(form) is None, f"unknown form {form!r} is known")
     checks = [(k, p, side) for table in (_SITE_PRE, _SITE_POST) for k, ps in table.items() for p in ps
               for side in (SIDES if "{side}" in p else (None,))]

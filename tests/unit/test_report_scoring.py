@@ -17,7 +17,14 @@ from graph.report_scoring.inputs import baseline_items, generated_items, read_re
 from graph.report_scoring.radgraph_reward import f1radgraph
 from graph.report_scoring.reading import ReportReading, StatedChange, prior_cue, read_annotation
 from graph.report_scoring.score import finding_f1, score_annotations
-from graph.report_scoring.temporal import CONTRADICTED, SUPPORTED, UNVERIFIABLE, judge, temporal_figures
+from graph.report_scoring.temporal import (
+    CONTRADICTED,
+    SUPPORTED,
+    UNVERIFIABLE,
+    judge,
+    stated_reference_changes,
+    temporal_figures,
+)
 from graph.synth import write_cohort
 from graph.vocabulary import vocabulary
 from tests.fixtures.inputs import radgraph_doc
@@ -108,6 +115,33 @@ def test_omitted_covered_and_hallucinated_prior():
     first = temporal_figures(_reading(cue="again"), [], _facts(prior=None))
     assert first.hallucinated_prior and not first.has_prior
     assert not temporal_figures(_reading(), [], _facts(prior=None)).hallucinated_prior
+
+
+def test_the_stored_reports_changes_are_the_graphs_stated_changes():
+    facts = _facts({EFF: (GraphChange("new", "stated", "radgraph", ("New left effusion .",)),
+                          GraphChange("improved", "stated", "chest_imagenome", ("new left effusion",))),
+                    "atelectasis": (GraphChange("improved", "stated", "chest_imagenome", ("less volume loss",)),
+                                    GraphChange("persistent", "derived", "presence")),
+                    "pneumothorax": (GraphChange("resolved", "derived", "presence"),),
+                    "edema": (GraphChange("persistent", "stated", "lunguage"),
+                              GraphChange("worsened", "stated", "lunguage", ("worse edema",)),
+                              GraphChange("no change", "stated", "lunguage", ("stable edema",)))})
+    # per finding the first source of radgraph, lunguage, chest_imagenome that states a change (a second source's
+    # reading of the same sentence, agreeing or not, does not count again); derived edges and changes outside
+    # the scored classes are no statement of the report
+    assert [(c.finding, c.change, c.sentence) for c in stated_reference_changes(facts)] == [
+        ("atelectasis", "improved", "less volume loss"), ("edema", "no change", "stable edema"),
+        ("edema", "worsened", "worse edema"), (EFF, "new", "New left effusion .")]
+
+
+def test_omitted_counts_the_graphs_changes_for_a_stored_reference_and_the_reading_for_a_file():
+    v = vocabulary()
+    gen = radgraph_doc("Small left effusion .", [("effusion", "OBS-DP", 2, [])])
+    facts = _facts({"atelectasis": (GraphChange("worsened", "stated", "chest_imagenome", ("more volume loss",)),)})
+    stored = score_annotations("s2", gen, gen, facts, v)
+    assert stored.score.changes_omitted == 1  # the graph holds a change the text's words do not state
+    assert [c.sentence for c in stored.temporal.omitted_changes] == ["more volume loss"]
+    assert score_annotations("s2", gen, gen, facts, v, stored_reference=False).score.changes_omitted == 0
 
 
 @pytest.mark.parametrize(("text", "cue"), [
