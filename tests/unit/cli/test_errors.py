@@ -241,6 +241,20 @@ def test_exit_codes_are_distinct_and_documented():
     assert re.findall(r"^(\d+) {2,}\S", cli_main.__doc__ or "", re.M) == [str(v) for v in sorted(values)]
 
 
+def test_every_command_that_exits_rejected_is_named_in_the_readme():
+    import inspect
+    import re
+
+    from tests.fixtures.cli_tree import walk
+
+    readme = (REPO / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| 6 |"))
+    named = set(re.findall(r"`([a-z -]+?)(?: --[a-z-]+)?`", row))
+    rejecting = {" ".join(path) for path, command in walk() if getattr(command, "callback", None) is not None
+                 and "ExitCode.REJECTED" in inspect.getsource(inspect.unwrap(command.callback))}
+    assert len(rejecting) >= 5 and rejecting <= named, rejecting - named
+
+
 def test_the_cli_names_its_exit_codes():
     # a bare number beside typer.Exit, fail or sys.exit is how 2 once meant "rejected" as well as "usage"
     import ast
