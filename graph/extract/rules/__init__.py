@@ -37,6 +37,7 @@ Modules, in the order a report meets them:
     changes: the change cues, their classes and links (rules 1-3), the sentence classes of issue 33;
     refer_back: rule 4.
     curves: the direction of a spinal curve.
+    global_statements: "No acute cardiopulmonary process." as RadGraph's OBS-DA / ANAT-DP entities, no finding.
     document: :func:`doc_to_radgraph`, the rules in order, and the numbered RadGraph document.
     stream: :func:`extract`, :func:`extract_text`, :func:`write_radgraph_json`.
 

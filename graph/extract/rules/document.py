@@ -9,7 +9,9 @@ normal after a decrease (a resolved enlargement).
 
 Last, every side word that modifies an observation is rewritten into RadGraph's schema
 (:func:`graph.extract.rules.side_places.sides_as_places`): a ``located_at`` target of the observation, or a
-``modify`` of the region written with it.
+``modify`` of the region written with it. Then the global statements of no acute abnormality ("No acute
+cardiopulmonary process.") get their RadGraph entities (:mod:`graph.extract.rules.global_statements`): they name
+no finding, yet a RadGraph-level metric (F1RadGraph) should see them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from graph.extract.rules.changes.linking import drop_unchanged_subjects, link_ch
 from graph.extract.rules.changes.readings import reading_changes
 from graph.extract.rules.curves import curve_sides
 from graph.extract.rules.draft import Draft
+from graph.extract.rules.global_statements import add_global_statements
 from graph.extract.rules.laterality import link_anatomy, link_side, place_unanchored, reading_sides, side_anatomy
 from graph.extract.rules.mentions import Mention, has_subject, mention_spans
 from graph.extract.rules.normals import add_normal_statements
@@ -65,7 +68,8 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     mention gets the direction of its curve ("dextro", "rightward", "convex to the right") as an ANAT-DP
     ``modify`` (the side MeSH gives it); the direction inside the word ("dextroscoliosis") needs none.
 
-    The sentence classes with rules of their own and the schema rewrite of side words: the module's docstring.
+    The sentence classes with rules of their own, the schema rewrite of side words and the entities of global
+    statements ("No acute cardiopulmonary process.", which names no finding): the module's docstring.
     """
     v = v or vocabulary()
     d = Draft.start(doc, v)
@@ -87,6 +91,7 @@ def doc_to_radgraph(doc, v: Vocabulary | None = None, data_source: str = DATA_SO
     side_anatomy(d)
     reading_sides(d)
     sides_as_places(d)
+    add_global_statements(d)
     return radgraph_document(d.entities, d.texts, data_source)
 
 
