@@ -231,7 +231,7 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int, 
 
         patient = nih_section(console, cohort.parent / "nih", nih,
                               None if nih else run.times.beside("NIH conversion", run.inputs.get("nih")))
-        cxrtrek_section(console, patient)
+        cxrtrek_section(console, patient, cohort.parent / "nih")
 
     with run.times.part("statistics"):
         console.rule("graph statistics")
