@@ -106,8 +106,9 @@ def _forecasts(store, sample: dict[str, Any], nih: Path | None) -> tuple[dict | 
         return None, f"  stage 6 forecaster: not shown ({type(exc).__name__}: {exc})"
     return forecasts, (f"  forecaster: the graph forecaster (`cxrkg forecast`, small: hidden "
                        f"{trained.forecaster.config.hidden}, {len(trained.forecaster.history)} epochs) trained in "
-                       f"{trained.seconds:.1f} s on {len(trained.patients):,} other NIH patients, answering from the "
-                       "studies up to this one (`cxrkg cxrtrek answer`)")
+                       f"{trained.seconds:.1f} s (read {trained.read_seconds:.1f}, train {trained.train_seconds:.1f}) "
+                       f"on {len(trained.patients):,} other NIH patients, answering from the studies up to this one "
+                       "(`cxrkg cxrtrek answer`)")
 
 
 def cxrtrek_section(console, patient: str | None, nih: Path | None = None) -> None:

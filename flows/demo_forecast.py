@@ -13,9 +13,10 @@ CLI.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 #: NIH patients (two or more studies each) the demo's forecaster is trained on
 TRAIN_PATIENTS = 1500
@@ -30,12 +31,16 @@ class DemoForecaster:
 
     Attributes:
         forecaster: a ``gnn.forecast.model.TrainedGraphForecaster``. patients: the patients it was trained
-        on (train and validation). seconds: wall seconds of reading, training and importing torch.
+        on (train and validation). seconds: wall seconds in all (importing torch and the gnn package,
+        reading, training); read_seconds: of reading the patients' studies and states from the graph;
+        train_seconds: of training.
     """
 
     forecaster: Any
     patients: list[str]
     seconds: float
+    read_seconds: float
+    train_seconds: float
 
 
 def training_patients(nih: Path, held_out: str, limit: int = TRAIN_PATIENTS, seed: int = 0) -> list[str]:
@@ -70,11 +75,16 @@ def train_forecaster(store, patients: list[str], **config: Any) -> DemoForecaste
     from gnn.forecast.model import ForecastGnnConfig, gnn_forecaster
     from gnn.forecast.rows import build_forecast_table
 
+    read = time.perf_counter()
     studies, states = patient_tables(store, patients)
+    train = time.perf_counter()
     table = build_forecast_table(studies, states)
-    forecaster = gnn_forecaster(ForecastGnnConfig(**{**SMALL_CONFIG, **config}))(table)
+    with _one_thread():
+        forecaster = gnn_forecaster(ForecastGnnConfig(**{**SMALL_CONFIG, **config}))(table)
     forecaster.model_version = "demo (trained in the demo, not saved)"
-    return DemoForecaster(forecaster, sorted(studies["patient_id"].unique()), time.perf_counter() - started)
+    done = time.perf_counter()
+    return DemoForecaster(forecaster, sorted(studies["patient_id"].unique()), done - started, train - read,
+                          done - train)
 
 
 def stage6_forecasts(store, sample: dict[str, Any], forecaster: Any) -> dict[tuple[str, str], dict[str, Any]]:
@@ -86,5 +96,21 @@ def stage6_forecasts(store, sample: dict[str, Any], forecaster: Any) -> dict[tup
     """
     from gnn.forecast.cxrtrek_answer import forecast_answers
 
-    answered, _ = forecast_answers(store, [sample], forecaster)
+    with _one_thread():
+        answered, _ = forecast_answers(store, [sample], forecaster)
     return {(c["target"], c["qtype"]): c for s in answered for c in s["data_dict"]["cxrtrek_data"]["content"]}
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """torch on one thread inside the block. The demo's model is small (batches of 256 x 17 x 16): a second
+    intra-op thread saves nothing, and on a loaded machine its threads wait at every barrier for one that is
+    descheduled: 6 epochs took 49-85 s on two threads and 2.3-3.6 s on one (2 cores, load average 8-11)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

@@ -65,7 +65,8 @@ def test_the_forecasters_stage_6_answers_stand_beside_the_gold_ones(store, nih):
             assert said == ("Yes." if p >= 0.5 else "No.")
         else:
             assert said in item["option_list"] and said.endswith("Still present." if p >= 0.5 else "Resolved.")
-    assert re.search(r"trained in [0-9.]+ s on \d+ other NIH patients", lines[-1]), lines[-1]
+    trained = r"trained in [0-9.]+ s \(read [0-9.]+, train [0-9.]+\) on \d+ other NIH patients"
+    assert re.search(trained, lines[-1]), lines[-1]
 
 
 def test_the_forecaster_never_sees_the_shown_patient_and_reads_only_studies_up_to_the_shown_one(store, nih):
