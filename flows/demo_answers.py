@@ -104,11 +104,12 @@ def _forecasts(store, sample: dict[str, Any], nih: Path | None) -> tuple[dict | 
         return None, f"  stage 6 forecaster: not shown ({exc.name or exc} is not installed: pip install 'cxrkg[gnn]')"
     except (CxrkgError, OSError) as exc:
         return None, f"  stage 6 forecaster: not shown ({type(exc).__name__}: {exc})"
-    return forecasts, (f"  forecaster: the graph forecaster (`cxrkg forecast`, small: hidden "
-                       f"{trained.forecaster.config.hidden}, {len(trained.forecaster.history)} epochs) trained in "
-                       f"{trained.seconds:.1f} s (read {trained.read_seconds:.1f}, train {trained.train_seconds:.1f}) "
-                       f"on {len(trained.patients):,} other NIH patients, answering from the studies up to this one "
-                       "(`cxrkg cxrtrek answer`)")
+    f = trained.forecaster
+    return forecasts, (f"  forecaster: `cxrkg forecast`'s graph forecaster, small (hidden {f.config.hidden}, "
+                       f"{len(f.history)} epochs), trained here on {len(trained.patients):,} other NIH patients in "
+                       f"{trained.seconds:.1f} s (reading {trained.read_seconds:.1f}, training "
+                       f"{trained.train_seconds:.1f}, the rest importing torch); it answers from the studies up to "
+                       "this one, as `cxrkg cxrtrek answer` does")
 
 
 def cxrtrek_section(console, patient: str | None, nih: Path | None = None) -> None:
@@ -124,6 +125,6 @@ def cxrtrek_section(console, patient: str | None, nih: Path | None = None) -> No
         return
     forecasts, note = _forecasts(store, sample, nih)
     console.print("CXRTrek's staged questions (Guan et al. 2025) of that patient, gold answers from the graph "
-                  "(`cxrkg cxrtrek generate`):")
+                  "(`cxrkg cxrtrek generate`)" + (", stage 6 beside a forecaster's:" if forecasts else ":"))
     for line in [*cxrtrek_lines(sample, forecasts), note]:
         console.print(line, highlight=False, markup=False)  # "cxrkg[gnn]" and the questions' brackets as written

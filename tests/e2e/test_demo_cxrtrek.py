@@ -65,7 +65,7 @@ def test_the_forecasters_stage_6_answers_stand_beside_the_gold_ones(store, nih):
             assert said == ("Yes." if p >= 0.5 else "No.")
         else:
             assert said in item["option_list"] and said.endswith("Still present." if p >= 0.5 else "Resolved.")
-    trained = r"trained in [0-9.]+ s \(read [0-9.]+, train [0-9.]+\) on \d+ other NIH patients"
+    trained = r"trained here on \d+ other NIH patients in [0-9.]+ s \(reading [0-9.]+, training [0-9.]+,"
     assert re.search(trained, lines[-1]), lines[-1]
 
 
