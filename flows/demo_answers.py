@@ -1,14 +1,17 @@
 """Two of the demo's answers: the synthetic cohort's own reports scored against the graph beside the copy-prior
 baseline (each study's "generated" report is its prior study's), the gap a text-only metric cannot see
 (``cxrkg score-reports --baseline reference|copy-prior``, docs/report_scoring.md); and one NIH study's
-CXRTrek-format staged questions with the graph's gold answers (``cxrkg cxrtrek generate``, docs/cxrtrek.md)."""
+CXRTrek-format staged questions with the graph's gold answers (``cxrkg cxrtrek generate``, docs/cxrtrek.md),
+stage 6 beside the answers of a forecaster trained in the demo (:mod:`flows.demo_forecast`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from graph.cxrtrek.facts import iter_stage_facts
 from graph.cxrtrek.generate import build_sample
+from graph.errors import CxrkgError
 from graph.report_scoring.inputs import baseline_items
 from graph.report_scoring.parallel import score_items
 from graph.report_scoring.score import StudyResult
@@ -53,36 +56,76 @@ def _figure(value: float | None) -> str:
 SHOWN_STAGES, PER_STAGE = (1, 2, 5, 6), 2
 
 
-def cxrtrek_lines(store, patient: str, seed: int = 0) -> list[str]:
-    """Stages 1, 2, 5 and 6 of one study of ``patient`` (the first with a prior and a next study, else the
-    first with a prior), at most :data:`PER_STAGE` questions each, as ``stage N (task type): question ->
-    answer`` lines with the first line naming the study; empty when the patient has no such study.
+def shown_sample(store, patient: str, seed: int = 0) -> dict[str, Any] | None:
+    """The CXRTrek-format sample (stages :data:`SHOWN_STAGES`) of one study of ``patient``: the first with a
+    prior and a next study, else the first with a prior; None when the patient has no study with a prior.
 
     Raises:
         graph.store.GraphUnavailable: the server cannot be reached.
     """
     studies = [f for batch in iter_stage_facts(store, [patient]) for f in batch if f.prior_id]
     chosen = next((f for f in studies if f.next_id), studies[0] if studies else None)
-    sample = build_sample(chosen, seed, SHOWN_STAGES) if chosen else None
-    if sample is None:
-        return []
+    return build_sample(chosen, seed, SHOWN_STAGES) if chosen else None
+
+
+def cxrtrek_lines(sample: dict[str, Any], forecasts: dict[tuple[str, str], dict[str, Any]] | None = None) -> list[str]:
+    """At most :data:`PER_STAGE` questions of each of ``sample``'s stages :data:`SHOWN_STAGES`, as ``stage N
+    (task type): question -> answer`` lines under a line naming the study. With ``forecasts`` (the
+    forecaster's stage 6 answers by (target, qtype), :func:`flows.demo_forecast.stage6_forecasts`), a stage 6
+    line reads ``question -> gold ANSWER | forecaster ANSWER (p P)``, or ``forecaster -`` for a finding it
+    does not forecast."""
     data = sample["data_dict"]["cxrtrek_data"]
     lines = [f"patient {data['pat_id']}, study {data['study_id']} (prior {data['ref_study_id']}, next "
              f"{data['pos_study_id'] or 'none'}):"]
     for stage in SHOWN_STAGES:
-        items = [c for c in data["content"] if c["stage"] == stage][:PER_STAGE]
-        lines += [f"  stage {stage} ({c['task_type']}): {c['question']} -> {c['answer']}" for c in items]
+        for c in [c for c in data["content"] if c["stage"] == stage][:PER_STAGE]:
+            answer = c["answer"]
+            if stage == 6 and forecasts is not None:
+                f = forecasts.get((c["target"], c["qtype"]))
+                said = f"{f['answer']} (p {f['graph_basis']['probability']:.2f})" if f else "-"
+                answer = f"gold {answer} | forecaster {said}"
+            lines.append(f"  stage {stage} ({c['task_type']}): {c['question']} -> {answer}")
     return lines
 
 
-def cxrtrek_section(console, patient: str | None) -> None:
+def _forecasts(store, sample: dict[str, Any], nih: Path | None) -> tuple[dict | None, str]:
+    """The demo forecaster's stage 6 answers for ``sample`` and a line saying how it was trained, or None
+    and a line saying why there are none (no stage 6, no NIH input, torch missing, nothing to train on)."""
+    data = sample["data_dict"]["cxrtrek_data"]
+    if not any(c["stage"] == 6 for c in data["content"]):
+        return None, "  (no next study: no stage 6 to forecast)"
+    if nih is None:
+        return None, "  stage 6 forecaster: not shown (no NIH input to train it on)"
+    try:
+        from flows.demo_forecast import stage6_forecasts, train_forecaster, training_patients
+
+        trained = train_forecaster(store, training_patients(nih, str(data["pat_id"])))
+        forecasts = stage6_forecasts(store, sample, trained.forecaster)
+    except ImportError as exc:
+        return None, f"  stage 6 forecaster: not shown ({exc.name or exc} is not installed: pip install 'cxrkg[gnn]')"
+    except (CxrkgError, OSError) as exc:
+        return None, f"  stage 6 forecaster: not shown ({type(exc).__name__}: {exc})"
+    f = trained.forecaster
+    return forecasts, (f"  forecaster: `cxrkg forecast`'s graph forecaster, small (hidden {f.config.hidden}, "
+                       f"{len(f.history)} epochs), trained here on {len(trained.patients):,} other NIH patients in "
+                       f"{trained.seconds:.1f} s (reading {trained.read_seconds:.1f}, training "
+                       f"{trained.train_seconds:.1f}, the rest importing torch); it answers from the studies up to "
+                       "this one, as `cxrkg cxrtrek answer` does")
+
+
+def cxrtrek_section(console, patient: str | None, nih: Path | None = None) -> None:
     """Print :func:`cxrtrek_lines` of ``patient`` (the NIH patient whose timeline the demo showed) under one
-    title line; nothing when there is no patient or no study with a prior."""
+    title line, stage 6 beside the answers of a forecaster trained here on the other patients of the NIH
+    input folder ``nih`` (:mod:`flows.demo_forecast`; one line instead when it cannot be, e.g. without
+    torch); nothing when there is no patient or no study with a prior."""
     from graph.store import shared_store
 
-    lines = cxrtrek_lines(shared_store(), patient) if patient else []
-    if lines:
-        console.print("CXRTrek's staged questions (Guan et al. 2025) of that patient, gold answers from the graph "
-                      "(`cxrkg cxrtrek generate`):")
-        for line in lines:
-            console.print(line, highlight=False)
+    store = shared_store()
+    sample = shown_sample(store, patient) if patient else None
+    if sample is None:
+        return
+    forecasts, note = _forecasts(store, sample, nih)
+    console.print("CXRTrek's staged questions (Guan et al. 2025) of that patient, gold answers from the graph "
+                  "(`cxrkg cxrtrek generate`)" + (", stage 6 beside a forecaster's:" if forecasts else ":"))
+    for line in [*cxrtrek_lines(sample, forecasts), note]:
+        console.print(line, highlight=False, markup=False)  # "cxrkg[gnn]" and the questions' brackets as written

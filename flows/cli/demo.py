@@ -12,8 +12,8 @@ Then a section per part: the synthetic cohort (one patient's worsening pleural e
 beside the ground truth, the cohort-wide precision and recall, and its reports scored against the graph
 beside the copy-prior baseline), the IU reports (most frequent findings and stated changes), NIH (new
 effusions per follow-up year, one patient's timeline, where text-mined and adjudicated labels disagree,
-Medical-Diff-VQA questions on three pairs answered from the graph, and one study's CXRTrek staged questions),
-and the graph statistics. The last line gives the seconds (and CPU seconds) of each part. A local server the demo
+Medical-Diff-VQA questions on three pairs answered from the graph, and one study's CXRTrek staged questions,
+stage 6 beside a forecaster's), and the graph statistics. The last line gives the seconds (and CPU seconds) of each part. A local server the demo
 started is stopped at the end.
 """
 
@@ -231,7 +231,7 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int, 
 
         patient = nih_section(console, cohort.parent / "nih", nih,
                               None if nih else run.times.beside("NIH conversion", run.inputs.get("nih")))
-        cxrtrek_section(console, patient)
+        cxrtrek_section(console, patient, cohort.parent / "nih")
 
     with run.times.part("statistics"):
         console.rule("graph statistics")

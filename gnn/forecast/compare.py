@@ -26,11 +26,9 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from gnn.compare import finding_names, study_pair
 from gnn.errors import GnnError
 from gnn.forecast.model import TrainedGraphForecaster
 from gnn.forecast.rows import CLASSES, ONSET, PERSISTENCE, RESOLUTION, STAYS_ABSENT, build_forecast_table
-from gnn.prediction import WRITE_BATCH_PATIENTS
 from graph.store import GraphStore
 from graph.store import read_statements as rs
 from graph.store import statements as st
@@ -95,6 +93,8 @@ def compare_forecast(store: GraphStore, patient_id: str, forecaster: TrainedGrap
     Raises:
         GnnError: unknown patient, study or finding; a patient with one study; a prior not earlier.
     """
+    from gnn.compare import finding_names, study_pair  # with gnn.prediction, PyG: 1.6 s not every caller needs
+
     names = finding_names(finding)
     studies, states = patient_tables(store, [str(patient_id)])
     if studies.empty:
@@ -149,6 +149,8 @@ def write_forecasts(store: GraphStore, forecaster: TrainedGraphForecaster, log: 
     Raises:
         GnnError: the graph has no patient with two studies.
     """
+    from gnn.prediction import WRITE_BATCH_PATIENTS
+
     started = time.perf_counter()
     region = {r["finding"]: r["anatomy"] for r in store.read(rs.GNN_FINDING_REGIONS)}
     patients = [r["patient_id"] for r in store.read(st.GNN_PATIENT_IDS)]
