@@ -49,7 +49,6 @@ def test_every_stage_answers_what_the_scene_graphs_state(store, tmp_path):
     load_into(store, tmp_path / "sg")
     summary = generate(store, tmp_path / "q.json", seed=3)
 
-    import shutil; shutil.copy(tmp_path / "q.json", "/tmp/cxrtrek-sample.json")
     result = read_samples(tmp_path / "q.json")
     assert result.rejections == [] and summary.samples == 3
     first, second, third = (s.model_dump() for _, s in result.samples)
