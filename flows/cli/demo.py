@@ -13,8 +13,8 @@ beside the ground truth, the cohort-wide precision and recall, and its reports s
 beside the copy-prior baseline), the IU reports (most frequent findings and stated changes), NIH (new
 effusions per follow-up year, one patient's timeline, where text-mined and adjudicated labels disagree,
 Medical-Diff-VQA questions on three pairs answered from the graph, and one study's CXRTrek staged questions,
-stage 6 beside a forecaster's), and the graph statistics. The last line gives the seconds (and CPU seconds) of each part. A local server the demo
-started is stopped at the end.
+stage 6 beside a forecaster's), and the graph statistics. The last line gives the seconds (and CPU seconds) of
+each part. A local server the demo started is stopped at the end.
 """
 
 from __future__ import annotations

@@ -90,6 +90,7 @@ def judge(change: StatedChange, facts: StudyFacts) -> Verdict:
 #: RadGraph2 and Lunguage label the change on the report's own words, Chest ImaGenome's comparisons are
 #: sentence-level relations of its rule-based pipeline (its silver set's noise: Wu et al. 2021)
 REFERENCE_SOURCES = ("radgraph", "lunguage", "chest_imagenome")
+_SOURCE_RANK = {s: n for n, s in enumerate(REFERENCE_SOURCES)}
 
 
 def stated_reference_changes(facts: StudyFacts) -> tuple[StatedChange, ...]:
@@ -104,8 +105,7 @@ def stated_reference_changes(facts: StudyFacts) -> tuple[StatedChange, ...]:
         stated = [g for g in held if g.basis == "stated" and g.change in SCORED_CHANGES]
         if not stated:
             continue
-        order = {s: n for n, s in enumerate(REFERENCE_SOURCES)}
-        first = min(stated, key=lambda g: (order.get(g.source, len(order)), g.source)).source
+        first = min(stated, key=lambda g: (_SOURCE_RANK.get(g.source, len(_SOURCE_RANK)), g.source)).source
         out += [StatedChange(finding, g.change, g.evidence[0] if g.evidence else "")
                 for g in sorted(stated, key=lambda g: g.change) if g.source == first]
     return tuple(out)
