@@ -18,8 +18,10 @@ from rich.table import Table
 # soft_wrap: a line longer than the terminal is written whole and the terminal folds it, so a command or a
 # path in an error, a summary or a rejection is never split by an inserted line break (copied from the terminal,
 # it still runs); tables still fit the width (their cells wrap or are cut inside the table's own borders)
-console = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+# emoji off: an answer's text is printed as stored (":x:" stays three characters), and rich's emoji table is
+# not loaded on the quick commands' path
+console = Console(soft_wrap=True, emoji=False)
+err = Console(stderr=True, soft_wrap=True, emoji=False)
 
 
 class RowFormat(str, Enum):

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graph.errors import CxrkgError
@@ -148,11 +148,12 @@ def parse_query_file(text: str, file: str) -> NamedQuery:
 
 def catalogue() -> dict[str, NamedQuery]:
     """All named queries shipped in the ``cypher`` package, by name."""
+    import cypher  # its folder, read directly: importlib.resources costs the quick commands 4 ms of imports
+
     out = {}
-    for entry in sorted(resources.files("cypher").iterdir(), key=lambda p: p.name):
-        if entry.name.endswith(".cypher"):
-            q = parse_query_file(entry.read_text(), entry.name)
-            out[q.name] = q
+    for entry in sorted(Path(cypher.__path__[0]).glob("*.cypher"), key=lambda p: p.name):
+        q = parse_query_file(entry.read_text(encoding="utf-8"), entry.name)
+        out[q.name] = q
     return out
 
 

@@ -22,7 +22,10 @@ print("LOADED", sorted(m for m in HEAVY if m in sys.modules))
 print("COMMAND MODULES", sorted(m for m in sys.modules if m.startswith("flows.cli.") and m not in SHARED))
 """
 HEAVY = ("pandas", "numpy", "pyarrow", "prefect", "torch", "neo4j", "yaml", "psutil", "rich.markdown", "markdown_it",
-         "typer.rich_utils")
+         "typer.rich_utils",
+         # a few ms each, for nothing the quick commands use: urllib.request over http.client, the catalogue's
+         # folder through importlib.resources, rich's emoji table
+         "urllib.request", "importlib.resources", "rich._emoji_codes")
 SHARED = ("flows.cli.app", "flows.cli.common", "flows.cli.main")
 
 
