@@ -22,7 +22,6 @@ Typical use::
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import socket
 import subprocess
@@ -305,12 +304,12 @@ class LocalNeo4jServer:
     def status(self) -> ServerStatus:
         """Whether this home's server runs, its pid, and its Neo4j version when it answers a login (asked over
         its HTTP Query API: ``cxrkg db status`` is a quick command and does not import the driver)."""
-        from graph.store.query_api import QueryApiError, QueryApiReader
-
         s = self.settings
         pid = self._running_pid()
         version = None
         if pid is not None and s.password_file.exists():
+            from graph.store.query_api import QueryApiError, QueryApiReader
+
             reader = QueryApiReader(s.http_uri, USER, s.password_file.read_text().strip(), timeout_s=3)
             try:
                 version = reader.read("CALL dbms.components() YIELD versions RETURN versions[0] AS v")[0]["v"]
@@ -325,6 +324,8 @@ class LocalNeo4jServer:
         if path.exists():
             path.chmod(0o600)
             return path.read_text().strip()
+        import secrets  # hashlib and hmac come with it: only the first start needs them
+
         password = secrets.token_urlsafe(24)
         # O_EXCL + mode: the file is never readable by others, not even for a moment.
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
