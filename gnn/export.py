@@ -46,7 +46,6 @@ from gnn.errors import GnnError
 from graph.formats.files import sha256_of
 from graph.store import GraphStore
 from graph.store import statements as st
-from graph.vocabulary import vocabulary
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
@@ -338,7 +337,3 @@ def load_tables(folder: Path) -> tuple[Manifest, dict[str, "pa.Table"]]:
         tables["region_embeddings"] = pq.read_table(folder / EMBEDDINGS)
     return manifest, tables
 
-
-def current_vocabulary_version() -> str:
-    """The packaged vocabulary's version (what a snapshot's manifest records)."""
-    return vocabulary().version

@@ -66,7 +66,6 @@ class ProgressionGNN(nn.Module):
         missing = [t for t in NODE_TYPES if t not in in_dims]
         if missing:
             raise ValueError(f"in_dims lacks {', '.join(missing)}")
-        self.conv_name = conv
         self.encoders = nn.ModuleDict({t: nn.Linear(in_dims[t], hidden) for t in NODE_TYPES})
         self.convs = nn.ModuleList()
         metadata = (list(NODE_TYPES), list(EDGE_TYPES))

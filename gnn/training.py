@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal, get_args
+from typing import Any, Callable, Iterable, Literal
 
 import numpy as np
 import torch
@@ -28,7 +28,6 @@ from gnn.models import Conv, ProgressionGNN
 
 CHECKPOINT_KIND = "cxrkg-progression-gnn"
 LrSchedule = Literal["constant", "cosine"]
-LR_SCHEDULES = get_args(LrSchedule)
 
 # The tuned configuration (gnn/README.md), shipped inside the package so an installed cxrkg finds it.
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "gnn.yaml"

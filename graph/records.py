@@ -19,11 +19,8 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from graph.errors import CxrkgError
 
-POLARITIES = ("present", "absent", "uncertain")
-
 SOURCE_IMAGENOME = "chest_imagenome"
 SOURCE_RADGRAPH = "radgraph"
-SOURCE_PRESENCE = "presence"
 
 
 def stable_id(*parts: object) -> str:

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import yaml
 
-from graph.questions.templates import DISEASE_ORDER, LEVELS, TYPES
+from graph.questions.templates import DISEASE_ORDER, LEVELS, LOCATIONS, TYPES
 from graph.vocabulary import SIDES, Vocabulary, VocabularyError, vocabulary
 
 MAPPING_FILE = Path(__file__).resolve().parent.parent / "vocab" / "diffvqa.yaml"
-ZONES = ("upper", "middle", "lower", "apical")
+ZONES = ("upper", "middle", "lower", "apical")  # the location_lib.csv words that name a zone of a lung
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,10 @@ def load_mapping(path: Path = MAPPING_FILE, vocab: Vocabulary | None = None) -> 
             region = pattern.format(side=s) if s else pattern
             _check(region in vocab.regions, path, f"region {region!r} is not in the vocabulary")
             _check(zone is None or zone in ZONES, path, f"region {region!r}: zone {zone!r} is not one of {ZONES}")
-            regions[region] = Place(side.format(side=s) if side and s else side, zone)
+            place = Place(side.format(side=s) if side and s else side, zone)
+            _check(place.side is None or place.side in LOCATIONS, path,
+                   f"region {region!r}: side {place.side!r} is not in the location library")
+            regions[region] = place
     for word, kind in raw["types"].items():
         _check(kind in TYPES, path, f"texture {word!r}: {kind!r} is not in the type library")
     return DiffVqaMapping(str(raw["mapping_version"]), str(raw["vocabulary"]), findings, by_anatomy,

@@ -4,7 +4,7 @@ Source: the dataset's public question generator, repository Holipori/MIMIC-Diff-
 Knowledge-Aware Image Difference Graph Representation Learning for Difference-Aware Medical Visual Question
 Answering", KDD 2023): ``code/question_gen.py`` (``create_question_set``, ``sub_ques_pres_loc``,
 ``diff_ques``, ``get_caption``) and ``code/libs/*.csv`` (``disease_lib.csv``, ``level_lib.csv``,
-``location_lib.csv``, ``type_lib.csv``, ``postlocation_lib.csv``, ``position_change.csv``). The tuples below
+``location_lib.csv``, ``type_lib.csv``, ``position_change.csv``). The tuples below
 restate those files' values; the template keys and the code around them are cxrkg's own. Every module picks a
 template by its key (:data:`TEMPLATE`), never by its place in a tuple.
 """
@@ -107,19 +107,6 @@ LOCATIONS = ("mid to lower", "left", "right", "retrocardiac", "pericardial", "bi
 #: ``type_lib.csv``.
 TYPES = ("interstitial", "layering", "dense", "parenchymal", "compressive", "obstructive", "linear", "plate-like",
          "patchy", "ground-glass", "calcified", "scattered", "focal", "multifocal", "multi-focal")
-#: ``postlocation_lib.csv``: the phrases after a finding ("... in the left lower lobe") the generator keeps.
-POST_LOCATIONS = (
-    "the lower and probably also middle lobe", "the lower lobe", "the upper lobe", "the middle lobe",
-    "the left lung base", "the right lung base", "the lung bases", "the left base", "the right base",
-    "the right upper lung", "the left upper lung", "the right middle lung", "the left middle lung",
-    "the right mid lung", "the left mid lung", "the right lower lung", "the left lower lung", "the right upper lobe",
-    "the left upper lobe", "the right middle lobe", "the left middle lobe", "the right mid lobe", "the left mid lobe",
-    "the right lower lobe", "the left lower lobe", "the left apical area", "the left apical region",
-    "the right apical area", "the right apical region", "the apical region", "the apical area",
-    "the right mid to lower lung", "the left mid to lower lung", "the medial right lung base",
-    "the medial left lung base", "the upper lungs", "the lower lungs", "the upper lobes", "the lower lobes",
-    "the right mid to lower hemithorax", "the left mid to lower hemithorax", "the soft tissues",
-)
 
 VIEWS = {"PA": "PA view", "AP": "AP view"}
 """Frontal views the generator asks about (``view_ques``: postero-anterior, antero-posterior) and its answers."""

@@ -4,7 +4,6 @@ property for property."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -41,7 +40,3 @@ def graph_content(store: GraphStore) -> list[str]:
                                  _canonical(r["props"])], sort_keys=True))
     return sorted(lines)
 
-
-def content_digest(store: GraphStore) -> str:
-    """SHA-256 (hex) of :func:`graph_content`."""
-    return hashlib.sha256("\n".join(graph_content(store)).encode()).hexdigest()

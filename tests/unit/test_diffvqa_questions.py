@@ -10,9 +10,9 @@ from graph.questions import grammar as g
 from graph.questions.answer import answer, level_of
 from graph.questions.facts import Observation, StudyFacts, type_words
 from graph.questions.generate import generate_frame
-from graph.questions.mapping import MAPPING_FILE, MappingError, Place, load_mapping, mapping, unmapped
+from graph.questions.mapping import MAPPING_FILE, ZONES, MappingError, Place, load_mapping, mapping, unmapped
 from graph.questions.parse import QuestionParseError, parse_question
-from graph.questions.templates import DISEASE_NAMES, TEMPLATES
+from graph.questions.templates import DISEASE_NAMES, LOCATIONS, TEMPLATES
 
 
 def obs(finding, anatomy, polarity="present", severity=None, evidence=(), textures=()):
@@ -84,6 +84,10 @@ def test_the_mapping_names_stated_findings_and_refuses_unknown_names(tmp_path):
     bad.write_text(MAPPING_FILE.read_text().replace("hernia: hernia", "hernia: hiatus"))
     with pytest.raises(MappingError, match="'hiatus' is not a Diff-VQA disease"):
         load_mapping(bad)
+    bad.write_text(MAPPING_FILE.read_text().replace('"{side} lung": ["{side}", null]', '"{side} lung": [both, null]'))
+    with pytest.raises(MappingError, match="side 'both' is not in the location library"):
+        load_mapping(bad)
+    assert set(ZONES) <= set(LOCATIONS)  # a zone is a word of location_lib.csv
 
 
 def test_difference_grammar_is_the_generators():

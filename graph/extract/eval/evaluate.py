@@ -315,11 +315,6 @@ def sentence_text(report: IUReport, section: str, start: int, end: int) -> str:
     return getattr(report, section)[start:end]
 
 
-def predicted_changes(doc: dict) -> set[str]:
-    """Change classes of the CHAN entities that the extractor linked to an observation."""
-    return {e["label"] for e in doc["entities"].values() if e["label"].startswith("CHAN-") and e["relations"]}
-
-
 def sentence_tokens(doc, composed: str, report: IUReport, section: str, start: int, end: int) -> tuple[int, int]:
     """Token range ``[first, last)`` of a labelled sentence in the spaCy ``doc`` of its whole report
     (``composed`` = :func:`graph.extract.rules.compose_text` of the report's sections).
