@@ -1,4 +1,5 @@
-"""Tables use the console's width: a cut table keeps one line per row and never runs past the edge."""
+"""Tables use the console's width: a cut table keeps one line per row and never runs past the edge; text is
+printed as stored."""
 
 from __future__ import annotations
 
@@ -27,3 +28,11 @@ def test_a_wrapped_table_keeps_every_word(monkeypatch):
     common.print_rows([{"evidence": "Small to moderate right pleural effusion has worsened."}], "table")
     text = out.getvalue()
     assert "worsened." in text and "1 row(s)" in text and max(len(line) for line in text.splitlines()) <= 50
+
+
+def test_text_is_printed_as_stored():
+    """An ``:emoji:`` code in an answer or a message stays text (rich would draw it as an emoji)."""
+    for shared in (common.console, common.err):
+        with shared.capture() as captured:
+            shared.print("atelectasis :x: :warning:", highlight=False)
+        assert captured.get() == "atelectasis :x: :warning:\n"
