@@ -7,7 +7,7 @@ issue 18 gives a whole ``cxrkg query`` 0.3 s. The Query API (Neo4j 5.19 and late
 port; https://neo4j.com/docs/query-api/current/) answers one POST with the result, and its
 ``"accessMode": "Read"`` makes the server itself refuse any write (``Neo.ClientError.Statement.AccessMode``).
 Python's own ``http.client`` and ``json`` carry it, so nothing heavier is imported (``urllib.request`` would add
-another 5 ms of imports to every quick command for nothing it needs here).
+another 4 ms of imports to every quick command for nothing it needs here).
 
 Values come back in the Query API's typed JSON (``application/vnd.neo4j.query``: ``{"$type": "Integer",
 "_value": "42"}``) and are decoded to the Python values the driver would give for the types the catalogue
