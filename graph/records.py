@@ -21,6 +21,7 @@ from graph.errors import CxrkgError
 
 SOURCE_IMAGENOME = "chest_imagenome"
 SOURCE_RADGRAPH = "radgraph"
+SOURCE_LUNGUAGE = "lunguage"
 
 
 def stable_id(*parts: object) -> str:

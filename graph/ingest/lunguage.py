@@ -42,10 +42,8 @@ from graph.formats.lunguage import (
     read_lunguage,
     state_of,
 )
-from graph.records import MentionRecord, ParsedFile, ReportRecord, StudyRecord, stable_id
+from graph.records import SOURCE_LUNGUAGE, MentionRecord, ParsedFile, ReportRecord, StudyRecord, stable_id
 from graph.vocabulary import Vocabulary
-
-SOURCE_LUNGUAGE = "lunguage"
 
 
 def lunguage_key(row: LunguageRow) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import NamedTuple, Sequence
 
 from graph.longitudinal.events import changes_agree
+from graph.records import SOURCE_IMAGENOME, SOURCE_LUNGUAGE, SOURCE_RADGRAPH
 from graph.report_scoring.facts import GraphChange, StudyFacts
 from graph.report_scoring.reading import SCORED_CHANGES, ReportReading, StatedChange
 
@@ -89,7 +90,7 @@ def judge(change: StatedChange, facts: StudyFacts) -> Verdict:
 #: the sources whose stated changes give a stored report's changes, first that states any for a finding:
 #: RadGraph2 and Lunguage label the change on the report's own words, Chest ImaGenome's comparisons are
 #: sentence-level relations of its rule-based pipeline (its silver set's noise: Wu et al. 2021)
-REFERENCE_SOURCES = ("radgraph", "lunguage", "chest_imagenome")
+REFERENCE_SOURCES = (SOURCE_RADGRAPH, SOURCE_LUNGUAGE, SOURCE_IMAGENOME)
 _SOURCE_RANK = {s: n for n, s in enumerate(REFERENCE_SOURCES)}
 
 

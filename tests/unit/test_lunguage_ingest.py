@@ -20,8 +20,9 @@ from graph.formats.lunguage import (
     write_lunguage,
 )
 from graph.ingest import discover, parse_files
-from graph.ingest.lunguage import SOURCE_LUNGUAGE, lunguage_key, parse_lunguage
+from graph.ingest.lunguage import lunguage_key, parse_lunguage
 from graph.longitudinal.sequential_reports import lunguage_rows
+from graph.records import SOURCE_LUNGUAGE
 from graph.vocabulary import vocabulary
 
 

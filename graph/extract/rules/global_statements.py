@@ -27,6 +27,7 @@ QUALIFIERS = frozenset({"acute", "active", "significant", "definite", "new", "ev
 #: words that place it (ANAT-DP, the head ``located_at`` them)
 ANATOMY = frozenset({"cardiopulmonary", "cardiothoracic", "intrathoracic", "thoracic", "cardiac", "pulmonary",
                      "lung", "osseous", "bony", "skeletal", "chest"})
+_ENTITY_WORDS = QUALIFIERS | ANATOMY
 #: head nouns of the statement (OBS-DA); "change" is left out: "no significant change" compares two studies
 HEADS = frozenset({"process", "processes", "abnormality", "abnormalities", "disease", "diseases", "finding",
                    "findings", "pathology", "pathologies", "injury"})
@@ -79,7 +80,7 @@ def _statement(lower: list[str], k: int, end: int,
         elif w in ANATOMY:
             anats.append(k)
         elif not (w in _FILLERS or w in _COORDINATORS and (quals or anats) and k + 1 < end
-                  and lower[k + 1] in QUALIFIERS | ANATOMY):
+                  and lower[k + 1] in _ENTITY_WORDS):
             break
         k += 1
     if k >= end or lower[k] not in HEADS or k in covered:
