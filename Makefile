@@ -18,13 +18,13 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt uv
 	# setuptools warns that an editable install can be shadowed by same-named folders (none here)
-	PYTHONWARNINGS=ignore $(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[gnn,test,extract,questions]"
+	PYTHONWARNINGS=ignore $(UV) pip install --quiet --compile-bytecode --python $(PY) -c constraints.txt -e ".[gnn,test,extract,questions]"
 	# medspaCy 1.3.1 declares spacy<3.8, whose wheels need numpy<2 (pandas 3 needs numpy>=2); it runs
 	# on spacy 3.8, so it is installed without its own pins (see README, "Dependencies").
-	$(UV) pip install --quiet --python $(PY) --no-deps -c constraints.txt medspacy PyRuSH medspacy_quickumls
+	$(UV) pip install --quiet --compile-bytecode --python $(PY) --no-deps -c constraints.txt medspacy PyRuSH medspacy_quickumls
 	# radgraph's reward functions (F1RadGraph in `cxrkg score-reports`) are one file that imports nothing; the
 	# package's model needs torch and transformers, which the extra cxrkg[radgraph] adds (graph/report_scoring/radgraph_reward.py)
-	$(UV) pip install --quiet --python $(PY) --no-deps -c constraints.txt radgraph
+	$(UV) pip install --quiet --compile-bytecode --python $(PY) --no-deps -c constraints.txt radgraph
 	touch $(STAMP)
 
 # Neo4j Community jars from Maven Central plus cxrkg's launcher (graph/neo4j_server/pom.xml).

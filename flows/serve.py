@@ -35,6 +35,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.schedules import Cron, Interval, Schedule
 
 from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, ingest_flow, stage
+from graph.errors import CxrkgError
 from graph.ingest.dropfolder import Moved, archive_files, check_folders, committed_files, loadable_files, settling_files
 from graph.records import write_rejections
 from graph.store import shared_store
@@ -186,29 +187,43 @@ def watch_flow(drop_folder: str, archive_folder: str | None = None, rejected_rep
 
 # --- schedules and deployments -------------------------------------------------------------------
 
+class ScheduleError(CxrkgError, ValueError):
+    """A schedule that cannot be made or served: a bad time zone, cron expression or interval, or no
+    Prefect server to serve it to."""
+
+
+def time_zone(name: str) -> zoneinfo.ZoneInfo:
+    """The IANA time zone ``name`` (``Europe/Berlin``, ``UTC``).
+
+    Raises:
+        ScheduleError: no such time zone.
+    """
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:
+        raise ScheduleError(f"unknown time zone {name!r}; use an IANA name such as Europe/Berlin or UTC") from exc
+
+
 def make_schedule(timezone: str, cron: str | None = None, interval_seconds: float | None = None) -> Schedule:
     """A Prefect schedule from a cron expression or an interval, in an explicit IANA time zone.
 
     Interval schedules are anchored at midnight of today in that zone, so ``3600`` runs on the hour.
 
     Raises:
-        ValueError: both or neither of ``cron`` / ``interval_seconds`` given, an unknown time zone, a
+        ScheduleError: both or neither of ``cron`` / ``interval_seconds`` given, an unknown time zone, a
             cron expression Prefect rejects, or a non-positive interval.
     """
     if (cron is None) == (interval_seconds is None):
-        raise ValueError("give exactly one of a cron expression or an interval")
-    try:
-        tz = zoneinfo.ZoneInfo(timezone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError(f"unknown time zone {timezone!r}; use an IANA name such as Europe/Berlin or UTC") from exc
+        raise ScheduleError("give exactly one of a cron expression or an interval")
+    tz = time_zone(timezone)
     if cron is not None:
         try:
             return Cron(cron, timezone=timezone)
         except ValueError as exc:
-            raise ValueError(f"invalid cron expression {cron!r}: {exc}") from exc
+            raise ScheduleError(f"invalid cron expression {cron!r}: {exc}") from exc
     assert interval_seconds is not None  # exactly one of the two was given
     if interval_seconds <= 0:
-        raise ValueError(f"interval must be positive, got {interval_seconds}")
+        raise ScheduleError(f"interval must be positive, got {interval_seconds}")
     anchor = datetime.now(tz).replace(hour=0, minute=0, second=0, microsecond=0)
     return Interval(timedelta(seconds=interval_seconds), anchor_date=anchor, timezone=timezone)
 
@@ -280,14 +295,14 @@ def serve_deployments(*deployments) -> None:
     """Serve deployments with ``prefect.serve`` until interrupted; needs a Prefect server.
 
     Raises:
-        RuntimeError: ``PREFECT_API_URL`` is not set (an ephemeral API cannot schedule; use
+        ScheduleError: ``PREFECT_API_URL`` is not set (an ephemeral API cannot schedule; use
             :func:`run_locally` or start ``prefect server start``).
     """
     from prefect import serve
     from prefect.settings import PREFECT_API_URL
 
     if not PREFECT_API_URL.value():
-        raise RuntimeError("PREFECT_API_URL is not set: start `prefect server start` and set PREFECT_API_URL, "
+        raise ScheduleError("PREFECT_API_URL is not set: start `prefect server start` and set PREFECT_API_URL, "
                            "or run the schedule locally")
     serve(*deployments)
 

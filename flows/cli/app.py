@@ -137,6 +137,21 @@ class HelpGroup(TyperGroup):
             pending += getattr(command, "commands", {}).values()
             _rewrite_help(command, plain)
 
+    def invoke(self, ctx: Any) -> Any:  # typer vendors click: its Context type is private
+        """Run the command; a fault of input or environment (or a defect) ends in one error line and its
+        exit code (:mod:`flows.cli.errors`), under :func:`flows.cli.main.main` and typer's test runner alike.
+        Click's own exits, usage errors and Ctrl-C pass through; ``--debug`` lets the traceback through."""
+        from flows.cli.errors import debugging, report
+
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException):  # typer's exits and Click's usage errors
+            raise
+        except Exception as exc:
+            if debugging():
+                raise
+            raise typer.Exit(report(exc)) from exc
+
 
 def _rewrite_help(command: Any, plain: bool) -> None:
     """One command's help and its parameters' as :func:`paragraphs`; for click's plain help without rich's
@@ -167,14 +182,15 @@ def _route_logs(ctx: typer.Context,
                 _debug: bool = typer.Option(False, "--debug", help="show the traceback of a failure (also "
                                                                    "CXRKG_DEBUG=1)")) -> None:
     # before any command imports Prefect: its logs go to CXRKG_HOME/logs/cxrkg.log (flows/logs.py)
-    from flows.cli.common import fail
+    from flows.cli.errors import DEBUG_VARIABLE
     from flows.logs import route_library_logs
-    from graph.settings import ConfigError, local_server_settings, settings
+    from graph.settings import local_server_settings, settings
+
+    if _debug:  # main() takes --debug off the line; typer's test runner passes it here
+        os.environ[DEBUG_VARIABLE] = "1"
 
     try:
-        route_library_logs(local_server_settings().home, settings().log_level)
-    except ConfigError as exc:
-        fail(str(exc))
+        route_library_logs(local_server_settings().home, settings().log_level)  # ConfigError: one error line
     except OSError:
         pass  # CXRKG_HOME not writable: library logs stay on the terminal; commands that need the folder say so
     if ctx.invoked_subcommand not in _NO_CHILDREN:

@@ -45,18 +45,6 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-def guard(fn, *args, **kwargs):
-    """Run ``fn``; a GnnError or GraphUnavailable becomes one error line (exit code 1), also when the
-    command runs under typer's test runner rather than :func:`flows.cli.main.main`."""
-    from gnn.errors import GnnError
-    from graph.store import GraphUnavailable
-
-    try:
-        return fn(*args, **kwargs)
-    except (GnnError, GraphUnavailable) as exc:
-        fail(str(exc))
-
-
 def existing(param: typer.CallbackParam, value: Any) -> Any:
     """A typer callback for path parameters: ``value`` (a path, a list of paths or None) unchanged when every
     path exists; else one error line naming the parameter and the path, exit code 1 (missing input means
@@ -69,25 +57,23 @@ def existing(param: typer.CallbackParam, value: Any) -> Any:
 
 
 def store_or_fail():
-    """The process-wide graph store, or a one-line error when Neo4j cannot be used."""
-    from graph.store import GraphUnavailable, shared_store
+    """The process-wide graph store, imported when a command needs it (the driver costs start-up time).
 
-    try:
-        return shared_store()
-    except GraphUnavailable as exc:
-        fail(str(exc))
+    Raises:
+        GraphUnavailable: Neo4j cannot be used (one error line, exit code 1).
+    """
+    from graph.store import shared_store
+
+    return shared_store()
 
 
 def reader_or_fail():
     """What a read-only quick command reads through: for the local server its HTTP Query API, without
     importing the driver (:mod:`graph.store.query_api`, issue 18's 0.3 s); for ``NEO4J_URI`` the driver's
     store (a remote server's HTTP address is not known). A one-line error when neither can be used."""
-    from graph.settings import ConfigError, local_server_settings, neo4j_settings
+    from graph.settings import local_server_settings, neo4j_settings
 
-    try:
-        server = neo4j_settings()
-    except ConfigError as exc:
-        fail(str(exc))
+    server = neo4j_settings()  # ConfigError: one error line
     if server.external:
         from graph.store.lean_driver import import_driver_without_dataframes
 
@@ -202,22 +188,12 @@ def run_ingest(paths: list[Path], doc_mapping: Path | None, rejected: Path | Non
     if not bulk:
         store_or_fail()
         from flows.ingest_flow import ingest_flow
-        from graph.store import GraphBusy
 
-        try:
-            summary = ingest_flow([str(p) for p in paths], **args)
-        except GraphBusy as exc:
-            fail(str(exc), exc.exit_code)
+        summary = ingest_flow([str(p) for p in paths], **args)  # GraphBusy: one error line, exit code 5
     else:
-        from flows.bulk_flow import BulkRefused, bulk_ingest_flow
-        from graph.ingest.bulk import BulkInputError
-        from graph.server import ServerError
-        from graph.store import GraphUnavailable
+        from flows.bulk_flow import bulk_ingest_flow
 
-        try:
-            summary = bulk_ingest_flow([str(p) for p in paths], **args, **(engine or {}))
-        except (BulkRefused, BulkInputError, ServerError, GraphUnavailable) as exc:
-            fail(str(exc))
+        summary = bulk_ingest_flow([str(p) for p in paths], **args, **(engine or {}))
     (print_summary_line if brief else print_summary)(summary)
     return summary
 

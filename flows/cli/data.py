@@ -90,12 +90,9 @@ def datasets_iu(out: Path = typer.Option(..., help="folder for the torchxrayvisi
     """Fetch the Indiana University chest X-ray reports (3,955, CC BY-NC-ND 4.0, Demner-Fushman et al.,
     JAMIA 2016) inside the torchxrayvision 1.5.7 wheel from the package registry, checked by sha256."""
     from graph.datasets.iu import IUReport, iter_reports
-    from graph.datasets.wheel import WheelUnavailable, fetch_wheel
+    from graph.datasets.wheel import fetch_wheel
 
-    try:
-        wheel = fetch_wheel(out)
-    except WheelUnavailable as exc:
-        fail(str(exc))
+    wheel = fetch_wheel(out)  # WheelUnavailable: one error line
     reports = sum(1 for r in iter_reports(wheel) if isinstance(r, IUReport))
     console.print(f"{wheel}: {reports} reports")
 
@@ -110,15 +107,11 @@ def datasets_nih(out: Path = typer.Option(..., help="folder for the scene graphs
     from graph.datasets.nih.convert import (
         ATTRIBUTION,
         SYNTHETIC_DATES_NOTE,
-        DatasetUnavailable,
         convert_nih,
         locate_wheel,
     )
 
-    try:
-        summary = convert_nih(out, locate_wheel(cache=cache), patients)
-    except DatasetUnavailable as exc:
-        fail(str(exc))
+    summary = convert_nih(out, locate_wheel(cache=cache), patients)  # DatasetUnavailable: one error line
     table = Table(title=f"NIH ChestX-ray14 -> {summary.out}")
     table.add_column("item")
     table.add_column("count", justify="right")

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import console, fail, local_server
+from flows.cli.common import console, local_server
 from graph.errors import ExitCode
 
 db_app = typer.Typer(no_args_is_help=True, help="The local Neo4j server cxrkg runs itself.")
@@ -19,13 +19,8 @@ app.add_typer(db_app, name="db")
 def db_start(fresh: bool = typer.Option(False, help="start with an empty database when this home's data "
                                                          "folder is gone (refused otherwise)")) -> None:
     """Start the local Neo4j (building it with Maven on first use)."""
-    from graph.server import ServerError
-
     server = local_server()
-    try:
-        server.start(fresh=fresh)
-    except ServerError as exc:
-        fail(str(exc))
+    server.start(fresh=fresh)  # ServerError: one error line
     _warm_plans()
     s = server.status()
     console.print(f"Neo4j running (pid {s.pid}) at {s.bolt_uri}; data in {server.settings.data_dir}; "

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import console, err, existing, fail, guard, store_or_fail
+from flows.cli.common import console, err, existing, fail, store_or_fail
 
 if TYPE_CHECKING:
     from graph.store import GraphStore
@@ -46,7 +46,7 @@ def snapshot(out: Path = typer.Option(..., "--out", help="snapshot folder (parqu
     by patient)."""
     from gnn.export import export_snapshot
 
-    manifest = guard(export_snapshot, store_or_fail(), out, embeddings)
+    manifest = export_snapshot(store_or_fail(), out, embeddings)
     console.print(f"snapshot {manifest.content_hash[:16]} -> {out} in {manifest.seconds:.1f} s: "
                   + ", ".join(f"{k} {v}" for k, v in manifest.rows.items()))
 

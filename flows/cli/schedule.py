@@ -4,7 +4,6 @@ the quick commands stay quick.
 
 from __future__ import annotations
 
-import zoneinfo
 from pathlib import Path
 from typing import Optional
 
@@ -45,13 +44,10 @@ def serve(drop_folder: Path = typer.Argument(..., callback=existing, file_okay=F
     store_or_fail()
     from flows import serve as srv
 
-    try:
-        zoneinfo.ZoneInfo(timezone)
-        check_folders(drop_folder, archive)
-        schedule = None if once else srv.make_schedule(timezone, cron=cron, interval_seconds=interval)
-        train_schedule = srv.make_schedule(timezone, cron=train_cron) if train_cron and not once else None
-    except (ValueError, OSError, zoneinfo.ZoneInfoNotFoundError) as exc:
-        fail(f"unknown time zone {timezone!r}" if isinstance(exc, zoneinfo.ZoneInfoNotFoundError) else str(exc))
+    srv.time_zone(timezone)  # ScheduleError, also with --once; DropFolderError below: one error line
+    check_folders(drop_folder, archive)
+    schedule = None if once else srv.make_schedule(timezone, cron=cron, interval_seconds=interval)
+    train_schedule = srv.make_schedule(timezone, cron=train_cron) if train_cron and not once else None
     params = {"drop_folder": str(drop_folder.resolve()), "archive_folder": str(archive) if archive else None,
               "rejected_report": str(rejected) if rejected else None,
               "doc_mapping": str(doc_mapping) if doc_mapping else None, "settle_seconds": settle_seconds}
@@ -87,10 +83,7 @@ def _serve_to_prefect(srv, params: dict, schedule, train_schedule) -> None:
     """The watch (and training) deployments, served to the Prefect server at PREFECT_API_URL."""
     deployments = [srv.watch_deployment(schedule=schedule, **params)]
     deployments.append(srv.train_deployment(train_schedule))
-    try:
-        srv.serve_deployments(*deployments)
-    except RuntimeError as exc:
-        fail(str(exc))
+    srv.serve_deployments(*deployments)  # ScheduleError without PREFECT_API_URL: one error line
 
 
 def _serve_here(srv, params: dict, schedule, train, train_schedule) -> None:

@@ -26,8 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from graph.errors import CxrkgError
 from graph.formats.scene_graph import parse_datetime
 from graph.records import Rejection
+
+
+class ReportSourceError(CxrkgError, ValueError):
+    """A report source that cannot be read at all (no such path, a file of another kind, a folder without
+    reports): the line names the path. A bad record inside a readable source is a rejection instead."""
 
 MAX_REPORT_BYTES = 100_000
 NOMINAL_DATE = "2000-01-01 00:00:00"
@@ -217,8 +223,8 @@ def iter_inputs(source: str | Path, columns: CsvColumns = CsvColumns(), cache: P
     ``.txt`` and/or ``.xml`` reports.
 
     Raises:
-        FileNotFoundError: the path does not exist.
-        ValueError: a file of another kind, or a folder without .txt / .xml files.
+        ReportSourceError: the path does not exist, is a file of another kind, or a folder without .txt / .xml
+            files.
         graph.datasets.wheel.WheelUnavailable: ``"iu"`` and the wheel cannot be obtained.
     """
     if str(source) == "iu":
@@ -226,7 +232,7 @@ def iter_inputs(source: str | Path, columns: CsvColumns = CsvColumns(), cache: P
         return
     path = Path(source)
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file or folder")
+        raise ReportSourceError(f"{path}: no such file or folder (check the path)")
     if path.is_file():
         suffix = path.suffix.lower()
         if suffix == ".csv":
@@ -241,12 +247,12 @@ def iter_inputs(source: str | Path, columns: CsvColumns = CsvColumns(), cache: P
                 return
             yield _open_i_input(data, str(path), id_prefix=IU_PREFIX if id_prefix is None else id_prefix)
         else:
-            raise ValueError(f"{path}: expected a folder, a .csv, .txt or .xml file, or `iu`")
+            raise ReportSourceError(f"{path}: expected a folder, a .csv, .txt or .xml file, or `iu`")
         return
     has_txt = next(path.rglob("*.txt"), None) is not None
     has_xml = next(path.rglob("*.xml"), None) is not None
     if not has_txt and not has_xml:
-        raise ValueError(f"{path}: no .txt or .xml reports in this folder")
+        raise ReportSourceError(f"{path}: no .txt or .xml reports in this folder")
     if has_txt:
         yield from iter_text_folder(path, id_prefix or "")
     if has_xml:

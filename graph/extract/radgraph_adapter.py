@@ -44,6 +44,10 @@ class RadGraphUnavailable(CxrkgError, RuntimeError):
     """The radgraph model cannot be loaded: package missing, or weights neither cached nor downloadable."""
 
 
+class UnknownRadGraphModel(CxrkgError, ValueError):
+    """A radgraph model type the package does not have (the line lists those it has)."""
+
+
 def default_cache() -> Path:
     """``$CXRKG_RADGRAPH_CACHE``, else the package's own default (``appdirs.user_cache_dir("radgraph")/0.1.18``)."""
     from graph.settings import settings
@@ -63,13 +67,13 @@ def load_model(model_type: str = "radgraph-xl", model_cache_dir: Path | None = N
     the package when missing and the hub is reachable).
 
     Raises:
-        ValueError: unknown model type.
+        UnknownRadGraphModel: unknown model type.
         RadGraphUnavailable: the package is not installed, or the weights are not cached and cannot be
             downloaded (the message says how to pre-seed the cache;
             docs/extraction.md#what-the-extractor-does has the steps).
     """
     if model_type not in MODEL_TYPES:
-        raise ValueError(f"unknown radgraph model {model_type!r}: choose one of {', '.join(MODEL_TYPES)}")
+        raise UnknownRadGraphModel(f"unknown radgraph model {model_type!r}: choose one of {', '.join(MODEL_TYPES)}")
     try:
         from radgraph import RadGraph
     except ImportError as exc:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from graph.errors import CxrkgError
 from graph.formats.files import sha256_of
 from graph.ingest import METADATA, InputFile, discover, file_format
 from graph.store import GraphStore
@@ -40,22 +41,25 @@ class Moved:
     target: str
 
 
+class DropFolderError(CxrkgError, ValueError):
+    """A drop or archive folder that cannot be watched: the line names the folder and what is wrong."""
+
+
 def check_folders(drop: Path, archive: Path | None) -> None:
     """Validate the drop and archive folders.
 
     Raises:
-        FileNotFoundError: the drop folder does not exist.
-        NotADirectoryError: the drop folder is a file.
-        ValueError: the archive folder is the drop folder or lies inside it (it would be read again).
+        DropFolderError: the drop folder does not exist or is a file; the archive folder is the drop folder or
+            lies inside it (it would be read again).
     """
     if not drop.exists():
-        raise FileNotFoundError(f"drop folder {drop} does not exist")
+        raise DropFolderError(f"drop folder {drop} does not exist (check the path)")
     if not drop.is_dir():
-        raise NotADirectoryError(f"drop folder {drop} is not a folder")
+        raise DropFolderError(f"drop folder {drop} is not a folder")
     if archive is not None:
         a, d = archive.resolve(), drop.resolve()
         if a == d or d in a.parents:
-            raise ValueError(f"archive folder {archive} must lie outside the drop folder {drop}")
+            raise DropFolderError(f"archive folder {archive} must lie outside the drop folder {drop}")
 
 
 def settling_files(drop: Path, settle_seconds: float, now: float | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.abc
 import sys
 
+from graph.errors import CxrkgError
 from graph.extract.rules.changes.cues import CHANGE_CUES
 from graph.extract.rules.mentions import SIDE_COORDINATIONS, SIDE_WORDS, quantity_next_to
 from graph.extract.rules.normals import normal_rules
@@ -17,6 +18,10 @@ from graph.extract.rules.phrase_patterns import patterns_to_phrases
 from graph.extract.rules.polarity import add_context
 from graph.extract.rules.target_spans import FACTORY, register_factory
 from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
+
+
+class ExtractorUnavailable(CxrkgError, ImportError):
+    """The rules extractor's libraries (spaCy, medspaCy: the ``extract`` extra) are not installed."""
 
 SUGGESTIVE_CUES = ("suggestive of", "consistent with", "compatible with", "may represent", "could represent",
                    "likely represents", "likely representing", "representing", "represents", "due to",
@@ -49,7 +54,8 @@ def _require_spacy():
         import medspacy  # noqa: F401
         import spacy
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("the rules extractor needs spaCy and medspaCy: pip install 'cxrkg[extract]'") from exc
+        raise ExtractorUnavailable("the rules extractor needs spaCy and medspaCy: pip install 'cxrkg[extract]'") \
+            from exc
     finally:
         if hider:
             sys.meta_path.remove(hider)

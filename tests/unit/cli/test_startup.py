@@ -26,7 +26,7 @@ HEAVY = ("pandas", "numpy", "pyarrow", "prefect", "torch", "neo4j", "yaml", "psu
          # a few ms each, for nothing the quick commands use: urllib.request over http.client, the catalogue's
          # folder through importlib.resources, rich's emoji table
          "urllib.request", "importlib.resources", "rich._emoji_codes")
-SHARED = ("flows.cli.app", "flows.cli.common", "flows.cli.main")
+SHARED = ("flows.cli.app", "flows.cli.common", "flows.cli.errors", "flows.cli.main")
 
 
 @pytest.mark.parametrize("argv, module, uses", [

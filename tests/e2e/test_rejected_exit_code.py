@@ -1,0 +1,148 @@
+"""Exit code 6, "done, but some input was rejected", as each command that claims it gives it: every command the
+README's exit-code table and ``flows/cli/main.py`` name for 6 is run here on an input with one bad record and
+one good one, and must name the rejection and exit 6 (the lists and the commands run are checked against each
+other, so a command that starts rejecting must be added to all three)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tests.fixtures.effusion import STUDY, effusion_study
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _ingest(tmp: Path) -> list[str]:
+    effusion_study(tmp / "in", 1)
+    effusion_study(tmp / "in", 2).write_text("[]")
+    return ["ingest", str(tmp / "in"), "--no-progress"]
+
+
+def _serve_once(tmp: Path) -> list[str]:
+    effusion_study(tmp / "drop", 1)
+    effusion_study(tmp / "drop", 2).write_text("[]")
+    return ["serve", str(tmp / "drop"), "--timezone", "UTC", "--settle-seconds", "0", "--once"]
+
+
+def _extract(tmp: Path) -> list[str]:
+    (tmp / "reports").mkdir()
+    (tmp / "reports" / "good.txt").write_text("FINDINGS: Small left pleural effusion.")
+    (tmp / "reports" / "empty.txt").write_text("")
+    return ["extract", str(tmp / "reports"), "--out", str(tmp / "out")]
+
+
+def _loaded_study(tmp: Path, store) -> str:
+    from tests.fixtures.loading import load_into
+
+    effusion_study(tmp / "graph", 1)
+    load_into(store, tmp / "graph")
+    return str(STUDY[1])
+
+
+def _diffvqa_answer(tmp: Path, store) -> list[str]:
+    study = _loaded_study(tmp, store)
+    questions = pd.DataFrame([{"study_id": study, "subject_id": "10000001", "ref_id": "", "question_type": t,
+                               "question": q} for t, q in (("view", "which view is this image taken?"),
+                                                           ("presence", "is the patient happy?"))])
+    questions.to_csv(tmp / "q.csv", index=False)
+    return ["diffvqa", "answer", str(tmp / "q.csv"), "--out", str(tmp / "a.csv")]
+
+
+def _score_reports(tmp: Path, store) -> list[str]:
+    study = _loaded_study(tmp, store)
+    (tmp / "generated.csv").write_text(f"study_id,report\n{study},Small left pleural effusion.\n"
+                                       "99999999,No acute process.\n")
+    return ["score-reports", str(tmp / "generated.csv"), "--out", str(tmp / "scores.csv")]
+
+
+def _eval_episodes(tmp: Path) -> list[str]:
+    from graph.formats.lunguage import LUNGUAGE_COLUMNS, made_up_rows, write_lunguage
+
+    rows = made_up_rows(patients=2, seed=3)
+    gold = write_lunguage(rows, tmp / "gold.csv")
+    frame = pd.DataFrame([r.cells() for r in rows], columns=list(LUNGUAGE_COLUMNS))
+    frame.loc[1, "section"] = "findings"  # Lunguage's sections are abbreviated (find, impr, hist)
+    frame.to_csv(tmp / "pred.csv", index=False)
+    return ["eval-episodes", str(gold), str(tmp / "pred.csv")]
+
+
+def _cxrtrek_file(tmp: Path) -> Path:
+    good = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "Is it there?"},
+                         {"role": "assistant", "content": "Yes."}],
+            "image": ["a.jpg"],
+            "data_dict": {"cxrtrek_data": {
+                "source": "x", "pat_id": "1", "study_id": "2", "ref_study_id": "", "pos_study_id": "3",
+                "image": ["a.jpg"],
+                "content": [{"stage": 6, "task_type": "Future_Trend_Analysis", "qtype": "yes_no",
+                             "image_input_count": 1, "question": "Is it there?", "answer": "Yes.",
+                             "target": "next_[pleural effusion]"}]}}}
+    path = tmp / "trek.json"
+    path.write_text(json.dumps([good, {"messages": [], "image": []}]))  # the second has no data_dict at all
+    return path
+
+
+def _cxrtrek_check(tmp: Path) -> list[str]:
+    return ["cxrtrek", "check", str(_cxrtrek_file(tmp))]
+
+
+def _cxrtrek_answer(tmp: Path) -> list[str]:
+    return ["cxrtrek", "answer", str(_cxrtrek_file(tmp)), "--out", str(tmp / "answers.json"), "--carry-forward"]
+
+
+#: command -> a builder of its argv from a folder (and the store, for those that read the graph)
+WITHOUT_GRAPH: dict[str, Callable[[Path], list[str]]] = {
+    "extract": _extract, "eval-episodes": _eval_episodes, "cxrtrek check": _cxrtrek_check,
+    "cxrtrek answer": _cxrtrek_answer,
+}
+WITH_GRAPH: dict[str, Callable[[Path], list[str]]] = {"ingest": _ingest, "serve --once": _serve_once}
+READING_GRAPH: dict[str, Callable[[Path, object], list[str]]] = {
+    "diffvqa answer": _diffvqa_answer, "score-reports": _score_reports,
+}
+
+
+def _readme_names() -> set[str]:
+    row = next(line for line in (REPO / "README.md").read_text().splitlines() if line.startswith("| 6 |"))
+    return set(re.findall(r"`([a-z -]+?(?: --[a-z-]+)?)`", row.split("(", 1)[1].split(")", 1)[0]))
+
+
+def _entry_point_names() -> set[str]:
+    from flows.cli import main
+
+    doc = main.__doc__ or ""
+    block = doc[doc.index("\n6  "):].split("\n130", 1)[0]
+    return set(re.findall(r"``([a-z -]+?(?: --[a-z-]+)?)``", block))
+
+
+def test_the_readme_the_entry_point_and_this_test_name_the_same_commands():
+    run_here = set(WITHOUT_GRAPH) | set(WITH_GRAPH) | set(READING_GRAPH)
+    assert _readme_names() == _entry_point_names() == run_here, (_readme_names(), _entry_point_names())
+
+
+def _exits_6(argv: list[str]) -> None:
+    from flows.cli import app
+
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 6, (argv, result.output)
+    assert "reject" in result.output.lower() and "Traceback" not in result.output, result.output
+
+
+@pytest.mark.parametrize("command", sorted(WITHOUT_GRAPH))
+def test_without_the_graph(command, tmp_path):
+    _exits_6(WITHOUT_GRAPH[command](tmp_path))
+
+
+@pytest.mark.parametrize("command", sorted(WITH_GRAPH))
+def test_loading_the_graph(command, store, prefect_harness, tmp_path):
+    _exits_6(WITH_GRAPH[command](tmp_path))
+
+
+@pytest.mark.parametrize("command", sorted(READING_GRAPH))
+def test_reading_the_graph(command, store, tmp_path):
+    _exits_6(READING_GRAPH[command](tmp_path, store))
