@@ -95,7 +95,7 @@ def main() -> None:
     parser.add_argument("--cohort", help="an existing cohort folder instead of the benchmark's own")
     args = parser.parse_args()
 
-    from graph.server import LocalNeo4jServer
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings
 
     settings = local_server_settings()

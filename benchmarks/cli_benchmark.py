@@ -185,7 +185,7 @@ def main() -> None:
         return
     print()
 
-    from graph.server import LocalNeo4jServer
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

@@ -40,7 +40,7 @@ def _cli(*args: str) -> tuple[float, str]:
 def _load(patients: int | None) -> None:
     """Convert the NIH tables and bulk-load them into an emptied store (nih_benchmark.py's bulk child)."""
     from graph.datasets.nih.convert import convert_nih
-    from graph.server import LocalNeo4jServer
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings
 
     settings = local_server_settings()

@@ -173,8 +173,8 @@ class _WorkerSampler:
 def run_scale(args) -> None:
     """``--scale``: the corpus, the runs, one line per run and the ratio (module docstring)."""
     from graph.datasets.iu import load_reports
-    from graph.extract.pipeline import DEFAULT_SHARD_SIZE
     from graph.extract.eval.scale_corpus import sentence_pools, write_corpus
+    from graph.extract.pipeline import DEFAULT_SHARD_SIZE
 
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = Path(tmp) / "reports.csv"
@@ -311,9 +311,9 @@ def main() -> None:
         run_scale(args)
         return
 
-    from graph.settings import local_server_settings
     from graph.datasets.wheel import WheelUnavailable, fetch_wheel
-    from graph.server import LocalNeo4jServer
+    from graph.runtime.server import LocalNeo4jServer
+    from graph.settings import local_server_settings
 
     try:
         fetch_wheel()

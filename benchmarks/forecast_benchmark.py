@@ -41,7 +41,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from graph.datasets.nih.convert import convert_nih
-    from graph.server import LocalNeo4jServer
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -65,10 +65,10 @@ def main() -> None:
 def evaluate(args: argparse.Namespace, snapshot: Path, seconds: dict[str, float]) -> None:
     """Export, forecast table, the forecasters; prints the stages, the table and the total."""
     from gnn.export import export_snapshot
-    from gnn.forecast.rows import forecast_table
     from gnn.forecast.baselines import BASELINES
     from gnn.forecast.model import GRAPH_FORECASTER, gnn_forecaster
     from gnn.forecast.report import evaluate_forecasters, table_rows
+    from gnn.forecast.rows import forecast_table
     from graph.store import shared_store
 
     _stage("export", seconds, lambda: export_snapshot(shared_store(), snapshot))

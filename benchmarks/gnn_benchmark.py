@@ -91,7 +91,7 @@ def bench_training(work: Path, device: str):
 def bench_compare(store, work: Path, data, result, emb: Path) -> None:
     """Three rounds of `compare` over the 10 patients with most studies; the first round is the cold one."""
     from gnn.compare import compare
-    from gnn.training import save_checkpoint, load_checkpoint
+    from gnn.training import load_checkpoint, save_checkpoint
 
     save_checkpoint(work / "model.pt", result, data)
     model = load_checkpoint(work / "model.pt")
@@ -113,8 +113,8 @@ def main() -> None:
     args = arguments()
     use_dedicated_server("gnn-bench", 7713, 7483)
 
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings
-    from graph.server import LocalNeo4jServer
     from graph.store import shared_store
 
     server = LocalNeo4jServer(local_server_settings())

@@ -59,8 +59,8 @@ def naive(cohort: Path, patients: int) -> dict:
     """One auto-committed MERGE per mention record over the first patients' files (same parsers)."""
     from graph.ingest import discover, parse_file
     from graph.records import observation_id
-    from graph.store.stats import label_counts
     from graph.store import shared_store
+    from graph.store.stats import label_counts
     from graph.vocabulary import vocabulary
 
     store = shared_store()
@@ -94,8 +94,8 @@ def query_latencies(cohort: Path) -> dict[str, tuple[float, float, int]]:
     """Every named query, 5 warm-up then 50 timed runs: name -> (p50 ms, p95 ms, rows returned)."""
     import pandas as pd
 
-    from graph.store.queries import catalogue
     from graph.store import shared_store
+    from graph.store.queries import catalogue
 
     store = shared_store()
     truth = pd.read_parquet(cohort / "ground_truth.parquet")
@@ -145,8 +145,8 @@ def main() -> None:
         print(json.dumps(ingest_once(Path(args.child))))
         return
 
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings
-    from graph.server import LocalNeo4jServer
 
     server = LocalNeo4jServer(local_server_settings())
     started_here = not server.status().running

@@ -131,8 +131,9 @@ def kuzu_copy(files: Path) -> dict:
     type, and this process's peak RSS in MB (Linux ``ru_maxrss``, KiB)."""
     import resource
 
-    from graph.ingest.import_files import read_listing
     from kuzu_peer import load_kuzu
+
+    from graph.ingest.import_files import read_listing
 
     folder = files.parent / "kuzu"  # Kuzu 0.11 keeps a database in one file, beside its write-ahead log
     shutil.rmtree(folder, ignore_errors=True)
@@ -230,8 +231,8 @@ def plain_write(dump: Path) -> dict:
     keys of their ends), one session, into the benchmark's emptied graph with its schema. Returns the
     seconds of the writes (reading a chunk from disk included) and the elements in the graph after them."""
     from graph.store import shared_store
-    from graph.store.stats import label_counts
     from graph.store.statements import NODE_KEYS
+    from graph.store.stats import label_counts
     from graph.vocabulary import vocabulary
 
     store = shared_store()
@@ -466,7 +467,7 @@ def main() -> None:
         print(json.dumps(_child(args.child[0], Path(args.child[1]))))
         return
 
-    from graph.server import LocalNeo4jServer
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill stops the children and the server too

@@ -63,7 +63,7 @@ def main() -> None:
     parser.add_argument("cohorts", type=Path, nargs="+")
     parser.add_argument("--loaders", default="bulk,transactional")
     args = parser.parse_args()
-    from graph.server import LocalNeo4jServer
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings
 
     server = LocalNeo4jServer(local_server_settings())

@@ -18,12 +18,12 @@ from pathlib import Path
 import pandas as pd
 
 from graph.extract.pipeline import get_extractor
-from graph.ingest.schedule import available_cores
 from graph.records import Rejection
 from graph.report_scoring.facts import GraphChange, StudyFacts
 from graph.report_scoring.parallel import score_items
 from graph.report_scoring.score import ReportScorer
 from graph.report_scoring.summary import summarise
+from graph.runtime.processes import available_cores
 from graph.synth import write_cohort
 
 

@@ -30,8 +30,8 @@ from graph.errors import CxrkgError
 from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ahead, plan_ingest, store_files
 from graph.ingest.bulk import BulkInputError, BulkSink, write_part
 from graph.ingest.import_files import ImportFiles, keep_files
-from graph.ingest.schedule import available_cores, forked_pool
-from graph.server import LocalNeo4jServer
+from graph.runtime.processes import available_cores, forked_pool
+from graph.runtime.server import LocalNeo4jServer
 from graph.settings import local_server_settings, neo4j_settings
 from graph.store import reset_shared_store, shared_store
 from graph.vocabulary import vocabulary
@@ -86,7 +86,7 @@ class FilesEngine:
     @classmethod
     def choose(cls, workers: int | None, dask_address: str | None) -> "FilesEngine":
         """``dask_address`` wins; ``workers`` given: a local Dask cluster of that many; neither: as many
-        local processes as the cores found (:func:`graph.ingest.schedule.available_cores`).
+        local processes as the cores found (:func:`graph.runtime.processes.available_cores`).
 
         Raises:
             ValueError: ``workers`` below 1.
@@ -380,7 +380,7 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
             answers at ``dask_address``.
         graph.ingest.bulk.BulkInputError: the same record in two files, or two inputs that share a
             patient, study, record or file (nothing imported).
-        graph.server.ServerError: the import or the restart failed.
+        graph.runtime.server.ServerError: the import or the restart failed.
         ValueError: ``workers`` below 1.
     """
     started = time.perf_counter()

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import graph
-from graph.ingest.schedule import drop_inherited_sockets
+from graph.runtime.processes import drop_inherited_sockets
 
 #: the file in each cached output folder that records what made it (and the summary)
 CACHE_FILE = ".cxrkg-demo-cache.pickle"
@@ -179,7 +179,7 @@ class DemoInputs:
     """The three inputs made at once in forked processes (:meth:`start`), each waited for when needed
     (:meth:`get`); :meth:`close` ends the processes, also those still working (on Ctrl-C).
 
-    Forked, as :func:`graph.ingest.schedule.forked_pool`'s workers, and before this process opens a Bolt
+    Forked, as :func:`graph.runtime.processes.forked_pool`'s workers, and before this process opens a Bolt
     connection or Prefect's client; each worker still points any socket it inherited at ``/dev/null``.
     """
 

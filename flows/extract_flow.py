@@ -37,7 +37,7 @@ from graph.extract.pipeline import (
     run_extraction,
     shared_extractor,
 )
-from graph.ingest.schedule import available_cores
+from graph.runtime.processes import available_cores
 
 INGEST_BATCH_FILES = 4  # shards per load task: bounds the memory of one task to a few thousand reports
 #: messages each Dask comm and worker keeps for debugging (distributed's ``admin.low-level-log-length``,
@@ -206,7 +206,7 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         radgraph_options: keyword arguments of the ``radgraph`` extractor (its model and batch options).
         workers: > 0 extracts shards in parallel on a local Dask cluster of that many worker processes;
             0 extracts in this process; None: one worker per core found
-            (:func:`graph.ingest.schedule.available_cores`), in this process on a machine of one core.
+            (:func:`graph.runtime.processes.available_cores`), in this process on a machine of one core.
         dask_address: an existing Dask scheduler (``tcp://host:8786``) to extract on instead.
 
     Returns:

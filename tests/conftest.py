@@ -30,8 +30,8 @@ def _free(port: int) -> bool:
 @pytest.fixture(scope="session")
 def neo4j_server():
     """Yields the Neo4jSettings the tests use, starting (and finally stopping) a local server if needed."""
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings, neo4j_settings
-    from graph.server import LocalNeo4jServer
 
     if os.environ.get("NEO4J_URI"):
         yield neo4j_settings()

@@ -237,7 +237,7 @@ def print_rejections(rejections: list, report: str | None, report_name: str) -> 
 
 def local_server():
     """The local server of CXRKG_HOME; an error when NEO4J_URI points elsewhere."""
-    from graph.server import LocalNeo4jServer
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings, neo4j_settings
 
     if neo4j_settings().external:

@@ -74,7 +74,7 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
     database and starts it (one start instead of a start, a stop and a start). A second Ctrl-C or SIGTERM
     ends the demo at once (:func:`_interrupts`). The last line says where the seconds went."""
     from flows.demo_inputs import DemoInputs, start_prefect_api
-    from graph.server import LocalNeo4jServer
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings, neo4j_settings
 
     times = PartTimes()
@@ -180,7 +180,7 @@ class _Run:
 
     inputs: Any  # flows.demo_inputs.DemoInputs
     prefect_api: Any  # threading.Thread
-    server: Any  # graph.server.LocalNeo4jServer, or None
+    server: Any  # graph.runtime.server.LocalNeo4jServer, or None
     fresh: bool
     times: PartTimes
 

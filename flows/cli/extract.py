@@ -95,9 +95,9 @@ PARALLEL_FROM_BYTES = 16 * 2**20
 
 def default_workers(source: str) -> int:
     """The workers of a run without ``--workers``: one per core found
-    (:func:`graph.ingest.schedule.available_cores`) when the source holds at least
+    (:func:`graph.runtime.processes.available_cores`) when the source holds at least
     ``PARALLEL_FROM_BYTES`` of files, else 0 (in this process); ``iu`` (3,955 reports) runs in this process."""
-    from graph.ingest.schedule import available_cores
+    from graph.runtime.processes import available_cores
 
     cores = available_cores()
     if source == "iu" or cores == 1:

@@ -104,9 +104,9 @@ def _facts(study_ids: Optional[list[str]]) -> dict:
 
 
 def _score(items: list, facts: dict, extractor: str, file: str, workers: Optional[int]) -> tuple[list, list]:
-    from graph.ingest.schedule import available_cores
     from graph.records import Rejection
     from graph.report_scoring.parallel import PARALLEL_FROM_ITEMS, score_items
+    from graph.runtime.processes import available_cores
 
     if workers is None:
         workers = available_cores() if len(items) >= PARALLEL_FROM_ITEMS and available_cores() > 1 else 0

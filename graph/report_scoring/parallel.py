@@ -1,5 +1,5 @@
 """Scoring many reports on worker processes: shards of items annotated (the extractor of ``cxrkg extract``)
-and scored on a forked pool (:func:`graph.ingest.schedule.forked_pool`), the results in item order."""
+and scored on a forked pool (:func:`graph.runtime.processes.forked_pool`), the results in item order."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def score_items(items: Sequence[tuple[str, str, str]], facts: Mapping[str, Study
     rewards_module()
     if workers <= 0:
         return score_aligned(list(items), facts, run, None, file)
-    from graph.ingest.schedule import forked_pool
+    from graph.runtime.processes import forked_pool
 
     shards = [list(items[i:i + SHARD_ITEMS]) for i in range(0, len(items), SHARD_ITEMS)]
     with forked_pool(workers) as pool:

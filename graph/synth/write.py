@@ -425,7 +425,7 @@ def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, em
         embeddings: also write ``region_embeddings.parquet``.
         sparse: reports state every present finding and nothing else (no absences, hedges or omissions),
             as real reports list what they see; the default cohort also states some absences. A sparse
-            cohort's study-level events are exactly its ground truth's (``graph.synth.check``).
+            cohort's study-level events are exactly its ground truth's (``graph.checks.synthetic``).
         mean_studies: studies per patient on average instead of ~4.8 (``graph.synth.simulate.
             study_count_weights``); MIMIC-CXR has 3.48, so 65,000 patients at 3.48 make about 227,000 studies.
 

@@ -42,7 +42,7 @@ def _bulk(cohort: Path, keep: Path, **engine):
 
 
 def test_the_files_stage_on_dask_writes_the_same_files_and_graph(store, prefect_harness, tmp_path):
-    from graph.ingest.schedule import available_cores
+    from graph.runtime.processes import available_cores
 
     cohort = tmp_path / "cohort"
     write_cohort(cohort, patients=10, seed=21)

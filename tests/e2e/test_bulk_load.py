@@ -120,7 +120,7 @@ def test_bulk_load_refuses_another_server(monkeypatch, neo4j_server, prefect_har
 @pytest.mark.java  # neo4j-admin runs on Java
 def test_a_failed_import_says_why_and_leaves_no_database(tmp_path):
     from graph.ingest.import_files import ImportFiles
-    from graph.server import LocalNeo4jServer, ServerError
+    from graph.runtime.server import LocalNeo4jServer, ServerError
     from graph.settings import LocalServerSettings
 
     files = ImportFiles(tmp_path / "files")
@@ -197,7 +197,7 @@ def test_several_inputs_in_one_import_make_the_graph_of_one_load_after_the_other
                                       f"{mapped[0][0]}={mapped[0][1]}", "--also", "=".join(again)])
     assert result.exit_code == 1 and "patient XL-DEMO-1 is in input 2 and input 3" in result.output
     assert "Traceback" not in result.output
-    from graph.server import LocalNeo4jServer
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings
 
     LocalNeo4jServer(local_server_settings()).start()  # stopped for the import that did not come

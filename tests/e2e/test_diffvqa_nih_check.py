@@ -17,9 +17,9 @@ PATIENTS = 120
 
 
 def test_generated_difference_and_abnormality_answers_match_the_nih_tables(store, tmp_path):
+    from graph.checks.nih_diffvqa import check_answers
+    from graph.checks.nih_reference import load_tables
     from graph.datasets.nih.convert import convert_nih
-    from graph.datasets.nih.diffvqa_check import check_answers
-    from graph.datasets.nih.reference import load_tables
     from graph.questions.generate import generate
 
     convert_nih(tmp_path / "nih", limit_patients=PATIENTS)

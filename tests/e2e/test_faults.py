@@ -129,7 +129,7 @@ def test_sigkill_of_neo4j_mid_load_fails_in_one_line_and_the_rerun_loads_the_res
     server is back the next run loads only the rest, giving a one-shot load's graph."""
     import os
 
-    from graph.server import LocalNeo4jServer
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings
     from graph.synth import write_cohort
 

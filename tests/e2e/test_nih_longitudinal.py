@@ -17,8 +17,8 @@ PATIENTS = 250  # the first text-mined vs adjudicated disagreement is patient 21
 
 @pytest.fixture(scope="module")
 def nih_slice(tmp_path_factory):
+    from graph.checks.nih_reference import load_tables
     from graph.datasets.nih.convert import DatasetUnavailable, convert_nih
-    from graph.datasets.nih.reference import load_tables
     from graph.datasets.wheel import WheelUnavailable
 
     out = tmp_path_factory.mktemp("nih")
@@ -31,7 +31,7 @@ def nih_slice(tmp_path_factory):
 
 
 def test_graph_answers_equal_the_reference(store, nih_slice):
-    from graph.datasets.nih.check import check_nih, graph_counts, nih_patient_ids
+    from graph.checks.nih_graph import check_nih, graph_counts, nih_patient_ids
 
     out, summary, tables = nih_slice
     _, result = load_into(store, out)
@@ -47,9 +47,9 @@ def test_graph_answers_equal_the_reference(store, nih_slice):
 
 def test_episodes_equal_the_pandas_reference(store, nih_slice):
     """Per finding the number of episodes, the recurrent patients (recurrent_findings) and every episode's
-    first and last study and closing equal graph.datasets.nih.episodes' plain-pandas episodes."""
-    from graph.datasets.nih.episodes import check_episodes, reference_episodes
-    from graph.datasets.nih.reference import reference_states
+    first and last study and closing equal graph.checks.nih_episodes' plain-pandas episodes."""
+    from graph.checks.nih_episodes import check_episodes, reference_episodes
+    from graph.checks.nih_reference import reference_states
 
     out, _, tables = nih_slice
     load_into(store, out)
@@ -76,11 +76,11 @@ def test_forecast_targets_on_real_patients_equal_the_reference_events(store, nih
     """The next-study forecasting rows, built from the exported graph, hold exactly the reference's
     study-level onsets, resolutions (stated or no longer mentioned) and persistence per finding; the
     baselines then score on them."""
-    from graph.datasets.nih.reference import reference_counts
     from gnn.export import export_snapshot
-    from gnn.forecast.rows import CLASSES, forecast_table
     from gnn.forecast.model import GRAPH_FORECASTER
     from gnn.forecast.report import evaluate_forecasters
+    from gnn.forecast.rows import CLASSES, forecast_table
+    from graph.checks.nih_reference import reference_counts
 
     out, _, tables = nih_slice
     load_into(store, out)
@@ -131,9 +131,9 @@ def test_forecaster_beside_the_derived_events_in_compare_and_stated_vs_predicted
 
     from flows.cli import app
     from gnn.export import export_snapshot, read_graph_tables
-    from gnn.forecast.rows import CLASSES, ONSET, forecast_table
     from gnn.forecast.compare import compare_forecast
     from gnn.forecast.model import load_forecaster
+    from gnn.forecast.rows import CLASSES, ONSET, forecast_table
 
     out, _, _ = nih_slice
     load_into(store, out)

@@ -62,7 +62,7 @@ def _stored_study() -> dict:
 
 
 def test_a_property_of_each_type_added_to_the_schema_is_stored_by_both_loaders(store, extended_schema, tmp_path):
-    from graph.server import LocalNeo4jServer
+    from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings, neo4j_settings
 
     expected = {_name(k): stored for k, (_, stored) in VALUES.items()}

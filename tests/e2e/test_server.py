@@ -14,8 +14,9 @@ import neo4j
 import pytest
 from neo4j.exceptions import AuthError
 
+from graph.runtime.server import LocalNeo4jServer
 from graph.settings import local_server_settings
-from graph.server import LocalNeo4jServer
+
 
 def _free_port() -> int:
     with socket.socket() as s:

@@ -3,11 +3,10 @@ study-level onsets, persistence and "no longer mentioned" equal its ground truth
 
 from __future__ import annotations
 
-
 import pandas as pd
 
+from graph.checks.synthetic import check_sparse_cohort, truth_episodes, truth_events
 from graph.synth import GROUND_TRUTH, write_cohort
-from graph.synth.check import check_sparse_cohort, truth_episodes, truth_events
 from tests.fixtures.loading import load_into
 
 

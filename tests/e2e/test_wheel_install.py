@@ -41,7 +41,7 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     assert "ingest" in _run([venv / "bin" / "cxrkg", "--help"], env=env, cwd=work).stdout
     assert "new_finding_patients" in _run([venv / "bin" / "cxrkg", "queries"], env=env, cwd=work).stdout
     where = _run([venv / "bin" / "python", "-c",
-                  "import graph, flows, gnn.features; from graph.server import SERVER_DIR; "
+                  "import graph, flows, gnn.features; from graph.runtime.server import SERVER_DIR; "
                   "from graph.extract.eval.evaluate import DEFAULT_CHANGE_LABELS; from graph.vocabulary import vocabulary; "
                   "print(graph.__file__); print((SERVER_DIR / 'pom.xml').is_file(), DEFAULT_CHANGE_LABELS.is_file(), "
                   "(Path(gnn.__file__).parent / 'configs' / 'gnn.yaml').is_file(), len(vocabulary().findings) > 50)"

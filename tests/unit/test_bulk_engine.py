@@ -10,7 +10,7 @@ import pytest
 
 from flows.bulk_flow import FilesEngine
 from graph.extract.pipeline import ExtractionSummary
-from graph.ingest.schedule import available_cores
+from graph.runtime.processes import available_cores
 
 
 def test_available_cores_are_those_this_process_may_run_on():

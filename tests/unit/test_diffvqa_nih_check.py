@@ -1,4 +1,4 @@
-"""The independent check of Diff-VQA answers on NIH ChestX-ray14 (graph.datasets.nih.diffvqa_check).
+"""The independent check of Diff-VQA answers on NIH ChestX-ray14 (graph.checks.nih_diffvqa).
 
 No Neo4j. The grammar tests need nothing; the rest are hand-written question rows over the real NIH tables of
 the torchxrayvision wheel (the package registry or a filled CXRKG_IU_CACHE), skipped when it cannot be obtained.
@@ -10,11 +10,22 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from graph.datasets.nih import reference as ref
+from graph.checks import nih_reference as ref
+from graph.checks.nih_diffvqa import (
+    CHECKED_NAMES,
+    DISEASE_LIBRARY,
+    NIH_TO_DIFFVQA,
+    NOTHING,
+    Q_ABNORMALITIES,
+    Q_ANY,
+    Q_DIFFERENCE,
+    check_answers,
+    difference_answer,
+    nih_studies,
+    parse_abnormalities,
+    parse_difference,
+)
 from graph.datasets.nih.convert import DatasetUnavailable
-from graph.datasets.nih.diffvqa_check import (CHECKED_NAMES, DISEASE_LIBRARY, NIH_TO_DIFFVQA, NOTHING,
-                                              Q_ABNORMALITIES, Q_ANY, Q_DIFFERENCE, check_answers,
-                                              difference_answer, nih_studies, parse_abnormalities, parse_difference)
 from graph.datasets.wheel import WheelUnavailable
 from graph.formats.diffvqa import ANSWER_COLUMNS, QuestionFileError
 

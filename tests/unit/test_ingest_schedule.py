@@ -72,7 +72,7 @@ def test_forked_workers_hold_none_of_the_parents_sockets():
     """A worker that kept the parent's Bolt socket would keep a killed parent's transaction and locks alive."""
     import socket
 
-    from graph.ingest.schedule import forked_pool
+    from graph.runtime.processes import forked_pool
 
     with socket.socket() as held, socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))

@@ -6,8 +6,8 @@ import pytest
 
 
 def test_jvm_options_size_the_young_generation_and_take_overrides(monkeypatch, tmp_path):
+    from graph.runtime.server import LocalNeo4jServer, ServerError
     from graph.settings import local_server_settings
-    from graph.server import LocalNeo4jServer, ServerError
 
     monkeypatch.setenv("CXRKG_HOME", str(tmp_path))
     monkeypatch.delenv("CXRKG_NEO4J_JVM_OPTS", raising=False)

@@ -1,1 +1,2 @@
-"""NIH ChestX-ray14 (torchxrayvision wheel tables) converted to scene graphs, and its independent reference."""
+"""NIH ChestX-ray14 (torchxrayvision wheel tables) converted to scene graphs (its independent reference is
+:mod:`graph.checks.nih_reference`)."""

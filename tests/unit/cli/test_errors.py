@@ -65,7 +65,7 @@ LISTED = {
     "graph.store.errors.LoginRefused", "graph.store.queries.QueryError", "graph.store.busy.GraphBusy",
     "graph.store.query_api.QueryApiError", "graph.questions.parse.QuestionParseError",
     "graph.formats.diffvqa.QuestionFileError", "graph.questions.score.MetricUnavailable",
-    "graph.questions.mapping.MappingError", "graph.server.ServerError",
+    "graph.questions.mapping.MappingError", "graph.runtime.server.ServerError",
     "gnn.errors.GnnError", "flows.bulk_flow.BulkRefused",
 }
 MESSAGE = "something failed: do this"

@@ -41,7 +41,7 @@ from graph.store.errors import GraphUnavailable, LoginRefused
 if TYPE_CHECKING:  # the import files' module pulls in pandas, which `cxrkg db status` has no use for
     from graph.ingest.import_files import Listing
 
-SERVER_DIR = Path(__file__).resolve().parent / "neo4j_server"
+SERVER_DIR = Path(__file__).resolve().parents[1] / "neo4j_server"
 JAR_NAME = "cxrkg-neo4j-server.jar"
 USER = "neo4j"
 

@@ -6,7 +6,7 @@ Two comparisons, both expected to show 0 mismatches:
   events starting in that year (onset, by what the prior study said, resolution, no longer mentioned,
   persistence), read from the graph's StudyFinding nodes and their PROGRESSION edges;
 * patient sets of ``new_finding_patients`` (level study, basis any) per finding, over all dates and per
-  synthetic year, against :func:`graph.datasets.nih.reference.reference_new_patients`.
+  synthetic year, against :func:`graph.checks.nih_reference.reference_new_patients`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from graph.datasets.nih.convert import synthetic_study_datetime
-from graph.datasets.nih.reference import (
+from graph.checks.nih_reference import (
     COUNT_COLUMNS,
     FINDINGS,
     NIHTables,
@@ -24,6 +23,7 @@ from graph.datasets.nih.reference import (
     reference_new_patients,
     reference_states,
 )
+from graph.datasets.nih.convert import synthetic_study_datetime
 from graph.store import GraphStore
 from graph.store import read_statements as rs
 from graph.store.queries import get_query, run_named
