@@ -16,7 +16,7 @@ Radiologist: A Benchmark with Clinical Reasoning"; repository guanjinquan/CXRTre
   (``abnormality_[opacification]``, ``yes_no_foreign_body``, an anatomy for detection); detection items carry
   ``bbox_list``, boxes ``[x1, y1, x2, y2]`` in percent of the image (0 to 100).
 
-What is required is what scoring and the readers of a sample need (docs/formats.md, CXRTrek): a sample's
+What is required is what scoring and the readers of a sample need (docs/formats.md §9): a sample's
 ``pat_id``, ``study_id``, ``ref_study_id``, ``pos_study_id`` and ``content`` (a fault rejects the sample), an
 item's ``stage``, ``task_type``, ``qtype``, ``question``, ``answer``, a choice's ``option_list`` and
 ``answer_list``, a detection's ``bbox_list``, a ``target`` when given (a fault rejects the ITEM; its sample
