@@ -1,12 +1,14 @@
 """``cxrkg cxrtrek generate|check|answer|score``: CXRTrek-format staged diagnostic questions.
 
-Quick to import (typer only): the graph code loads inside the commands. ``check`` with rejected samples ends
-with exit code 6 (each named by index and field, the rest counted); an unreadable file, a stage cxrkg does not
-write, or a faulty environment ends with exit code 1, never a traceback.
+Quick to import (typer only): the graph code loads inside the commands. ``check`` with rejected samples or
+questions ends with exit code 6 (each named by index and field, the rest counted); an unreadable file, a stage
+cxrkg does not write, or a faulty environment ends with exit code 1, never a traceback; a bad choice
+(``--split bogus``) exit code 2.
 """
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
@@ -20,6 +22,14 @@ cxrtrek_app = typer.Typer(no_args_is_help=True, help="CXRTrek-format staged ques
                                                      "the graph, check a file's format, answer stage 6 with "
                                                      "the forecaster, score answers.")
 app.add_typer(cxrtrek_app, name="cxrtrek")
+
+
+class Split(str, Enum):
+    """``cxrtrek answer --split``: the patients of `cxrkg forecast`'s split."""
+
+    train = "train"
+    val = "val"
+    test = "test"
 
 
 @cxrtrek_app.command("generate")
@@ -43,13 +53,17 @@ def cxrtrek_generate(out: Path = typer.Option(..., "--out", help="the samples (a
 
 @cxrtrek_app.command("check")
 def cxrtrek_check(file: Path = typer.Argument(..., help="a CXRTrek-format JSON file")) -> None:
-    """Validate a file against the CXRTrek format (the public demo file's fields and types)."""
+    """Validate a file against the CXRTrek format (the public demo file's fields and types): a bad sample or
+    question is named and left out, what a release adds (a task-type variant, an unknown qtype) kept and
+    counted."""
     from graph.cxrtrek.format import read_samples
 
     result = read_samples(file)  # CxrtrekFormatError: one line, exit 1
-    questions = sum(len(s.data_dict.cxrtrek_data.content) for _, s in result.samples)
-    console.print(f"{len(result.samples):,} samples valid ({questions:,} questions), {len(result.rejections):,} "
-                  f"rejected: {file}", highlight=False)
+    bad_items = sum(" item " in (r.record or "") for r in result.rejections)
+    console.print(f"{len(result.samples):,} samples valid ({result.questions:,} questions), "
+                  f"{len(result.rejections) - bad_items:,} samples and {bad_items:,} questions rejected: {file}",
+                  highlight=False)
+    console.print(result.kept_line(), highlight=False)
     if result.rejections:
         print_rejections(result.rejections, None, "")
         raise typer.Exit(ExitCode.REJECTED)
@@ -63,9 +77,9 @@ def cxrtrek_answer(file: Path = typer.Argument(..., callback=existing, help="sam
                                                                   "--save-model`)"),
                    carry_forward: bool = typer.Option(False, "--carry-forward", help="the baseline instead: every "
                                                                                      "present finding stays"),
-                   split: Optional[str] = typer.Option(None, "--split", help="only the patients of this split "
-                                                                            "(train, val, test: the forecaster's "
-                                                                            "held-out patients are test)"),
+                   split: Optional[Split] = typer.Option(None, "--split", help="only the patients of this split "
+                                                                              "(the forecaster's held-out "
+                                                                              "patients are test)"),
                    split_seed: int = typer.Option(0, "--split-seed", help="the seed of `cxrkg forecast`'s split")) -> None:
     """Answer stage 6 (what the next study shows of each present finding) with a saved forecaster, from the
     studies up to the current one, or with the carry-forward baseline."""
@@ -73,13 +87,11 @@ def cxrtrek_answer(file: Path = typer.Argument(..., callback=existing, help="sam
 
     if (forecaster is None) == (not carry_forward):
         fail("give exactly one of --forecaster MODEL.pt and --carry-forward")
-    if split not in (None, "train", "val", "test"):
-        fail(f"--split {split}: one of train, val, test")
     samples, rejections = read_valid(file)  # CxrtrekFormatError: one line, exit 1
     if split is not None:
         from gnn.forecast.cxrtrek_answer import in_split
 
-        samples = in_split(samples, split, split_seed)
+        samples = in_split(samples, split.value, split_seed)
     if forecaster is not None:
         from gnn.forecast.cxrtrek_answer import forecast_answers
         from gnn.forecast.model import load_forecaster
@@ -110,7 +122,7 @@ def cxrtrek_score(gold: Path = typer.Argument(..., callback=existing, help="the 
     cover."""
     import math
 
-    from graph.cxrtrek.format import read_valid
+    from graph.cxrtrek.format import items_of, read_valid
     from graph.cxrtrek.generate import parse_stages
     from graph.cxrtrek.score import SCORE_COLUMNS, score_table
 
@@ -118,9 +130,30 @@ def cxrtrek_score(gold: Path = typer.Argument(..., callback=existing, help="the 
     pred_samples, pred_bad = read_valid(pred)
     if gold_bad or pred_bad:
         print_rejections(gold_bad + pred_bad, None, "")
-    chosen = set(parse_stages(stages)) if stages else {c["stage"] for s in pred_samples
-                                                       for c in s["data_dict"]["cxrtrek_data"]["content"]}
+    chosen = set(parse_stages(stages)) if stages else {c["stage"] for s in pred_samples for c in items_of(s)}
     table = score_table(gold_samples, pred_samples, chosen, bootstrap)
     rows = [{k: ("" if isinstance(v, float) and math.isnan(v) else round(v, 4) if isinstance(v, float) else v)
              for k, v in r.items()} for r in table.to_dict("records")]
-    print_rows(rows, fmt.value, list(SCORE_COLUMNS), title=f"CXRTrek scores of {pred.name} against {gold.name}")
+    title = f"CXRTrek scores of {pred.name} against {gold.name}, beside the gold file's most common answer"
+    if fmt is RowFormat.table:
+        rows = [_with_intervals(r) for r in rows]
+        print_rows(rows, fmt.value, list(TABLE_COLUMNS), title=title)
+    else:
+        print_rows(rows, fmt.value, list(SCORE_COLUMNS), title=title)
+
+
+TABLE_COLUMNS = ("stage", "qtype", "metric", "questions", "answered", "score [95 % CI]", "majority_answer",
+                 "majority_score [95 % CI]", "diff [95 % CI]")
+"""``cxrtrek score --format table``'s columns: json and csv print each interval's ends in columns of their own."""
+
+
+def _with_intervals(row: dict) -> dict:
+    """A score row with each value and its interval in one cell, ``0.833 [0.600, 1.000]`` (no interval: the
+    value alone), and a long most common answer cut to 32 characters (json and csv print it whole)."""
+    answer = row["majority_answer"]
+    out = {k: row[k] for k in TABLE_COLUMNS[:5]} | {"majority_answer": answer if len(answer) <= 32 else
+                                                    answer[:31] + "…"}
+    for value, prefix in (("score", ""), ("majority_score", "majority_"), ("diff", "diff_")):
+        low, high = row[f"{prefix}ci_low"], row[f"{prefix}ci_high"]
+        out[f"{value} [95 % CI]"] = f"{row[value]:.3f}" + (f" [{low:.3f}, {high:.3f}]" if low != "" else "")
+    return out

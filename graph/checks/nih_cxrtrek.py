@@ -12,6 +12,9 @@ question is a finding question here):
 
 - stage 2, target ``abnormality_[f]`` (or ``foreign_body_[f]``), yes/no or a Yes/No choice: ``Yes.`` for a
   present finding, ``No.`` for an absent one; a finding not mentioned is not asked about;
+- stage 5, single-choice target ``overall_change``, for every study with a previous study: ``It shows an
+  unchanged trend.`` where the study's events are all persistence or there are none, else ``The findings
+  have changed.``;
 - stage 5, single-choice target ``change_[f]``: the event against the previous study: onset ``New.``,
   persistence ``Still present.``, resolution ``Resolved.``, no longer mentioned ``No longer mentioned.``;
   one question per event, none without;
@@ -34,15 +37,16 @@ from typing import Any, Iterable, Iterator
 
 import pandas as pd
 
-from graph.checks.nih_reference import ABSENT, NOT_MENTIONED, PRESENT, NIHTables, reference_states
+from graph.checks.nih_reference import ABSENT, NOT_MENTIONED, PERSISTENCE, PRESENT, NIHTables, reference_states
 from graph.errors import CxrkgError
 
 CHANGE_TEXT = {"onset": "New.", "persistence": "Still present.", "resolution": "Resolved.",
                "no_longer_mentioned": "No longer mentioned."}
 NEXT_TEXT = {PRESENT: "Still present.", ABSENT: "Resolved.", NOT_MENTIONED: "Not mentioned."}
-KINDS = ("presence", "change", "next_choice", "next_yes_no")
+UNCHANGED, CHANGED = "It shows an unchanged trend.", "The findings have changed."
+KINDS = ("presence", "overall_change", "change", "next_choice", "next_yes_no")
 MISMATCH_COLUMNS = ("study_id", "kind", "finding", "expected", "got", "problem")
-_TARGET = re.compile(r"(abnormality|foreign_body|change|next)_\[(.+)\]")
+_TARGET = re.compile(r"(abnormality|foreign_body|change|next)_\[(.+)\]|(overall_change)")
 _LETTER = re.compile(r"[A-Z]\. ")
 
 
@@ -69,6 +73,11 @@ def expected_answers(tables: NIHTables, states: pd.DataFrame | None = None) -> p
     told = s[s["state"].isin([PRESENT, ABSENT])]
     presence = pd.DataFrame({"study_id": told["image_id"], "kind": "presence", "finding": told["finding"],
                              "expected": told["state"].map({PRESENT: "Yes.", ABSENT: "No."})})
+    with_prior = s[s["prior_state"].notna()]
+    moved = with_prior["event"].notna() & (with_prior["event"] != PERSISTENCE)
+    changed = moved.groupby(with_prior["image_id"]).any()
+    overall = pd.DataFrame({"study_id": changed.index, "kind": "overall_change", "finding": "",
+                            "expected": changed.map({True: CHANGED, False: UNCHANGED}).to_numpy()})
     events = s[s["event"].notna()]
     change = pd.DataFrame({"study_id": events["image_id"], "kind": "change", "finding": events["finding"],
                            "expected": events["event"].map(CHANGE_TEXT)})
@@ -77,7 +86,7 @@ def expected_answers(tables: NIHTables, states: pd.DataFrame | None = None) -> p
                            "expected": later["next_state"].map(NEXT_TEXT)})
     yes_no = choice.assign(kind="next_yes_no",
                            expected=(later["next_state"] == PRESENT).map({True: "Yes.", False: "No."}))
-    return pd.concat([presence, change, choice, yes_no], ignore_index=True)
+    return pd.concat([presence, overall, change, choice, yes_no], ignore_index=True)
 
 
 def expected_links(states: pd.DataFrame) -> pd.DataFrame:
@@ -93,7 +102,9 @@ def _kind(item: dict[str, Any]) -> tuple[str, str] | None:
     m = _TARGET.fullmatch(str(item.get("target") or ""))
     if m is None:
         return None
-    prefix, finding, stage, qtype = m.group(1), m.group(2), item.get("stage"), item.get("qtype")
+    prefix, finding, stage, qtype = m.group(1) or m.group(3), m.group(2) or "", item.get("stage"), item.get("qtype")
+    if stage == 5 and prefix == "overall_change" and qtype == "single-choice":
+        return "overall_change", finding
     if stage == 2 and prefix in ("abnormality", "foreign_body") and qtype in ("yes_no", "single-choice"):
         return "presence", finding
     if stage == 5 and prefix == "change" and qtype == "single-choice":

@@ -26,6 +26,7 @@ from typing import Any, Iterable
 
 from graph.cxrtrek import templates as t
 from graph.cxrtrek.facts import Reader, StudyStageFacts, all_patient_ids, iter_stage_facts
+from graph.cxrtrek.format import items_of
 from graph.cxrtrek.stages import FRAME_NAME, STAGES, Item, main_image
 from graph.errors import CxrkgError
 
@@ -109,7 +110,7 @@ def write_samples(studies: Iterable[StudyStageFacts], out: Path, seed: int = 0,
             fh.write(",\n" if summary.samples else "\n")
             fh.write(json.dumps(sample))
             summary.samples += 1
-            summary.questions.update(x["stage"] for x in sample["data_dict"]["cxrtrek_data"]["content"])
+            summary.questions.update(x["stage"] for x in items_of(sample))
         fh.write("\n]\n")
     return summary
 

@@ -15,9 +15,12 @@ the observations, PROGRESSION edges or boxes read. ``image_input_count`` is set 
   choice among its region and two other Chest ImaGenome box regions when it has one region), each stated
   severity word; a detection question per box of a region where a finding is present, in percent of the
   224 x 224 frame the scene graph's boxes are given in.
-- Stage 5 (Differences_Comparison, only with a previous study): per (finding, region) with PROGRESSION edges to
-  the previous study, a choice of the derived change, a choice of the stated change where the sources state
-  one change, and a caption with the severity before and after.
+- Stage 5 (Differences_Comparison, every study with a previous study, as in the demo file, where each of the
+  67 samples with a reference study has stage 5): whether anything changed (a choice, target
+  ``overall_change``: "It shows an unchanged trend." where every PROGRESSION edge to the previous study says
+  persistent or no change, or there is none); then per (finding, region) with PROGRESSION edges, a choice of
+  the derived change, a choice of the stated change where the sources state one change, and a caption with
+  the severity before and after.
 - Stage 6 (Future_Trend_Analysis, only with a next study): per present finding, what the next study states of
   it (yes/no: still present; a choice of still present, resolved = stated absent, not mentioned).
 """
@@ -203,14 +206,28 @@ def _change_items(name: str, place: str, changes: list[Change]) -> list[Item]:
     return out
 
 
+def _overall(f: StudyStageFacts) -> Item:
+    """Whether anything changed against the previous study (:data:`graph.cxrtrek.templates.OVERALL_OPTIONS`)."""
+    changed = [c for c in f.changes if c.change not in t.UNCHANGED]
+    state = "changed" if changed else "no change"
+    basis = {"basis": "derived", "change": state, "prior_study_id": f.prior_id,
+             "progression_ids": [c.progression_id for c in changed or f.changes]}
+    options = t.lettered(list(t.OVERALL_OPTIONS.values()))
+    return choice(5, "Differences_Comparison", t.OVERALL_CHANGE_CHOICE, options, list(t.OVERALL_OPTIONS).index(state),
+                  basis, target="overall_change")
+
+
 def stage5(f: StudyStageFacts, rng: random.Random) -> list[Item]:
-    """The change of each (finding, region) against the previous study, from its PROGRESSION edges."""
+    """Whether anything changed against the previous study (every study with one: a study without a
+    PROGRESSION edge answers no change), then the change of each (finding, region) from its PROGRESSION
+    edges."""
     if not f.prior_id:
         return []
     groups: dict[tuple[str, str], list[Change]] = defaultdict(list)
     for c in f.changes:
         groups[(c.finding, c.anatomy)].append(c)
-    return [x for (name, place), changes in sorted(groups.items()) for x in _change_items(name, place, changes)]
+    return [_overall(f)] + [x for (name, place), changes in sorted(groups.items())
+                            for x in _change_items(name, place, changes)]
 
 
 def stage6(f: StudyStageFacts, rng: random.Random) -> list[Item]:

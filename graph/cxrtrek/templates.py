@@ -62,6 +62,14 @@ STATED_CHOICE = ("What change does the report state for the {x} in the {place} a
 #: The stated changes (Chest ImaGenome comparisons, RadGraph2 change entities) as options, in this order.
 STATED_OPTIONS = {"new": "New.", "worsened": "Worsened.", "no change": "No change.", "improved": "Improved.",
                   "resolved": "Resolved.", "repositioned": "Repositioned."}
+OVERALL_CHANGE_CHOICE = ("What best describes the differences in the findings between the current and previous "
+                         "images? Select the correct answer from choices below: [ {options} ]." + ANSWER_ONLY)
+#: The whole study against the previous one, as options, in this order: ``no change`` where every
+#: PROGRESSION edge says persistent or no change (or there is none: nothing stated present on either side),
+#: ``changed`` otherwise. The first is the demo's own wording ("C. It shows an unchanged trend.").
+OVERALL_OPTIONS = {"no change": "It shows an unchanged trend.", "changed": "The findings have changed."}
+#: The changes that leave a study unchanged against its previous one.
+UNCHANGED = frozenset({"persistent", "no change"})
 CHANGE_CAPTION = ("What changes, if any, can be observed in the {x} in the {place} between the current and prior "
                   "chest X-ray images?")
 CHANGE_WORDS = {"new": "new", "persistent": "still present", "resolved": "resolved",

@@ -51,7 +51,7 @@ def test_every_stage_answers_what_the_scene_graphs_state(store, tmp_path):
 
     result = read_samples(tmp_path / "q.json")
     assert result.rejections == [] and summary.samples == 3
-    first, second, third = (s.model_dump() for _, s in result.samples)
+    first, second, third = (s.row for s in result.samples)
     data = second["data_dict"]["cxrtrek_data"]
     assert (data["study_id"], data["ref_study_id"], data["pos_study_id"]) == (str(STUDIES[1]), str(STUDIES[0]),
                                                                              str(STUDIES[2]))
@@ -77,6 +77,9 @@ def test_every_stage_answers_what_the_scene_graphs_state(store, tmp_path):
     assert severity["answer"] == "The lung opacity in the left lung is moderate."
 
     stage5 = _by_target(second, 5)
+    overall = stage5[("overall_change", "single-choice")]
+    assert overall["answer"] == "B. The findings have changed." and overall["question"].endswith(
+        "Reference X-ray: <image> .") and overall["image_input_count"] == 2
     assert stage5[("change_[lung opacity]", "single-choice")]["answer"] == "B. Still present."
     assert stage5[("stated_change_[lung opacity]", "single-choice")]["answer"] == "B. Worsened."
     assert stage5[("change_[pleural effusion]", "single-choice")]["answer"] == "A. New."

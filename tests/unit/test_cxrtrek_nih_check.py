@@ -20,7 +20,7 @@ NO_FINDING_ABSENT = sorted({t.finding for t in LABEL_MAP[SOURCE_TEXT].values()})
 
 def _tables():
     rows = [("90000001_000.png", "Effusion", "0"), ("90000001_001.png", "Effusion|Atelectasis", "1"),
-            ("90000001_002.png", "No Finding", "2")]
+            ("90000001_002.png", "No Finding", "2"), ("90000001_003.png", "No Finding", "3")]
     entry = pd.DataFrame([{"Image Index": i, "Finding Labels": labels, "Follow-up #": fu, "Patient ID": "90000001",
                            "Patient Age": "50", "Patient Gender": "F", "View Position": "PA"}
                           for i, labels, fu in rows])
@@ -45,24 +45,31 @@ def _right():
         _q(6, f"next_[{EFFUSION}]", "yes_no", "Yes."), _q(6, f"next_[{EFFUSION}]", "single-choice", "A. Still present.")])
     second = _sample("90000001_001", "90000001_000", "90000001_002", [
         _q(2, f"abnormality_[{ATELECTASIS}]", "single-choice", "B. Yes."), _q(2, f"abnormality_[{EFFUSION}]", "yes_no", "Yes."),
+        _q(5, "overall_change", "single-choice", "B. The findings have changed."),
         _q(5, f"change_[{ATELECTASIS}]", "single-choice", "A. New."),
         _q(5, f"change_[{EFFUSION}]", "single-choice", "B. Still present."),
         _q(6, f"next_[{ATELECTASIS}]", "yes_no", "No."), _q(6, f"next_[{ATELECTASIS}]", "single-choice", "B. Resolved."),
         _q(6, f"next_[{EFFUSION}]", "yes_no", "No."), _q(6, f"next_[{EFFUSION}]", "single-choice", "B. Resolved.")])
-    third = _sample("90000001_002", "90000001_001", "", [
+    third = _sample("90000001_002", "90000001_001", "90000001_003", [
         *[_q(2, f"abnormality_[{f}]", "yes_no", "No.") for f in NO_FINDING_ABSENT],
+        _q(5, "overall_change", "single-choice", "B. The findings have changed."),
         _q(5, f"change_[{ATELECTASIS}]", "single-choice", "C. Resolved."),
         _q(5, f"change_[{EFFUSION}]", "single-choice", "C. Resolved.")])
-    return [first, second, third]
+    # nothing present before or now: no event, and the study is unchanged
+    fourth = _sample("90000001_003", "90000001_002", "", [
+        *[_q(2, f"abnormality_[{f}]", "yes_no", "No.") for f in NO_FINDING_ABSENT],
+        _q(5, "overall_change", "single-choice", "A. It shows an unchanged trend.")])
+    return [first, second, third, fourth]
 
 
 def test_the_right_answers_pass_and_are_counted():
     result = check_samples(_right(), _tables())
 
     assert result.mismatches.empty, result.mismatches.to_string()
-    assert result.samples == 3
+    assert result.samples == 4
     assert len(NO_FINDING_ABSENT) == 13
-    assert result.checked == {"presence": 1 + 2 + 13, "change": 4, "next_choice": 3, "next_yes_no": 3}
+    assert result.checked == {"presence": 1 + 2 + 13 + 13, "overall_change": 3, "change": 4, "next_choice": 3,
+                              "next_yes_no": 3}
 
 
 def _faulty(edit):
@@ -73,7 +80,7 @@ def _faulty(edit):
 
 def test_a_wrong_answer_a_missing_and_an_extra_question_and_a_wrong_link_are_found():
     def wrong(s):
-        s[1]["data_dict"]["cxrtrek_data"]["content"][2]["answer_list"] = ["B. Still present."]
+        s[1]["data_dict"]["cxrtrek_data"]["content"][3]["answer_list"] = ["B. Still present."]
 
     def missing(s):
         del s[2]["data_dict"]["cxrtrek_data"]["content"][-1]
@@ -81,14 +88,19 @@ def test_a_wrong_answer_a_missing_and_an_extra_question_and_a_wrong_link_are_fou
     def extra(s):
         s[0]["data_dict"]["cxrtrek_data"]["content"].append(_q(5, "change_[edema]", "single-choice", "A. New."))
 
+    def unchanged(s):
+        s[3]["data_dict"]["cxrtrek_data"]["content"][-1]["answer_list"] = ["B. The findings have changed."]
+
     def link(s):
         s[2]["data_dict"]["cxrtrek_data"]["ref_study_id"] = "90000001_000"
 
     got = {name: _faulty(edit)[["study_id", "kind", "finding", "problem"]].values.tolist()
-           for name, edit in [("wrong", wrong), ("missing", missing), ("extra", extra), ("link", link)]}
+           for name, edit in [("wrong", wrong), ("missing", missing), ("extra", extra), ("unchanged", unchanged),
+                              ("link", link)]}
     assert got == {"wrong": [["90000001_001", "change", ATELECTASIS, "answer"]],
                    "missing": [["90000001_002", "change", EFFUSION, "missing"]],
                    "extra": [["90000001_000", "change", "edema", "extra"]],
+                   "unchanged": [["90000001_003", "overall_change", "", "answer"]],
                    "link": [["90000001_002", "link", "", "link"]]}
 
 

@@ -27,8 +27,11 @@ def _q(stage, qtype, question, answer, **more):
             "qtype": qtype, "image_input_count": 1, "question": question, "answer": answer, **more}
 
 
-def _choice(stage, question, right, target=None):
-    options = ["A. Still present.", "B. Resolved.", "C. Not mentioned."]
+def _choice(stage, question, right, target=None, reverse=False):
+    texts = ["Still present.", "Resolved.", "Not mentioned."]
+    if reverse:
+        texts, right = texts[::-1], 2 - right
+    options = [f"{letter}. {text}" for letter, text in zip("ABC", texts, strict=True)]
     return _q(stage, "single-choice", question, options[right], option_list=options, answer_list=[options[right]],
               **({"target": target} if target else {}))
 
@@ -38,7 +41,8 @@ def _gold():
         _q(2, "yes_no", "Is there any evidence of widget?", "Yes." if k % 2 else "No."),
         _q(3, "detection", "[detection] Locate this phrase: Left lung", "Detected ...", bbox_list=[[10, 10, 30, 30]]),
         _q(6, "yes_no", "Will the widget still be seen?", "No." if k % 3 else "Yes.", target="next_[widget]"),
-        _choice(6, "What does the next study show of the widget?", 0 if k % 3 == 0 else 2, "next_[widget]"),
+        _choice(6, "What does the next study show of the widget?", 0 if k % 3 == 0 else 2, "next_[widget]",
+                reverse=k == 5),  # s5 lists its options the other way round: "A. Not mentioned."
     ]) for k in range(6)]
 
 
@@ -66,6 +70,35 @@ def test_scores_per_stage_and_type_count_unanswered_as_wrong():
     assert low <= 5 / 6 <= high and low < high
 
 
+def test_the_most_common_gold_answer_stands_beside_each_score_matched_by_option_text():
+    gold = _gold()
+    gold[4]["data_dict"]["cxrtrek_data"]["content"][0]["answer"] = "Yes. A reason."  # yes_no: 4 Yes, 2 No
+    table = score_table(gold, copy.deepcopy(gold), bootstrap=100).set_index(["stage", "qtype"])
+
+    assert table.loc[(2, "yes_no"), ["majority_answer", "majority_score"]].tolist() == ["yes", pytest.approx(4 / 6)]
+    # "C. Not mentioned." four times and once "A. Not mentioned.": one answer by its text
+    assert table.loc[(6, "single-choice"), ["majority_answer", "majority_score"]].tolist() == ["not mentioned",
+                                                                                             pytest.approx(4 / 6)]
+    assert table.loc[(3, "detection"), ["majority_answer", "majority_score"]].tolist() == ["[10, 10, 30, 30]", 1.0]
+    row = table.loc[(6, "single-choice")]
+    assert row["diff"] == pytest.approx(1 - 4 / 6)
+    assert row["majority_ci_low"] <= 4 / 6 <= row["majority_ci_high"] and row["majority_ci_low"] < row["majority_ci_high"]
+    assert row["diff_ci_low"] <= row["diff"] <= row["diff_ci_high"]
+
+
+def test_the_difference_is_paired_over_the_same_resampled_studies():
+    gold = _gold()
+    pred = copy.deepcopy(gold)
+    for s in pred:  # answer every stage 6 choice with the most common gold answer, whatever its letter
+        choice = s["data_dict"]["cxrtrek_data"]["content"][3]
+        choice["answer_list"] = [o for o in choice["option_list"] if o.endswith("Not mentioned.")]
+
+    row = score_table(gold, pred, {6}, bootstrap=200).set_index("qtype").loc["single-choice"]
+
+    assert row["score"] == row["majority_score"] == pytest.approx(4 / 6) and row["ci_low"] < row["ci_high"]
+    assert row["diff"] == row["diff_ci_low"] == row["diff_ci_high"] == 0.0  # unpaired draws would spread
+
+
 def test_carry_forward_answers_stage_6_still_present_and_is_a_valid_file():
     answered, summary = carry_forward(_gold())
 
@@ -73,7 +106,7 @@ def test_carry_forward_answers_stage_6_still_present_and_is_a_valid_file():
     assert validate_samples(answered).rejections == []
     items = [c for s in answered for c in s["data_dict"]["cxrtrek_data"]["content"]]
     assert {c["stage"] for c in items} == {6}
-    assert {c["answer"] for c in items} == {"Yes.", "A. Still present."}
+    assert {c["answer"] for c in items} == {"Yes.", "A. Still present.", "C. Still present."}  # s5: options reversed
     table = score_table(_gold(), answered, {6}, bootstrap=0).set_index("qtype")
     # the gold says "still present" for s0 and s3 only
     assert table.loc["yes_no", "score"] == table.loc["single-choice", "score"] == pytest.approx(2 / 6)
@@ -92,3 +125,34 @@ def test_only_the_studies_the_answers_cover_are_scored_and_a_split_keeps_its_pat
     parts = {split: [s["data_dict"]["cxrtrek_data"]["pat_id"] for s in in_split(samples, split, seed=4)]
              for split in ("train", "val", "test")}
     assert sorted(sum(parts.values(), [])) == [f"patient-{k}" for k in range(6)]  # each patient in one split
+
+
+def _cxrkg(*args):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "flows.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def test_cxrtrek_score_prints_the_most_common_answer_beside_each_score_and_a_bad_split_exits_2(tmp_path):
+    import json
+
+    from graph.cxrtrek.format import dump_samples
+    from graph.cxrtrek.score import SCORE_COLUMNS
+
+    dump_samples(_gold(), tmp_path / "gold.json")
+    done = _cxrkg("cxrtrek", "score", str(tmp_path / "gold.json"), str(tmp_path / "gold.json"), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    rows = {(r["stage"], r["qtype"]): r for r in json.loads(done.stdout)}
+    assert list(rows[(6, "single-choice")]) == list(SCORE_COLUMNS)
+    assert rows[(6, "single-choice")]["majority_answer"] == "not mentioned"
+    assert rows[(6, "single-choice")]["diff"] == pytest.approx(1 - 4 / 6, abs=1e-4)
+
+    done = _cxrkg("cxrtrek", "score", str(tmp_path / "gold.json"), str(tmp_path / "gold.json"))
+    assert done.returncode == 0 and "majority_score [95 % CI]" in " ".join(done.stdout.split())
+
+    done = _cxrkg("cxrtrek", "answer", str(tmp_path / "gold.json"), "--out", str(tmp_path / "a.json"),
+                  "--carry-forward", "--split", "bogus")
+    assert done.returncode == 2 and "'bogus' is not one of" in done.stderr
