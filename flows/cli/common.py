@@ -250,8 +250,8 @@ def print_out_of_schema(counts: dict[str, int], verb: str) -> None:
 
 
 def print_variants(counts: dict[str, int]) -> None:
-    """What the releases read add that the readers kept (a variant spelling, an optional field or value:
-    docs/formats.md), most frequent first; nothing when there are none."""
+    """What the releases read add that the readers kept (a variant spelling, an optional field or value,
+    docs/formats.md §2.8, §4.1), most frequent first; nothing when there are none."""
     if counts:
         named = ", ".join(f"{name} ({n:,})" for name, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
         console.print(f"release variants kept: {named}", highlight=False)
