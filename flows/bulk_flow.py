@@ -294,6 +294,8 @@ def _add_input(summary: IngestSummary, one: IngestSummary) -> None:
     summary.top_unmapped = (Counter(dict(summary.top_unmapped)) + Counter(dict(one.top_unmapped))).most_common(10)
     for name, n in one.out_of_schema.items():
         summary.out_of_schema[name] = summary.out_of_schema.get(name, 0) + n
+    for name, n in one.variants.items():
+        summary.variants[name] = summary.variants.get(name, 0) + n
     if one.workers > summary.workers:
         summary.workers, summary.engine = one.workers, one.engine
 

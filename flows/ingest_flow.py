@@ -60,6 +60,8 @@ class IngestSummary:
     ambiguous_comparisons: int = 0
     #: relations of the RadGraph files read that RadGraph's schema does not have ("ANAT modify OBS") -> count
     out_of_schema: dict[str, int] = field(default_factory=dict)
+    #: what the releases read add that the readers keep (graph.records.ParsedFile.variants) -> records
+    variants: dict[str, int] = field(default_factory=dict)
     rejections: list[Rejection] = field(default_factory=list)
     rejected_report: str | None = None
     seconds: float = 0.0
@@ -86,6 +88,8 @@ class IngestSummary:
         self.ambiguous_comparisons += result.ambiguous_comparisons
         for name, n in result.out_of_schema.items():
             self.out_of_schema[name] = self.out_of_schema.get(name, 0) + n
+        for name, n in result.variants.items():
+            self.variants[name] = self.variants.get(name, 0) + n
 
     def stage_lines(self, batches: int, relinked_after_load: int) -> dict[str, str]:
         """What each stage did, for the log."""

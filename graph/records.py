@@ -224,6 +224,10 @@ class ParsedFile:
     ambiguous_comparisons: int = 0
     #: RadGraph relations outside its schema ("ANAT modify OBS") in the accepted records -> count
     out_of_schema: dict[str, int] = field(default_factory=dict)
+    #: what a public release adds that the reader keeps (a variant spelling, an optional field or value), by
+    #: name ("radgraph package: list of per-call outputs") -> records; in every run summary
+    #: (docs/formats.md §2.8, §4.1)
+    variants: dict[str, int] = field(default_factory=dict)
     #: hex SHA-256 of the bytes parsed, where the file was read whole (else empty)
     sha256: str = ""
 

@@ -147,6 +147,7 @@ def print_summary(summary) -> None:
                  "progression_edges", "unmapped_terms", "ambiguous_comparisons"):
         table.add_row(name.replace("_", " "), str(getattr(summary, name)))
     table.add_row("out-of-schema relations", str(sum(summary.out_of_schema.values())))
+    table.add_row("release variants kept", str(sum(summary.variants.values())))
     table.add_row("rejected records", str(len(summary.rejections)))
     table.add_row("seconds", f"{summary.seconds:.1f}")
     if summary.stage_seconds:
@@ -166,6 +167,7 @@ def print_summary(summary) -> None:
     if summary.top_unmapped:
         console.print("most frequent unmapped terms: " + ", ".join(f"{t} ({n})" for t, n in summary.top_unmapped))
     print_out_of_schema(summary.out_of_schema, "read")
+    print_variants(summary.variants)
     print_rejections(summary.rejections, summary.rejected_report, "rejected-files report")
     console.print(f"library log (Prefect, warnings): {library_log()}", highlight=False)
 
@@ -221,6 +223,14 @@ def print_out_of_schema(counts: dict[str, int], verb: str) -> None:
     if counts:
         named = ", ".join(f"{name} ({n:,})" for name, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
         err.print(f"[yellow]outside RadGraph's schema[/] ({verb}): {sum(counts.values()):,}: {named}", highlight=False)
+
+
+def print_variants(counts: dict[str, int]) -> None:
+    """What the releases read add that the readers kept (a variant spelling, an optional field or value,
+    docs/formats.md §2.8, §4.1), most frequent first; nothing when there are none."""
+    if counts:
+        named = ", ".join(f"{name} ({n:,})" for name, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
+        console.print(f"release variants kept: {named}", highlight=False)
 
 
 def print_rejections(rejections: list, report: str | None, report_name: str) -> None:

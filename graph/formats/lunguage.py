@@ -5,9 +5,18 @@ reports as one row per (sentence, entity) with 18 relation types; in its longitu
 links the mentions of one finding across a patient's studies and ``gt_temporal_group`` marks a diagnostic
 episode (one entity group in two temporal groups is two episodes). The columns read and written are
 :data:`LUNGUAGE_COLUMNS`, in that order; value sets follow the benchmark's schema: ``section`` hist / find /
-impr, ``cat`` pf / cf / cof / ncd / oth / patient info. (and the merged ncd/cof its evaluation uses),
-``dx_status`` positive / negative, ``dx_certainty`` definitive / tentative. Attribute cells are free text
-(several values comma-separated); an empty cell is ``""``.
+impr, ``cat`` pf / cf / cof / ncd / oth / patient info. (and the merged ncd/cof, cof/ncd and pf/cf its
+evaluation uses), ``dx_status`` positive / negative, ``dx_certainty`` definitive / tentative. Attribute cells
+are free text (several values comma-separated); an empty cell is ``""``.
+
+What the release has beyond that, as the ``lunguage-score`` 1.0.0 package (PyPI; ``singleSR/utils.py``
+``create_input``, ``sequentialSR/runner.py``, ``lunguagescore.py``) reads ``Lunguage.csv``, is kept and counted
+(:attr:`LunguageFile.variants`), not rejected: the relation columns :data:`OPTIONAL_COLUMNS` (``associate``,
+``evidence``: ``idx<N>`` references to another entity of the report), the older column name
+``dx_uncertainty`` (:data:`COLUMN_ALIASES`), ``cat`` ``lf`` / ``If`` (read as ``pf``, :data:`CAT_ALIASES`) and
+any other category (kept as written), ``loc:`` / ``det:`` prefixes in ``location`` (dropped), status and
+certainty in another case or with spaces (normalised), and an empty status or certainty on a row that is never
+a mention (history section, ``patient info.``). A mention row still needs both: its state is made of them.
 
 Group ids are scoped by patient (``subject_id``): ``EG1`` of one patient is not ``EG1`` of another. A temporal
 group needs an entity group. A mention is keyed by :data:`MENTION_KEY`; a study has one ``sequence`` (its
@@ -21,7 +30,9 @@ from __future__ import annotations
 
 import csv
 import random
-from dataclasses import dataclass
+import re
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +49,15 @@ LUNGUAGE_COLUMNS = (
     "no change", "improved", "worsened", "placement", "past hx", "other source", "assessment limitations",
     "gt_entity_group", "gt_temporal_group",
 )
+#: Relation columns of the release that the graph does not use: read onto the row when the file has them.
+OPTIONAL_COLUMNS = ("associate", "evidence")
+#: An older column name -> the name read (lunguage-score renames ``dx_uncertainty`` so).
+COLUMN_ALIASES = {"dx_uncertainty": "dx_certainty"}
+#: ``cat`` values read as another (lunguage-score's ``replace(['lf', 'If'], 'pf')``).
+CAT_ALIASES = {"lf": "pf", "If": "pf"}
+#: The categories of the schema and of lunguage-score's ``ENTITY_CATEGORY``; another is kept and counted.
+CATEGORIES = ("pf", "cf", "cof", "ncd", "oth", "patient info.", "ncd/cof", "cof/ncd", "pf/cf")
+_LOCATION_PREFIX = re.compile(r"(loc|det):\s*")  # lunguage-score strips these from ``location``
 #: What identifies one mention (one entity in one sentence of one study).
 MENTION_KEY = ("subject_id", "study_id", "section", "sent_idx", "ent_idx")
 
@@ -73,7 +93,6 @@ def state_of(dx_status: str, dx_certainty: str) -> str:
     return _STATE_OF.get((dx_status, dx_certainty)) or _STATE_OF[(dx_status, "definitive")]
 
 Section = Literal["hist", "find", "impr"]
-Category = Literal["pf", "cf", "cof", "ncd", "oth", "patient info.", "ncd/cof"]
 
 
 class LunguageInputError(InputError):
@@ -85,7 +104,8 @@ class LunguageRow(BaseModel):
 
     Field names are the columns' with spaces as underscores (``no change`` -> ``no_change``); the CSV
     names are the aliases. Integers: ``sequence`` >= 0 (study order within the patient), ``sent_idx`` and
-    ``ent_idx`` >= 0.
+    ``ent_idx`` >= 0. ``dx_status`` and ``dx_certainty`` may be empty only on a row that is never a mention
+    (:meth:`is_mention`).
     """
 
     model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid", str_strip_whitespace=False)
@@ -98,9 +118,9 @@ class LunguageRow(BaseModel):
     sent: str = ""
     ent_idx: int = Field(ge=0)
     ent: str = Field(min_length=1)
-    cat: Category
-    dx_status: Literal["positive", "negative"]
-    dx_certainty: Literal["definitive", "tentative"]
+    cat: str = Field(min_length=1)
+    dx_status: Literal["positive", "negative", ""]
+    dx_certainty: Literal["definitive", "tentative", ""]
     location: str = ""
     morphology: str = ""
     distribution: str = ""
@@ -117,12 +137,21 @@ class LunguageRow(BaseModel):
     assessment_limitations: str = Field("", alias="assessment limitations")
     gt_entity_group: str = ""
     gt_temporal_group: str = ""
+    associate: str = ""
+    evidence: str = ""
 
     @model_validator(mode="after")
     def _temporal_needs_entity(self) -> "LunguageRow":
         if self.gt_temporal_group and not self.gt_entity_group:
             raise ValueError("gt_temporal_group without gt_entity_group (an episode belongs to an entity group)")
+        if self.is_mention() and not (self.dx_status and self.dx_certainty):
+            raise ValueError(f"{'dx_status' if not self.dx_status else 'dx_certainty'} empty on a finding row "
+                             "(its state is made of dx_status and dx_certainty)")
         return self
+
+    def is_mention(self) -> bool:
+        """Whether the row states a finding of its study: not history (``section`` hist), not ``patient info.``."""
+        return self.section != "hist" and self.cat != "patient info."
 
     def key(self) -> tuple[str, str, str, int, int]:
         """The mention's :data:`MENTION_KEY` values."""
@@ -143,12 +172,60 @@ class LunguageFile:
 
     rows: list[LunguageRow]
     rejections: list[Rejection]
+    #: what the file has beyond :data:`LUNGUAGE_COLUMNS`' schema that was kept, by name -> rows
+    variants: dict[str, int] = field(default_factory=dict)
 
 
 def _rejection(path: Path, line: int, exc: ValidationError) -> Rejection:
     first = exc.errors()[0]
-    name = str(first["loc"][0]) if first["loc"] else "gt_temporal_group"
+    name = str(first["loc"][0]) if first["loc"] else _row_level_field(first["msg"])
     return Rejection(str(path), f"line {line}", _FIELD_OF.get(name, name), first["msg"])
+
+
+def _row_level_field(message: str) -> str:
+    """The field a row-level check names first in its message (``gt_temporal_group``, ``dx_status`` ...)."""
+    named = [(message.find(f), f) for f in ("gt_temporal_group", "dx_status", "dx_certainty") if f in message]
+    return min(named)[1] if named else "gt_temporal_group"
+
+
+def _normalised(record: dict[str, str], variants: Counter) -> dict[str, str]:
+    """A row's cells as the release's own reader reads them (module docstring), each change counted."""
+    cat = record["cat"]
+    if cat in CAT_ALIASES:
+        record["cat"] = CAT_ALIASES[cat]
+        variants[f"lunguage: cat {cat!r} read as {CAT_ALIASES[cat]!r}"] += 1
+    elif cat and cat not in CATEGORIES:
+        variants["lunguage: cat outside the schema kept"] += 1
+    if _LOCATION_PREFIX.search(record["location"]):
+        record["location"] = _LOCATION_PREFIX.sub("", record["location"])
+        variants["lunguage: loc:/det: prefixes of location dropped"] += 1
+    for name in ("dx_status", "dx_certainty"):
+        value = record[name].strip().lower()
+        if value != record[name]:
+            record[name] = value
+            variants[f"lunguage: {name} case or spaces normalised"] += 1
+    if not (record["dx_status"] and record["dx_certainty"]) and (
+            record["section"] == "hist" or record["cat"] == "patient info."):
+        variants["lunguage: empty dx_status/dx_certainty on a history or patient info. row"] += 1
+    for name in OPTIONAL_COLUMNS:
+        if record.get(name):
+            variants[f"lunguage: {name} column kept"] += 1
+    return record
+
+
+def _read_frame(path: Path, variants: Counter) -> pd.DataFrame:
+    """The file's cells, its older column names renamed (counted); every column of LUNGUAGE_COLUMNS required."""
+    frame = read_string_csv(path, (), LunguageInputError, "a Lunguage file")
+    renamed = {old: new for old, new in COLUMN_ALIASES.items() if old in frame.columns and new not in frame.columns}
+    for old, new in renamed.items():
+        variants[f"lunguage: column {old} read as {new}"] += len(frame)
+    frame = frame.rename(columns=renamed)
+    missing = [c for c in LUNGUAGE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise LunguageInputError(str(path), "line 1 (header)", missing[0],
+                                 f"column(s) {', '.join(missing)} missing; a Lunguage file has "
+                                 f"{', '.join(LUNGUAGE_COLUMNS)}")
+    return frame
 
 
 def _consistency(path: Path, rows: list[tuple[int, LunguageRow]]) -> tuple[list[LunguageRow], list[Rejection]]:
@@ -176,26 +253,30 @@ def read_lunguage(path: Path) -> LunguageFile:
     """Read a Lunguage CSV into typed rows; bad rows are rejected (file, line, field named), the rest kept.
 
     Args:
-        path: a CSV with at least :data:`LUNGUAGE_COLUMNS` (other columns, such as ``report`` or
-            ``normed_ent``, are ignored).
+        path: a CSV with at least :data:`LUNGUAGE_COLUMNS` (``dx_uncertainty`` for ``dx_certainty`` allowed);
+            :data:`OPTIONAL_COLUMNS` are read when present, other columns (``report``, ``section_report``,
+            ``normed_ent``) are ignored.
 
     Returns:
-        A :class:`LunguageFile`: the valid rows in file order and one rejection per bad row (a value outside
-        its set or type, an empty id or entity, a temporal group without an entity group, a mention key seen
-        before, a study whose sequence differs from its first row's).
+        A :class:`LunguageFile`: the valid rows in file order, one rejection per bad row (a value outside
+        its set or type, an empty id or entity, a finding row without status or certainty, a temporal group
+        without an entity group, a mention key seen before, a study whose sequence differs from its first
+        row's), and the release's variants kept, counted (module docstring).
 
     Raises:
         LunguageInputError: the file cannot be read as CSV or lacks a column.
     """
-    frame = read_string_csv(Path(path), LUNGUAGE_COLUMNS, LunguageInputError, "a Lunguage file")
+    variants: Counter = Counter()
+    frame = _read_frame(Path(path), variants)
+    columns = [*LUNGUAGE_COLUMNS, *(c for c in OPTIONAL_COLUMNS if c in frame.columns)]
     parsed, rejected = [], []
-    for line, record in enumerate(frame[list(LUNGUAGE_COLUMNS)].to_dict("records"), start=2):
+    for line, record in enumerate(frame[columns].to_dict("records"), start=2):
         try:
-            parsed.append((line, LunguageRow.model_validate(record)))
+            parsed.append((line, LunguageRow.model_validate(_normalised(record, variants))))
         except ValidationError as exc:
             rejected.append(_rejection(Path(path), line, exc))
     rows, inconsistent = _consistency(Path(path), parsed)
-    return LunguageFile(rows, rejected + inconsistent)
+    return LunguageFile(rows, rejected + inconsistent, dict(variants))
 
 
 def write_lunguage(rows: list[LunguageRow], path: Path, exported: bool = False) -> Path:
@@ -217,7 +298,7 @@ def write_lunguage(rows: list[LunguageRow], path: Path, exported: bool = False) 
 
 def lunguage_header(path: str | Path) -> str | None:
     """What a CSV's header says the file is: :data:`LUNGUAGE_FILE` when it names every column of
-    :data:`LUNGUAGE_COLUMNS`, :data:`EXPORTED_FILE` when it names :data:`EXPORT_COLUMN` too, else None.
+    :data:`LUNGUAGE_COLUMNS` (or its :data:`COLUMN_ALIASES`), :data:`EXPORTED_FILE` when it names :data:`EXPORT_COLUMN` too, else None.
     Only the first line is read (a file's name says nothing: a Lunguage file may be called anything, and an
     export may be called ``lunguage.csv``).
 
@@ -227,6 +308,7 @@ def lunguage_header(path: str | Path) -> str | None:
     with open(path, newline="", encoding="utf-8", errors="replace") as handle:
         header = next(csv.reader([handle.readline()]), [])
     names = {name.lstrip("\ufeff") for name in header}  # a BOM before the first name
+    names = {COLUMN_ALIASES.get(name, name) for name in names}  # dx_uncertainty names dx_certainty
     if not names.issuperset(LUNGUAGE_COLUMNS):
         return None
     return EXPORTED_FILE if EXPORT_COLUMN in names else LUNGUAGE_FILE

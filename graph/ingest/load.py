@@ -51,6 +51,7 @@ class BatchResult:
     unmapped_terms: Counter = field(default_factory=Counter)
     ambiguous_comparisons: int = 0
     out_of_schema: Counter = field(default_factory=Counter)  # RadGraph relations outside its schema, by name
+    variants: Counter = field(default_factory=Counter)  # release variants kept, by name (ParsedFile.variants)
 
 
 def load_files(store: GraphStore, files: list[InputFile], vocab: Vocabulary, changed: set[str],
@@ -103,6 +104,7 @@ def store_files(store: BatchWriter, files: list[InputFile], parsed: list[ParsedF
         result.rejections += pf.rejections
         result.unmapped_terms.update(pf.unmapped_terms)
         result.out_of_schema.update(pf.out_of_schema)
+        result.variants.update(pf.variants)
         result.ambiguous_comparisons += pf.ambiguous_comparisons
         result.records += len(pf.studies)
         result.mentions += len(pf.mentions)
@@ -194,6 +196,7 @@ def _count_chunk(chunk: ParsedFile, pf: StreamedFile, result: BatchResult, sourc
     result.rejections += chunk.rejections
     result.unmapped_terms.update(chunk.unmapped_terms)
     result.out_of_schema.update(chunk.out_of_schema)
+    result.variants.update(chunk.variants)
     result.records += len(chunk.studies)
     result.mentions += len(chunk.mentions)
     source_row["records"] += len(chunk.studies)

@@ -99,7 +99,7 @@ def parse_lunguage(path: Path, vocab: Vocabulary) -> ParsedFile:
                                  "written by `cxrkg export lunguage`: the graph's own statements, not a source; "
                                  "not loaded")
     read = read_lunguage(Path(path))
-    pf = ParsedFile(path=str(path), rejections=list(read.rejections))
+    pf = ParsedFile(path=str(path), rejections=list(read.rejections), variants=dict(read.variants))
     sentences: dict[tuple[str, str], dict[tuple[str, int], str]] = defaultdict(dict)
     seen: set[tuple[str, str]] = set()
     for row in read.rows:
@@ -108,7 +108,7 @@ def parse_lunguage(path: Path, vocab: Vocabulary) -> ParsedFile:
             seen.add(pair)
             pf.studies.append(StudyRecord(row.study_id, row.subject_id, None, f"{row.subject_id}|{row.study_id}"))
         sentences[pair].setdefault((row.section, row.sent_idx), row.sent)
-        if row.section != "hist" and row.cat != "patient info.":
+        if row.is_mention():
             pf.mentions += _mentions(row, str(path), vocab, pf.unmapped_terms)
     for (subject, study), sents in sentences.items():
         text = " ".join(s for _, s in sorted(sents.items(), key=lambda kv: (kv[0][0] != "hist", kv[0])))

@@ -66,7 +66,8 @@ def drop_records(pf: ParsedFile, records: set[str]) -> ParsedFile:
     if not records:
         return pf
     keep = ParsedFile(path=pf.path, rejections=pf.rejections, unmapped_terms=pf.unmapped_terms,
-                      ambiguous_comparisons=pf.ambiguous_comparisons, out_of_schema=pf.out_of_schema, sha256=pf.sha256)
+                      ambiguous_comparisons=pf.ambiguous_comparisons, out_of_schema=pf.out_of_schema, variants=pf.variants,
+                      sha256=pf.sha256)
     keep.studies = [s for s in pf.studies if s.record not in records]
     kept_studies = {s.study_id for s in keep.studies}
     keep.images = [i for i in pf.images if i.image_id not in records and i.study_id in kept_studies]

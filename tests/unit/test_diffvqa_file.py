@@ -28,6 +28,22 @@ def test_rows_are_named_by_their_line_in_the_file(tmp_path):
     assert list(frame.columns) == [*HEADER.split(","), "split"]
 
 
+def test_the_release_layout_with_a_pandas_index_column_is_read(tmp_path):
+    """mimic_pair_questions.csv as its public description shows it: study_id, subject_id, ref_id,
+    question_type, question, answer, split, here after an unnamed index column (a frame saved with its index)."""
+    path = _write(tmp_path, ",study_id,subject_id,ref_id,question_type,question,answer,split\n"
+                            "0,52000001,19000001,51000001,abnormality,what abnormalities are seen in this image?,"
+                            '"pleural effusion, atelectasis",train\n'
+                            "1,52000001,19000001,51000001,difference,what has changed compared to the reference "
+                            'image?,"the main image has additional findings of edema, and pneumonia than the '
+                            'reference image. ",test\n')
+    frame = read_question_file(path, ANSWER_COLUMNS)
+    assert list(frame.columns) == ["", *ANSWER_COLUMNS, "split"]
+    assert list(frame["ref_id"]) == ["51000001", "51000001"] and list(frame["split"]) == ["train", "test"]
+    assert frame.loc[2, "answer"] == "pleural effusion, atelectasis"
+    assert frame.loc[3, "answer"].endswith("than the reference image. ")
+
+
 def test_a_header_only_file_has_no_rows(tmp_path):
     assert read_question_file(_write(tmp_path, HEADER + "\n")).empty
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from graph.formats.metadata import read_metadata, study_datetime
-from graph.formats.radgraph import DocStudy, parse_radgraph, read_doc_mapping, study_for_doc_key
+from graph.formats.radgraph import DocStudy, parse_radgraph, parse_radgraph_chunks, read_doc_mapping, study_for_doc_key
 from graph.formats.scene_graph import parse_scene_graph
 from graph.records import InputError
 from graph.vocabulary import vocabulary
@@ -158,6 +158,55 @@ def test_labeler_variant_and_jsonl(tmp_path):
     pf = parse_radgraph(path, V)
     assert sorted({(m.finding, m.polarity) for m in pf.mentions}) == [("atelectasis", "present"), ("pleural effusion", "absent")]
     assert [r.record for r in pf.rejections] == ["line 2"]
+
+
+def test_labeler_and_processed_list_variants_are_counted(tmp_path):
+    doc = radgraph_doc("Mild atelectasis .", [("Mild", "OBS-DP", 0, [("modify", 2)]), ("atelectasis", "OBS-DP", 1, [])])
+    test_json = {"p10/p10000001/s50000001.txt": {"text": doc["text"], "labeler_1": {"entities": doc["entities"]},
+                                                 "labeler_2": {"entities": {}}}}
+    assert parse_radgraph(write_radgraph(tmp_path / "test.json", test_json), V).variants == {
+        "radgraph test.json: labeler_1 read, labeler_2 not": 1}
+    pf = parse_radgraph(SAMPLE / "expected_processed_annotations.json", V, read_doc_mapping(SAMPLE / "doc_mapping.csv"))
+    assert pf.variants == {"radgraph package: processed-annotations list": 5}
+
+
+def test_a_list_of_package_outputs_is_keyed_by_position(tmp_path):
+    """Stanford-AIMI/radgraph's tests store RadGraph-XL's output on a test set as a JSON list of one
+    ``{"0": doc}`` per call (``radgraph([report])``); an item of one document is keyed by its position."""
+    one = radgraph_doc("No effusion .", [("effusion", "Observation::definitely absent", 1, [])])
+    two = radgraph_doc("Mild atelectasis .", [("Mild", "Observation::definitely present", 0, [("modify", 2)]),
+                                              ("atelectasis", "Observation::definitely present", 1, [])])
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps([{"0": one}, {"0": two}, {"0": one, "1": two}, {"text": "no doc"}]))
+    mapping = {key: DocStudy("10000001", f"5000000{n}") for n, key in enumerate(["0", "1", "2.0", "2.1"])}
+    pf = parse_radgraph(path, V, mapping)
+    assert [s.record for s in pf.studies] == ["0", "1", "2.0", "2.1"]
+    assert {(m.record, m.finding, m.polarity, m.severity) for m in pf.mentions if m.record in ("0", "1")} == {
+        ("0", "pleural effusion", "absent", None), ("1", "atelectasis", "present", "mild")}
+    assert pf.variants == {"radgraph package: list of per-call outputs": 4}
+    assert [(r.record, r.field) for r in pf.rejections] == [("[3]", "report_id")]
+    streamed = list(parse_radgraph_chunks(path, V, mapping, docs_per_chunk=2))
+    assert [m.mention_id for c in streamed for m in c.mentions] == [m.mention_id for m in pf.mentions]
+
+
+def test_dygie_prediction_lines_read_predicted_spans_without_their_scores(tmp_path):
+    """A DyGIE ``predict`` file (the radgraph package reads its own so) has ``predicted_ner`` items
+    ``[start, end, label, logit, probability]`` and ``predicted_relations`` ``[s1, e1, s2, e2, label, logit,
+    probability]`` instead of ``ner`` / ``relations``; a gold line may lack ``relations``."""
+    pred = {"doc_key": "p10/p10000001/s50000001.txt", "sentences": [["Mild", "atelectasis", "."]],
+            "predicted_ner": [[[0, 0, "Observation::definitely present", 4.1, 0.97],
+                               [1, 1, "Observation::definitely present", 5.0, 0.99]]],
+            "predicted_relations": [[[0, 0, 1, 1, "modify", 3.3, 0.95]]]}
+    gold = {"doc_key": "p10/p10000001/s50000002.txt", "sentences": [["No", "effusion", "."]],
+            "ner": [[[1, 1, "Observation::definitely absent"]]]}
+    neither = {"doc_key": "p10/p10000001/s50000003.txt", "sentences": [["Clear", "."]]}
+    path = tmp_path / "pred.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in (pred, gold, neither)))
+    pf = parse_radgraph(path, V)
+    assert {(m.study_id, m.finding, m.polarity, m.severity) for m in pf.mentions} == {
+        ("50000001", "atelectasis", "present", "mild"), ("50000002", "pleural effusion", "absent", None)}
+    assert pf.variants == {"radgraph-xl DyGIE: predicted_ner / predicted_relations read": 1}
+    assert [(r.record, r.field) for r in pf.rejections] == [("p10/p10000001/s50000003.txt", "ner")]
 
 
 def test_real_radgraph_xl_sample_with_mapping():

@@ -16,12 +16,16 @@ import pytest
 
 from graph.formats.lunguage import (
     LUNGUAGE_COLUMNS,
+    LUNGUAGE_FILE,
     LunguageInputError,
     LunguageRow,
+    lunguage_header,
     made_up_rows,
     read_lunguage,
     write_lunguage,
 )
+from graph.ingest.lunguage import parse_lunguage
+from graph.vocabulary import vocabulary
 from graph.longitudinal.episode_agreement import annotated_episodes, episode_agreement
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,7 +79,7 @@ def _with(rows, tmp_path, line: int, **cells) -> Path:
 @pytest.mark.parametrize("line, cells, field, says", [
     (3, {"section": "findings"}, "section", "'hist', 'find' or 'impr'"),
     (4, {"sequence": "two"}, "sequence", "integer"),
-    (5, {"dx_status": "maybe"}, "dx_status", "'positive' or 'negative'"),
+    (5, {"dx_status": "maybe"}, "dx_status", "'positive', 'negative'"),
     (2, {"gt_temporal_group": "TG9.9"}, "gt_temporal_group", "without gt_entity_group"),
     (6, {"ent": ""}, "ent", "at least 1 character"),
     (3, {"section": "hist", "sent_idx": "0", "ent_idx": "0"}, "ent_idx", "already at line 2"),
@@ -94,6 +98,50 @@ def test_a_missing_column_rejects_the_file(rows, tmp_path):
     pd.read_csv(path, dtype=str, keep_default_na=False).drop(columns=["no change"]).to_csv(path, index=False)
     with pytest.raises(LunguageInputError, match="field no change: column"):
         read_lunguage(path)
+
+
+def test_the_release_variants_are_kept_and_counted(rows, tmp_path):
+    """What lunguage-score 1.0.0 reads in the release's Lunguage.csv beyond the schema: the associate /
+    evidence relation columns, the older dx_uncertainty name, cat lf / If (as pf) and merged categories,
+    loc: / det: prefixes in location, status in another case, no status on history rows."""
+    frame = pd.DataFrame([r.cells() for r in rows], columns=list(LUNGUAGE_COLUMNS))
+    finding = [i for i, r in enumerate(rows) if r.is_mention() and r.location][:5]
+    history = next(i for i, r in enumerate(rows) if r.section == "hist")
+    frame["associate"], frame["evidence"] = "", ""
+    frame.loc[finding[0], ["associate", "evidence"]] = ["idx3", "idx4, idx5"]
+    frame.loc[finding[1], "cat"] = "lf"
+    frame.loc[finding[2], "cat"] = "If"
+    frame.loc[finding[3], "cat"] = "pf/cf"
+    frame.loc[finding[4], "cat"] = "lesion"
+    frame.loc[finding[0], "location"] = f"loc: {rows[finding[0]].location}, det: upper"
+    frame.loc[finding[1], "dx_status"] = f" {rows[finding[1]].dx_status.capitalize()}"
+    frame.loc[history, ["dx_status", "dx_certainty"]] = ["", ""]
+    path = tmp_path / "release.csv"
+    frame.rename(columns={"dx_certainty": "dx_uncertainty"}).to_csv(path, index=False)
+    assert lunguage_header(path) == LUNGUAGE_FILE
+    read = read_lunguage(path)
+    assert read.rejections == [] and len(read.rows) == len(rows)
+    first, second = read.rows[finding[0]], read.rows[finding[1]]
+    assert (first.associate, first.evidence) == ("idx3", "idx4, idx5")
+    assert first.location == f"{rows[finding[0]].location}, upper"
+    assert (second.cat, second.dx_status) == ("pf", rows[finding[1]].dx_status)
+    assert [read.rows[i].cat for i in finding[2:]] == ["pf", "pf/cf", "lesion"]
+    assert read.variants == {
+        "lunguage: column dx_uncertainty read as dx_certainty": len(rows),
+        "lunguage: associate column kept": 1, "lunguage: evidence column kept": 1,
+        "lunguage: cat 'lf' read as 'pf'": 1, "lunguage: cat 'If' read as 'pf'": 1,
+        "lunguage: cat outside the schema kept": 1, "lunguage: loc:/det: prefixes of location dropped": 1,
+        "lunguage: dx_status case or spaces normalised": 1,
+        "lunguage: empty dx_status/dx_certainty on a history or patient info. row": 1}
+    parsed = parse_lunguage(path, vocabulary())
+    assert parsed.variants == read.variants and parsed.rejections == []
+
+
+def test_a_finding_row_without_certainty_is_rejected(rows, tmp_path):
+    line = 2 + next(i for i, r in enumerate(rows) if r.is_mention())
+    read = read_lunguage(_with(rows, tmp_path, line, dx_certainty=""))
+    assert [(r.record, r.field) for r in read.rejections] == [(f"line {line}", "dx_certainty")]
+    assert "state is made of" in read.rejections[0].reason
 
 
 # --- episode agreement -----------------------------------------------------------------------------------

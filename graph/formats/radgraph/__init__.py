@@ -8,10 +8,15 @@ Accepted inputs (docs/formats.md §2-§3):
 * the ``test.json`` variant with ``labeler_1`` / ``labeler_2`` per document (``labeler_1`` is read, as the
   dataset's own loaders do).
 * the ``radgraph`` package / RadGraph-XL output (``Observation::definitely present``, measurement
-  variants), keyed ``"0"``, ``"1"`` ..., and lists of ``{report_id, report_text, processed_annotations:
-  {radgraph_annotations: {"0": doc}}}`` as the package's processed-annotations helper returns them.
+  variants), keyed ``"0"``, ``"1"`` ..., lists of such outputs (one ``{"0": doc}`` per call), and lists of
+  ``{report_id, report_text, processed_annotations: {radgraph_annotations: {"0": doc}}}`` as the package's
+  processed-annotations helper returns them.
 * RadGraph-XL DyGIE JSONL: one ``{doc_key, sentences, ner, relations}`` per line, document-level
-  inclusive token offsets.
+  inclusive token offsets; a DyGIE prediction file's ``predicted_ner`` / ``predicted_relations`` (with
+  scores) where ``ner`` is absent.
+
+A document read from a variant spelling (test.json's labelers, a list, DyGIE predictions) is counted by
+the variant's name in ``ParsedFile.variants``.
 
 Patient and study come from a MIMIC doc_key (``p10/p10000032/s50414267.txt``) or from a mapping the
 user gives (:func:`read_doc_mapping`). Each accepted document's relations are checked against RadGraph's
@@ -37,7 +42,7 @@ from typing import Any, Iterator
 
 from graph.formats.files import read_bytes
 from graph.formats.radgraph.doc_mapping import DocStudy, read_doc_mapping, study_for_doc_key
-from graph.formats.radgraph.documents import iter_documents
+from graph.formats.radgraph.documents import VARIANT, iter_documents
 from graph.formats.radgraph.entities import Entity, document_entities, parse_entities
 from graph.formats.radgraph.records import SECTION_NAMES, doc_to_records, sentence_index, token_sections
 from graph.formats.radgraph.schema import schema_violations
@@ -56,8 +61,9 @@ __all__ = [
 
 def _add_document(out: ParsedFile, doc_key: str, doc: Any, file: str, vocab: Vocabulary,
                   mapping: dict[str, DocStudy] | None) -> None:
-    """Normalise one document into ``out`` (its study, report and mentions, and its relations outside the
-    schema counted by name), or append its rejection to ``out.rejections``."""
+    """Normalise one document into ``out`` (its study, report and mentions, its relations outside the
+    schema counted by name and its variant spelling, if any, in ``out.variants``), or append its rejection
+    to ``out.rejections``."""
     try:
         if isinstance(doc, InputError):
             raise doc
@@ -76,6 +82,8 @@ def _add_document(out: ParsedFile, doc_key: str, doc: Any, file: str, vocab: Voc
     out.unmapped_terms.extend(report.unmapped_terms)
     for name, n in schema_violations(doc["entities"]).items():
         out.out_of_schema[name] = out.out_of_schema.get(name, 0) + n
+    if variant := doc.get(VARIANT):
+        out.variants[variant] = out.variants.get(variant, 0) + 1
 
 
 def parse_radgraph(path: Path, vocab: Vocabulary, mapping: dict[str, DocStudy] | None = None,

@@ -12,7 +12,7 @@ from typing import Any, BinaryIO, Iterator
 
 import ijson
 
-from graph.formats.radgraph.documents import jsonl_documents, processed_annotations_item, with_labeler_1
+from graph.formats.radgraph.documents import jsonl_documents, list_documents, with_labeler_1
 from graph.records import InputError
 
 STREAM_BUFFER_BYTES = 1 << 16  # bytes ijson reads at a time from a streamed file
@@ -72,7 +72,7 @@ def _stream_items(reader: Any, kind: str, file: str, buf_size: int = STREAM_BUFF
             yield doc_key, with_labeler_1(doc)
     else:
         for n, item in enumerate(ijson.items(reader, "item", use_float=True, buf_size=buf_size)):
-            yield processed_annotations_item(n, item, file)
+            yield from list_documents(n, item, file)
 
 
 def _position_error(path: Path, file: str, reason: str) -> InputError:
@@ -121,9 +121,9 @@ def stream_documents(path: Path, file: str) -> Iterator[tuple[str, Any]]:
     """Like :func:`~graph.formats.radgraph.documents.iter_documents`, holding one document at a time: JSON
     through ijson, JSONL by line.
 
-    Accepts the same spellings (``{doc_key: doc}`` with the labeler_1 variant, the processed-annotations
-    list, JSONL). In a JSON object a doc_key that occurs again is rejected as a record (the whole-file
-    reader would keep only its last occurrence, which a stream cannot know in advance).
+    Accepts the same spellings (``{doc_key: doc}`` with the labeler_1 variant, the two lists: processed
+    annotations and per-call outputs, JSONL). In a JSON object a doc_key that occurs again is rejected as a
+    record (the whole-file reader would keep only its last occurrence, which a stream cannot know in advance).
 
     Raises:
         InputError: the file is not readable JSON; raised when the stream reaches the fault, after the
