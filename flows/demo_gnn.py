@@ -91,3 +91,57 @@ def worsened_pairs(predictions, finding: str, patients: set[str]) -> set[tuple[s
     p = predictions[(predictions["finding"] == finding) & (predictions["change"] == "worsened")
                     & predictions["patient_id"].isin(patients)]
     return set(zip(p["study_id"], p["anatomy"], strict=True))
+
+
+def precision_recall(got: set, worse: set, up: set) -> tuple[float | None, float | None]:
+    """Precision of ``got`` against ``up`` and recall of ``worse`` by it (see :func:`flows.cli.demo.worsening_agreement`);
+    None where the denominator is empty."""
+    return (len(got & up) / len(got) if got else None, len(got & worse) / len(worse) if worse else None)
+
+
+@dataclass
+class CohortWorsenings:
+    """The cohort's worsenings of one finding per (study, anatomy), over ``patients`` (those with a true
+    worsening): the graph's stated ones, the truly worsened, the truly worsened or new."""
+
+    patients: list[str]
+    got: set
+    worse: set
+    up: set
+
+
+def worsening_lines(cohort: Path, stated: CohortWorsenings, finding: str) -> list[str]:
+    """The worsening agreement of ``finding`` by the stated edges together with the GNN's edges of the unstated
+    pairs (:func:`gnn_changes`: each patient's from a model trained on the cohort's other patients), with the
+    precision and recall of each and whether the GNN's edges helped, then a line on how the GNN was trained;
+    one line saying why instead when they cannot be had (torch missing, nothing to train on)."""
+    from flows.demo_answers import figure
+    from graph.errors import CxrkgError
+    from graph.store import shared_store
+
+    try:
+        made = gnn_changes(shared_store(), cohort_patients(cohort))
+    except ImportError as exc:
+        return [f"with a progression GNN's edges: not shown ({exc.name or exc} is not installed: pip install "
+                "'cxrkg[gnn]')"]
+    except (CxrkgError, OSError) as exc:
+        return [f"with a progression GNN's edges: not shown ({type(exc).__name__}: {exc})"]
+    added = worsened_pairs(made.predictions, finding, set(stated.patients)) - stated.got
+    both = stated.got | added
+    (p0, r0), (p1, r1) = (precision_recall(stated.got, stated.worse, stated.up),
+                          precision_recall(both, stated.worse, stated.up))
+    verdict = ""
+    if p0 is not None and r0 is not None and p1 is not None and r1 is not None:
+        gain, loss = r1 - r0, p0 - p1
+        verdict = (f"; its edges add more recall ({gain:+.3f}) than they cost precision ({-loss:+.3f})" if gain >= loss
+                   else f"; its edges cost more precision ({-loss:+.3f}) than they add recall ({gain:+.3f})")
+    c = made.cross_fit.results[0].config
+    epochs = "/".join(str(len(r.history)) for r in made.cross_fit.results)
+    trained = "/".join(f"{len(p):,}" for p in made.cross_fit.trained_on)
+    return [f"with a progression GNN's edges of the unstated pairs (`cxrkg predict --write-back`): {len(both)} "
+            f"({len(added)} from the GNN), {len(stated.worse)} true; precision {figure(p1)}, recall {figure(r1)} "
+            f"(stated only {figure(p0)}, {figure(r0)}){verdict}",
+            f"  GNN: `cxrkg train`'s model, small ({c.model}, hidden {c.hidden}, {c.layers} layers, {epochs} epochs), "
+            f"trained here {FOLDS} times, each on the {trained} patients of the other "
+            f"{'fold' if FOLDS == 2 else 'folds'}, never on those it scores, in {made.seconds:.1f} s (reading "
+            f"{made.read_seconds:.1f}, training and scoring {made.train_seconds:.1f}, the rest importing torch)"]

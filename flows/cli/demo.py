@@ -36,6 +36,7 @@ from flows.cli.common import console, library_log, print_rows, print_summary_lin
 if TYPE_CHECKING:  # pandas and the driver load inside the commands: the quick commands never need them
     import pandas as pd
 
+    from flows.demo_gnn import CohortWorsenings
     from flows.demo_inputs import Made
 
 FINDING = "pleural effusion"
@@ -58,23 +59,6 @@ def worsening_agreement(graph_rows: list[dict], truth: pd.DataFrame) -> tuple[se
     worse = truth[truth["change"] == "worsened"]
     up = truth[truth["change"].isin(["worsened", "new"])]
     return got, set(zip(worse["study_id"], worse["anatomy"], strict=True)), set(zip(up["study_id"], up["anatomy"], strict=True))
-
-
-def precision_recall(got: set, worse: set, up: set) -> tuple[float | None, float | None]:
-    """Precision of ``got`` against ``up`` and recall of ``worse`` by it (see :func:`worsening_agreement`);
-    None where the denominator is empty."""
-    return (len(got & up) / len(got) if got else None, len(got & worse) / len(worse) if worse else None)
-
-
-@dataclass
-class CohortWorsenings:
-    """The cohort's worsenings of :data:`FINDING` per (study, anatomy), over ``patients`` (those with a true
-    worsening): the graph's stated ones, the truly worsened, the truly worsened or new."""
-
-    patients: list[str]
-    got: set
-    worse: set
-    up: set
 
 
 def _truth(cohort: Path) -> pd.DataFrame:
@@ -268,7 +252,9 @@ def _cohort_answers(console: Console, cohort: Path, run: _Run) -> None:
     with run.times.part("worsening query"):
         worsenings = _worsening_section(console, cohort)
     with run.times.part("worsening GNN"):
-        for line in gnn_worsening_lines(cohort, worsenings):
+        from flows.demo_gnn import worsening_lines
+
+        for line in worsening_lines(cohort, worsenings, FINDING):
             console.print(line, highlight=False, markup=False)  # "cxrkg[gnn]" as written
     with run.times.part("report scoring"):
         from flows.demo_answers import baseline_lines
@@ -283,6 +269,7 @@ def _cohort_answers(console: Console, cohort: Path, run: _Run) -> None:
 def _worsening_section(console: Console, cohort: Path) -> CohortWorsenings:
     """One patient's worsening pleural effusions beside the ground truth, and the cohort's agreement."""
     from flows.demo_answers import figure
+    from flows.demo_gnn import CohortWorsenings, precision_recall
     from graph.store import shared_store
 
     truth = _truth(cohort)
@@ -309,46 +296,6 @@ def _worsening_section(console: Console, cohort: Path) -> CohortWorsenings:
                   f"true; precision {figure(precision)}, recall {figure(recall)} (reports state only some changes, "
                   "~10% noise)", highlight=False)
     return CohortWorsenings(list(per_patient), got_all, worse_all, up_all)
-
-
-def gnn_worsening_lines(cohort: Path, stated: CohortWorsenings) -> list[str]:
-    """The worsening agreement of the stated edges together with a small progression GNN's edges of the
-    unstated pairs (:mod:`flows.demo_gnn`: each patient's from a model trained on the cohort's other
-    patients), with the precision and recall of each and whether the GNN's edges helped, then a line on how
-    the GNN was trained; one line saying why instead when they cannot be had (torch missing, nothing to
-    train on)."""
-    from flows.demo_answers import figure
-    from graph.errors import CxrkgError
-    from graph.store import shared_store
-
-    try:
-        from flows.demo_gnn import FOLDS, cohort_patients, gnn_changes, worsened_pairs
-
-        made = gnn_changes(shared_store(), cohort_patients(cohort))
-    except ImportError as exc:
-        return [f"with a progression GNN's edges: not shown ({exc.name or exc} is not installed: pip install "
-                "'cxrkg[gnn]')"]
-    except (CxrkgError, OSError) as exc:
-        return [f"with a progression GNN's edges: not shown ({type(exc).__name__}: {exc})"]
-    added = worsened_pairs(made.predictions, FINDING, set(stated.patients)) - stated.got
-    both = stated.got | added
-    (p0, r0), (p1, r1) = (precision_recall(stated.got, stated.worse, stated.up),
-                          precision_recall(both, stated.worse, stated.up))
-    verdict = ""
-    if p0 is not None and r0 is not None and p1 is not None and r1 is not None:
-        gain, loss = r1 - r0, p0 - p1
-        verdict = (f"; its edges add more recall (+{gain:.3f}) than they cost precision (-{loss:.3f})" if gain >= loss
-                   else f"; its edges cost more precision (-{loss:.3f}) than they add recall (+{gain:.3f})")
-    c = made.cross_fit.results[0].config
-    epochs = "/".join(str(len(r.history)) for r in made.cross_fit.results)
-    trained = "/".join(f"{len(p):,}" for p in made.cross_fit.trained_on)
-    return [f"with a progression GNN's edges of the unstated pairs (`cxrkg predict --write-back`): {len(both)} "
-            f"({len(added)} from the GNN), {len(stated.worse)} true; precision {figure(p1)}, recall {figure(r1)} "
-            f"(stated only {figure(p0)}, {figure(r0)}){verdict}",
-            f"  GNN: `cxrkg train`'s model, small ({c.model}, hidden {c.hidden}, {c.layers} layers, {epochs} epochs), "
-            f"trained here {FOLDS} times, each on the {trained} patients of the other "
-            f"{'fold' if FOLDS == 2 else 'folds'}, never on those it scores, in {made.seconds:.1f} s (reading "
-            f"{made.read_seconds:.1f}, training and scoring {made.train_seconds:.1f}, the rest importing torch)"]
 
 
 TRANSACTIONAL = ("transactional ingest (Prefect flow), the fastest way for a part this small or a graph that "

@@ -36,12 +36,13 @@ def cohort(store, tmp_path):
 def _lines(cohort) -> list[str]:
     from rich.console import Console
 
-    from flows.cli.demo import _worsening_section, gnn_worsening_lines
+    from flows.cli.demo import _worsening_section
+    from flows.demo_gnn import worsening_lines
 
     out = io.StringIO()
     console = Console(file=out, width=10_000)
     stated = _worsening_section(console, cohort)
-    return out.getvalue().splitlines() + gnn_worsening_lines(cohort, stated)
+    return out.getvalue().splitlines() + worsening_lines(cohort, stated, "pleural effusion")
 
 
 def test_the_gnns_edges_stand_beside_the_stated_ones(cohort):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from flows.cli.demo import precision_recall, worsening_agreement
-from flows.demo_gnn import worsened_pairs
+from flows.cli.demo import worsening_agreement
+from flows.demo_gnn import precision_recall, worsened_pairs
 
 TRUTH = pd.DataFrame([
     ("p1", "s2", "left lung", "worsened"),
