@@ -2,7 +2,7 @@
 
 The patients are cut into ``folds`` (:func:`gnn.splits.fold_of`). For each fold a model is trained
 (:func:`gnn.training.train_model`) on the other folds' patients, early-stopped on a validation share of
-them (:func:`gnn.splits.split_of` with :data:`VAL_FRACTION`), and scores the fold's pairs; the folds'
+them (:data:`VAL_FRACTION`), and scores the fold's pairs; the folds'
 predictions together cover every patient once (cross-fitting; Chernozhukov et al., Econometrics Journal
 2018, use the name for the same scheme). What a pair's row says is what ``cxrkg predict`` says
 (:func:`gnn.prediction.prediction_frame`): pairs present or uncertain in either study, ``stated`` where
@@ -11,6 +11,7 @@ the graph states a change, which ``predict --write-back`` would leave alone.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field, replace
 
@@ -18,7 +19,7 @@ import pandas as pd
 
 from gnn.dataset import ProgressionData
 from gnn.prediction import prediction_frame
-from gnn.splits import fold_of, split_of
+from gnn.splits import fold_of
 from gnn.training import TrainConfig, TrainResult, predict_proba, train_model
 
 #: the share of a fold's training patients kept for early stopping
@@ -44,12 +45,15 @@ class CrossFit:
 
 
 def fold_split(data: ProgressionData, fold: int, folds: int, seed: int = 0) -> ProgressionData:
-    """``data`` with its pairs' ``split`` set for one fold: the fold's patients ``test``, the others
-    ``train`` or ``val`` (:data:`VAL_FRACTION` of them by :func:`split_of`); the samples are shared."""
-    patients = data.pairs["patient_id"]
-    split = [("test" if fold_of(p, folds, seed) == fold
-              else "val" if split_of(p, seed, (1 - VAL_FRACTION, VAL_FRACTION)) == "val" else "train")
-             for p in patients]
+    """``data`` with its pairs' ``split`` set for one fold: the fold's patients ``test``; of the others,
+    :data:`VAL_FRACTION` of those with a labelled pair (at least one; drawn by a hash of seed and patient
+    id) ``val``, the rest ``train``. The samples are shared."""
+    patients = data.pairs["patient_id"].to_numpy()
+    test = {p for p in set(patients) if fold_of(p, folds, seed) == fold}
+    labelled = sorted(set(patients[data.labelled()]) - test,
+                      key=lambda p: hashlib.sha256(f"val:{seed}:{p}".encode()).hexdigest())
+    val = set(labelled[:max(1, round(VAL_FRACTION * len(labelled)))])
+    split = ["test" if p in test else "val" if p in val else "train" for p in patients]
     return replace(data, pairs=data.pairs.assign(split=split))
 
 
