@@ -72,7 +72,9 @@ def test_no_patient_is_scored_by_a_model_that_saw_it_and_no_stated_pair_is_predi
     for fold, patients in enumerate(made.cross_fit.trained_on):
         scored = set(every.loc[every["fold"] == fold, "patient_id"])
         assert scored and not scored & patients
-    assert set(every["patient_id"]) == set().union(*made.cross_fit.trained_on)  # every patient scored once
+    # each patient is scored in one fold and trained on in the others (a patient whose pairs are all absent
+    # in both studies has no row: predict keeps pairs present or uncertain in either)
+    assert set(every["patient_id"]) <= set().union(*made.cross_fit.trained_on)
     assert not every.duplicated(["study_id", "prior_study_id", "anatomy", "finding"]).any()
     labels = read_graph_tables(store, cohort_patients(cohort)).tables["labels"]
     stated = {(r["study_id"], r["prior_study_id"], r["anatomy"], r["finding"]) for r in labels}
