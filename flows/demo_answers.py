@@ -41,14 +41,15 @@ def baseline_lines(store, cohort: Path) -> list[str]:
         results = [r for r in score_items(items, facts, "rules", workers=0, file=kind) if isinstance(r, StudyResult)]
         s = summarise(results, "rules")
         precision, recall = s.temporal_precision[2], s.temporal_recall[2]
-        lines.append(f"{kind:>10}: {s.studies:,} studies; temporal precision {_figure(precision)}, recall "
-                     f"{_figure(recall)}; per study {s.means['changes_contradicted'][0]:.2f} changes contradicted, "
+        lines.append(f"{kind:>10}: {s.studies:,} studies; temporal precision {figure(precision)}, recall "
+                     f"{figure(recall)}; per study {s.means['changes_contradicted'][0]:.2f} changes contradicted, "
                      f"{s.means['changes_omitted'][0]:.2f} omitted; F1RadGraph (complete) "
                      f"{s.means['f1radgraph_complete'][0]:.3f}, finding F1 {s.means['finding_f1'][0]:.3f}")
     return lines
 
 
-def _figure(value: float | None) -> str:
+def figure(value: float | None) -> str:
+    """``value`` to three decimals, ``n/a`` for None."""
     return "n/a" if value is None else f"{value:.3f}"
 
 

@@ -162,7 +162,34 @@ def predict(store: GraphStore, checkpoint: Path | None = None, write_back: bool 
     data = build(tables, graph.content_hash, meta["split_seed"], use_embeddings=meta["embedding_dim"] > 0,
                  embedding_stats=meta.get("embedding_stats"))
     check_compatible(meta, data, check_hash=not allow_new_data)
-    ids, proba = predict_proba(model, data, device=device)
+    out, p = prediction_frame(data, *predict_proba(model, data, device=device), tables)
+    is_stated = out["stated"].to_numpy()
+    written = 0
+    if write_back:
+        written = _write_back(store, out[~is_stated], p[~is_stated], meta, data.content_hash,
+                              sorted(set(data.pairs["patient_id"])))
+    summary = PredictionSummary(meta["model_version"], data.content_hash, int(len(out)), written,
+                                int(is_stated.sum()), int(out["patient_id"].nunique()),
+                                round(time.perf_counter() - t0, 2))
+    return out, summary
+
+
+def prediction_frame(data: ProgressionData, ids: np.ndarray, proba: np.ndarray, tables: dict[str, Any],
+                     ) -> tuple[pd.DataFrame, np.ndarray]:
+    """The scored pairs that :func:`predict` reports: those present or uncertain in either study
+    (:func:`pair_present`), in pair order.
+
+    Args:
+        data: the dataset the pairs come from.
+        ids: ``[N]`` scored pair ids (rows of ``data.pairs``).
+        proba: ``[N, 5]`` their class probabilities (:func:`gnn.training.predict_proba`).
+        tables: the snapshot tables ``data`` was built from (their ``labels`` say which pairs are stated).
+
+    Returns:
+        (one row per kept pair: patient_id, study_id, prior_study_id, anatomy, finding, change (the most
+        probable class), probability, one ``p_<class>`` column per class, stated (a change is stated for the
+        pair); the kept rows' probabilities ``[M, 5]``).
+    """
     order = np.argsort(ids)
     ids, proba = ids[order], proba[order]
     pairs = data.pairs.iloc[ids].reset_index(drop=True)
@@ -175,17 +202,9 @@ def predict(store: GraphStore, checkpoint: Path | None = None, write_back: bool 
         out[f"p_{c.replace(' ', '_')}"] = p[:, i].astype(float)
     out = out.reset_index(drop=True)
     stated_keys = _stated_keys(tables)
-    is_stated = np.array([k in stated_keys for k in zip(out["study_id"], out["prior_study_id"], out["anatomy"],
-                                                         out["finding"], strict=True)], dtype=bool)
-    out["stated"] = is_stated
-    written = 0
-    if write_back:
-        written = _write_back(store, out[~is_stated], p[~is_stated], meta, data.content_hash,
-                              sorted(set(data.pairs["patient_id"])))
-    summary = PredictionSummary(meta["model_version"], data.content_hash, int(len(out)), written,
-                                int(is_stated.sum()), int(out["patient_id"].nunique()),
-                                round(time.perf_counter() - t0, 2))
-    return out, summary
+    out["stated"] = np.array([k in stated_keys for k in zip(out["study_id"], out["prior_study_id"], out["anatomy"],
+                                                            out["finding"], strict=True)], dtype=bool)
+    return out, p
 
 
 def _stated_keys(tables: dict[str, Any]) -> set[tuple[str, str, str, str]]:

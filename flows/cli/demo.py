@@ -36,6 +36,7 @@ from flows.cli.common import console, library_log, print_rows, print_summary_lin
 if TYPE_CHECKING:  # pandas and the driver load inside the commands: the quick commands never need them
     import pandas as pd
 
+    from flows.demo_gnn import CohortWorsenings
     from flows.demo_inputs import Made
 
 FINDING = "pleural effusion"
@@ -249,7 +250,12 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int, 
 
 def _cohort_answers(console: Console, cohort: Path, run: _Run) -> None:
     with run.times.part("worsening query"):
-        _worsening_section(console, cohort)
+        worsenings = _worsening_section(console, cohort)
+    with run.times.part("worsening GNN"):
+        from flows.demo_gnn import worsening_lines
+
+        for line in worsening_lines(cohort, worsenings, FINDING):
+            console.print(line, highlight=False, markup=False)  # "cxrkg[gnn]" as written
     with run.times.part("report scoring"):
         from flows.demo_answers import baseline_lines
         from graph.store import shared_store
@@ -260,8 +266,10 @@ def _cohort_answers(console: Console, cohort: Path, run: _Run) -> None:
             console.print(line, highlight=False)
 
 
-def _worsening_section(console: Console, cohort: Path) -> None:
+def _worsening_section(console: Console, cohort: Path) -> CohortWorsenings:
     """One patient's worsening pleural effusions beside the ground truth, and the cohort's agreement."""
+    from flows.demo_answers import figure
+    from flows.demo_gnn import CohortWorsenings, precision_recall
     from graph.store import shared_store
 
     truth = _truth(cohort)
@@ -283,11 +291,11 @@ def _worsening_section(console: Console, cohort: Path) -> None:
     rows = [{**r, "truth": said.get((r["study_id"], r["anatomy"]), "-")} for r in per_patient[patient]]
     print_rows(rows, "table", ["study_id", "prior_study_id", "anatomy", "sources", "truth", "evidence"],
                title="graph (cypher/worsening_findings.cypher) beside the synthetic ground truth", wrap=False)
-    precision = f"{len(got_all & up_all) / len(got_all):.3f}" if got_all else "n/a"
-    recall = f"{len(got_all & worse_all) / len(worse_all):.3f}" if worse_all else "n/a"
+    precision, recall = precision_recall(got_all, worse_all, up_all)
     console.print(f"cohort, worsened {FINDING} per (study, anatomy): {len(got_all)} in the graph, {len(worse_all)} "
-                  f"true; precision {precision}, recall {recall} (reports state only some changes, ~10% noise)",
-                  highlight=False)
+                  f"true; precision {figure(precision)}, recall {figure(recall)} (reports state only some changes, "
+                  "~10% noise)", highlight=False)
+    return CohortWorsenings(list(per_patient), got_all, worse_all, up_all)
 
 
 TRANSACTIONAL = ("transactional ingest (Prefect flow), the fastest way for a part this small or a graph that "
