@@ -1,6 +1,6 @@
 """``cxrkg demo``: the whole path on one machine, as a runnable example (``make demo``).
 
-Three inputs are made side by side in worker processes (:mod:`flows.demo_inputs`): a synthetic cohort with its
+Three inputs are made side by side in worker processes (:mod:`flows.demo.inputs`): a synthetic cohort with its
 ground truth, NIH ChestX-ray14 converted to scene graphs, and the IU reports' rules extraction; they are kept
 under ``CXRKG_HOME/demo`` and reused by a later run while what made them is unchanged. Into an empty local
 database, the NIH cohort, the synthetic cohort with the real RadGraph-XL sample and the IU extraction go in
@@ -36,8 +36,8 @@ from flows.cli.common import console, library_log, print_rows, print_summary_lin
 if TYPE_CHECKING:  # pandas and the driver load inside the commands: the quick commands never need them
     import pandas as pd
 
-    from flows.demo_gnn import CohortWorsenings
-    from flows.demo_inputs import Made
+    from flows.demo.gnn import CohortWorsenings
+    from flows.demo.inputs import Made
 
 FINDING = "pleural effusion"
 
@@ -74,7 +74,7 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
     Into a local home with no database yet, the server is not started first: the NIH bulk import makes the
     database and starts it (one start instead of a start, a stop and a start). A second Ctrl-C or SIGTERM
     ends the demo at once (:func:`_interrupts`). The last line says where the seconds went."""
-    from flows.demo_inputs import DemoInputs, start_prefect_api
+    from flows.demo.inputs import DemoInputs, start_prefect_api
     from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings, neo4j_settings
 
@@ -105,7 +105,7 @@ def run_demo(console: Console, out: Path | None, patients: int, seed: int) -> No
 
 class PartTimes:
     """Wall seconds of the demo's parts in the order they ran (and their CPU seconds,
-    :func:`flows.cpu.cpu_seconds`), and of the inputs made beside them (:mod:`flows.demo_inputs`, with their
+    :func:`flows.cpu.cpu_seconds`), and of the inputs made beside them (:mod:`flows.demo.inputs`, with their
     workers' CPU seconds); :meth:`line` is the demo's last line."""
 
     def __init__(self) -> None:
@@ -179,7 +179,7 @@ class _Run:
     before the first flow run), the server the demo started (or will), whether the database is new (no
     database yet: the NIH cohort is bulk-imported without a look), the timer."""
 
-    inputs: Any  # flows.demo_inputs.DemoInputs
+    inputs: Any  # flows.demo.inputs.DemoInputs
     prefect_api: Any  # threading.Thread
     server: Any  # graph.runtime.server.LocalNeo4jServer, or None
     fresh: bool
@@ -187,7 +187,7 @@ class _Run:
 
 
 def _run_sections(console: Console, out: Path | None, patients: int, seed: int, run: _Run) -> None:
-    from flows.demo_inputs import convert_nih_cached, extract_iu_cached, write_cohort_line
+    from flows.demo.inputs import convert_nih_cached, extract_iu_cached, write_cohort_line
     from graph.settings import local_server_settings, neo4j_settings
     from graph.store import shared_store
     from graph.store.stats import graph_stats
@@ -228,7 +228,7 @@ def _run_sections(console: Console, out: Path | None, patients: int, seed: int, 
         iu_section(console, cohort.parent / "iu-extract", run.times.beside("IU extraction", run.inputs.get("iu")),
                    first.iu if first else None)
     with run.times.part("NIH answers"):
-        from flows.demo_answers import cxrtrek_section
+        from flows.demo.answers import cxrtrek_section
 
         patient = nih_section(console, cohort.parent / "nih", nih,
                               None if nih else run.times.beside("NIH conversion", run.inputs.get("nih")))
@@ -252,12 +252,12 @@ def _cohort_answers(console: Console, cohort: Path, run: _Run) -> None:
     with run.times.part("worsening query"):
         worsenings = _worsening_section(console, cohort)
     with run.times.part("worsening GNN"):
-        from flows.demo_gnn import worsening_lines
+        from flows.demo.gnn import worsening_lines
 
         for line in worsening_lines(cohort, worsenings, FINDING):
             console.print(line, highlight=False, markup=False)  # "cxrkg[gnn]" as written
     with run.times.part("report scoring"):
-        from flows.demo_answers import baseline_lines
+        from flows.demo.answers import baseline_lines
         from graph.store import shared_store
 
         console.print("the cohort's own reports scored against the graph, beside copy-prior (each study's prior "
@@ -268,8 +268,8 @@ def _cohort_answers(console: Console, cohort: Path, run: _Run) -> None:
 
 def _worsening_section(console: Console, cohort: Path) -> CohortWorsenings:
     """One patient's worsening pleural effusions beside the ground truth, and the cohort's agreement."""
-    from flows.demo_answers import figure
-    from flows.demo_gnn import CohortWorsenings, precision_recall
+    from flows.demo.answers import figure
+    from flows.demo.gnn import CohortWorsenings, precision_recall
     from graph.store import shared_store
 
     truth = _truth(cohort)
@@ -371,11 +371,11 @@ def _counts_line(title: str, rows: list[dict], key, count: str) -> str:
 
 
 def iu_section(console: Console, out: Path, made: Made | None = None, loaded: Any = None) -> None:
-    """Load the 3,955 IU reports' rules extraction (``made``: :func:`flows.demo_inputs.extract_iu_cached`'s
+    """Load the 3,955 IU reports' rules extraction (``made``: :func:`flows.demo.inputs.extract_iu_cached`'s
     outcome; None: extracted here) through the ingest flow, as ``cxrkg extract iu --ingest`` does, unless
     the bulk import loaded it (``loaded``: its summary), and print their most frequent present findings and
     stated changes; says why and skips when the IU wheel cannot be fetched or spaCy is missing."""
-    from flows.demo_inputs import extract_iu_cached
+    from flows.demo.inputs import extract_iu_cached
     from flows.extract_flow import INGEST_BATCH_FILES
     from flows.ingest_flow import ingest_flow
     from graph.store import read_statements as rs
@@ -414,14 +414,14 @@ def _readable_patient(store, onsets_per_patient, max_studies: int = 8) -> str:
 
 def nih_section(console: Console, out: Path, ahead: NihAhead | None = None, made: Made | None = None) -> str | None:
     """Ingest the NIH ChestX-ray14 cohort (unless ``ahead`` did: then its lines; ``made``: the conversion's
-    outcome, :func:`flows.demo_inputs.convert_nih_cached`; None: converted here), then
+    outcome, :func:`flows.demo.inputs.convert_nih_cached`; None: converted here), then
     answers on it: new effusions per (synthetic) follow-up year, one patient's effusion timeline, where the
     text-mined labels and the radiologist-adjudicated ones disagree, and three pairs' Medical-Diff-VQA
     questions. Says why and skips when the wheel
     cannot be fetched."""
     from collections import Counter
 
-    from flows.demo_inputs import convert_nih_cached
+    from flows.demo.inputs import convert_nih_cached
     from graph.datasets.nih.convert import ATTRIBUTION, SYNTHETIC_DATES_NOTE
     from graph.store import shared_store
     from graph.store.queries import get_query, run_named

@@ -30,7 +30,7 @@ def nih(store, tmp_path):
 
 def _shown(store):
     """The first patient (by id) whose shown sample has stage 6 questions, and that sample."""
-    from flows.demo_answers import shown_sample
+    from flows.demo.answers import shown_sample
     from graph.cxrtrek.facts import all_patient_ids
 
     for patient in all_patient_ids(store):
@@ -43,7 +43,7 @@ def _shown(store):
 def _section(patient, nih) -> list[str]:
     from rich.console import Console
 
-    from flows.demo_answers import cxrtrek_section
+    from flows.demo.answers import cxrtrek_section
 
     out = io.StringIO()
     cxrtrek_section(Console(file=out, width=10_000), patient, nih)
@@ -72,7 +72,7 @@ def test_the_forecasters_stage_6_answers_stand_beside_the_gold_ones(store, nih):
 def test_the_forecaster_never_sees_the_shown_patient_and_reads_only_studies_up_to_the_shown_one(store, nih):
     import pandas as pd
 
-    from flows.demo_forecast import stage6_forecasts, train_forecaster, training_patients
+    from flows.demo.forecast import stage6_forecasts, train_forecaster, training_patients
     from gnn.forecast.compare import patient_tables
     from gnn.forecast.rows import build_forecast_table
 
@@ -105,7 +105,7 @@ def test_the_forecaster_never_sees_the_shown_patient_and_reads_only_studies_up_t
 def test_without_torch_one_line_says_why(store, nih, monkeypatch):
     patient, _ = _shown(store)
     monkeypatch.setitem(sys.modules, "torch", None)  # what `import torch` finds where it is not installed
-    for name in [m for m in sys.modules if m.startswith(("gnn.", "flows.demo_forecast"))]:
+    for name in [m for m in sys.modules if m.startswith(("gnn.", "flows.demo.forecast"))]:
         monkeypatch.delitem(sys.modules, name)
     lines = _section(patient, nih)
     assert [line for line in lines if line.startswith("  stage 6 ")]  # the gold answers, still shown

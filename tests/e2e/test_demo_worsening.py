@@ -37,7 +37,7 @@ def _lines(cohort) -> list[str]:
     from rich.console import Console
 
     from flows.cli.demo import _worsening_section
-    from flows.demo_gnn import worsening_lines
+    from flows.demo.gnn import worsening_lines
 
     out = io.StringIO()
     console = Console(file=out, width=10_000)
@@ -64,7 +64,7 @@ def test_the_gnns_edges_stand_beside_the_stated_ones(cohort):
 
 
 def test_no_patient_is_scored_by_a_model_that_saw_it_and_no_stated_pair_is_predicted(store, cohort):
-    from flows.demo_gnn import cohort_patients, gnn_changes
+    from flows.demo.gnn import cohort_patients, gnn_changes
     from gnn.export import read_graph_tables
 
     made = gnn_changes(store, cohort_patients(cohort), epochs=2)
@@ -85,7 +85,7 @@ def test_no_patient_is_scored_by_a_model_that_saw_it_and_no_stated_pair_is_predi
 
 def test_without_torch_one_line_says_why(cohort, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # what `import torch` finds where it is not installed
-    for name in [m for m in sys.modules if m.startswith(("gnn.", "flows.demo_gnn", "flows.demo_forecast"))]:
+    for name in [m for m in sys.modules if m.startswith(("gnn.", "flows.demo.gnn", "flows.demo.forecast"))]:
         monkeypatch.delitem(sys.modules, name)
     lines = _lines(cohort)
     assert STATED.match(lines[-2]), lines[-2]

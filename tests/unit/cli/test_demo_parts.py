@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from flows.cli.demo import PartTimes
-from flows.demo_inputs import CACHE_FILE, Made, _timed, cached, input_digest
+from flows.demo.inputs import CACHE_FILE, Made, _timed, cached, input_digest
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -51,7 +51,7 @@ def _sleep_and_pid(seconds: float) -> Made:
 # tests (a fork then may copy a lock another thread held), so the check runs in a fresh process as the demo does.
 THREE_AT_ONCE = """
 import os, time
-from flows.demo_inputs import DemoInputs, _timed
+from flows.demo.inputs import DemoInputs, _timed
 
 def sleep_and_pid():
     return _timed(lambda: ((os.getpid(), time.sleep(1.0))[0], False))

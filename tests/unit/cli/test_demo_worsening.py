@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from flows.cli.demo import worsening_agreement
-from flows.demo_gnn import precision_recall, worsened_pairs
+from flows.demo.gnn import precision_recall, worsened_pairs
 
 TRUTH = pd.DataFrame([
     ("p1", "s2", "left lung", "worsened"),

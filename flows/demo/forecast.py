@@ -1,6 +1,6 @@
 """The demo's stage 6 forecaster: the graph forecaster of ``cxrkg forecast`` (:mod:`gnn.forecast.model`),
 small and trained in the demo on NIH patients read from the graph it loaded, so the CXRTrek section can show
-its stage 6 answers beside the gold ones (:mod:`flows.demo_answers`).
+its stage 6 answers beside the gold ones (:mod:`flows.demo.answers`).
 
 The shown patient is held out: the forecaster is trained on other NIH patients only (a seeded draw of
 :data:`TRAIN_PATIENTS` of those with two or more studies, from the NIH input's ``metadata.csv``), early-stopped

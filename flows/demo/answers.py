@@ -2,7 +2,7 @@
 baseline (each study's "generated" report is its prior study's), the gap a text-only metric cannot see
 (``cxrkg score-reports --baseline reference|copy-prior``, docs/report_scoring.md); and one NIH study's
 CXRTrek-format staged questions with the graph's gold answers (``cxrkg cxrtrek generate``, docs/cxrtrek.md),
-stage 6 beside the answers of a forecaster trained in the demo (:mod:`flows.demo_forecast`)."""
+stage 6 beside the answers of a forecaster trained in the demo (:mod:`flows.demo.forecast`)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def shown_sample(store, patient: str, seed: int = 0) -> dict[str, Any] | None:
 def cxrtrek_lines(sample: dict[str, Any], forecasts: dict[tuple[str, str], dict[str, Any]] | None = None) -> list[str]:
     """At most :data:`PER_STAGE` questions of each of ``sample``'s stages :data:`SHOWN_STAGES`, as ``stage N
     (task type): question -> answer`` lines under a line naming the study. With ``forecasts`` (the
-    forecaster's stage 6 answers by (target, qtype), :func:`flows.demo_forecast.stage6_forecasts`), a stage 6
+    forecaster's stage 6 answers by (target, qtype), :func:`flows.demo.forecast.stage6_forecasts`), a stage 6
     line reads ``question -> gold ANSWER | forecaster ANSWER (p P)``, or ``forecaster -`` for a finding it
     does not forecast."""
     data = sample["data_dict"]["cxrtrek_data"]
@@ -98,7 +98,7 @@ def _forecasts(store, sample: dict[str, Any], nih: Path | None) -> tuple[dict | 
     if nih is None:
         return None, "  stage 6 forecaster: not shown (no NIH input to train it on)"
     try:
-        from flows.demo_forecast import stage6_forecasts, train_forecaster, training_patients
+        from flows.demo.forecast import stage6_forecasts, train_forecaster, training_patients
 
         trained = train_forecaster(store, training_patients(nih, str(data["pat_id"])))
         forecasts = stage6_forecasts(store, sample, trained.forecaster)
@@ -117,7 +117,7 @@ def _forecasts(store, sample: dict[str, Any], nih: Path | None) -> tuple[dict | 
 def cxrtrek_section(console, patient: str | None, nih: Path | None = None) -> None:
     """Print :func:`cxrtrek_lines` of ``patient`` (the NIH patient whose timeline the demo showed) under one
     title line, stage 6 beside the answers of a forecaster trained here on the other patients of the NIH
-    input folder ``nih`` (:mod:`flows.demo_forecast`; one line instead when it cannot be, e.g. without
+    input folder ``nih`` (:mod:`flows.demo.forecast`; one line instead when it cannot be, e.g. without
     torch); nothing when there is no patient or no study with a prior."""
     from graph.store import shared_store
 

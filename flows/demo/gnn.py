@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flows.demo_forecast import _one_thread
+from flows.demo.forecast import _one_thread
 
 #: folds of the cohort's patients: each fold is scored by a model trained on the others
 FOLDS = 2
@@ -115,7 +115,7 @@ def worsening_lines(cohort: Path, stated: CohortWorsenings, finding: str) -> lis
     pairs (:func:`gnn_changes`: each patient's from a model trained on the cohort's other patients), with the
     precision and recall of each and whether the GNN's edges helped, then a line on how the GNN was trained;
     one line saying why instead when they cannot be had (torch missing, nothing to train on)."""
-    from flows.demo_answers import figure
+    from flows.demo.answers import figure
     from graph.errors import CxrkgError
     from graph.store import shared_store
 
