@@ -1,7 +1,7 @@
 """CXRTrek-format stages on the whole NIH cohort against the independent check; prints figures.
 
 Issue 46's acceptance: the stage 2 and 5 answers (and stage 6's against the next study) that
-`cxrkg cxrtrek generate` writes from the graph of NIH ChestX-ray14 agree with graph.checks.nih_cxrtrek
+`cxrkg cxrtrek generate` writes from the graph of NIH ChestX-ray14 agree with graph.checks.nih.cxrtrek
 (plain pandas over the NIH tables, apart from the graph code) on every study: 0 mismatches; and the whole
 cohort is generated in under 120 s.
 
@@ -43,8 +43,8 @@ def _generate(out: Path, seed: int) -> None:
 
 def _check(file: Path, patients: int | None) -> int:
     """Step 3: the independent check; returns the exit code."""
-    from graph.checks.nih_cxrtrek import check_samples, read_file
-    from graph.checks.nih_reference import load_tables
+    from graph.checks.nih.cxrtrek import check_samples, read_file
+    from graph.checks.nih.reference import load_tables
 
     started = time.perf_counter()
     result = check_samples(read_file(file), load_tables(limit_patients=patients))

@@ -2,7 +2,7 @@
 
 Issue 32's acceptance: the difference and abnormality answers of at least 30,000 (main, reference) pairs drawn
 as Medical-Diff-VQA's generator draws them, generated from the graph by `cxrkg diffvqa generate`, agree with
-graph.checks.nih_diffvqa (plain pandas over the NIH tables, apart from the graph code): 0 mismatches on
+graph.checks.nih.diffvqa (plain pandas over the NIH tables, apart from the graph code): 0 mismatches on
 the findings whose NIH label has exactly one Diff-VQA name.
 
 Runs against the NIH benchmark's own local Neo4j (CXRKG_HOME=.cxrkg/bench-nih, Bolt port 7699, as
@@ -45,8 +45,8 @@ def _generate(out: Path, patients: int | None, seed: int) -> None:
 
 def _check(questions: Path, patients: int | None) -> int:
     """Step 3: the independent check; returns the exit code."""
-    from graph.checks.nih_diffvqa import check_answers
-    from graph.checks.nih_reference import load_tables
+    from graph.checks.nih.diffvqa import check_answers
+    from graph.checks.nih.reference import load_tables
     from graph.formats.diffvqa import ANSWER_COLUMNS, read_question_file
 
     started = time.perf_counter()

@@ -9,9 +9,9 @@ Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/bench-nih, Bolt port 769
    flow and of the whole process, elements, peak memory of the Python processes, each stage's seconds and
    the machine's busy cores in it (flows.cpu.busy_cores); the independent check
    and the queries then run on this graph;
-4. the independent check (graph.checks.nih_graph: plain pandas over the NIH tables against the graph's
+4. the independent check (graph.checks.nih.loaded: plain pandas over the NIH tables against the graph's
    study-level counts and new_finding_patients answers): cells and patient sets compared, mismatches; then
-   the episodes (graph.checks.nih_episodes: every episode's first and last study and closing, episodes
+   the episodes (graph.checks.nih.episodes: every episode's first and last study and closing, episodes
    per finding, recurrent_findings' patients): compared, mismatches;
 5. named queries on the NIH graph, after one untimed pass of 5 runs over all of them, 5 warm-up then 50
    timed runs each, p50 / p95 in ms, and the server's CPU time per run (it does not grow with the load of a
@@ -147,8 +147,8 @@ def _bulk_load(settings, server, cohort: Path, convert_s: float) -> None:
 
 def _check_and_query(server, patients: int | None) -> None:
     """Steps 4 and 5: the independent check, then the named queries' latencies, on the bulk-loaded graph."""
-    from graph.checks.nih_graph import check_nih
-    from graph.checks.nih_reference import load_tables
+    from graph.checks.nih.loaded import check_nih
+    from graph.checks.nih.reference import load_tables
     from graph.store import shared_store
 
     server.start()  # running already (the bulk flow starts it); a no-op then
@@ -159,11 +159,11 @@ def _check_and_query(server, patients: int | None) -> None:
           f"in {time.perf_counter() - t:.1f} s; {len(report.mismatches)} mismatches", flush=True)
     for line in report.mismatches[:10]:
         print("  " + line)
-    from graph.checks.nih_episodes import check_episodes
+    from graph.checks.nih.episodes import check_episodes
 
     t = time.perf_counter()
     episodes = check_episodes(store, load_tables(limit_patients=patients))
-    print(f"episodes (graph.checks.nih_episodes): {episodes.episodes:,} episodes, {episodes.findings} per-finding "
+    print(f"episodes (graph.checks.nih.episodes): {episodes.episodes:,} episodes, {episodes.findings} per-finding "
           f"counts and {episodes.recurrent_sets} recurrent patient sets compared in {time.perf_counter() - t:.1f} s; "
           f"{len(episodes.mismatches)} mismatches", flush=True)
     for line in episodes.mismatches[:10]:

@@ -4,8 +4,7 @@ pandas, apart from the code they check. An import-linter contract forbids this p
 a check can never agree with the graph by calling the same code; it reads the graph through
 ``graph.store``'s named queries and statements only.
 
-- ``nih_reference``: NIH ChestX-ray14's longitudinal truth (states per study, changes between studies) from
-  the dataset's own tables; ``nih_graph`` and ``nih_episodes`` hold the loaded graph against it;
-- ``nih_diffvqa``, ``nih_cxrtrek``: the Medical-Diff-VQA and CXRTrek answers the graph should give on NIH;
+- ``nih``: NIH ChestX-ray14's longitudinal truth from the dataset's own tables (``reference``), the loaded
+  graph and its episodes against it, and the Medical-Diff-VQA and CXRTrek answers the graph should give;
 - ``synthetic``: a synthetic cohort's graph against its ``ground_truth.parquet``.
 """

@@ -4,7 +4,7 @@ The layout is the dataset's ``mimic_pair_questions.csv`` (Hu et al., KDD 2023; r
 Holipori/MIMIC-Diff-VQA, README and ``code/question_gen.py``'s ``question_gen``): columns study_id, subject_id,
 ref_id, question_type, question and, in a file with answers, answer; other columns (the dataset's unnamed index,
 ``split``) are kept as they are. Every command that reads such a file reads it here: ``cxrkg diffvqa answer``
-and ``score``, the NIH check (:mod:`graph.checks.nih_diffvqa`) and the benchmarks.
+and ``score``, the NIH check (:mod:`graph.checks.nih.diffvqa`) and the benchmarks.
 
 Numbering: a row is named by its line in the file, as an editor shows it: the header is line 1, the first
 question line 2. Blank lines count (they are lines, skipped as rows), and a row whose quoted cell spans lines

@@ -28,7 +28,7 @@ RETURN f.path AS path, f.sha256 AS sha256, f.vocabulary_version AS vocabulary_ve
 """
 
 
-# --- independent checks (graph.checks.nih_graph, graph.checks.synthetic) -------------------------------
+# --- independent checks (graph.checks.nih.loaded, graph.checks.synthetic) -------------------------------
 # The given patients' study-level states, and their derived events, per finding and study year.
 STUDY_STATE_COUNTS = """
 UNWIND $patient_ids AS pid

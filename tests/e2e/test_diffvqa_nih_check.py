@@ -17,8 +17,8 @@ PATIENTS = 120
 
 
 def test_generated_difference_and_abnormality_answers_match_the_nih_tables(store, tmp_path):
-    from graph.checks.nih_diffvqa import check_answers
-    from graph.checks.nih_reference import load_tables
+    from graph.checks.nih.diffvqa import check_answers
+    from graph.checks.nih.reference import load_tables
     from graph.datasets.nih.convert import convert_nih
     from graph.questions.generate import generate
 

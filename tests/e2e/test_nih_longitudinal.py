@@ -17,7 +17,7 @@ PATIENTS = 250  # the first text-mined vs adjudicated disagreement is patient 21
 
 @pytest.fixture(scope="module")
 def nih_slice(tmp_path_factory):
-    from graph.checks.nih_reference import load_tables
+    from graph.checks.nih.reference import load_tables
     from graph.datasets.nih.convert import DatasetUnavailable, convert_nih
     from graph.datasets.wheel import WheelUnavailable
 
@@ -31,7 +31,7 @@ def nih_slice(tmp_path_factory):
 
 
 def test_graph_answers_equal_the_reference(store, nih_slice):
-    from graph.checks.nih_graph import check_nih, graph_counts, nih_patient_ids
+    from graph.checks.nih.loaded import check_nih, graph_counts, nih_patient_ids
 
     out, summary, tables = nih_slice
     _, result = load_into(store, out)
@@ -47,9 +47,9 @@ def test_graph_answers_equal_the_reference(store, nih_slice):
 
 def test_episodes_equal_the_pandas_reference(store, nih_slice):
     """Per finding the number of episodes, the recurrent patients (recurrent_findings) and every episode's
-    first and last study and closing equal graph.checks.nih_episodes' plain-pandas episodes."""
-    from graph.checks.nih_episodes import check_episodes, reference_episodes
-    from graph.checks.nih_reference import reference_states
+    first and last study and closing equal graph.checks.nih.episodes' plain-pandas episodes."""
+    from graph.checks.nih.episodes import check_episodes, reference_episodes
+    from graph.checks.nih.reference import reference_states
 
     out, _, tables = nih_slice
     load_into(store, out)
@@ -80,7 +80,7 @@ def test_forecast_targets_on_real_patients_equal_the_reference_events(store, nih
     from gnn.forecast.model import GRAPH_FORECASTER
     from gnn.forecast.report import evaluate_forecasters
     from gnn.forecast.rows import CLASSES, forecast_table
-    from graph.checks.nih_reference import reference_counts
+    from graph.checks.nih.reference import reference_counts
 
     out, _, tables = nih_slice
     load_into(store, out)

@@ -1,4 +1,4 @@
-"""The independent check of CXRTrek stages 2, 5 and 6 (graph.checks.nih_cxrtrek) on hand-made NIH
+"""The independent check of CXRTrek stages 2, 5 and 6 (graph.checks.nih.cxrtrek) on hand-made NIH
 tables (synthetic rows in the tables' columns; no Neo4j, no wheel): right answers pass, and each kind of fault
 is found."""
 
@@ -9,7 +9,7 @@ import copy
 import pandas as pd
 import pytest
 
-from graph.checks.nih_cxrtrek import CxrtrekCheckError, check_samples
+from graph.checks.nih.cxrtrek import CxrtrekCheckError, check_samples
 from graph.datasets.nih.labels import LABEL_MAP, SOURCE_TEXT
 from graph.datasets.nih.tables import BBOX_COLUMNS, GOOGLE_COLUMNS, NIHTables
 
@@ -112,7 +112,7 @@ def test_a_sample_without_cxrtrek_data_is_named():
 def test_a_file_is_read_line_by_line_as_generate_writes_it_or_whole(tmp_path):
     import json
 
-    from graph.checks.nih_cxrtrek import read_file
+    from graph.checks.nih.cxrtrek import read_file
 
     lines, whole = tmp_path / "lines.json", tmp_path / "whole.json"
     lines.write_text("[\n" + ",\n".join(json.dumps(s) for s in _right()) + "\n]\n")

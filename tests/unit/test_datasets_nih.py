@@ -1,4 +1,4 @@
-"""NIH ChestX-ray14 conversion (graph.datasets.nih.convert) and its independent reference (graph.checks.nih_reference).
+"""NIH ChestX-ray14 conversion (graph.datasets.nih.convert) and its independent reference (graph.checks.nih.reference).
 
 No Neo4j. The hand-made tables below are synthetic; the last tests read the real wheel (the package registry or a
 filled CXRKG_IU_CACHE) and are skipped, not passed, when it cannot be obtained.
@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from graph.checks import nih_reference as ref
+from graph.checks.nih import reference as ref
 from graph.datasets.nih import convert as nih
 from graph.datasets.nih.convert import LABEL_MAP, SOURCE_GOOGLE, SOURCE_TEXT, DatasetUnavailable, NIHTables
 from graph.datasets.wheel import WheelUnavailable

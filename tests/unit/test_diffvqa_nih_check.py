@@ -1,4 +1,4 @@
-"""The independent check of Diff-VQA answers on NIH ChestX-ray14 (graph.checks.nih_diffvqa).
+"""The independent check of Diff-VQA answers on NIH ChestX-ray14 (graph.checks.nih.diffvqa).
 
 No Neo4j. The grammar tests need nothing; the rest are hand-written question rows over the real NIH tables of
 the torchxrayvision wheel (the package registry or a filled CXRKG_IU_CACHE), skipped when it cannot be obtained.
@@ -10,8 +10,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from graph.checks import nih_reference as ref
-from graph.checks.nih_diffvqa import (
+from graph.checks.nih import reference as ref
+from graph.checks.nih.diffvqa import (
     CHECKED_NAMES,
     DISEASE_LIBRARY,
     NIH_TO_DIFFVQA,

@@ -1,2 +1,2 @@
 """NIH ChestX-ray14 (torchxrayvision wheel tables) converted to scene graphs (its independent reference is
-:mod:`graph.checks.nih_reference`)."""
+:mod:`graph.checks.nih.reference`)."""

@@ -1,7 +1,7 @@
 """An independent check of CXRTrek-format stages 2, 5 and 6 on the NIH ChestX-ray14 cohort.
 
 Written apart from the graph code: plain pandas over the NIH tables of the torchxrayvision wheel, through the
-reference states of :func:`graph.checks.nih_reference.reference_states` (per kept study and vocabulary
+reference states of :func:`graph.checks.nih.reference.reference_states` (per kept study and vocabulary
 finding: present if any source states it, else absent if one states it absent, else not mentioned; the
 event against the patient's previous study by follow-up number), and its own reading of the answers. It
 never reads Neo4j or the code that writes the questions (:mod:`graph.cxrtrek`); a file from
@@ -37,7 +37,7 @@ from typing import Any, Iterable, Iterator
 
 import pandas as pd
 
-from graph.checks.nih_reference import ABSENT, NOT_MENTIONED, PERSISTENCE, PRESENT, NIHTables, reference_states
+from graph.checks.nih.reference import ABSENT, NOT_MENTIONED, PERSISTENCE, PRESENT, NIHTables, reference_states
 from graph.errors import CxrkgError
 
 CHANGE_TEXT = {"onset": "New.", "persistence": "Still present.", "resolution": "Resolved.",

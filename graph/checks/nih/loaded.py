@@ -1,4 +1,4 @@
-"""The graph's study-level answers on the NIH cohort against the plain-pandas reference (nih_reference).
+"""The graph's study-level answers on the NIH cohort against the plain-pandas reference (graph.checks.nih.reference).
 
 Two comparisons, both expected to show 0 mismatches:
 
@@ -6,7 +6,7 @@ Two comparisons, both expected to show 0 mismatches:
   events starting in that year (onset, by what the prior study said, resolution, no longer mentioned,
   persistence), read from the graph's StudyFinding nodes and their PROGRESSION edges;
 * patient sets of ``new_finding_patients`` (level study, basis any) per finding, over all dates and per
-  synthetic year, against :func:`graph.checks.nih_reference.reference_new_patients`.
+  synthetic year, against :func:`graph.checks.nih.reference.reference_new_patients`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from graph.checks.nih_reference import (
+from graph.checks.nih.reference import (
     COUNT_COLUMNS,
     FINDINGS,
     NIHTables,

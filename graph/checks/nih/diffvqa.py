@@ -1,7 +1,7 @@
 """An independent check of Medical-Diff-VQA difference and abnormality answers on the NIH ChestX-ray14 cohort.
 
 Written apart from the graph code: plain pandas over the NIH tables of the torchxrayvision wheel (read with
-:func:`graph.checks.nih_reference.load_tables`), its own mapping of the NIH labels to Diff-VQA disease names
+:func:`graph.checks.nih.reference.load_tables`), its own mapping of the NIH labels to Diff-VQA disease names
 and its own rendering of the dataset's answer grammar. It never reads Neo4j, ``graph.longitudinal.events`` or the code
 that answers the questions; a question file from ``cxrkg diffvqa generate`` (or ``answer``) is checked against it.
 
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from graph.checks.nih_reference import NIHTables
+from graph.checks.nih.reference import NIHTables
 from graph.formats.diffvqa import ANSWER_COLUMNS, LINE, check_columns
 
 #: Medical-Diff-VQA's 30 official disease names in its library's order (Holipori/MIMIC-Diff-VQA
@@ -321,7 +321,7 @@ def check_answers(questions: pd.DataFrame, tables: NIHTables, studies: dict[str,
         questions: rows in the dataset's format, at least :data:`~graph.formats.diffvqa.ANSWER_COLUMNS`, as
             :func:`graph.formats.diffvqa.read_question_file` reads them (indexed by file line); other question
             types are counted as unchecked.
-        tables: the NIH tables (:func:`graph.checks.nih_reference.load_tables`).
+        tables: the NIH tables (:func:`graph.checks.nih.reference.load_tables`).
         studies: :func:`nih_studies` of ``tables`` when the caller has it already.
 
     Returns:

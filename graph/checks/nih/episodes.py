@@ -1,7 +1,7 @@
 """Episodes of the NIH cohort's findings with plain pandas, apart from graph.longitudinal.episodes, and the check of
 the graph's episodes and episode queries against them.
 
-Rules (the same as graph.longitudinal.episodes, applied to :func:`graph.checks.nih_reference.reference_states`, study
+Rules (the same as graph.longitudinal.episodes, applied to :func:`graph.checks.nih.reference.reference_states`, study
 level): per patient and finding, in follow-up order, a present study starts an episode when the patient is
 not in one; present and not-mentioned studies continue it; a stated absence closes it at the last present
 study before; a later presence starts the next one. NIH states no comparisons, so no presence is implied.
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from graph.checks.nih_reference import ABSENT, FINDINGS, PRESENT, NIHTables, reference_states
+from graph.checks.nih.reference import ABSENT, FINDINGS, PRESENT, NIHTables, reference_states
 from graph.store import GraphStore
 from graph.store import read_statements as rs
 from graph.store.queries import get_query, run_named
