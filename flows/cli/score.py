@@ -94,7 +94,7 @@ def score_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of 
 
 
 def _facts(study_ids: Optional[list[str]]) -> dict:
-    from graph.store.report_facts import cohort_facts
+    from graph.report_scoring.facts import cohort_facts
 
     store = store_or_fail()
     try:
@@ -104,9 +104,9 @@ def _facts(study_ids: Optional[list[str]]) -> dict:
 
 
 def _score(items: list, facts: dict, extractor: str, file: str, workers: Optional[int]) -> tuple[list, list]:
+    from flows.score_flow import PARALLEL_FROM_ITEMS, score_items
     from graph.ingest.schedule import available_cores
     from graph.records import Rejection
-    from graph.report_scoring.parallel import PARALLEL_FROM_ITEMS, score_items
 
     if workers is None:
         workers = available_cores() if len(items) >= PARALLEL_FROM_ITEMS and available_cores() > 1 else 0
