@@ -167,11 +167,11 @@ def _print_csv(summary: Any) -> None:
 def _print_table(summary: Any) -> None:
     from rich.table import Table
 
-    from graph.report_scoring.summary import EXTRACTOR_CHANGE_RECALL
+    from graph.report_scoring.summary import change_recall_note
 
     console.print(f"{summary.studies} studies scored; the graph is the truth of each patient's history (temporal "
                   f"figures are judged against it); extractor {summary.extractor}: "
-                  f"{EXTRACTOR_CHANGE_RECALL.get(summary.extractor, 'change recall not measured on the gold sets')}",
+                  f"{change_recall_note(summary.extractor)}",
                   markup=False, highlight=False)
     table = Table("figure", "mean", "95 % interval")
     for name, (m, lo, hi) in summary.means.items():
