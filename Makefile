@@ -23,8 +23,10 @@ $(STAMP): pyproject.toml constraints.txt
 	# on spacy 3.8, so it is installed without its own pins (see README, "Dependencies").
 	$(UV) pip install --quiet --compile-bytecode --python $(PY) --no-deps -c constraints.txt medspacy PyRuSH medspacy_quickumls
 	# radgraph's reward functions (F1RadGraph in `cxrkg score-reports`) are one file that imports nothing; the
-	# package's model needs torch and transformers, which the extra cxrkg[radgraph] adds (graph/report_scoring/radgraph_reward.py)
-	$(UV) pip install --quiet --compile-bytecode --python $(PY) --no-deps -c constraints.txt radgraph
+	# package's model needs torch and transformers, which the extra cxrkg[radgraph] adds (graph/report_scoring/radgraph_reward.py).
+	# lunguage-score: LUNGUAGESCORE's reader, run on `cxrkg export lunguage` by tests/e2e/test_lunguagescore_reads_export.py;
+	# its scorer's encoders come from a model hub at run time, so its dependencies (transformers, openai...) are left out
+	$(UV) pip install --quiet --compile-bytecode --python $(PY) --no-deps -c constraints.txt radgraph lunguage-score
 	touch $(STAMP)
 
 # Neo4j Community jars from Maven Central plus cxrkg's launcher (graph/neo4j_server/pom.xml).

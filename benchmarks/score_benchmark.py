@@ -1,5 +1,5 @@
 """How fast report scoring runs: N synthetic reports scored as copy-prior against their references
-(:func:`graph.report_scoring.parallel.score_items`, the rules extractor on one worker per core as the
+(:func:`flows.score_flow.score_items`, the rules extractor on one worker per core as the
 command runs it by default, without the graph read), and the training reward (:class:`graph.report_scoring.score.ReportScorer`) on a batch
 once its cohort's facts and references are in memory. The facts come from the synthetic cohort's own files
 (its RadGraph documents and ground truth), standing in for a graph read (``cohort_facts``: one query).
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from flows.score_flow import score_items
 from graph.extract.pipeline import get_extractor
 from graph.records import Rejection
 from graph.report_scoring.facts import GraphChange, StudyFacts
-from graph.report_scoring.parallel import score_items
 from graph.report_scoring.score import ReportScorer
 from graph.report_scoring.summary import summarise
 from graph.runtime.processes import available_cores

@@ -6,6 +6,7 @@ release, with a one-line notice of the new name.
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -51,39 +52,57 @@ def snapshot(out: Path = typer.Option(..., "--out", help="snapshot folder (parqu
                   + ", ".join(f"{k} {v}" for k, v in manifest.rows.items()))
 
 
+class Role(str, Enum):
+    """What the export is for, in LUNGUAGESCORE's terms (graph.longitudinal.sequential_reports.ROLES)."""
+
+    gold = "gold"
+    prediction = "prediction"
+
+
 @export_app.command("lunguage")
-def lunguage(out: Path = typer.Option(..., "--out", dir_okay=False, help="the CSV to write")) -> None:
+def lunguage(out: Path = typer.Option(..., "--out", dir_okay=False, help="the CSV to write"),
+             role: Role = typer.Option(Role.gold, "--role", help="gold: the benchmark's columns (gt_entity_group, "
+                                       "gt_temporal_group); prediction: the group columns as LUNGUAGESCORE reads "
+                                       "a prediction (entity_group, temporal_group)")) -> None:
     """Every mention with a state as a Lunguage row (subject_id, study_id, sequence, ent, dx_status,
     dx_certainty, location, severity, onset, improved, worsened, no change, ..., gt_entity_group,
-    gt_temporal_group): Lunguage mentions keep their own groups; the others are grouped by region and
-    finding, with their derived episodes. `cxrkg eval-episodes` and LUNGUAGESCORE read it; a last column,
-    cxrkg_export, marks it as the graph's own statements, which `cxrkg ingest` refuses as a source."""
+    gt_temporal_group, episode): Lunguage mentions keep their own groups; the others are grouped by region and
+    finding, with their derived episodes. `cxrkg eval-episodes` reads it (role gold), LUNGUAGESCORE as gold or
+    prediction; a last column, cxrkg_export, marks it as the graph's own statements, which `cxrkg ingest`
+    refuses as a source."""
     from graph.store import shared_store
 
     if not out.parent.is_dir():
         fail(f"cannot write {out}: folder {out.parent} does not exist")
-    rows = export_lunguage(shared_store(), out)
-    console.print(f"{rows:,} Lunguage rows written to {out}", highlight=False)
+    rows = export_lunguage(shared_store(), out, role.value)
+    console.print(f"{rows:,} Lunguage rows written to {out} (role {role.value})", highlight=False)
 
 
-def export_lunguage(store: GraphStore, out: Path) -> int:
+def export_lunguage(store: GraphStore, out: Path, role: str = "gold") -> int:
     """Write the whole graph's sequential structured reports to ``out`` as a Lunguage CSV marked as an export
     (:func:`graph.longitudinal.sequential_reports.lunguage_rows` over the graph's mentions and derived
-    anatomy-level episodes; :func:`graph.formats.lunguage.write_lunguage` with ``exported``).
+    anatomy-level episodes, in the columns of :func:`~graph.longitudinal.sequential_reports.export_table` for
+    ``role``, then :data:`graph.formats.lunguage.EXPORT_COLUMN`).
 
     Returns:
         The number of rows written.
 
     Raises:
         OSError: ``out`` cannot be written.
+        ValueError: an unknown role.
         graph.store.GraphUnavailable: the graph cannot be read.
     """
-    from graph.formats.lunguage import write_lunguage
-    from graph.longitudinal.sequential_reports import lunguage_rows
+    import pandas as pd
+
+    from graph.formats.lunguage import EXPORT_COLUMN, EXPORT_MARK
+    from graph.longitudinal.sequential_reports import export_table, lunguage_rows
     from graph.store import read_statements as rs
     from graph.vocabulary import vocabulary
 
     categories = {f.name: f.category for f in vocabulary().findings.values()}
     rows = lunguage_rows(store.read(rs.LUNGUAGE_MENTIONS), store.read(rs.DERIVED_ANATOMY_EPISODES), categories)
-    write_lunguage(rows, out, exported=True)
+    header, cells = export_table(rows, role)
+    frame = pd.DataFrame(cells, columns=header)
+    frame[EXPORT_COLUMN] = EXPORT_MARK
+    frame.to_csv(out, index=False)
     return len(rows)

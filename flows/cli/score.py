@@ -94,7 +94,7 @@ def score_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of 
 
 
 def _facts(study_ids: Optional[list[str]]) -> dict:
-    from graph.store.report_facts import cohort_facts
+    from graph.report_scoring.facts import cohort_facts
 
     store = store_or_fail()
     try:
@@ -104,8 +104,8 @@ def _facts(study_ids: Optional[list[str]]) -> dict:
 
 
 def _score(items: list, facts: dict, extractor: str, file: str, workers: Optional[int]) -> tuple[list, list]:
+    from flows.score_flow import PARALLEL_FROM_ITEMS, score_items
     from graph.records import Rejection
-    from graph.report_scoring.parallel import PARALLEL_FROM_ITEMS, score_items
     from graph.runtime.processes import available_cores
 
     if workers is None:
@@ -167,11 +167,11 @@ def _print_csv(summary: Any) -> None:
 def _print_table(summary: Any) -> None:
     from rich.table import Table
 
-    from graph.report_scoring.summary import EXTRACTOR_CHANGE_RECALL
+    from graph.report_scoring.summary import change_recall_note
 
     console.print(f"{summary.studies} studies scored; the graph is the truth of each patient's history (temporal "
                   f"figures are judged against it); extractor {summary.extractor}: "
-                  f"{EXTRACTOR_CHANGE_RECALL.get(summary.extractor, 'change recall not measured on the gold sets')}",
+                  f"{change_recall_note(summary.extractor)}",
                   markup=False, highlight=False)
     table = Table("figure", "mean", "95 % interval")
     for name, (m, lo, hi) in summary.means.items():

@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from flows.score_flow import score_items
 from graph.cxrtrek.facts import iter_stage_facts
 from graph.cxrtrek.generate import build_sample
 from graph.errors import CxrkgError
+from graph.report_scoring.facts import cohort_facts
 from graph.report_scoring.inputs import baseline_items
-from graph.report_scoring.parallel import score_items
 from graph.report_scoring.score import StudyResult
 from graph.report_scoring.summary import summarise
-from graph.store.report_facts import cohort_facts
 
 #: the synthetic cohort's image metadata (graph.synth), whose study ids are the cohort's studies
 METADATA = "mimic-cxr-2.0.0-metadata.csv"

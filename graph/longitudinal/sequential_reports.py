@@ -15,7 +15,8 @@ and episodes from the graph and writes the rows.
   is the derived anatomy-level episode (:mod:`graph.longitudinal.episodes`) that holds the study, when the finding is present
   there; absent and uncertain rows have none, as in Lunguage.
 
-Columns: see :data:`graph.formats.lunguage.LUNGUAGE_COLUMNS`. ``sequence`` is the study's order in the
+Columns: see :data:`graph.formats.lunguage.LUNGUAGE_COLUMNS`, then :data:`EPISODE_COLUMN` (:func:`export_table`;
+``--role prediction`` renames the group columns as LUNGUAGESCORE reads a prediction). ``sequence`` is the study's order in the
 patient's timeline (``study_order``, from 1). ``cat`` is ``oth`` for tubes, lines and devices and ``pf``
 otherwise. States map back by :data:`graph.formats.lunguage.STATE_STATUS`: positive/definitive (present),
 positive/tentative (uncertain) and negative/definitive (absent); stated changes by
@@ -25,11 +26,24 @@ positive/tentative (uncertain) and negative/definitive (absent); stated changes 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
-from graph.formats.lunguage import CHANGE_FIELD, STATE_STATUS, LunguageRow
+from graph.formats.lunguage import CHANGE_FIELD, LUNGUAGE_COLUMNS, STATE_STATUS, LunguageRow
 
 _DEVICE_CATEGORIES = {"device", "tubesandlines"}
+
+#: What the export is for, in LUNGUAGESCORE's terms (``cxrkg export lunguage --role``): ``gold`` keeps the
+#: benchmark's column names (its scorer renames ``gt_entity_group`` and ``gt_temporal_group`` on the gold file
+#: only); ``prediction`` writes them as :data:`PREDICTION_COLUMNS`, the names it reads a prediction's groups by.
+ROLES = ("gold", "prediction")
+#: lunguage-score 1.0.0 (``lunguagescore.py``, ``calculate_lunguagescore``): a prediction's groups come from
+#: ``LLM_cluster`` (its rows without a temporal group dropped) or ``entity_group``, and ``temporal_group``;
+#: ``entity_group`` keeps every row, as its gold side does.
+PREDICTION_COLUMNS = {"gt_entity_group": "entity_group", "gt_temporal_group": "temporal_group"}
+#: The column LUNGUAGESCORE 1.0.0 compares episodes by: its ``DataConverter`` keeps ``episode`` (a temporal
+#: weight) and drops ``temporal_group``, and numbers a row without the column episode 1. Written in both roles:
+#: the row's temporal group as its number within the entity group (:func:`episode_numbers`), empty without one.
+EPISODE_COLUMN = "episode"
 
 
 def lunguage_rows(mentions: Iterable[Mapping[str, Any]], episodes: Iterable[Mapping[str, Any]],
@@ -103,3 +117,35 @@ def _derived_row(m: Mapping[str, Any], ms: list[Mapping[str, Any]], n: int, cate
     return {**_common(m, ms, categories), "section": "find", "sent_idx": n, "ent_idx": n,
             "ent": m["term"] or m["finding"], "location": m["anatomy"], "gt_entity_group": group,
             "gt_temporal_group": f"{group}|{number}" if present else ""}
+
+
+def episode_numbers(rows: Sequence[LunguageRow]) -> list[int | None]:
+    """Per row, its temporal group's number within its patient's entity group: 1, 2, ... in the order of the
+    first ``sequence`` each temporal group has (then by name); None for a row without a temporal group."""
+    first: dict[tuple[str, str, str], int] = {}
+    for r in rows:
+        if r.gt_temporal_group:
+            key = (r.subject_id, r.gt_entity_group, r.gt_temporal_group)
+            first[key] = min(first.get(key, r.sequence), r.sequence)
+    of_group: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+    for (subject, group, temporal), sequence in first.items():
+        of_group[(subject, group)].append((sequence, temporal))
+    number = {(subject, group, temporal): n for (subject, group), temporals in of_group.items()
+              for n, (_, temporal) in enumerate(sorted(temporals), start=1)}
+    return [number.get((r.subject_id, r.gt_entity_group, r.gt_temporal_group)) if r.gt_temporal_group else None
+            for r in rows]
+
+
+def export_table(rows: Sequence[LunguageRow], role: str = "gold") -> tuple[list[str], list[list[str]]]:
+    """The export's header and cells: :data:`LUNGUAGE_COLUMNS` (for ``prediction`` the group columns renamed
+    by :data:`PREDICTION_COLUMNS`), then :data:`EPISODE_COLUMN`; one list of cells per row, in order.
+
+    Raises:
+        ValueError: ``role`` is not one of :data:`ROLES`.
+    """
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}: choose {' or '.join(ROLES)}")
+    names = PREDICTION_COLUMNS if role == "prediction" else {}
+    header = [names.get(c, c) for c in LUNGUAGE_COLUMNS] + [EPISODE_COLUMN]
+    cells = [r.cells() + ["" if n is None else str(n)] for r, n in zip(rows, episode_numbers(rows), strict=True)]
+    return header, cells

@@ -9,7 +9,7 @@ refers to a prior study the patient has, and whether each change it states is su
 unverifiable; the reference's changes it omits.
 
 Modules: :mod:`~graph.report_scoring.facts` (what the graph says of a study, plain values; read by
-:func:`graph.store.report_facts.cohort_facts`), :mod:`~graph.report_scoring.reading` (an annotated report as
+:func:`~graph.report_scoring.facts.cohort_facts`), :mod:`~graph.report_scoring.reading` (an annotated report as
 scored), :mod:`~graph.report_scoring.score` (per study, per batch, :class:`~graph.report_scoring.score.ReportScorer`
 as a training reward), :mod:`~graph.report_scoring.summary` (corpus means with bootstrap intervals),
 :mod:`~graph.report_scoring.inputs` (the command's files and baselines). docs/report_scoring.md describes them.

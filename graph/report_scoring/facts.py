@@ -1,12 +1,21 @@
 """What the graph says of one study, as plain values: the input of every temporal figure.
 
-:func:`graph.store.report_facts.cohort_facts` reads them for a cohort in one query; the scoring functions
-(:mod:`graph.report_scoring.score`) take them from memory, so a training loop reads the graph once.
+:func:`cohort_facts` reads them for a cohort in one query (:data:`graph.store.report_statements.STUDY_FACTS`);
+the scoring functions (:mod:`graph.report_scoring.score`) take them from memory, so a training loop reads the
+graph once.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, Iterable, NamedTuple, Protocol
+
+from graph.store.report_statements import STUDY_FACTS
+
+
+class Reader(Protocol):
+    """Anything with ``read(cypher, **params) -> list[dict]``: a GraphStore or the Query API reader."""
+
+    def read(self, cypher: str, **params: Any) -> list[dict[str, Any]]: ...
 
 
 class GraphChange(NamedTuple):
@@ -50,3 +59,25 @@ class StudyFacts(NamedTuple):
     def has_prior(self) -> bool:
         """Whether the patient has an earlier study in the graph."""
         return self.prior_study_id is not None
+
+
+def cohort_facts(reader: Reader, study_ids: Iterable[str] | None = None) -> dict[str, StudyFacts]:
+    """The graph's facts of these studies (every study when None), by study id, in one read; ids the graph
+    does not hold are absent from the result. A change's source is its basis where the edge names none.
+
+    Raises:
+        graph.store.GraphUnavailable: the server cannot be reached.
+    """
+    ids = None if study_ids is None else sorted(set(study_ids))
+    out: dict[str, StudyFacts] = {}
+    for row in reader.read(STUDY_FACTS, study_ids=ids):
+        changes: dict[str, list[GraphChange]] = {}
+        for finding, change, basis, source, evidence in row["changes"]:
+            changes.setdefault(finding, []).append(GraphChange(change, basis, source or basis, tuple(evidence or ())))
+        out[row["study_id"]] = StudyFacts(
+            row["study_id"], row["patient_id"], row["prior_study_id"],
+            row["report"][0] if row["report"] else None,
+            row["prior_report"][0] if row["prior_report"] else None,
+            {f: s for f, s in row["states"]}, {f: s for f, s in row["prior_states"]},
+            {f: tuple(sorted(set(c))) for f, c in changes.items()})
+    return out

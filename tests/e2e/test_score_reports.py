@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from graph.store.report_facts import cohort_facts
+from graph.report_scoring.facts import cohort_facts
 from graph.synth import write_cohort
 from graph.synth.tables import UNKNOWN_FORMS
 from tests.fixtures.loading import load_into

@@ -3,9 +3,11 @@ hand-made graph facts, prior references, CheXpert labels and the generated repor
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import runpy
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -39,18 +41,102 @@ def _package_rewards() -> dict:
     return runpy.run_path(str(Path(next(iter(spec.submodule_search_locations))) / "rewards.py"))
 
 
-def test_f1radgraph_equals_the_package_rewards_on_a_corpus(tmp_path):
+# F1RadGraph, as radgraph 0.1.18's rewards.py defines it (Delbrouck et al., Findings of EMNLP 2022: RG_E, RG_ER
+# and the full-graph reward), written out here and implemented again below without the package:
+#   each annotation gives a SET of candidates per level, over its entities e (tokens t, label l, relations):
+#   simple:   (t, l) for every entity;
+#   partial:  (t, l, True) for an entity with a relation, (t, l) for one without;
+#   complete: for an entity with relations, one (lower(t), l, relation type, lower(target's tokens)) per relation
+#             (the target's label is not in it); for an entity without, (t, l) as written.
+#   P = |H & R| / |H|, R = |H & R| / |R|, F1 = 2PR / (P + R) (0 when P + R = 0), i.e. 2 |H & R| / (|H| + |R|);
+#   a pair where either annotation has no entity scores 0 at every level.
+LEVELS = ("simple", "partial", "complete")
+
+
+def _candidates(doc: dict, level: str) -> set[tuple]:
+    entities = doc["entities"]
+    out: set[tuple] = set()
+    for e in entities.values():
+        if level == "simple" or not e["relations"]:
+            out.add((e["tokens"], e["label"]))
+        elif level == "partial":
+            out.add((e["tokens"], e["label"], True))
+        else:
+            out |= {(e["tokens"].lower(), e["label"], rel, entities[t]["tokens"].lower()) for rel, t in e["relations"]}
+    return out
+
+
+def _f1radgraph_again(hyp: dict, ref: dict) -> tuple[float, ...]:
+    if not hyp["entities"] or not ref["entities"]:
+        return (0.0, 0.0, 0.0)
+    sets = [(_candidates(hyp, level), _candidates(ref, level)) for level in LEVELS]
+    return tuple(2 * len(h & r) / (len(h) + len(r)) for h, r in sets)
+
+
+_REF_LEFT = radgraph_doc("Left pleural effusion .", [("Left", "ANAT-DP", 0, [("modify", 2)]),
+                                                    ("pleural", "ANAT-DP", 1, []),
+                                                    ("effusion", "OBS-DP", 2, [("located_at", 2)])])
+_HYP_LEFT = radgraph_doc("Left effusion , no pneumothorax .", [("Left", "ANAT-DP", 0, []),
+                                                               ("effusion", "OBS-DP", 1, [("located_at", 1)]),
+                                                               ("pneumothorax", "OBS-DA", 4, [])])
+_REF_HEART = radgraph_doc("Heart size is enlarged . Effusion unchanged .", [
+    ("Heart", "ANAT-DP", 0, []), ("size", "ANAT-DP", 1, [("modify", 1)]), ("enlarged", "OBS-DP", 3, [("located_at", 1)]),
+    ("Effusion", "OBS-DP", 5, []), ("unchanged", "OBS-DP", 6, [("modify", 4)])])
+_HYP_HEART = radgraph_doc("Heart size is enlarged . effusion .", [
+    ("Heart", "ANAT-DP", 0, []), ("size", "ANAT-DP", 1, [("modify", 1)]), ("enlarged", "OBS-DP", 3, [("located_at", 2)]),
+    ("effusion", "OBS-DP", 5, [])])
+_REF_BOTH = radgraph_doc("Left effusion . Right effusion .", [
+    ("Left", "ANAT-DP", 0, []), ("effusion", "OBS-DP", 1, [("located_at", 1)]),
+    ("Right", "ANAT-DP", 3, []), ("effusion", "OBS-DP", 4, [("located_at", 3)])])
+_HYP_ONE = radgraph_doc("Left effusion .", [("Left", "ANAT-DP", 0, []), ("effusion", "OBS-DP", 1, [("located_at", 1)])])
+
+
+@pytest.mark.parametrize(("hyp", "ref", "expected"), [
+    # simple: H {Left, effusion, pneumothorax}, R {Left, pleural, effusion}: 2 shared -> 2*2/(3+3) = 2/3.
+    # partial: H {Left, (effusion, True), pneumothorax}, R {(Left, True), pleural, (effusion, True)}: 1 -> 1/3.
+    # complete: H {Left, (effusion, located_at, left), pneumothorax}, R {(left, modify, pleural), pleural,
+    #           (effusion, located_at, pleural)}: nothing shared -> 0.
+    (_HYP_LEFT, _REF_LEFT, (Fraction(2, 3), Fraction(1, 3), Fraction(0))),
+    # simple: H {Heart, size, enlarged, effusion}, R {Heart, size, enlarged, Effusion, unchanged} ("effusion" is
+    #         not "Effusion" as written): 3 -> 2*3/(4+5) = 2/3. partial: the same three (size and enlarged have
+    #         relations on both sides) -> 2/3. complete: H {Heart, (size, modify, heart), (enlarged, located_at,
+    #         size), effusion}, R {Heart, (size, modify, heart), (enlarged, located_at, heart), Effusion,
+    #         (unchanged, modify, effusion)}: 2 -> 2*2/(4+5) = 4/9.
+    (_HYP_HEART, _REF_HEART, (Fraction(2, 3), Fraction(2, 3), Fraction(4, 9))),
+    # sets, not lists: R's two "effusion" entities are one candidate at simple and partial (R has 3, H 2, 2
+    # shared -> 4/5), two at complete (located at left, at right: R 4, H 2, 2 shared -> 2*2/(2+4) = 2/3).
+    (_HYP_ONE, _REF_BOTH, (Fraction(4, 5), Fraction(4, 5), Fraction(2, 3))),
+    # no entity on one side: 0 at every level, even where the other side matches nothing at all
+    (radgraph_doc("Clear .", []), _REF_LEFT, (Fraction(0), Fraction(0), Fraction(0))),
+])
+def test_f1radgraph_by_hand(hyp, ref, expected):
+    assert f1radgraph(hyp, ref) == pytest.approx([float(x) for x in expected], abs=1e-12)
+    assert _f1radgraph_again(hyp, ref) == pytest.approx([float(x) for x in expected], abs=1e-12)
+
+
+def test_f1radgraph_goes_through_the_installed_package():
+    """Plumbing only: the figures are the installed radgraph 0.1.18's own compute_reward (the definitions
+    are checked by hand above and by the second implementation below)."""
+    from graph.report_scoring.radgraph_reward import RADGRAPH_VERSION, rewards_module
+
+    assert importlib.metadata.version("radgraph") == RADGRAPH_VERSION
+    assert Path(rewards_module().__file__).read_text() == Path(_package_rewards()["__file__"]).read_text()
+    compute = _package_rewards()["compute_reward"]
+    assert f1radgraph(_HYP_HEART, _REF_HEART) == compute(_HYP_HEART, _REF_HEART, "all")
+
+
+def test_f1radgraph_agrees_with_the_definition_on_a_synthetic_corpus(tmp_path):
     write_cohort(tmp_path, patients=10, seed=2)
     docs = {}
     for f in sorted((tmp_path / "radgraph").rglob("*.json")):
         docs.update(json.loads(f.read_text()))
     annotations = list(docs.values())
-    compute = _package_rewards()["compute_reward"]
     assert len(annotations) > 20
-    for hyp, ref in zip(annotations, annotations[1:] + annotations[:1], strict=True):
-        expected = tuple(compute(hyp, ref, level) for level in ("simple", "partial", "complete"))
-        assert f1radgraph(hyp, ref) == expected
+    pairs = list(zip(annotations, annotations[1:] + annotations[:1], strict=True))
+    for hyp, ref in pairs:
+        assert f1radgraph(hyp, ref) == pytest.approx(_f1radgraph_again(hyp, ref), abs=1e-12)
     assert f1radgraph(annotations[0], annotations[0]) == (1.0, 1.0, 1.0)
+    assert len({f1radgraph(h, r) for h, r in pairs}) > 5  # the pairs are not all alike
 
 
 def test_f1radgraph_matches_radgraph_0_1_18_case_rules():
@@ -250,20 +336,43 @@ def test_corpus_ratio_and_mean_intervals():
     assert mean_interval([1.0, 1.0]) == (1.0, 1.0, 1.0)
 
 
-@pytest.mark.network
-@pytest.mark.extract
-def test_f1radgraph_equals_the_package_rewards_on_the_iu_reports():
-    """Every IU report (Open-i), annotated by the rules extractor, scored against the next one: the issue's
-    check, to floating-point precision (the same functions, so exactly)."""
+@pytest.fixture(scope="module")
+def iu_reports():
+    """The IU reports (Open-i) from the torchxrayvision wheel, read once for this module's network tests."""
     from graph.datasets import iu, wheel
-    from graph.extract.rules import extract
 
     try:
-        reports = iu.load_reports()
+        return iu.load_reports()
     except wheel.WheelUnavailable as exc:
         pytest.skip(f"IU reports unavailable: {exc}")
-    docs = [doc for _, doc in extract([(r.report_id, r.sections()) for r in reports])]
-    compute = _package_rewards()["compute_reward"]
+
+
+@pytest.mark.network
+@pytest.mark.extract
+def test_f1radgraph_agrees_with_the_definition_on_the_iu_reports(iu_reports):
+    """Every IU report, annotated by the rules extractor, scored against the next one: the package's figures
+    (through f1radgraph) equal the second implementation's, to floating-point precision."""
+    from graph.extract.rules import extract
+
+    docs = [doc for _, doc in extract([(r.report_id, r.sections()) for r in iu_reports])]
     assert len(docs) > 3900
-    for hyp, ref in zip(docs, docs[1:] + docs[:1], strict=True):
-        assert f1radgraph(hyp, ref) == tuple(compute(hyp, ref, level) for level in ("simple", "partial", "complete"))
+    pairs = list(zip(docs, docs[1:] + docs[:1], strict=True))
+    for hyp, ref in pairs:
+        assert f1radgraph(hyp, ref) == pytest.approx(_f1radgraph_again(hyp, ref), abs=1e-12)
+    assert sum(f1radgraph(h, r)[2] > 0 for h, r in pairs) > len(pairs) / 10  # not a corpus of zeros
+
+
+@pytest.mark.network
+@pytest.mark.extract
+def test_the_printed_change_recall_is_what_evaluate_gold_measures(iu_reports):
+    """score-reports prints EXTRACTOR_CHANGE_RECALL as a measurement of the named gold sets on the named date:
+    evaluate_gold, run now, finds the same gold changes (finding level: tp of tp + fn) on each split."""
+    from graph.extract.eval.gold_eval import SPLITS, evaluate_gold
+    from graph.report_scoring.summary import EXTRACTOR_CHANGE_RECALL, change_recall_note
+
+    measured = EXTRACTOR_CHANGE_RECALL["rules"]
+    assert set(measured) == set(SPLITS)
+    for split, (found, gold) in measured.items():
+        tp, _, fn = evaluate_gold(iu_reports, split)["rules"].change_findings
+        assert (tp, tp + fn) == (found, gold), split
+        assert f"{found / gold:.3f} ({found} of {gold} gold changes) {split}" in change_recall_note("rules")

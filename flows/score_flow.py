@@ -1,5 +1,11 @@
-"""Scoring many reports on worker processes: shards of items annotated (the extractor of ``cxrkg extract``)
-and scored on a forked pool (:func:`graph.runtime.processes.forked_pool`), the results in item order."""
+"""The scoring flow of ``cxrkg score-reports``: the items annotated by the extractor of ``cxrkg extract`` and
+scored (:func:`graph.report_scoring.score.score_aligned`), in this process or in shards on a forked pool
+(:func:`graph.runtime.processes.forked_pool`), the results in item order.
+
+The scoring itself knows no extractor (it takes an annotator) and no worker pool; this module, beside the
+extraction flow, wires the two. It runs without Prefect: the workers inherit the built extractor by fork,
+and the command stays off Prefect's import and API server (a second and about ten, per task call ~30 ms).
+"""
 
 from __future__ import annotations
 
