@@ -39,19 +39,16 @@ def forecast(snapshot: Path = typer.Option(..., callback=existing, file_okay=Fal
     """Forecast each finding of a patient's next study from the studies before it: onset and resolution
     AUROC / AUPRC (macro over findings) and macro-F1 over onset / resolution / persistence / stays absent,
     on the development (val) and held-out (test) patients, with 95 % bootstrap intervals."""
-    from gnn.errors import GnnError
     from gnn.forecast.model import ForecastGnnConfig
     from gnn.forecast.rows import forecast_table
 
-    try:
-        cfg = ForecastGnnConfig.from_file(config) if config else ForecastGnnConfig(seed=split_seed)
-        table = forecast_table(snapshot, split_seed)
-        if ablation:
-            _ablation(table, cfg, train_fraction, max_epochs, bootstrap, split_seed, out, fmt)
-            return
-        report = _evaluate(table, cfg if graph else None, bootstrap, split_seed, snapshot, save_model)
-    except GnnError as exc:
-        fail(str(exc))
+    # GnnError (a bad snapshot or configuration): one error line
+    cfg = ForecastGnnConfig.from_file(config) if config else ForecastGnnConfig(seed=split_seed)
+    table = forecast_table(snapshot, split_seed)
+    if ablation:
+        _ablation(table, cfg, train_fraction, max_epochs, bootstrap, split_seed, out, fmt)
+        return
+    report = _evaluate(table, cfg if graph else None, bootstrap, split_seed, snapshot, save_model)
     full = report.as_dict()
     if out:
         out.write_text(json.dumps(full, indent=2, default=float))

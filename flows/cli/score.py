@@ -13,7 +13,7 @@ import typer
 
 from flows.cli.app import app
 from flows.cli.common import console, fail, print_rejections, store_or_fail
-from graph.errors import CxrkgError, ExitCode
+from graph.errors import ExitCode
 
 
 class ScoreExtractor(str, Enum):
@@ -62,18 +62,15 @@ def score_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of 
     and the temporal claims against the patient's graph (a prior study referred to, each stated change
     supported, contradicted or unverifiable, the reference's changes omitted). Prints the corpus means with
     95 % bootstrap intervals; exit code 6 when any row was rejected (each named), the rest scored."""
-    from graph.records import InputError
     from graph.report_scoring.inputs import baseline_items, generated_items, read_reports
 
     if (generated is None) == (baseline is None):
         fail("give either GENERATED.csv or --baseline reference|copy-prior")
     rejections: list = []
     notes: list[str] = []
-    try:
-        rows, rejections = read_reports(generated) if generated else ({}, [])
-        refs, ref_rejections = read_reports(reference) if reference else (None, [])
-    except (InputError, OSError) as exc:
-        fail(str(exc))
+    # InputError, an unreadable file: one error line
+    rows, rejections = read_reports(generated) if generated else ({}, [])
+    refs, ref_rejections = read_reports(reference) if reference else (None, [])
     rejections += ref_rejections
     facts = _facts(list(rows) if generated else None)
     if baseline is not None:
@@ -96,11 +93,7 @@ def score_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of 
 def _facts(study_ids: Optional[list[str]]) -> dict:
     from graph.report_scoring.facts import cohort_facts
 
-    store = store_or_fail()
-    try:
-        return cohort_facts(store, study_ids)
-    except CxrkgError as exc:
-        fail(str(exc))
+    return cohort_facts(store_or_fail(), study_ids)
 
 
 def _score(items: list, facts: dict, extractor: str, file: str, workers: Optional[int]) -> tuple[list, list]:
@@ -110,10 +103,7 @@ def _score(items: list, facts: dict, extractor: str, file: str, workers: Optiona
 
     if workers is None:
         workers = available_cores() if len(items) >= PARALLEL_FROM_ITEMS and available_cores() > 1 else 0
-    try:
-        out = score_items(items, facts, extractor, workers, file)
-    except (ImportError, CxrkgError) as exc:
-        fail(str(exc))
+    out = score_items(items, facts, extractor, workers, file)  # the extractor's extra missing: one error line
     return [r for r in out if not isinstance(r, Rejection)], [r for r in out if isinstance(r, Rejection)]
 
 
