@@ -4,7 +4,7 @@ Everything that names the graph's labels, keys, properties or relationship types
 store's uniqueness constraints and indexes and the property maps of the transactional statements
 (:mod:`graph.store.statements`), the bulk import files' headers (:mod:`graph.ingest.import_files`), the
 rows and row checks of both loaders (:mod:`graph.longitudinal.derived_rows`, :mod:`graph.ingest.bulk`), the drift
-check of ``cxrkg stats`` (:mod:`graph.store.stats`) and the README's model table (:func:`markdown`). The schema is data, not code, in the way BioCypher
+check of ``cxrkg stats`` (:mod:`graph.store.stats`) and docs/schema.md's model table (:func:`markdown`). The schema is data, not code, in the way BioCypher
 drives its writers from one schema file (biocypher/biocypher, ``biocypher/_config/schema_config.yaml``).
 
 Types are those of the CSV headers of ``neo4j-admin database import`` (Neo4j Operations Manual, "Import",
@@ -51,7 +51,7 @@ class _Strict(BaseModel):
 
 
 class Property(_Strict):
-    """One property: its type (one of :data:`TYPES`) and a one-line description (the README's table)."""
+    """One property: its type (one of :data:`TYPES`) and a one-line description (docs/schema.md's table)."""
 
     type: str
     description: str
@@ -335,5 +335,5 @@ def markdown(schema: GraphSchema | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-if __name__ == "__main__":  # python -m graph.schema: the README's model block
+if __name__ == "__main__":  # python -m graph.schema: docs/schema.md's model block
     print(markdown(), end="")

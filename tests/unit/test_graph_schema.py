@@ -140,11 +140,11 @@ def test_a_mention_file_key_is_what_the_schema_types_it():
     graph_schema().check_row("Mention", row)
 
 
-def test_the_readme_model_table_is_the_rendered_schema():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert readme.count(BEGIN) == 1 and readme.count(END) == 1, "README.md lacks the graph-schema markers"
-    block = readme[readme.index(BEGIN) + len(BEGIN):readme.index(END)]
-    assert block == markdown(), ("README.md's graph model is not the rendered graph/schema.yaml: replace the "
+def test_the_schema_page_s_model_table_is_the_rendered_schema():
+    page = (ROOT / "docs" / "schema.md").read_text(encoding="utf-8")
+    assert page.count(BEGIN) == 1 and page.count(END) == 1, "docs/schema.md lacks the graph-schema markers"
+    block = page[page.index(BEGIN) + len(BEGIN):page.index(END)]
+    assert block == markdown(), ("docs/schema.md's graph model is not the rendered graph/schema.yaml: replace the "
                                  "block between the markers with graph.schema.markdown()")
 
 
