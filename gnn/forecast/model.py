@@ -37,7 +37,7 @@ from gnn.config_file import ConfigFile
 from gnn.errors import GnnError
 from gnn.forecast.evaluation import Subsets
 from gnn.forecast.rows import ForecastTable
-from gnn.forecast.stage6 import Stage6Rule, against_most_common, asked_part, choose_rule, outcomes
+from gnn.forecast.stage6 import Stage6Rule, against_most_common, asked, choose_rule, outcomes
 
 GRAPH_FORECASTER = "graph (attention over findings)"
 PRESENCE, MENTION = "next_present", "next_mentioned"  # the targets a network is fitted to (rows' columns)
@@ -223,10 +223,12 @@ def with_stage6(forecaster: TrainedGraphForecaster, table: ForecastTable, log: C
         GnnError: no validation row that stage 6 asks about.
     """
     forecaster.mention = _train(table, forecaster.config, log, target=MENTION)
-    rows, x = asked_part(table, "val")
-    if len(rows) == 0:
+    rows, x = table.part("val")
+    keep = asked(x)  # the networks read whole pairs: forecast every row, then keep those stage 6 asks about
+    if not keep.any():
         raise GnnError("no validation patient has a present finding with a next study: no stage 6 rule to choose")
-    p, m = forecaster(x), forecaster.mention(x)
+    p, m = forecaster(x)[keep], forecaster.mention(x)[keep]
+    rows = rows[keep].reset_index(drop=True)
     forecaster.stage6 = choose_rule(p, m, outcomes(rows))
     return against_most_common(rows, p, m, forecaster.stage6, bootstrap, seed)
 

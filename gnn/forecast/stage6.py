@@ -61,12 +61,18 @@ class Stage6Rule:
         return asdict(self)
 
 
+def asked(x: np.ndarray) -> np.ndarray:
+    """bool per row of inputs ``x``: stage 6 asks about it (the prior study has the finding present or
+    uncertain)."""
+    return (x[:, _PRIOR_PRESENT] == 1) | (x[:, _PRIOR_UNCERTAIN] == 1)
+
+
 def asked_part(table: ForecastTable, split: str) -> tuple[pd.DataFrame, np.ndarray]:
-    """The rows and inputs of ``split`` that stage 6 asks about: the prior study has the finding present or
-    uncertain."""
+    """The rows and inputs of ``split`` that stage 6 asks about. The inputs are no longer whole pairs, so
+    forecast the split's rows first and select with :func:`asked`."""
     rows, x = table.part(split)
-    asked = (x[:, _PRIOR_PRESENT] == 1) | (x[:, _PRIOR_UNCERTAIN] == 1)
-    return rows[asked].reset_index(drop=True), x[asked]
+    keep = asked(x)
+    return rows[keep].reset_index(drop=True), x[keep]
 
 
 def outcomes(rows: pd.DataFrame) -> np.ndarray:

@@ -13,7 +13,7 @@ from gnn.forecast.baselines import BASELINES
 from gnn.forecast.report import evaluate_forecasters
 from gnn.forecast.rows import build_forecast_table
 from gnn.forecast.stage6 import (ABOVE_ALL, NOT_MENTIONED, OUTCOMES, RESOLVED, STILL_PRESENT, Stage6Rule,
-                                 against_most_common, asked_part, choose_rule, choose_yes_threshold, outcomes)
+                                 against_most_common, asked, asked_part, choose_rule, choose_yes_threshold, outcomes)
 from graph.cxrtrek.templates import NEXT_OPTIONS
 from tests.fixtures.forecast import ATL, EFF, studies_frame
 
@@ -137,7 +137,7 @@ def _mention_cohort(n_patients: int = 240, seed: int = 4):
             studies.append((str(p), sid, None, k + 1, None, None, "50-60", sex))
             if k == 0:
                 present = True
-                states.append((sid, EFF, "present"))
+                states += [(sid, EFF, "present")] + [(sid, ATL, "present")] * (p % 3 == 0)
             elif present:
                 said = sex == "F" or rng.random() < 0.2
                 present = said and rng.random() < 0.6
@@ -155,11 +155,12 @@ def test_a_saved_forecaster_carries_its_mention_model_and_rule(tmp_path):
     figures = with_stage6(forecaster, table, lines.append, bootstrap=20)
     assert any("mention model" in line for line in lines)
     assert {r["question"] for r in figures} == {"yes/no", "choice"}
-    rows, x = asked_part(table, "val")
-    mention = forecaster.mention(x)
-    women = (rows["patient_id"].astype(int) % 2 == 0).to_numpy()
+    rows, x = table.part("val")  # the networks read whole pairs (both findings)
+    keep = asked(x) & (rows["finding"] == EFF).to_numpy()
+    mention = forecaster.mention(x)[keep]
+    women = (rows.loc[keep, "patient_id"].astype(int) % 2 == 0).to_numpy()
     assert mention[women].mean() > mention[~women].mean() + 0.3
     loaded = load_forecaster(forecaster.save(tmp_path / "f.pt"))
     assert loaded.stage6 == forecaster.stage6
-    assert np.allclose(loaded.mention(x), mention) and np.allclose(loaded(x), forecaster(x))
-    assert NOT_MENTIONED in set(loaded.stage6.choice(loaded(x), loaded.mention(x)))
+    assert np.allclose(loaded.mention(x)[keep], mention) and np.allclose(loaded(x), forecaster(x))
+    assert NOT_MENTIONED in set(loaded.stage6.choice(loaded(x)[keep], mention))
