@@ -33,12 +33,15 @@ def forecast(snapshot: Path = typer.Option(..., callback=existing, file_okay=Fal
                                                   "training patients to fit on"),
              max_epochs: Optional[int] = typer.Option(None, min=1, help="ablation: cap the graph's epochs"),
              save_model: Optional[Path] = typer.Option(None, "--save-model", help="save the fitted graph "
-                                                       "forecaster here (for `cxrkg compare/predict --forecaster`)"),
+                                                       "forecaster here (for `cxrkg compare/predict --forecaster`), "
+                                                       "with a mention model and the CXRTrek stage 6 rule chosen "
+                                                       "on the validation patients (`cxrkg cxrtrek answer`)"),
              out: Path = typer.Option(None, help="also write the full report (per finding) as JSON here"),
              fmt: ReportFormat = typer.Option(ReportFormat.table, "--format", help="table or json")) -> None:
     """Forecast each finding of a patient's next study from the studies before it: onset and resolution
     AUROC / AUPRC (macro over findings) and macro-F1 over onset / resolution / persistence / stays absent,
-    on the development (val) and held-out (test) patients, with 95 % bootstrap intervals."""
+    on the development (val) and held-out (test) patients, with 95 % bootstrap intervals. With --save-model,
+    also the stage 6 rule's validation exact match beside the most common answer."""
     from gnn.forecast.model import ForecastGnnConfig
     from gnn.forecast.rows import forecast_table
 
@@ -48,8 +51,8 @@ def forecast(snapshot: Path = typer.Option(..., callback=existing, file_okay=Fal
     if ablation:
         _ablation(table, cfg, train_fraction, max_epochs, bootstrap, split_seed, out, fmt)
         return
-    report = _evaluate(table, cfg if graph else None, bootstrap, split_seed, snapshot, save_model)
-    full = report.as_dict()
+    report, stage6 = _evaluate(table, cfg if graph else None, bootstrap, split_seed, snapshot, save_model)
+    full = report.as_dict() | ({} if stage6 is None else {"stage6_validation": stage6})
     if out:
         out.write_text(json.dumps(full, indent=2, default=float))
     if fmt == ReportFormat.json:
@@ -61,6 +64,9 @@ def forecast(snapshot: Path = typer.Option(..., callback=existing, file_okay=Fal
                   ", ".join(f"{k} {v:,} of {report.patients[k]:,} patients" for k, v in report.rows.items()))
     print_rows(table_rows(report), "table", title="next-study forecasts: val = development, test = held out; "
                "95 % bootstrap intervals over patients")
+    if stage6 is not None:
+        print_rows(stage6["figures"], "table", title=f"CXRTrek stage 6 on the validation patients, rule chosen there "
+                   f"({stage6['rule_text']}); exact match, paired 95 % bootstrap intervals over patients")
 
 
 def _log(line: str) -> None:
@@ -69,10 +75,11 @@ def _log(line: str) -> None:
 
 def _evaluate(table, cfg, bootstrap: int, seed: int, snapshot: Path, save_model: Optional[Path]):
     """The baselines and (with a config) the graph forecaster, fitted and scored on val and test; the
-    graph forecaster saved to ``save_model`` when given."""
+    graph forecaster saved to ``save_model`` when given, with its mention model and stage 6 rule (then also
+    returned: the rule and its validation figures, else None)."""
     from gnn.export import Manifest
     from gnn.forecast.baselines import BASELINES
-    from gnn.forecast.model import GRAPH_FORECASTER, gnn_forecaster
+    from gnn.forecast.model import GRAPH_FORECASTER, gnn_forecaster, with_stage6
     from gnn.forecast.report import evaluate_forecasters
 
     if save_model and cfg is None:
@@ -83,9 +90,15 @@ def _evaluate(table, cfg, bootstrap: int, seed: int, snapshot: Path, save_model:
     fitted: dict = {}
     report = evaluate_forecasters(table, forecasters, bootstrap=bootstrap, seed=seed, fitted=fitted)
     if save_model:
-        fitted[GRAPH_FORECASTER].save(save_model, Manifest.read(snapshot).content_hash)
-        console.print(f"graph forecaster {fitted[GRAPH_FORECASTER].model_version} -> {save_model}")
-    return report
+        forecaster = fitted[GRAPH_FORECASTER]
+        figures = with_stage6(forecaster, table, _log, bootstrap, seed)
+        forecaster.save(save_model, Manifest.read(snapshot).content_hash)
+        err.print(f"graph forecaster {forecaster.model_version} -> {save_model}", highlight=False)
+        rule = forecaster.stage6
+        text = (f"yes at p >= {rule.yes_threshold:.3f}; not mentioned at mention p < {rule.mention_threshold:.3f}, "
+                f"else still present at p >= {rule.present_threshold:.3f}")
+        return report, {"rule": rule.as_dict(), "rule_text": text, "figures": figures}
+    return report, None
 
 
 def _ablation(table, cfg, train_fraction: float, max_epochs: Optional[int], bootstrap: int, seed: int,

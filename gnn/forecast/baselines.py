@@ -1,6 +1,9 @@
 """Baselines of the forecasting task (:mod:`gnn.forecast.rows`), each a probability that the next study states
 the finding present, fitted on the training split only.
 
+- ``always_absent``: no finding is present next (probability 0 everywhere): the most common answer, as
+  most (pair, finding) rows are not present next. It ranks nothing, so both AUROCs are 0.5, and it never
+  predicts onset or persistence, so its macro-F1 is what "stays absent" and "resolution" alone score.
 - ``carry_forward``: the prior state persists (1 when the prior study has the finding, else 0). It ranks no
   onset above another, so its onset AUROC is 0.5 by construction: the floor every model must clear.
 - ``rate_age_sex``: the training rate of "present next" per (finding, prior present, age decile, sex), with
@@ -22,6 +25,11 @@ from gnn.forecast.rows import FEATURES, ForecastTable
 SMOOTHING = 20.0  # pseudo-counts of the (finding, prior present) rate behind each age-sex cell
 _PRIOR_PRESENT = FEATURES.index("state_present")
 _AGE, _SEX = FEATURES.index("age"), FEATURES.index("sex_female")
+
+
+def always_absent(_: ForecastTable) -> Callable[[np.ndarray], np.ndarray]:
+    """Predict absent (0) for every row."""
+    return lambda x: np.zeros(len(x), dtype=float)
 
 
 def carry_forward(_: ForecastTable) -> Callable[[np.ndarray], np.ndarray]:
@@ -69,4 +77,4 @@ def gbt(table: ForecastTable, seed: int = 0, max_iter: int = 300) -> Callable[[n
 
 
 BASELINES: dict[str, Callable[[ForecastTable], Callable[[np.ndarray], np.ndarray]]] = {
-    "carry-forward": carry_forward, "rate by age and sex": rate_age_sex, "gradient-boosted trees": gbt}
+    "always absent": always_absent, "carry-forward": carry_forward, "rate by age and sex": rate_age_sex, "gradient-boosted trees": gbt}

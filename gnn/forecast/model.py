@@ -12,6 +12,11 @@ finding present.
 Inputs are standardised with the training rows' mean and standard deviation (a missing age or sex is 0
 after standardising, with an indicator). Training: binary cross-entropy, Adam, early stopping on the
 validation patients' mean of onset and resolution AUROC.
+
+The same network fitted to another target of the same rows, whether the next study mentions the finding at
+all (``next_mentioned``, early-stopped on its validation AUROC), is the mention model that CXRTrek stage 6's
+"not mentioned" answer needs (:mod:`gnn.forecast.stage6`); a saved forecaster may carry it and the stage 6
+rule chosen on the validation patients (:func:`with_stage6`).
 """
 
 from __future__ import annotations
@@ -22,16 +27,20 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+import pandas as pd
 import torch
 from pydantic import ConfigDict, Field, field_validator, model_validator
+from sklearn.metrics import roc_auc_score
 from torch import Tensor, nn
 
 from gnn.config_file import ConfigFile
 from gnn.errors import GnnError
 from gnn.forecast.evaluation import Subsets
 from gnn.forecast.rows import ForecastTable
+from gnn.forecast.stage6 import Stage6Rule, against_most_common, asked, choose_rule, outcomes
 
 GRAPH_FORECASTER = "graph (attention over findings)"
+PRESENCE, MENTION = "next_present", "next_mentioned"  # the targets a network is fitted to (rows' columns)
 # The shipped configuration (its defaults), inside the package so an installed cxrkg finds it.
 DEFAULT_FORECAST_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "forecast.yaml"
 
@@ -126,6 +135,9 @@ class TrainedGraphForecaster:
         history: per epoch: epoch, train_loss (mean binary cross-entropy), val_onset_auroc,
             val_resolution_auroc (the learning curve). model_version: set when saved or loaded.
         snapshot_hash: the content hash of the snapshot it was fitted on (when saved with one).
+        mention: the mention model fitted on the same rows (``next_mentioned``), or None.
+        stage6: the stage 6 rule chosen on the validation patients, or None (then :class:`Stage6Rule`'s
+            defaults apply).
     """
 
     model: FindingGraphNet
@@ -135,6 +147,8 @@ class TrainedGraphForecaster:
     history: list[dict[str, float]] = field(default_factory=list)
     model_version: str | None = None
     snapshot_hash: str = ""
+    mention: "TrainedGraphForecaster | None" = None
+    stage6: Stage6Rule | None = None
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return _predict(self.model, self.inputs(x))
@@ -149,7 +163,11 @@ class TrainedGraphForecaster:
                     "findings": self.findings, "mean": [float(v) for v in self.inputs.mean],
                     "std": [float(v) for v in self.inputs.std], "n_features": self.model.lift.in_features,
                     "history": [{k: float(v) for k, v in h.items()} for h in self.history],
-                    "model_version": self.model_version, "snapshot_hash": self.snapshot_hash}, path)
+                    "model_version": self.model_version, "snapshot_hash": self.snapshot_hash,
+                    "mention": None if self.mention is None else
+                    {"state_dict": self.mention.model.state_dict(),
+                     "history": [{k: float(v) for k, v in h.items()} for h in self.mention.history]},
+                    "stage6": None if self.stage6 is None else self.stage6.as_dict()}, path)
         return path
 
 
@@ -167,12 +185,22 @@ def load_forecaster(path: Path) -> TrainedGraphForecaster:
         raise GnnError(f"{path}: not a next-study forecaster (save one with `cxrkg forecast --save-model`)")
     cfg = ForecastGnnConfig.from_dict(saved["config"])
     n_f = len(saved["findings"])
-    model = FindingGraphNet(n_f, saved["n_features"], cfg.hidden, cfg.heads, cfg.layers, cfg.dropout,
-                            cfg.attend_across)
-    model.load_state_dict(saved["state_dict"])
+
+    def network(state_dict: dict) -> FindingGraphNet:
+        model = FindingGraphNet(n_f, saved["n_features"], cfg.hidden, cfg.heads, cfg.layers, cfg.dropout,
+                                cfg.attend_across)
+        model.load_state_dict(state_dict)
+        return model.eval()
+
     inputs = _Inputs(np.asarray(saved["mean"]), np.asarray(saved["std"]), n_f)
-    return TrainedGraphForecaster(model.eval(), inputs, list(saved["findings"]),
-                                  cfg, saved["history"], saved["model_version"], saved["snapshot_hash"])
+    findings = list(saved["findings"])
+    mention = saved.get("mention")  # absent from files saved before the mention model
+    return TrainedGraphForecaster(
+        network(saved["state_dict"]), inputs, findings, cfg, saved["history"], saved["model_version"],
+        saved["snapshot_hash"],
+        None if mention is None else TrainedGraphForecaster(network(mention["state_dict"]), inputs, findings, cfg,
+                                                            mention["history"]),
+        None if saved.get("stage6") is None else Stage6Rule(**saved["stage6"]))
 
 
 def gnn_forecaster(config: ForecastGnnConfig = ForecastGnnConfig(),
@@ -184,14 +212,45 @@ def gnn_forecaster(config: ForecastGnnConfig = ForecastGnnConfig(),
     return make
 
 
-def _train(table: ForecastTable, cfg: ForecastGnnConfig, log: Callable[[str], None]) -> TrainedGraphForecaster:
+def with_stage6(forecaster: TrainedGraphForecaster, table: ForecastTable, log: Callable[[str], None] = lambda _: None,
+                bootstrap: int = 200, seed: int = 0) -> list[dict[str, str]]:
+    """Fit the mention model on ``table``'s training rows (the presence model's configuration and
+    standardisation) and choose the stage 6 rule on its validation rows that stage 6 asks about
+    (:func:`gnn.forecast.stage6.choose_rule`); both are set on ``forecaster``. Returns the validation
+    figures of :func:`gnn.forecast.stage6.against_most_common`; the test rows are not read.
+
+    Raises:
+        GnnError: no validation row that stage 6 asks about.
+    """
+    forecaster.mention = _train(table, forecaster.config, log, target=MENTION)
+    rows, x = table.part("val")
+    keep = asked(x)  # the networks read whole pairs: forecast every row, then keep those stage 6 asks about
+    if not keep.any():
+        raise GnnError("no validation patient has a present finding with a next study: no stage 6 rule to choose")
+    p, m = forecaster(x)[keep], forecaster.mention(x)[keep]
+    rows = rows[keep].reset_index(drop=True)
+    forecaster.stage6 = choose_rule(p, m, outcomes(rows))
+    return against_most_common(rows, p, m, forecaster.stage6, bootstrap, seed)
+
+
+def _validation_score(target: str, rows: pd.DataFrame) -> Callable[[np.ndarray], dict[str, float]]:
+    """The early-stopping figures of a target on the validation rows (NaN where one outcome only)."""
+    if target == PRESENCE:
+        subsets = Subsets(rows)
+        return lambda p: {k: subsets.macro(p)[0][k] for k in ("onset_auroc", "resolution_auroc")}
+    y = rows[target].to_numpy()
+    return lambda p: {"mention_auroc": float(roc_auc_score(y, p)) if 0 < y.sum() < len(y) else np.nan}
+
+
+def _train(table: ForecastTable, cfg: ForecastGnnConfig, log: Callable[[str], None],
+           target: str = PRESENCE) -> TrainedGraphForecaster:
     torch.manual_seed(cfg.seed)
     n_f = len(table.findings)
     rows_tr, x_tr = table.part("train")
     rows_va, x_va = table.part("val")
     inputs = _Inputs.fit(x_tr, n_f)
-    xt, yt = inputs(x_tr), torch.from_numpy(rows_tr["next_present"].to_numpy().reshape(-1, n_f).astype(np.float32))
-    xv, val = inputs(x_va), Subsets(rows_va)
+    xt, yt = inputs(x_tr), torch.from_numpy(rows_tr[target].to_numpy().reshape(-1, n_f).astype(np.float32))
+    xv, val = inputs(x_va), _validation_score(target, rows_va)
     model = FindingGraphNet(n_f, xt.shape[2], cfg.hidden, cfg.heads, cfg.layers, cfg.dropout, cfg.attend_across)
     optimiser = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     loss_fn = nn.BCEWithLogitsLoss()
@@ -206,12 +265,12 @@ def _train(table: ForecastTable, cfg: ForecastGnnConfig, log: Callable[[str], No
             loss.backward()
             optimiser.step()
             losses.append(loss.item() * len(idx))
-        point, _ = val.macro(_predict(model, xv))
+        point = val(_predict(model, xv))
         history.append({"epoch": epoch + 1, "train_loss": sum(losses) / max(len(xt), 1),
-                        "val_onset_auroc": point["onset_auroc"], "val_resolution_auroc": point["resolution_auroc"]})
-        score = float(np.nanmean([point["onset_auroc"], point["resolution_auroc"]]))
-        log(f"epoch {epoch + 1}: validation onset AUROC {point['onset_auroc']:.3f}, "
-            f"resolution AUROC {point['resolution_auroc']:.3f}")
+                        **{f"val_{k}": v for k, v in point.items()}})
+        score = float(np.nanmean(list(point.values()))) if np.isfinite(list(point.values())).any() else np.nan
+        log(f"epoch {epoch + 1}{'' if target == PRESENCE else ' (mention model)'}: validation " +
+            ", ".join(f"{k.replace('_', ' ').replace('auroc', 'AUROC')} {v:.3f}" for k, v in point.items()))
         if score > best:
             best, best_state, waited = score, {k: v.clone() for k, v in model.state_dict().items()}, 0
         else:

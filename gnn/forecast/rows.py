@@ -61,7 +61,9 @@ class ForecastTable:
     Attributes:
         rows: one row per (pair, finding): ``patient_id, study_id`` (the next study), ``prior_study_id``,
             ``finding`` (name), ``split`` (train / val / test), ``prior_present``, ``next_present``
-            (0/1), ``target`` (index into :data:`CLASSES`), ``resolved_stated`` (0/1).
+            (0/1), ``target`` (index into :data:`CLASSES`), ``resolved_stated`` (0/1), ``next_mentioned``
+            (0/1: the next study states the finding in any state), ``next_state`` (categorical over
+            :data:`STATES`).
         x: float32 array, shape (len(rows), len(FEATURES) + 1): :data:`FEATURES`, then the finding index.
         findings: the forecast findings (those present in at least one study), sorted.
     """
@@ -122,8 +124,11 @@ def build_forecast_table(studies: pd.DataFrame, states: pd.DataFrame, split_seed
     rows["prior_present"], rows["next_present"] = prior_present, next_present
     rows["target"] = np.where(prior_present == 1, np.where(next_present == 1, PERSISTENCE, RESOLUTION),
                               np.where(next_present == 1, ONSET, STAYS_ABSENT)).astype(np.int8)
+    next_code = code[next_idx].reshape(-1)
     rows["resolved_stated"] = ((rows["target"] == RESOLUTION).to_numpy()
-                               & (code[next_idx] == STATES.index(ABSENT)).reshape(-1)).astype(np.int8)
+                               & (next_code == STATES.index(ABSENT))).astype(np.int8)
+    rows["next_mentioned"] = (next_code != STATES.index(NOT_MENTIONED)).astype(np.int8)
+    rows["next_state"] = pd.Categorical.from_codes(next_code, categories=list(STATES))
     split = {p: split_of(p, split_seed) for p in studies["patient_id"].unique()}
     rows["split"] = rows["patient_id"].map(split)
     x = _inputs(studies, code, history, prior_idx, next_idx)
