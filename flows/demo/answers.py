@@ -11,6 +11,7 @@ from typing import Any
 
 from flows.score_flow import score_items
 from graph.cxrtrek.facts import iter_stage_facts
+from graph.cxrtrek.format import data_of
 from graph.cxrtrek.generate import build_sample
 from graph.errors import CxrkgError
 from graph.report_scoring.facts import cohort_facts
@@ -75,7 +76,7 @@ def cxrtrek_lines(sample: dict[str, Any], forecasts: dict[tuple[str, str], dict[
     forecaster's stage 6 answers by (target, qtype), :func:`flows.demo.forecast.stage6_forecasts`), a stage 6
     line reads ``question -> gold ANSWER | forecaster ANSWER (p P)``, or ``forecaster -`` for a finding it
     does not forecast."""
-    data = sample["data_dict"]["cxrtrek_data"]
+    data = data_of(sample)
     lines = [f"patient {data['pat_id']}, study {data['study_id']} (prior {data['ref_study_id']}, next "
              f"{data['pos_study_id'] or 'none'}):"]
     for stage in SHOWN_STAGES:
@@ -92,7 +93,7 @@ def cxrtrek_lines(sample: dict[str, Any], forecasts: dict[tuple[str, str], dict[
 def _forecasts(store, sample: dict[str, Any], nih: Path | None) -> tuple[dict | None, str]:
     """The demo forecaster's stage 6 answers for ``sample`` and a line saying how it was trained, or None
     and a line saying why there are none (no stage 6, no NIH input, torch missing, nothing to train on)."""
-    data = sample["data_dict"]["cxrtrek_data"]
+    data = data_of(sample)
     if not any(c["stage"] == 6 for c in data["content"]):
         return None, "  (no next study: no stage 6 to forecast)"
     if nih is None:

@@ -95,10 +95,11 @@ def stage6_forecasts(store, sample: dict[str, Any], forecaster: Any) -> dict[tup
         graph.store.GraphUnavailable: the server cannot be reached.
     """
     from gnn.forecast.cxrtrek_answer import forecast_answers
+    from graph.cxrtrek.format import items_of
 
     with _one_thread():
         answered, _ = forecast_answers(store, [sample], forecaster)
-    return {(c["target"], c["qtype"]): c for s in answered for c in s["data_dict"]["cxrtrek_data"]["content"]}
+    return {(c["target"], c["qtype"]): c for s in answered for c in items_of(s)}
 
 
 @contextmanager

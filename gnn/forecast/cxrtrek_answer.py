@@ -31,6 +31,7 @@ from gnn.forecast.model import TrainedGraphForecaster
 from gnn.forecast.rows import build_forecast_table
 from gnn.forecast.stage6 import STILL_PRESENT, Stage6Rule
 from gnn.splits import split_of
+from graph.cxrtrek.format import data_of
 from graph.cxrtrek.templates import NEXT_OPTIONS
 from graph.store import GraphStore
 
@@ -66,7 +67,7 @@ def _answered(samples: list[dict[str, Any]], decide: Callable[[str, str], dict[s
     ``yes`` (the yes/no answer) and ``outcome`` (the choice's), or left out (None)."""
     out = []
     for s in samples:
-        data = s["data_dict"]["cxrtrek_data"]
+        data = data_of(s)
         items = []
         for item in data["content"]:
             m = _NEXT.fullmatch(str(item.get("target") or ""))
@@ -91,7 +92,7 @@ def _answered(samples: list[dict[str, Any]], decide: Callable[[str, str], dict[s
 def in_split(samples: list[dict[str, Any]], split: str, seed: int = 0) -> list[dict[str, Any]]:
     """The samples of patients in ``split`` (train / val / test) of :func:`gnn.splits.split_of` with ``seed``
     (``cxrkg forecast --split-seed``): the held-out patients of a forecaster are ``test``."""
-    return [s for s in samples if split_of(str(s["data_dict"]["cxrtrek_data"]["pat_id"]), seed) == split]
+    return [s for s in samples if split_of(str(data_of(s)["pat_id"]), seed) == split]
 
 
 def carry_forward(samples: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], AnswerSummary]:
@@ -105,7 +106,7 @@ def forecast_answers(store: GraphStore, samples: list[dict[str, Any]],
                      forecaster: TrainedGraphForecaster) -> tuple[list[dict[str, Any]], AnswerSummary]:
     """Stage 6 answered by ``forecaster`` (its mention model and stage 6 rule where it has them) from the
     graph's study-level states of the samples' patients."""
-    patients = sorted({str(s["data_dict"]["cxrtrek_data"]["pat_id"]) for s in samples})
+    patients = sorted({str(data_of(s)["pat_id"]) for s in samples})
     rule = forecaster.stage6 or Stage6Rule()
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for start in range(0, len(patients), BATCH_PATIENTS):
