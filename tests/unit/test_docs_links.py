@@ -166,3 +166,20 @@ def test_slugs_follow_github():
     assert slug("65,000 patients") == "65000-patients"
     assert slug("Bulk first load (`cxrkg ingest --bulk`)") == "bulk-first-load-cxrkg-ingest---bulk"
     assert anchors("## A\n\n## A\n") == {"a", "a-1"}
+
+
+def _unnamed_packages(page: str) -> list[str]:
+    """The packages of graph, gnn and flows that ``page`` names neither by path (``graph/runtime/``), nor by
+    dotted name (``graph.checks.nih``), nor, for a first-level package, as ``name/`` in its layout tree."""
+    layout = page.split("## Package layout", 1)[-1].split("\n## ", 1)[0]
+    packages = sorted(p.parent.relative_to(REPO) for top in ("graph", "gnn", "flows")
+                      for p in (REPO / top).rglob("__init__.py"))
+    return [str(p) for p in packages if f"{p.as_posix()}/" not in page and ".".join(p.parts) not in page
+            and not (len(p.parts) == 2 and f"  {p.name}/ " in layout)]
+
+
+def test_the_architecture_page_names_every_package():
+    """docs/architecture.md is written from the code: every package of graph, gnn and flows appears in it."""
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert _unnamed_packages(page) == []
+    assert "graph/checks/nih" in _unnamed_packages(page.replace("graph.checks.nih", "the NIH checks"))
