@@ -12,7 +12,6 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from graph.formats.diffvqa import QuestionFileError
 from tests.fixtures.inputs import comparison, scene_graph, write_scene_graph
 from tests.fixtures.loading import load_into
 
@@ -145,9 +144,10 @@ def test_rejections_name_line_and_field_and_the_rest_is_answered(cohort, tmp_pat
     assert len(pd.read_csv(out)) == 1
     rows.drop(columns=["ref_id"]).to_csv(src, index=False)
     result = runner.invoke(app, ["diffvqa", "answer", str(src), "--out", str(out)])
-    refused = result.exception  # the command line's main turns it into one line and exit code 1
-    assert isinstance(refused, QuestionFileError), result.output
-    assert (refused.file, refused.record, refused.field) == (str(src), "line 1", "ref_id")
+    # a file without a needed column is refused whole: one error line naming file, record and field, exit code 1
+    assert result.exit_code == 1 and result.stdout == "", result.output
+    assert result.stderr.strip() == (f"error: {src}: record line 1, field ref_id: column(s) ref_id missing; a question "
+                                     "file has study_id, subject_id, ref_id, question_type, question")
 
 
 def test_ask_answers_one_question_and_shows_its_cypher(cohort):
