@@ -29,7 +29,7 @@ from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, progress_bar, 
 from graph.errors import CxrkgError
 from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ahead, plan_ingest, store_files
 from graph.ingest.bulk import BulkInputError, BulkSink, write_part
-from graph.ingest.import_files import ImportFiles, keep_files
+from graph.ingest.import_files import ImportFiles, import_arguments, keep_files
 from graph.runtime.processes import available_cores, forked_pool
 from graph.runtime.server import LocalNeo4jServer
 from graph.settings import local_server_settings, neo4j_settings
@@ -342,7 +342,8 @@ def _files_and_import(server: LocalNeo4jServer, sources: list[tuple[list[str], s
             with stage(stages, "import"), busy_cores(summary.stage_cores, "import"):
                 stopped.result()
                 counted = aside.submit(_count_and_report, summary, inputs, report)
-                server.import_database(listing, folder, neo4j_settings().database or "neo4j")
+                database = neo4j_settings().database or "neo4j"
+                server.import_database(import_arguments(database, listing, folder / "import.report"), folder, database)
                 counted.result()
             if options["keep_import_files"]:
                 keep_files(listing, folder, Path(options["keep_import_files"]))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 from dataclasses import dataclass, field
 from itertools import chain
@@ -389,21 +390,22 @@ def read_listing(folder: Path) -> list[Listing]:
     return [Listing(r["group"], folder / r["path"], r["rows"], r["multiline"]) for r in rows]
 
 
-def import_command(java: str, classpath: str, database: str, files: Iterable[Listing], report_file: Path,
-                   jvm_options: Iterable[str] = (), threads: int = 4) -> list[str]:
-    """The argument list of ``neo4j-admin database import full`` run from the project's own jars
-    (``org.neo4j.cli.AdminTool``, the class behind ``bin/neo4j-admin``), Neo4j 5.26 syntax: the database
+def import_arguments(database: str, files: Iterable[Listing], report_file: Path, threads: int | None = None) -> list[str]:
+    """The arguments of ``neo4j-admin`` for ``database import full`` of ``files`` (what follows
+    ``org.neo4j.cli.AdminTool``, the class behind ``bin/neo4j-admin``, which
+    :meth:`graph.runtime.server.LocalNeo4jServer.import_database` runs), Neo4j 5.26 syntax: the database
     name right after ``full`` (required from 5.19), ``--overwrite-destination`` (the caller has checked
     that the database holds no data), one ``--nodes`` / ``--relationships`` per group listing its files
     (each with its header, the later ones skipped by ``--auto-skip-subsequent-headers``). ``threads``: the
-    importer's worker threads; more than cores pays while it waits on its files (NIH cohort on 2 cores:
-    30 s with 4 threads, 35 s with the default 2). ``--verbose``: a failure's log then names its cause.
-    The tool also needs ``NEO4J_HOME`` and ``NEO4J_CONF`` in its environment.
+    importer's worker threads (default twice the cores); more than cores pays while it waits on its files (NIH
+    cohort on 2 cores: 30 s with 4 threads, 35 s with the default 2). ``--verbose``: a failure's log then names
+    its cause.
     """
+    threads = threads or 2 * (os.cpu_count() or 2)
     groups: dict[str, list[Listing]] = {}
     for f in files:
         groups.setdefault(f.path.name, []).append(f)
-    cmd = [java, *jvm_options, "-cp", classpath, "org.neo4j.cli.AdminTool", "database", "import", "full", database,
+    cmd = ["database", "import", "full", database,
            "--overwrite-destination=true", f"--array-delimiter=U+{ord(ARRAY_DELIMITER):04X}",
            "--high-parallel-io=on", f"--threads={threads}", f"--report-file={report_file}", "--verbose"]
     if any(len(g) > 1 for g in groups.values()):

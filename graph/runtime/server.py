@@ -29,7 +29,6 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import psutil
 
@@ -37,9 +36,6 @@ from graph.errors import CxrkgError
 from graph.settings import LocalServerSettings
 from graph.settings import settings as cxrkg_settings
 from graph.store.errors import GraphUnavailable, LoginRefused
-
-if TYPE_CHECKING:  # the import files' module pulls in pandas, which `cxrkg db status` has no use for
-    from graph.ingest.import_files import Listing
 
 SERVER_DIR = Path(__file__).resolve().parents[1] / "neo4j_server"
 JAR_NAME = "cxrkg-neo4j-server.jar"
@@ -256,9 +252,9 @@ class LocalNeo4jServer:
 
     # --- bulk import -------------------------------------------------------------------------
 
-    def import_database(self, files: list[Listing], folder: Path, database: str = "neo4j") -> None:
-        """Replace ``database`` of this home with the content of ``files`` through ``neo4j-admin database
-        import full`` (run from the launcher's own jars, see :func:`graph.ingest.import_files.import_command`);
+    def import_database(self, arguments: list[str], folder: Path, database: str = "neo4j") -> None:
+        """Replace ``database`` of this home through ``neo4j-admin`` with ``arguments``
+        (:func:`graph.ingest.import_files.import_arguments`), run from the launcher's own jars;
         its output goes to ``<home>/logs/neo4j-admin-import.log``, its configuration and report to ``folder``. The
         caller has checked that the database
         holds no data. A failed import leaves no database behind (the next start creates an empty one).
@@ -278,10 +274,7 @@ class LocalNeo4jServer:
                                          f"server.directories.logs={s.log_file.parent}\n")
         log = s.log_file.parent / "neo4j-admin-import.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        from graph.ingest.import_files import import_command
-
-        cmd = import_command(java, f"{jar.parent / 'lib'}/*", database, files, folder / "import.report",
-                             [f"-Xmx{self.heap}"], threads=2 * (os.cpu_count() or 2))
+        cmd = [java, f"-Xmx{self.heap}", "-cp", f"{jar.parent / 'lib'}/*", "org.neo4j.cli.AdminTool", *arguments]
         env = {**os.environ, "NEO4J_HOME": str(s.home), "NEO4J_CONF": str(conf)}
         try:
             with open(log, "w") as out:

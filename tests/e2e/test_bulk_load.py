@@ -119,7 +119,7 @@ def test_bulk_load_refuses_another_server(monkeypatch, neo4j_server, prefect_har
 
 @pytest.mark.java  # neo4j-admin runs on Java
 def test_a_failed_import_says_why_and_leaves_no_database(tmp_path):
-    from graph.ingest.import_files import ImportFiles
+    from graph.ingest.import_files import ImportFiles, import_arguments
     from graph.runtime.server import LocalNeo4jServer, ServerError
     from graph.settings import LocalServerSettings
 
@@ -129,7 +129,8 @@ def test_a_failed_import_says_why_and_leaves_no_database(tmp_path):
     files.close()
     server = LocalNeo4jServer(LocalServerSettings(home=tmp_path / "home", bolt_port=1, http_port=1))
     with pytest.raises(ServerError, match="neo4j-admin database import failed .*s1.*neo4j-admin-import.log"):
-        server.import_database(files.listing(), tmp_path / "files")
+        server.import_database(import_arguments("neo4j", files.listing(), tmp_path / "files" / "import.report"),
+                               tmp_path / "files")
     assert not (tmp_path / "home" / "data" / "databases" / "neo4j").exists()
 
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from graph.ingest.bulk import BulkSink
-from graph.ingest.import_files import ImportFiles
+from graph.ingest.import_files import ImportFiles, import_arguments
 from graph.records import ParsedFile, StudyRecord
 from graph.schema import SCHEMA_ENV, SCHEMA_FILE, TYPES, graph_schema
 from graph.store import Batch, reset_shared_store, shared_store
@@ -80,7 +80,9 @@ def test_a_property_of_each_type_added_to_the_schema_is_stored_by_both_loaders(s
     server = LocalNeo4jServer(local_server_settings())
     reset_shared_store()
     server.stop()
-    server.import_database(files.listing(), tmp_path / "import", neo4j_settings().database or "neo4j")
+    database = neo4j_settings().database or "neo4j"
+    server.import_database(import_arguments(database, files.listing(), tmp_path / "import" / "import.report"),
+                           tmp_path / "import", database)
     server.start(fresh=True)
     reset_shared_store()
     shared_store().ensure_schema(vocab)

@@ -15,7 +15,7 @@ import pytest
 from graph.ingest import discover, plan_ingest
 from graph.ingest import load as ingest_load, plan as ingest_plan
 from graph.ingest.bulk import BulkInputError, BulkSink, write_part
-from graph.ingest.import_files import ImportFileError, ImportFiles, import_command
+from graph.ingest.import_files import ImportFileError, ImportFiles, import_arguments
 from graph.synth import write_cohort
 from graph.vocabulary import vocabulary
 from tests.fixtures.bulk import write_import_files
@@ -77,10 +77,9 @@ def test_import_command_names_every_written_file_once(tmp_path):
     more = ImportFiles(tmp_path / "part1")
     more.node_file("Study").write({"study_id": "s2"})
     more.close()
-    cmd = import_command("java", "lib/*", "neo4j", files.listing() + more.listing(), tmp_path / "r.txt", ["-Xmx1g"])
+    cmd = import_arguments("neo4j", files.listing() + more.listing(), tmp_path / "r.txt", threads=4)
 
-    assert cmd[:9] == ["java", "-Xmx1g", "-cp", "lib/*", "org.neo4j.cli.AdminTool", "database", "import", "full",
-                       "neo4j"]
+    assert cmd[:4] == ["database", "import", "full", "neo4j"] and "--threads=4" in cmd
     assert "--overwrite-destination=true" in cmd and "--array-delimiter=U+001F" in cmd
     assert f"--nodes=Study={tmp_path / 'nodes_Study.csv'},{tmp_path / 'part1' / 'nodes_Study.csv'}" in cmd
     assert "--auto-skip-subsequent-headers=true" in cmd  # each file of a group starts with the header
