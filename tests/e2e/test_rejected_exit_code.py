@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _ingest(tmp: Path) -> list[str]:
     effusion_study(tmp / "in", 1)
     effusion_study(tmp / "in", 2).write_text("[]")
-    return ["ingest", str(tmp / "in"), "--no-progress"]
+    return ["ingest", str(tmp / "in"), "--no-progress", "--rejected", str(tmp / "rejected.json")]
 
 
 def _serve_once(tmp: Path) -> list[str]:
