@@ -39,9 +39,14 @@ class ReportFormat(str, Enum):
     json = "json"
 
 
-def fail(message: str, code: int = 1) -> NoReturn:
-    """Print an error line (no traceback) and exit with ``code``."""
+def error_line(message: str) -> None:
+    """Print one ``error:`` line on stderr (no traceback), as every fault ends."""
     err.print(f"[bold red]error:[/] {message}", highlight=False)
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print an error line and exit with ``code``."""
+    error_line(message)
     raise typer.Exit(code)
 
 

@@ -35,8 +35,8 @@ def explain(exc: BaseException) -> tuple[str, int]:
 
 def report(exc: Exception) -> int:
     """Print ``exc``'s one line on stderr and return its exit code."""
-    from flows.cli.common import err
+    from flows.cli.common import error_line
 
     message, code = explain(exc)
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    error_line(message)
     return code
