@@ -95,9 +95,7 @@ def _evaluate(table, cfg, bootstrap: int, seed: int, snapshot: Path, save_model:
         forecaster.save(save_model, Manifest.read(snapshot).content_hash)
         err.print(f"graph forecaster {forecaster.model_version} -> {save_model}", highlight=False)
         rule = forecaster.stage6
-        text = (f"yes at p >= {rule.yes_threshold:.3f}; not mentioned at mention p < {rule.mention_threshold:.3f}, "
-                f"else still present at p >= {rule.present_threshold:.3f}")
-        return report, {"rule": rule.as_dict(), "rule_text": text, "figures": figures}
+        return report, {"rule": rule.as_dict(), "rule_text": rule.text(), "figures": figures}
     return report, None
 
 

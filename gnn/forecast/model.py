@@ -37,7 +37,16 @@ from gnn.config_file import ConfigFile
 from gnn.errors import GnnError
 from gnn.forecast.evaluation import Subsets
 from gnn.forecast.rows import ForecastTable
-from gnn.forecast.stage6 import Stage6Rule, against_most_common, asked, choose_rule, outcomes
+from gnn.forecast.stage6 import (
+    Stage6Rule,
+    against_most_common,
+    asked,
+    asked_part,
+    choose_rule,
+    most_common,
+    outcomes,
+    unless_clearly_better,
+)
 
 GRAPH_FORECASTER = "graph (attention over findings)"
 PRESENCE, MENTION = "next_present", "next_mentioned"  # the targets a network is fitted to (rows' columns)
@@ -216,8 +225,10 @@ def with_stage6(forecaster: TrainedGraphForecaster, table: ForecastTable, log: C
                 bootstrap: int = 200, seed: int = 0) -> list[dict[str, str]]:
     """Fit the mention model on ``table``'s training rows (the presence model's configuration and
     standardisation) and choose the stage 6 rule on its validation rows that stage 6 asks about
-    (:func:`gnn.forecast.stage6.choose_rule`); both are set on ``forecaster``. Returns the validation
-    figures of :func:`gnn.forecast.stage6.against_most_common`; the test rows are not read.
+    (:func:`gnn.forecast.stage6.choose_rule`), kept per question type only where it clearly beats the most
+    common answer of the training and validation patients there (:func:`gnn.forecast.stage6.unless_clearly_better`);
+    both are set on ``forecaster``. Returns the validation figures of
+    :func:`gnn.forecast.stage6.against_most_common`; the test rows are not read.
 
     Raises:
         GnnError: no validation row that stage 6 asks about.
@@ -229,7 +240,9 @@ def with_stage6(forecaster: TrainedGraphForecaster, table: ForecastTable, log: C
         raise GnnError("no validation patient has a present finding with a next study: no stage 6 rule to choose")
     p, m = forecaster(x)[keep], forecaster.mention(x)[keep]
     rows = rows[keep].reset_index(drop=True)
-    forecaster.stage6 = choose_rule(p, m, outcomes(rows))
+    gold = outcomes(rows)
+    fallback = most_common(np.concatenate([outcomes(asked_part(table, "train")[0]), gold]))
+    forecaster.stage6 = unless_clearly_better(choose_rule(p, m, gold), fallback, rows, p, m)
     return against_most_common(rows, p, m, forecaster.stage6, bootstrap, seed)
 
 

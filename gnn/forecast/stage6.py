@@ -12,7 +12,11 @@ mention_threshold``, else ``Still present.`` when ``p >= present_threshold``, el
 :func:`choose_rule` picks the thresholds that maximise exact match on the rows it is given (the validation
 patients'), searching thresholds at and beyond the ends of the forecasts' range, so every constant answer
 (all ``Yes.``, all ``No.``, each choice everywhere) is among the rules searched: on the rows it was chosen on,
-the rule scores at least the most common answer.
+the rule scores at least the most common answer. A rule chosen on few patients can beat the most common answer
+there by chance and lose to it on others, so :func:`unless_clearly_better` keeps each question's chosen rule
+only where its gain over the most common answer on those rows has a paired 95 % bootstrap interval over
+patients above 0, and otherwise answers that question with the most common answer of the patients not held
+out (training and validation).
 
 As the gold answers (graph/cxrtrek/stages.py) read it, an uncertain finding counts as present, both at the
 study asked about and at the next one.
@@ -59,6 +63,27 @@ class Stage6Rule:
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
+
+    def text(self) -> str:
+        """The rule in words, a constant answer named as such (``"No." everywhere``)."""
+        yes_no = _cut("yes", self.yes_threshold, '"Yes."', '"No."')
+        if self.yes_threshold <= 0 or self.yes_threshold >= ABOVE_ALL:
+            yes_no += " everywhere"
+        if self.mention_threshold >= ABOVE_ALL:
+            return f'{yes_no}; "Not mentioned." everywhere'
+        said = _cut("still present", self.present_threshold, '"Still present."', '"Resolved."')
+        if self.mention_threshold <= 0:
+            return f"{yes_no}; {said}" + (" everywhere" if said.startswith('"') else ", else resolved")
+        return f"{yes_no}; not mentioned at mention p < {self.mention_threshold:.3f}, else {said}"
+
+
+def _cut(answer: str, threshold: float, below_all: str, above_all: str) -> str:
+    """``answer at p >= t``, or the constant answer when the threshold is past one end of the probabilities."""
+    if threshold <= 0:
+        return below_all
+    if threshold >= ABOVE_ALL:
+        return above_all
+    return f"{answer} at p >= {threshold:.3f}"
 
 
 def asked(x: np.ndarray) -> np.ndarray:
@@ -136,6 +161,78 @@ def choose_rule(p: np.ndarray, m: np.ndarray, outcome: np.ndarray) -> Stage6Rule
     return Stage6Rule(yes_threshold, best[1], best[2])
 
 
+def constant_rule(yes: bool, choice: str) -> Stage6Rule:
+    """The rule that answers every yes/no question ``Yes.`` (``yes``) or ``No.``, and every choice
+    ``choice`` (one of :data:`OUTCOMES`), whatever the forecasts.
+
+    Raises:
+        ValueError: ``choice`` outside :data:`OUTCOMES`.
+    """
+    if choice not in OUTCOMES:
+        raise ValueError(f"{choice!r} is not among {', '.join(OUTCOMES)}")
+    return Stage6Rule(yes_threshold=0.0 if yes else ABOVE_ALL,
+                      mention_threshold=ABOVE_ALL if choice == NOT_MENTIONED else 0.0,
+                      present_threshold=0.0 if choice == STILL_PRESENT else ABOVE_ALL)
+
+
+def most_common(outcome: np.ndarray) -> Stage6Rule:
+    """:func:`constant_rule` of these gold outcomes' most common answers: ``Yes.`` when more than half are
+    still present, and the most frequent outcome (ties: the options' order).
+
+    Raises:
+        ValueError: no outcomes.
+    """
+    outcome = np.asarray(outcome, dtype=object)
+    if len(outcome) == 0:
+        raise ValueError("no outcomes to take the most common answer of")
+    counts = [int((outcome == o).sum()) for o in OUTCOMES]
+    return constant_rule(2 * counts[0] > len(outcome), OUTCOMES[int(np.argmax(counts))])
+
+
+DECISION_DRAWS = 1_000  # bootstrap draws behind unless_clearly_better; fixed, so the rule does not depend on
+# how many draws a user asks for the printed intervals
+
+
+def unless_clearly_better(rule: Stage6Rule, fallback: Stage6Rule, rows: pd.DataFrame, p: np.ndarray,
+                          m: np.ndarray | None, draws: int = DECISION_DRAWS, seed: int = 0) -> Stage6Rule:
+    """``rule`` for each question type (yes/no; choice) whose exact match on ``rows`` beats ``fallback``'s with
+    a paired 95 % percentile bootstrap interval over patients whose lower end is above 0; ``fallback``'s
+    thresholds for the other question type.
+
+    Args:
+        rule: the rule chosen on ``rows`` (:func:`choose_rule`).
+        fallback: the constant answer to fall back to (:func:`most_common` of the patients not held out).
+        rows: one row per asked (pair, finding), with ``patient_id`` and ``next_state``.
+        p: the presence forecast of each row.
+        m: the mention forecast of each row, or None (then the choice never says not mentioned).
+        draws: bootstrap draws of patients.
+        seed: the draws' random seed.
+
+    Raises:
+        ValueError: no rows.
+    """
+    if len(rows) == 0:
+        raise ValueError("no stage 6 rows to decide on")
+    weights = _patient_draws(rows, draws, seed)
+    chosen, constant = _answers(rows, p, m, rule), _answers(rows, p, m, fallback)
+    keep = {}
+    for question, (said, gold) in chosen.items():
+        gain = (said == gold).astype(float) - (constant[question][0] == gold).astype(float)
+        diffs = np.array([np.average(gain, weights=w) for w in weights if w.sum() > 0])
+        keep[question] = len(diffs) > 0 and float(np.percentile(diffs, 2.5)) > 0
+    yes_from = rule if keep["yes/no"] else fallback
+    choice_from = rule if keep["choice"] else fallback
+    return Stage6Rule(yes_from.yes_threshold, choice_from.mention_threshold, choice_from.present_threshold)
+
+
+def _patient_draws(rows: pd.DataFrame, draws: int, seed: int) -> list[np.ndarray]:
+    """Per bootstrap draw, a weight per row: how often the draw took the row's patient."""
+    patient, n_patients = pd.factorize(rows["patient_id"])[0], rows["patient_id"].nunique()
+    rng = np.random.default_rng(seed)
+    return [np.bincount(rng.integers(0, n_patients, n_patients), minlength=n_patients)[patient]
+            for _ in range(draws)]
+
+
 def _checked(p: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     p, labels = np.asarray(p, dtype=float), np.asarray(labels)
     if len(p) == 0:
@@ -166,10 +263,7 @@ def against_most_common(rows: pd.DataFrame, p: np.ndarray, m: np.ndarray | None,
     """
     if len(rows) == 0:
         raise ValueError("no stage 6 rows to score")
-    patient, n_patients = pd.factorize(rows["patient_id"])[0], rows["patient_id"].nunique()
-    rng = np.random.default_rng(seed)
-    weights = [np.bincount(rng.integers(0, n_patients, n_patients), minlength=n_patients)[patient]
-               for _ in range(bootstrap)]
+    weights = _patient_draws(rows, bootstrap, seed)
     out = []
     for question, (said, gold) in _answers(rows, p, m, rule).items():
         values, counts = np.unique(gold, return_counts=True)

@@ -13,7 +13,8 @@ from gnn.forecast.baselines import BASELINES
 from gnn.forecast.report import evaluate_forecasters
 from gnn.forecast.rows import build_forecast_table
 from gnn.forecast.stage6 import (ABOVE_ALL, NOT_MENTIONED, OUTCOMES, RESOLVED, STILL_PRESENT, Stage6Rule,
-                                 against_most_common, asked, asked_part, choose_rule, choose_yes_threshold, outcomes)
+                                 against_most_common, asked, asked_part, choose_rule, choose_yes_threshold,
+                                 constant_rule, most_common, outcomes, unless_clearly_better)
 from graph.cxrtrek.templates import NEXT_OPTIONS
 from tests.fixtures.forecast import ATL, EFF, studies_frame
 
@@ -62,6 +63,54 @@ def test_the_choice_rule_scores_at_least_each_constant_answer_on_its_rows():
     assert NOT_MENTIONED not in set(Stage6Rule(mention_threshold=0.9).choice(p, None))
     with pytest.raises(ValueError, match="outcomes must be among"):
         choose_rule(p, m, np.array(["gone"] * 500, dtype=object))
+
+
+def test_a_constant_rule_gives_one_answer_whatever_the_forecasts():
+    rng = np.random.default_rng(4)
+    p, m = rng.uniform(0, 1, 200), rng.uniform(0, 1, 200)
+    for yes in (True, False):
+        for choice in OUTCOMES:
+            rule = constant_rule(yes, choice)
+            assert (rule.yes(p) == yes).all() and set(rule.choice(p, m)) == {choice}
+    assert constant_rule(False, NOT_MENTIONED).text() == '"No." everywhere; "Not mentioned." everywhere'
+    assert constant_rule(True, RESOLVED).text() == '"Yes." everywhere; "Resolved." everywhere'
+    assert Stage6Rule(0.3, 0.6, 0.4).text() == ("yes at p >= 0.300; not mentioned at mention p < 0.600, "
+                                                "else still present at p >= 0.400")
+    # 4 still present, 3 resolved, 5 not mentioned: "No." (4 of 12 present) and "Not mentioned."
+    outcome = np.array([STILL_PRESENT] * 4 + [RESOLVED] * 3 + [NOT_MENTIONED] * 5, dtype=object)
+    assert most_common(outcome) == constant_rule(False, NOT_MENTIONED)
+    with pytest.raises(ValueError, match="is not among"):
+        constant_rule(True, "gone")
+
+
+def _patients(n_patients: int, per_patient: int) -> pd.DataFrame:
+    ids = np.repeat([f"p{i}" for i in range(n_patients)], per_patient)
+    return pd.DataFrame({"patient_id": ids})
+
+
+def test_a_rule_is_kept_only_where_it_clearly_beats_the_most_common_answer():
+    rng = np.random.default_rng(5)
+    # 200 patients, 5 rows each; yes/no follows p exactly
+    rows = _patients(200, 5)
+    p, m = rng.uniform(0, 1, 1000), rng.uniform(0, 1, 1000)
+    outcome = np.where(p >= 0.7, STILL_PRESENT, rng.choice([RESOLVED, NOT_MENTIONED], 1000)).astype(object)
+    rows["next_state"] = np.where(outcome == STILL_PRESENT, "present",
+                                  np.where(outcome == RESOLVED, "absent", "not_mentioned"))
+    chosen = Stage6Rule(yes_threshold=0.7, mention_threshold=0.5, present_threshold=0.7)
+    fallback = constant_rule(False, NOT_MENTIONED)
+    kept = unless_clearly_better(chosen, fallback, rows, p, m)
+    assert kept.yes_threshold == 0.7
+    # the choice rule is right on about half the rows (its mention cut is a coin), "Not mentioned."
+    # everywhere on about 35 %: kept too
+    assert (kept.mention_threshold, kept.present_threshold) == (0.5, 0.7)
+    # on 4 patients the same rule's gain cannot be told from chance: both questions fall back
+    few = rows.iloc[:8].assign(patient_id=np.repeat(["a", "b", "c", "d"], 2))
+    p8 = np.array([0.9, 0.1, 0.2, 0.3, 0.1, 0.2, 0.8, 0.1])
+    few["next_state"] = ["present", "absent", "absent", "not_mentioned", "not_mentioned", "absent",
+                         "absent", "not_mentioned"]
+    assert unless_clearly_better(chosen, fallback, few, p8, p8) == fallback
+    with pytest.raises(ValueError, match="no stage 6 rows"):
+        unless_clearly_better(chosen, fallback, rows.iloc[:0], p[:0], m[:0])
 
 
 @pytest.fixture()
