@@ -226,10 +226,10 @@ class GraphStore:
 
         def work(tx: ManagedTransaction) -> None:
             counts = WriteCounts()
-            _run(tx, st.merge_regions_statement(), counts, rows=regions)
-            _run(tx, st.MERGE_REGION_PARENTS, counts, rows=region_parents)
-            _run(tx, st.merge_findings_statement(), counts, rows=findings)
-            _run(tx, st.MERGE_FINDING_PARENTS, counts, rows=finding_parents)
+            _run(tx, st.merge_vocabulary_statement("Anatomy"), counts, rows=regions)
+            _run(tx, st.merge_vocabulary_parents_statement("Anatomy", "PART_OF"), counts, rows=region_parents)
+            _run(tx, st.merge_vocabulary_statement("Finding"), counts, rows=findings)
+            _run(tx, st.merge_vocabulary_parents_statement("Finding", "IS_A"), counts, rows=finding_parents)
 
         with self._session() as session:
             run_write(session, work)

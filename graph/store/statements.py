@@ -104,33 +104,23 @@ LEGACY_SCHEMA_DROPS = ["DROP INDEX mention_file IF EXISTS", "DROP CONSTRAINT pro
 # then episode_start by episode_recurrence.
 SUPERSEDED_INDEX_DROPS = ["DROP INDEX episode_finding IF EXISTS", "DROP INDEX episode_start IF EXISTS"]
 
-def merge_regions_statement() -> str:
-    """Rows {name, and the Anatomy's ``later`` properties}: the vocabulary's regions."""
+
+def merge_vocabulary_statement(label: str) -> str:
+    """Rows {name, and the node's ``later`` properties}: the vocabulary's regions (``label`` ``Anatomy``) or
+    findings (``Finding``)."""
     return f"""
 UNWIND $rows AS r
-MERGE (a:Anatomy {{name: r.name}})
-SET a += {later_map("Anatomy")}
+MERGE (n:{label} {{name: r.name}})
+SET n += {later_map(label)}
 """
 
 
-MERGE_REGION_PARENTS = """
-UNWIND $rows AS r
-MATCH (a:Anatomy {name: r.name}), (p:Anatomy {name: r.parent})
-MERGE (a)-[:PART_OF]->(p)
-"""
-def merge_findings_statement() -> str:
-    """Rows {name, and the Finding's ``later`` properties}: the vocabulary's findings."""
+def merge_vocabulary_parents_statement(label: str, relationship: str) -> str:
+    """Rows {name, parent}: a region ``PART_OF`` its parent region, a finding ``IS_A`` its parent finding."""
     return f"""
 UNWIND $rows AS r
-MERGE (f:Finding {{name: r.name}})
-SET f += {later_map("Finding")}
-"""
-
-
-MERGE_FINDING_PARENTS = """
-UNWIND $rows AS r
-MATCH (f:Finding {name: r.name}), (p:Finding {name: r.parent})
-MERGE (f)-[:IS_A]->(p)
+MATCH (n:{label} {{name: r.name}}), (p:{label} {{name: r.parent}})
+MERGE (n)-[:{relationship}]->(p)
 """
 
 SOURCE_FILE_HASHES = """

@@ -171,8 +171,9 @@ def test_every_property_a_statement_writes_is_declared_bookkeeping_included():
     texts += [statements.merge_studies_statement(), statements.merge_source_files_statement(),
               statements.write_observation_states_statement(), statements.create_observations_statement(),
               statements.write_study_findings_statement(), statements.write_episodes_statement(),
-              statements.write_study_order_statement(), statements.merge_regions_statement(),
-              statements.merge_findings_statement(), statements.progressions_statement("Observation", "observation_id")]
+              statements.write_study_order_statement(), statements.merge_vocabulary_statement("Anatomy"),
+              statements.merge_vocabulary_statement("Finding"),
+              statements.progressions_statement("Observation", "observation_id")]
     texts += [f(merge) for f in (statements.images_statement, statements.bboxes_statement,
                                  statements.reports_statement, statements.observations_statement)
               for merge in (False, True)]
