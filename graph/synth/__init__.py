@@ -8,6 +8,8 @@ noisy views of every study, exactly as the real datasets lay them out (docs/form
 * ``mimic-cxr-2.0.0-metadata.csv``: one MIMIC-CXR-JPG metadata row per image (frontal and lateral);
 * ``ground_truth.parquet``: the true change of every tracked (anatomy, finding) between consecutive
   studies, with what each source stated;
+* ``geometry_truth.parquet``: per frontal image, the geometry its anatomy boxes were planted with
+  (cardiothoracic ratio, mediastinal width, trachea, aortic knob, rotation, cut-off: graph.synth.geometry);
 * optionally ``region_embeddings.parquet`` (per image and region) and ``malformed/`` (bad files).
 
 Everything is synthetic: ids are random in the MIMIC layouts, report text comes from templates.
@@ -36,6 +38,7 @@ from graph.synth.simulate import true_change
 from graph.synth.tables import (
     EMBEDDING_DIM,
     EMBEDDINGS,
+    GEOMETRY_TRUTH,
     GROUND_TRUTH,
     MALFORMED_DIR,
     MALFORMED_KINDS,
@@ -48,4 +51,4 @@ from graph.synth.tables import (
 from graph.synth.write import CohortSummary, write_cohort
 
 __all__ = ["CohortSummary", "write_cohort", "true_change", "TRACKED", "EMBEDDING_DIM", "MALFORMED_KINDS", "EMBEDDINGS",
-           "GROUND_TRUTH", "MALFORMED_DIR", "METADATA_COLUMNS", "METADATA_CSV", "RADGRAPH_DIR", "SCENE_GRAPH_DIR"]
+           "GEOMETRY_TRUTH", "GROUND_TRUTH", "MALFORMED_DIR", "METADATA_COLUMNS", "METADATA_CSV", "RADGRAPH_DIR", "SCENE_GRAPH_DIR"]

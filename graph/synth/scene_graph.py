@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import random
 
+from graph.synth.geometry import PLANTED_JITTER, PLANTED_REGIONS, Planted
 from graph.synth.plan import _Stmt
 from graph.synth.render import _Rendered
 from graph.synth.simulate import _Study
 from graph.synth.tables import _CHRONIC, _PREDICATE, _TEXTURE, _tables
 
 
-def _objects(rng: random.Random, image_id: str, rows: int, cols: int) -> list[dict]:
-    """36 anatomical boxes (a few images miss some; ~0.5 % faulty boxes), 224-frame and original pixels."""
+def _objects(rng: random.Random, image_id: str, rows: int, cols: int, planted: Planted) -> list[dict]:
+    """36 anatomical boxes (a few images miss some; ~0.5 % faulty boxes), 224-frame and original pixels, placed
+    to the ``planted`` geometry (graph.synth.geometry).
+
+    The image's placement (zoom, shift), the missing boxes, each box's jitter and the faulty boxes are drawn from
+    ``rng`` in the order they always were, so the statements drawn after them, and hence the reports, stay the
+    same for a seed. Original pixels are clamped to the image (a cut-off part lies on the border); the 224 frame
+    is the image resized to fit the square and padded, as Chest ImaGenome's (docs/formats.md §1.3).
+    """
     t = _tables()
     ratio = 224.0 / max(rows, cols)
     w, h = cols * ratio, rows * ratio
@@ -21,24 +29,33 @@ def _objects(rng: random.Random, image_id: str, rows: int, cols: int) -> list[di
     missing: set[str] = set()
     if rng.random() < 0.03:
         missing = set(rng.sample(t.bboxes, rng.randint(1, 4)))
-    out = []
+    draws: list[tuple[str, list[float], tuple[int, int] | None]] = []
     for name in t.bboxes:
         if name in missing:
             continue
-        fr = [c / 224.0 for c in t.box_template[name]]
-        fx1, fy1, fx2, fy2 = [0.5 + (c - 0.5) * scale + d + rng.uniform(-0.012, 0.012)
-                              for c, d in zip(fr, (dx, dy, dx, dy), strict=True)]
-        # edge boxes are clamped at 0: the loader rejects negative coordinates (box by box)
-        ox1, oy1, ox2, oy2 = (max(0, round(fx1 * cols)), max(0, round(fy1 * rows)), round(fx2 * cols),
-                              round(fy2 * rows))
+        jitter = [rng.uniform(-0.012, 0.012) for _ in range(4)]
+        odd = None
         if rng.random() < 0.005:  # odd boxes as in the release: past the right edge, zero-area or past the bottom
             kind = rng.randrange(3)
+            odd = (kind, rng.randint(1, 40) if kind == 0 else rng.randint(1, 60) if kind == 2 else 0)
+        draws.append((name, jitter, odd))
+    boxes = planted.boxes(t.box_template)
+    shift = planted.cut_shift(scale, dy)
+    out = []
+    for name, jitter, odd in draws:
+        k = PLANTED_JITTER if name in PLANTED_REGIONS else 1.0
+        fx1, fy1, fx2, fy2 = [0.5 + (c - 0.5) * scale + d + k * j
+                              for c, d, j in zip(boxes[name], (dx, dy + shift, dx, dy + shift), jitter, strict=True)]
+        ox1, ox2 = (min(cols, max(0, round(f * cols))) for f in (fx1, fx2))
+        oy1, oy2 = (min(rows, max(0, round(f * rows))) for f in (fy1, fy2))
+        if odd is not None:
+            kind, extra = odd
             if kind == 0:
-                ox2 = cols + rng.randint(1, 40)
+                ox2 = cols + extra
             elif kind == 1:
                 ox2 = ox1
             else:
-                oy2 = rows + rng.randint(1, 60)
+                oy2 = rows + extra
         x1, y1 = max(0, round(ox1 * ratio + left)), max(0, round(oy1 * ratio + top))
         x2, y2 = round(ox2 * ratio + left), round(oy2 * ratio + top)
         region = t.vocab.regions[name]

@@ -18,8 +18,9 @@ RADGRAPH_DIR = "radgraph"
 MALFORMED_DIR = "malformed"
 METADATA_CSV = "mimic-cxr-2.0.0-metadata.csv"
 GROUND_TRUTH = "ground_truth.parquet"
+GEOMETRY_TRUTH = "geometry_truth.parquet"
 EMBEDDINGS = "region_embeddings.parquet"
-_OUTPUTS = (SCENE_GRAPH_DIR, RADGRAPH_DIR, MALFORMED_DIR, METADATA_CSV, GROUND_TRUTH, EMBEDDINGS)
+_OUTPUTS = (SCENE_GRAPH_DIR, RADGRAPH_DIR, MALFORMED_DIR, METADATA_CSV, GROUND_TRUTH, GEOMETRY_TRUTH, EMBEDDINGS)
 
 METADATA_COLUMNS = (
     "dicom_id", "subject_id", "study_id", "PerformedProcedureStepDescription", "ViewPosition", "Rows",

@@ -3,7 +3,8 @@
 Layout of :func:`write_cohort`'s output (docs/formats.md §1.1): ``scene_graphs/p1X/<dicom_id>_SceneGraph.json``
 (one per frontal image), ``radgraph/p1X/p1XXXXXXX/sXXXXXXXX.json`` (one RadGraph document per report),
 ``mimic-cxr-2.0.0-metadata.csv`` (one row per image, laterals included), ``ground_truth.parquet``,
-with ``embeddings`` also ``region_embeddings.parquet``, with ``malformed`` > 0 also ``malformed/``.
+``geometry_truth.parquet``, with ``embeddings`` also ``region_embeddings.parquet``, with ``malformed`` > 0 also
+``malformed/``.
 
 Ground truth: one row per consecutive study pair of a patient and tracked (anatomy, finding) present in
 either study; columns ``patient_id, study_id, prior_study_id`` (str), ``anatomy, finding``,
@@ -11,6 +12,16 @@ either study; columns ``patient_id, study_id, prior_study_id`` (str), ``anatomy,
 (int 0..3; devices 0/1), ``stated_imagenome`` (the Chest ImaGenome comparison label of the primary
 image's relationship, several joined by ``;;``, or null) and ``stated_radgraph`` (the progression class
 of the report's RadGraph2 change entity, as ``vocabulary().change_labels`` maps it, or null).
+
+Geometry truth: one row per frontal image (scene graph), what its anatomy boxes were planted with
+(graph.synth.geometry); columns ``image_id, patient_id, study_id, view`` (str), ``rows, columns`` (int, as the
+metadata CSV's Rows and Columns), ``cardiothoracic_ratio, cardiomegaly``, ``mediastinal_width_ratio,
+mediastinal_widening``, ``trachea_deviation`` (bool), ``trachea_direction`` (the patient's side, ``left`` /
+``right``, or null), ``aortic_knob_ratio, aortic_knob_enlargement``, ``rotation_ratio, rotated``, ``cut_off``
+(bool) and ``cut_off_part`` (``apex_right``, ``apex_left``, ``bottom_right``, ``bottom_left`` or null). The
+ratios (double, unitless, 4 decimals) are the planted ones, before the boxes' jitter and pixel rounding; each
+flag is the true state. ``cardiomegaly`` is the study's true enlarged cardiac silhouette (severity > 0) and
+``aortic_knob_enlargement`` its marked tortuous aorta (severity 2).
 
 Embeddings: one row per frontal image and region of :data:`TRACKED` (17 regions): ``image_id``,
 ``anatomy``, ``embedding`` (fixed-size list of ``EMBEDDING_DIM`` = 32 float32) = severities of the
@@ -33,6 +44,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from graph.synth.geometry import NORMAL, PatientGeometry, Planted
 from graph.synth.plan import _plan
 from graph.synth.render import _render_report
 from graph.synth.scene_graph import _cui, _objects, _RelCounter, _scene_graph
@@ -46,6 +58,7 @@ from graph.synth.tables import (
     EMBEDDING_IMAGE_NOISE,
     EMBEDDING_NOISE,
     EMBEDDINGS,
+    GEOMETRY_TRUTH,
     GROUND_TRUTH,
     MALFORMED_DIR,
     MALFORMED_KINDS,
@@ -73,6 +86,7 @@ class CohortSummary:
         scene_graph_dir, radgraph_dir, metadata_csv, ground_truth: paths of the outputs.
         embeddings: ``region_embeddings.parquet`` or None.
         malformed_dir: ``malformed/`` or None.
+        geometry_truth: ``geometry_truth.parquet`` (one row per scene graph).
     """
 
     out_dir: Path
@@ -94,6 +108,7 @@ class CohortSummary:
     ground_truth: Path
     embeddings: Path | None
     malformed_dir: Path | None
+    geometry_truth: Path
 
     def line(self) -> str:
         """One line for people: what was written where."""
@@ -108,6 +123,16 @@ _GT_SCHEMA = pa.schema([
     ("anatomy", pa.string()), ("finding", pa.string()), ("change", pa.string()),
     ("severity_prior", pa.int64()), ("severity_current", pa.int64()),
     ("stated_imagenome", pa.string()), ("stated_radgraph", pa.string()),
+])
+_GEO_SCHEMA = pa.schema([
+    ("image_id", pa.string()), ("patient_id", pa.string()), ("study_id", pa.string()), ("view", pa.string()),
+    ("rows", pa.int64()), ("columns", pa.int64()),
+    ("cardiothoracic_ratio", pa.float64()), ("cardiomegaly", pa.bool_()),
+    ("mediastinal_width_ratio", pa.float64()), ("mediastinal_widening", pa.bool_()),
+    ("trachea_deviation", pa.bool_()), ("trachea_direction", pa.string()),
+    ("aortic_knob_ratio", pa.float64()), ("aortic_knob_enlargement", pa.bool_()),
+    ("rotation_ratio", pa.float64()), ("rotated", pa.bool_()),
+    ("cut_off", pa.bool_()), ("cut_off_part", pa.string()),
 ])
 _EMB_SCHEMA = pa.schema([
     ("image_id", pa.string()), ("anatomy", pa.string()),
@@ -138,6 +163,8 @@ class _Writer:
         self.meta.writerow(METADATA_COLUMNS)
         self.gt_writer = pq.ParquetWriter(out / GROUND_TRUTH, _GT_SCHEMA)
         self.gt: dict[str, list] = {name: [] for name in _GT_SCHEMA.names}
+        self.geo_writer = pq.ParquetWriter(out / GEOMETRY_TRUTH, _GEO_SCHEMA)
+        self.geo: dict[str, list] = {name: [] for name in _GEO_SCHEMA.names}
         self.emb_writer = pq.ParquetWriter(out / EMBEDDINGS, _EMB_SCHEMA) if embeddings else None
         self.emb: tuple[list, list, list] = ([], [], [])
         if embeddings:
@@ -179,6 +206,9 @@ class _Writer:
         if self.gt["patient_id"] and (force or len(self.gt["patient_id"]) >= 50_000):
             self.gt_writer.write_table(pa.table(self.gt, schema=_GT_SCHEMA))
             self.gt = {name: [] for name in _GT_SCHEMA.names}
+        if self.geo["image_id"] and (force or len(self.geo["image_id"]) >= 50_000):
+            self.geo_writer.write_table(pa.table(self.geo, schema=_GEO_SCHEMA))
+            self.geo = {name: [] for name in _GEO_SCHEMA.names}
         if self.emb_writer is not None and self.emb[0] and (force or len(self.emb[0]) >= 50_000):
             flat = np.concatenate(self.emb[2]).astype(np.float32).reshape(-1)
             vec = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), EMBEDDING_DIM)
@@ -190,6 +220,7 @@ class _Writer:
         self.flush(force=True)
         self.meta_fh.close()
         self.gt_writer.close()
+        self.geo_writer.close()
         if self.emb_writer is not None:
             self.emb_writer.close()
 
@@ -219,6 +250,7 @@ class _Writer:
         age_lo = rng.choice(range(20, 100, 10))
         age = f"{age_lo}-{age_lo + 10}"
         times, sevs, icus = _simulate(rng, n)
+        geometry = PatientGeometry(random.Random(f"cxrkg-synth-geometry:{self.seed}:{index}"))
         studies: list[_Study] = []
         for t in range(n):
             st = _Study(self.new_id(rng, "study"), times[t], sevs[t], icus[t])
@@ -249,7 +281,9 @@ class _Writer:
             stated_ig: dict[tuple[str, str], str] = {}
             for k, (dicom, view) in enumerate(st.images):
                 rows, cols = st.sizes[dicom]
-                objects = _objects(rng, dicom, rows, cols)
+                planted = geometry.image(view, st.sev)
+                objects = _objects(rng, dicom, rows, cols, planted)
+                self._geometry(dicom, subject, st.study_id, rows, cols, planted)
                 graph, stated = _scene_graph(dicom, view, subject, st, t + 1, gender, age, reason, objects, rendered,
                                              prior_image, self.rels, with_date)
                 self.relationships += len(graph["relationships"])
@@ -264,6 +298,14 @@ class _Writer:
             if prior is not None:
                 self._truth(subject, prior, st, stated_ig, rendered.stated_radgraph)
         self.flush()
+
+    def _geometry(self, dicom: str, subject: str, study_id: str, rows: int, cols: int, p: Planted) -> None:
+        values = (dicom, subject, study_id, p.view, rows, cols, p.cardiothoracic_ratio, p.cardiomegaly,
+                  p.mediastinal_width_ratio, p.mediastinal_widening, p.trachea_direction is not None,
+                  p.trachea_direction, p.aortic_knob_ratio, p.aortic_knob_enlargement, p.rotation_ratio, p.rotated,
+                  p.cut_off, p.cut_off_part)
+        for name, value in zip(_GEO_SCHEMA.names, values, strict=True):
+            self.geo[name].append(value)
 
     def _metadata(self, subject: str, st: _Study) -> None:
         date = int(st.when.strftime("%Y%m%d"))
@@ -302,7 +344,7 @@ def _valid_scene_graph(rng: random.Random, dicom: str, subject: str, study: str)
     return {
         "image_id": dicom, "viewpoint": "PA", "patient_id": int(subject), "study_id": int(study), "gender": "F",
         "age_decile": "50-60", "reason_for_exam": "___F with cough", "StudyOrder": 1,
-        "StudyDateTime": "2155-06-01 09:30:00", "objects": _objects(rng, dicom, 3056, 2544),
+        "StudyDateTime": "2155-06-01 09:30:00", "objects": _objects(rng, dicom, 3056, 2544, NORMAL),
         "attributes": [{
             "left costophrenic angle": True, "bbox_name": "left costophrenic angle", "synsets": [],
             "name": "Left costophrenic angle", "attributes": [["anatomicalfinding|yes|pleural effusion", "nlp|yes|abnormal"]],
@@ -410,7 +452,7 @@ def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, em
                  sparse: bool = False, mean_studies: float | None = None) -> CohortSummary:
     """Write a synthetic cohort of ``patients`` patients under ``out_dir``; the same seed writes the same bytes.
 
-    Layout, ground-truth columns and embeddings: see this module's docstring.
+    Layout, ground-truth and geometry-truth columns and embeddings: see this module's docstring.
 
     Outputs of an earlier run in ``out_dir`` (the folders and files named above) are replaced; other
     files are left alone. Files are written patient by patient; memory holds one patient plus the id sets.
@@ -454,7 +496,7 @@ def write_cohort(out_dir: Path, patients: int, seed: int, malformed: int = 0, em
         (out / MALFORMED_DIR / "README.json").write_bytes(data)
         w.files += 1
         w.bytes += len(data)
-    for name in (METADATA_CSV, GROUND_TRUTH) + ((EMBEDDINGS,) if embeddings else ()):
+    for name in (METADATA_CSV, GROUND_TRUTH, GEOMETRY_TRUTH) + ((EMBEDDINGS,) if embeddings else ()):
         w.files += 1
         w.bytes += (out / name).stat().st_size
     return _summary(w, out, patients, malformed)
@@ -467,5 +509,5 @@ def _summary(w: _Writer, out: Path, patients: int, malformed: int) -> CohortSumm
         malformed=malformed, files=w.files, bytes=w.bytes, scene_graph_dir=out / SCENE_GRAPH_DIR,
         radgraph_dir=out / RADGRAPH_DIR, metadata_csv=out / METADATA_CSV, ground_truth=out / GROUND_TRUTH,
         embeddings=out / EMBEDDINGS if w.emb_writer is not None else None,
-        malformed_dir=out / MALFORMED_DIR if malformed else None,
+        malformed_dir=out / MALFORMED_DIR if malformed else None, geometry_truth=out / GEOMETRY_TRUTH,
     )
