@@ -94,7 +94,7 @@ def worsened_pairs(predictions, finding: str, patients: set[str]) -> set[tuple[s
 
 
 def precision_recall(got: set, worse: set, up: set) -> tuple[float | None, float | None]:
-    """Precision of ``got`` against ``up`` and recall of ``worse`` by it (see :func:`flows.cli.demo.worsening_agreement`);
+    """Precision of ``got`` against ``up`` and recall of ``worse`` by it (see :func:`flows.demo.cohort.worsening_agreement`);
     None where the denominator is empty."""
     return (len(got & up) / len(got) if got else None, len(got & worse) / len(worse) if worse else None)
 

@@ -36,12 +36,12 @@ def cohort(store, tmp_path):
 def _lines(cohort) -> list[str]:
     from rich.console import Console
 
-    from flows.cli.demo import _worsening_section
+    from flows.demo.cohort import worsening_section
     from flows.demo.gnn import worsening_lines
 
     out = io.StringIO()
     console = Console(file=out, width=10_000)
-    stated = _worsening_section(console, cohort)
+    stated = worsening_section(console, cohort)
     return out.getvalue().splitlines() + worsening_lines(cohort, stated, "pleural effusion")
 
 

@@ -249,7 +249,7 @@ def test_generate_is_deterministic_and_agrees_with_answer(cohort, tmp_path):
 def test_the_demo_shows_three_nih_pairs(store, tmp_path):
     from rich.console import Console
 
-    from flows.cli.demo import diffvqa_pairs
+    from flows.demo.nih import diffvqa_pairs
     from graph.datasets.nih.convert import DatasetUnavailable, convert_nih
     from graph.datasets.wheel import WheelUnavailable
     from graph.questions.facts import patient_ids

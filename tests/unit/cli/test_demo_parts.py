@@ -4,6 +4,7 @@ workers, its per-part seconds line, and a second Ctrl-C or SIGTERM that ends it 
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -11,8 +12,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from flows.cli.demo import PartTimes
 from flows.demo.inputs import CACHE_FILE, Made, _timed, cached, input_digest
+from flows.demo.part_times import PartTimes
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -43,26 +44,25 @@ def test_the_digest_follows_the_wheel_and_the_code():
     assert len(a) == 64
 
 
-def _sleep_and_pid(seconds: float) -> Made:
-    return _timed(lambda: ((os.getpid(), time.sleep(seconds))[0], False))
-
-
 # The demo forks its workers first thing, before it starts a thread; a test process has threads of earlier
 # tests (a fork then may copy a lock another thread held), so the check runs in a fresh process as the demo does.
+# Each job waits at a barrier that opens only when all three have reached it: made one after another, the first
+# would wait alone and the barrier break (its timeout only bounds how long a failing run takes).
 THREE_AT_ONCE = """
-import os, time
+import multiprocessing, os
 from flows.demo.inputs import DemoInputs, _timed
 
-def sleep_and_pid():
-    return _timed(lambda: ((os.getpid(), time.sleep(1.0))[0], False))
+barrier = multiprocessing.get_context("fork").Barrier(3)  # inherited by the workers forked below
+
+def meet_and_pid():
+    return _timed(lambda: ((os.getpid(), barrier.wait(timeout=60))[0], False))
 
 inputs = DemoInputs()
 try:
-    started = time.perf_counter()
     for name in ("a", "b", "c"):
-        inputs.start(name, sleep_and_pid)
-    pids = {inputs.get(name).value for name in ("a", "b", "c")}
-    print(round(time.perf_counter() - started, 2), len(pids), os.getpid() in pids)
+        inputs.start(name, meet_and_pid)
+    made = [inputs.get(name) for name in ("a", "b", "c")]
+    print(len({m.value for m in made}), os.getpid() in {m.value for m in made}, [m.skipped for m in made])
 finally:
     inputs.close()
 """
@@ -70,16 +70,27 @@ finally:
 
 def test_inputs_are_made_beside_each_other_in_other_processes():
     done = subprocess.run([sys.executable, "-c", THREE_AT_ONCE], cwd=REPO, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert done.returncode == 0, done.stderr[-2000:]
-    seconds, processes, in_parent = done.stdout.split()
-    assert float(seconds) < 2.5  # three 1-s jobs at once, not one after the other
-    assert processes == "3" and in_parent == "False"
-    assert _seconds_ok(_sleep_and_pid(0.2))
+                          timeout=180, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-2000:]  # a broken barrier: BrokenBarrierError in a job
+    assert done.stdout.split() == ["3", "False", "[None,", "None,", "None]"]  # three workers, none this process
 
 
-def _seconds_ok(made: Made) -> bool:
-    return 0.2 <= made.seconds < 1.0 and made.cpu_seconds < made.seconds and made.skipped is None
+def test_a_job_is_timed_in_wall_and_cpu_seconds():
+    slept = _timed(lambda: (time.sleep(0.2), False))
+    assert slept.seconds >= 0.199 and slept.skipped is None  # the sleep is inside the wall seconds
+    burnt = _timed(lambda: (_burn_cpu(0.1), False))
+    assert burnt.cpu_seconds >= 0.099 and burnt.seconds > 0
+
+
+def _burn_cpu(seconds: float) -> None:
+    """Compute until this process has used ``seconds`` more of CPU."""
+    def used() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    until = used() + seconds
+    while used() < until:
+        sum(range(10_000))
 
 
 def test_an_unavailable_input_is_skipped_with_the_reason():
@@ -105,8 +116,8 @@ def test_the_seconds_line_names_each_part_and_what_was_made_beside():
 
 _BLOCKED_CLEAN_UP = textwrap.dedent("""
     import sys, time
-    from flows.cli.demo import _interrupts
-    with _interrupts(None):
+    from flows.demo.run import interrupts
+    with interrupts(None):
         try:
             print("ready", flush=True)
             time.sleep(60)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from flows.cli.demo import worsening_agreement
+from flows.demo.cohort import worsening_agreement
 from flows.demo.gnn import precision_recall, worsened_pairs
 
 TRUTH = pd.DataFrame([
