@@ -28,6 +28,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+import pyarrow as pa
+
 from graph.synth.tables import _IX, SIDES, L, R, _tables
 
 _U = 1 / 224  # one template pixel in the unit frame
@@ -227,3 +229,32 @@ class PatientGeometry:
 
 #: the geometry of a film that plants nothing (the malformed files' valid part): a normal PA chest
 NORMAL = Planted("PA", 0.45, False, 0.2, False, None, 1.6, False, 0.9, False, None, 0.0, 0.08, 0.0, 0.35, 0.075, R)
+
+
+# geometry_truth.parquet: one row per frontal image (scene graph), what its anatomy boxes were planted with
+# (graph.synth.geometry); columns ``image_id, patient_id, study_id, view`` (str), ``rows, columns`` (int, as the
+# metadata CSV's Rows and Columns), ``cardiothoracic_ratio, cardiomegaly``, ``mediastinal_width_ratio,
+# mediastinal_widening``, ``trachea_deviation`` (bool), ``trachea_direction`` (the patient's side, ``left`` /
+# ``right``, or null), ``aortic_knob_ratio, aortic_knob_enlargement``, ``rotation_ratio, rotated``, ``cut_off``
+# (bool) and ``cut_off_part`` (``apex_right``, ``apex_left``, ``bottom_right``, ``bottom_left`` or null). The
+# ratios (double, unitless, 4 decimals) are the planted ones, before the boxes' jitter and pixel rounding; each
+# flag is the true state. ``cardiomegaly`` is the study's true enlarged cardiac silhouette (severity > 0) and
+# ``aortic_knob_enlargement`` its marked tortuous aorta (severity 2).
+TRUTH_SCHEMA = pa.schema([
+    ("image_id", pa.string()), ("patient_id", pa.string()), ("study_id", pa.string()), ("view", pa.string()),
+    ("rows", pa.int64()), ("columns", pa.int64()),
+    ("cardiothoracic_ratio", pa.float64()), ("cardiomegaly", pa.bool_()),
+    ("mediastinal_width_ratio", pa.float64()), ("mediastinal_widening", pa.bool_()),
+    ("trachea_deviation", pa.bool_()), ("trachea_direction", pa.string()),
+    ("aortic_knob_ratio", pa.float64()), ("aortic_knob_enlargement", pa.bool_()),
+    ("rotation_ratio", pa.float64()), ("rotated", pa.bool_()),
+    ("cut_off", pa.bool_()), ("cut_off_part", pa.string()),
+])
+
+
+def truth_row(image_id: str, patient_id: str, study_id: str, rows: int, columns: int, p: Planted) -> tuple:
+    """One film's row of :data:`TRUTH_SCHEMA`, in its column order."""
+    return (image_id, patient_id, study_id, p.view, rows, columns, p.cardiothoracic_ratio, p.cardiomegaly,
+            p.mediastinal_width_ratio, p.mediastinal_widening, p.trachea_direction is not None,
+            p.trachea_direction, p.aortic_knob_ratio, p.aortic_knob_enlargement, p.rotation_ratio, p.rotated,
+            p.cut_off, p.cut_off_part)

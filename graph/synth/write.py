@@ -13,15 +13,7 @@ either study; columns ``patient_id, study_id, prior_study_id`` (str), ``anatomy,
 image's relationship, several joined by ``;;``, or null) and ``stated_radgraph`` (the progression class
 of the report's RadGraph2 change entity, as ``vocabulary().change_labels`` maps it, or null).
 
-Geometry truth: one row per frontal image (scene graph), what its anatomy boxes were planted with
-(graph.synth.geometry); columns ``image_id, patient_id, study_id, view`` (str), ``rows, columns`` (int, as the
-metadata CSV's Rows and Columns), ``cardiothoracic_ratio, cardiomegaly``, ``mediastinal_width_ratio,
-mediastinal_widening``, ``trachea_deviation`` (bool), ``trachea_direction`` (the patient's side, ``left`` /
-``right``, or null), ``aortic_knob_ratio, aortic_knob_enlargement``, ``rotation_ratio, rotated``, ``cut_off``
-(bool) and ``cut_off_part`` (``apex_right``, ``apex_left``, ``bottom_right``, ``bottom_left`` or null). The
-ratios (double, unitless, 4 decimals) are the planted ones, before the boxes' jitter and pixel rounding; each
-flag is the true state. ``cardiomegaly`` is the study's true enlarged cardiac silhouette (severity > 0) and
-``aortic_knob_enlargement`` its marked tortuous aorta (severity 2).
+Geometry truth: one row per frontal image: :data:`graph.synth.geometry.TRUTH_SCHEMA`.
 
 Embeddings: one row per frontal image and region of :data:`TRACKED` (17 regions): ``image_id``,
 ``anatomy``, ``embedding`` (fixed-size list of ``EMBEDDING_DIM`` = 32 float32) = severities of the
@@ -44,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graph.synth.geometry import NORMAL, PatientGeometry, Planted
+from graph.synth.geometry import NORMAL, TRUTH_SCHEMA, PatientGeometry, Planted, truth_row
 from graph.synth.plan import _plan
 from graph.synth.render import _render_report
 from graph.synth.scene_graph import _cui, _objects, _RelCounter, _scene_graph
@@ -124,16 +116,6 @@ _GT_SCHEMA = pa.schema([
     ("severity_prior", pa.int64()), ("severity_current", pa.int64()),
     ("stated_imagenome", pa.string()), ("stated_radgraph", pa.string()),
 ])
-_GEO_SCHEMA = pa.schema([
-    ("image_id", pa.string()), ("patient_id", pa.string()), ("study_id", pa.string()), ("view", pa.string()),
-    ("rows", pa.int64()), ("columns", pa.int64()),
-    ("cardiothoracic_ratio", pa.float64()), ("cardiomegaly", pa.bool_()),
-    ("mediastinal_width_ratio", pa.float64()), ("mediastinal_widening", pa.bool_()),
-    ("trachea_deviation", pa.bool_()), ("trachea_direction", pa.string()),
-    ("aortic_knob_ratio", pa.float64()), ("aortic_knob_enlargement", pa.bool_()),
-    ("rotation_ratio", pa.float64()), ("rotated", pa.bool_()),
-    ("cut_off", pa.bool_()), ("cut_off_part", pa.string()),
-])
 _EMB_SCHEMA = pa.schema([
     ("image_id", pa.string()), ("anatomy", pa.string()),
     ("embedding", pa.list_(pa.float32(), EMBEDDING_DIM)),
@@ -163,8 +145,8 @@ class _Writer:
         self.meta.writerow(METADATA_COLUMNS)
         self.gt_writer = pq.ParquetWriter(out / GROUND_TRUTH, _GT_SCHEMA)
         self.gt: dict[str, list] = {name: [] for name in _GT_SCHEMA.names}
-        self.geo_writer = pq.ParquetWriter(out / GEOMETRY_TRUTH, _GEO_SCHEMA)
-        self.geo: dict[str, list] = {name: [] for name in _GEO_SCHEMA.names}
+        self.geo_writer = pq.ParquetWriter(out / GEOMETRY_TRUTH, TRUTH_SCHEMA)
+        self.geo: dict[str, list] = {name: [] for name in TRUTH_SCHEMA.names}
         self.emb_writer = pq.ParquetWriter(out / EMBEDDINGS, _EMB_SCHEMA) if embeddings else None
         self.emb: tuple[list, list, list] = ([], [], [])
         if embeddings:
@@ -207,8 +189,8 @@ class _Writer:
             self.gt_writer.write_table(pa.table(self.gt, schema=_GT_SCHEMA))
             self.gt = {name: [] for name in _GT_SCHEMA.names}
         if self.geo["image_id"] and (force or len(self.geo["image_id"]) >= 50_000):
-            self.geo_writer.write_table(pa.table(self.geo, schema=_GEO_SCHEMA))
-            self.geo = {name: [] for name in _GEO_SCHEMA.names}
+            self.geo_writer.write_table(pa.table(self.geo, schema=TRUTH_SCHEMA))
+            self.geo = {name: [] for name in TRUTH_SCHEMA.names}
         if self.emb_writer is not None and self.emb[0] and (force or len(self.emb[0]) >= 50_000):
             flat = np.concatenate(self.emb[2]).astype(np.float32).reshape(-1)
             vec = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), EMBEDDING_DIM)
@@ -300,11 +282,7 @@ class _Writer:
         self.flush()
 
     def _geometry(self, dicom: str, subject: str, study_id: str, rows: int, cols: int, p: Planted) -> None:
-        values = (dicom, subject, study_id, p.view, rows, cols, p.cardiothoracic_ratio, p.cardiomegaly,
-                  p.mediastinal_width_ratio, p.mediastinal_widening, p.trachea_direction is not None,
-                  p.trachea_direction, p.aortic_knob_ratio, p.aortic_knob_enlargement, p.rotation_ratio, p.rotated,
-                  p.cut_off, p.cut_off_part)
-        for name, value in zip(_GEO_SCHEMA.names, values, strict=True):
+        for name, value in zip(TRUTH_SCHEMA.names, truth_row(dicom, subject, study_id, rows, cols, p), strict=True):
             self.geo[name].append(value)
 
     def _metadata(self, subject: str, st: _Study) -> None:
