@@ -29,8 +29,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from gnn.forecast.rows import FEATURES, PRESENT, UNCERTAIN, ForecastTable
+from gnn.forecast.rows import FEATURES, ForecastTable
 from graph.cxrtrek.templates import NEXT_OPTIONS
+from graph.terms import POSITIVE_STATES
 
 OUTCOMES = tuple(NEXT_OPTIONS)  # the choice's outcomes, in the options' order: present, absent, not_mentioned
 STILL_PRESENT, RESOLVED, NOT_MENTIONED = OUTCOMES
@@ -104,7 +105,7 @@ def outcomes(rows: pd.DataFrame) -> np.ndarray:
     """The gold choice outcome of each row (:data:`OUTCOMES`) from its ``next_state``: present or uncertain
     -> still present, absent -> resolved, not mentioned -> not mentioned."""
     state = rows["next_state"].astype(str).to_numpy()
-    return np.where(np.isin(state, [PRESENT, UNCERTAIN]), STILL_PRESENT, state).astype(object)
+    return np.where(np.isin(state, sorted(POSITIVE_STATES)), STILL_PRESENT, state).astype(object)
 
 
 def _best_threshold(p: np.ndarray, positive: np.ndarray) -> tuple[float, int]:

@@ -34,6 +34,7 @@ from typing import Any
 
 from graph.cxrtrek import templates as t
 from graph.cxrtrek.facts import DEVICE_CATEGORIES, Change, Observation, StudyStageFacts
+from graph.terms import State
 from graph.vocabulary import vocabulary
 
 Item = dict[str, Any]
@@ -76,7 +77,7 @@ def stage1(f: StudyStageFacts, rng: random.Random) -> list[Item]:
 
 
 def _stated(obs: list[Observation], present: bool) -> dict[str, Any]:
-    return {"basis": "stated", "state": "present" if present else "absent",
+    return {"basis": "stated", "state": State.PRESENT if present else State.ABSENT,
             "observation_ids": [o.observation_id for o in obs if o.present == present]}
 
 
@@ -239,11 +240,11 @@ def stage6(f: StudyStageFacts, rng: random.Random) -> list[Item]:
         if not any(o.present for o in obs):
             continue
         later = nxt.get(name, [])
-        state = "present" if any(o.present for o in later) else "absent" if later else "not_mentioned"
+        state = State.PRESENT if any(o.present for o in later) else State.ABSENT if later else State.NOT_MENTIONED
         basis = {"basis": "stated" if later else "not stated", "next_study_id": f.next_id, "state": state,
-                 "observation_ids": [o.observation_id for o in later if o.present == (state == "present")]}
+                 "observation_ids": [o.observation_id for o in later if o.present == (state == State.PRESENT)]}
         out.append(item(6, "Future_Trend_Analysis", "yes_no", t.NEXT_YES_NO.format(x=name),
-                        "Yes." if state == "present" else "No.", basis, target=f"next_[{name}]"))
+                        "Yes." if state == State.PRESENT else "No.", basis, target=f"next_[{name}]"))
         options = t.lettered(list(t.NEXT_OPTIONS.values()))
         out.append(choice(6, "Future_Trend_Analysis", t.NEXT_CHOICE.replace("{x}", name), options,
                           list(t.NEXT_OPTIONS).index(state), basis, target=f"next_[{name}]"))
