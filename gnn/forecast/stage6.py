@@ -31,7 +31,7 @@ import pandas as pd
 
 from gnn.forecast.rows import FEATURES, ForecastTable
 from graph.bootstrap import DRAWS, cluster_bootstrap
-from graph.cxrtrek.templates import NEXT_OPTIONS
+from graph.cxrtrek.templates import NEXT_OPTIONS, NO, YES
 from graph.terms import POSITIVE_STATES
 
 OUTCOMES = tuple(NEXT_OPTIONS)  # the choice's outcomes, in the options' order: present, absent, not_mentioned
@@ -68,12 +68,13 @@ class Stage6Rule:
 
     def text(self) -> str:
         """The rule in words, a constant answer named as such (``"No." everywhere``)."""
-        yes_no = _cut("yes", self.yes_threshold, '"Yes."', '"No."')
+        yes_no = _cut("yes", self.yes_threshold, f'"{YES}"', f'"{NO}"')
         if self.yes_threshold <= 0 or self.yes_threshold >= ABOVE_ALL:
             yes_no += " everywhere"
         if self.mention_threshold >= ABOVE_ALL:
-            return f'{yes_no}; "Not mentioned." everywhere'
-        said = _cut("still present", self.present_threshold, '"Still present."', '"Resolved."')
+            return f'{yes_no}; "{NEXT_OPTIONS[NOT_MENTIONED]}" everywhere'
+        said = _cut("still present", self.present_threshold, f'"{NEXT_OPTIONS[STILL_PRESENT]}"',
+                    f'"{NEXT_OPTIONS[RESOLVED]}"')
         if self.mention_threshold <= 0:
             return f"{yes_no}; {said}" + (" everywhere" if said.startswith('"') else ", else resolved")
         return f"{yes_no}; not mentioned at mention p < {self.mention_threshold:.3f}, else {said}"
@@ -238,8 +239,8 @@ def _answers(rows: pd.DataFrame, p: np.ndarray, m: np.ndarray | None,
              rule: Stage6Rule) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per question type, (the rule's answers, the gold answers) as answer texts."""
     gold = outcomes(rows)
-    yes_text = np.where(gold == STILL_PRESENT, "Yes.", "No.").astype(object)
-    said = np.where(rule.yes(p), "Yes.", "No.").astype(object)
+    yes_text = np.where(gold == STILL_PRESENT, YES, NO).astype(object)
+    said = np.where(rule.yes(p), YES, NO).astype(object)
     to_text = np.vectorize(NEXT_OPTIONS.__getitem__, otypes=[object])
     return {"yes/no": (said, yes_text), "choice": (to_text(rule.choice(p, m)), to_text(gold))}
 
