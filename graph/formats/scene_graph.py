@@ -56,7 +56,7 @@ from graph.records import (
     joined_id,
     record_maker,
 )
-from graph.terms import Source, State
+from graph.terms import STATED_SOURCES, Source, State
 from graph.vocabulary import FINDING_CATEGORIES, Vocabulary
 
 SCENE_GRAPH_SUFFIX = "_SceneGraph.json"
@@ -319,6 +319,9 @@ def _phrase_mentions(sg: SceneGraph, region: RegionAttributes, where: str, vocab
                      out: ParsedFile) -> None:
     """Mentions of one attributes entry's finding labels, one per (phrase, finding)."""
     file, record, anatomy, source = out.path, sg.image_id, region.bbox_name, region.source
+    if source not in STATED_SOURCES:  # the graph schema lists the sources a mention may name
+        raise InputError(file, record, f"{where}.source",
+                         f"source {source!r} is not one of {', '.join(STATED_SOURCES)} (graph/terms.py)")
     study_id, known = str(sg.study_id), vocab.memo("scene graph label")  # label -> what _label_use says
     id_prefix = f"{source}|{record}|{anatomy}|"  # a mention's id: stable_id(source, record, anatomy, name, i)
     for i, labels in enumerate(region.attributes):
