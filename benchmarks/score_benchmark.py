@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from flows.score_flow import score_items
-from graph.extract.pipeline import get_extractor
+from graph.extract.pipeline import EXTRACTORS
 from graph.records import Rejection
 from graph.report_scoring.facts import GraphChange, StudyFacts
 from graph.report_scoring.score import ReportScorer
@@ -70,7 +70,7 @@ def main() -> None:
     scored = time.perf_counter() - started
     print(f"{len(results)} reports scored (copy-prior) on {workers} workers, {len(rejections)} rejected: {scored:.1f} s "
           f"({len(results) / scored:.0f} reports/s); temporal precision {summary.temporal_precision[2]:.3f}")
-    scorer = ReportScorer(facts, get_extractor("rules"))
+    scorer = ReportScorer(facts, EXTRACTORS["rules"]())
     batch = items[:args.batch]
     scorer([sid for sid, _, _ in batch], [g for _, g, _ in batch])  # references annotated once, kept
     started = time.perf_counter()

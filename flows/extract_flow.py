@@ -65,11 +65,9 @@ class ExtractFlowResult:
 @task(cache_policy=NO_CACHE)
 def extract_reports(source: str, out: str, extractor: str, columns: CsvColumns, cache: str | None,
                     id_prefix: str | None, shard_size: int, rejected_report: str | None,
-                    radgraph_options: dict | None) -> ExtractionSummary:
+                    extractor_options: dict | None) -> ExtractionSummary:
     """Stream the inputs through the extractor into ``out`` (see graph.extract.pipeline)."""
-    from graph.extract.pipeline import get_extractor
-
-    run = get_extractor(extractor, **(radgraph_options or {})) if extractor == "radgraph" else extractor
+    run = shared_extractor(extractor, tuple(sorted((extractor_options or {}).items())))
     summary = run_extraction(iter_inputs(source, columns, Path(cache) if cache else None, id_prefix), Path(out),
                              run, shard_size, Path(rejected_report) if rejected_report else None,
                              extractor_name=extractor)
@@ -82,17 +80,16 @@ def extract_reports(source: str, out: str, extractor: str, columns: CsvColumns, 
 
 @task(cache_policy=NO_CACHE)
 def extract_shards_task(shards: bytes, shard_dir: str, extractor: str,
-                        radgraph_options: dict | None) -> list[ShardResult]:
+                        extractor_options: dict | None) -> list[ShardResult]:
     """A run of consecutive shards (a pickled list of :class:`Shard`), one output file each, on whichever
-    worker the task runner picks (the extractor is built once per worker; a model loaded by the caller is
-    not shipped: each worker loads its own from the options).
+    worker the task runner picks (the extractor is built once per worker process from the options: a model
+    is not shipped, each worker loads its own).
 
     The shards travel pickled because Prefect walks a task's arguments for futures, and prefect-dask once
     more, and Dask hashes them for the task's key: over the 500 reports of a shard that took the flow
     process about 50 ms per shard, for nothing; bytes are neither walked nor costly to hash. (Prefect's
     ``opaque`` does not survive prefect-dask's argument packing.)"""
-    options = {k: v for k, v in (radgraph_options or {}).items() if k != "model"}
-    run = shared_extractor(extractor, tuple(sorted(options.items())))
+    run = shared_extractor(extractor, tuple(sorted((extractor_options or {}).items())))
     return [extract_shard(shard, Path(shard_dir), run) for shard in pickle.loads(shards)]
 
 
@@ -157,7 +154,7 @@ def workers_share_api(local_cluster: bool) -> Iterator[None]:
 @flow(name="cxrkg-extract-shards", log_prints=False)
 def extract_shards_flow(source: str, out: str, extractor: str, columns: CsvColumns, cache: str | None,
                         id_prefix: str | None, shard_size: int, rejected_report: str | None,
-                        radgraph_options: dict | None, workers: int) -> ExtractionSummary:
+                        extractor_options: dict | None, workers: int) -> ExtractionSummary:
     """Submit one :func:`extract_shards_task` per batch of shards (:func:`shard_batches`) to the flow's task
     runner, at most two per worker at a time (memory holds those shards' report text; ``workers``: the local
     cluster's size, 0 for an existing cluster, counted as 2), and fold the results in shard order."""
@@ -169,7 +166,7 @@ def extract_shards_flow(source: str, out: str, extractor: str, columns: CsvColum
         pending: deque = deque()
         for batch in shard_batches(iter_shards(inputs, shard_size), workers):
             pending.append(extract_shards_task.submit(pickle.dumps(batch), str(output.shard_dir), extractor,
-                                                      radgraph_options))
+                                                      extractor_options))
             if len(pending) >= 2 * workers:
                 output.add_all(pending.popleft().result())
         while pending:
@@ -186,15 +183,15 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
                  columns: CsvColumns = CsvColumns(), cache: str | None = None, id_prefix: str | None = None,
                  shard_size: int = DEFAULT_SHARD_SIZE, rejected_report: str | None = None,
                  ingest_rejected_report: str | None = None, progress: bool = False,
-                 radgraph_options: dict | None = None, workers: int | None = 0,
+                 extractor_options: dict | None = None, workers: int | None = 0,
                  dask_address: str | None = None) -> ExtractFlowResult:
     """Extract RadGraph-format JSON from report text, then (``ingest=True``) load it into the graph.
 
     Args:
         source: ``iu``, a folder of .txt / Open-i .xml reports, or a .csv / .txt / .xml file.
         out: output folder (``radgraph/part-*.json``, ``doc_mapping.csv``, ``rejected.json``).
-        extractor: ``rules`` (offline) or ``radgraph`` (the radgraph package;
-            docs/extraction.md#what-the-extractor-does).
+        extractor: a name of :data:`graph.extract.pipeline.EXTRACTORS`: ``rules`` (offline) or ``radgraph``
+            (the radgraph package; docs/extraction.md#what-the-extractor-does).
         ingest: load the extracted files into the graph afterwards.
         columns: CSV column names (id, text, optional patient and study date).
         cache: IU wheel cache folder (default ``CXRKG_IU_CACHE``).
@@ -203,7 +200,10 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         rejected_report: extraction rejections (default ``out/rejected.json``).
         ingest_rejected_report: ingestion rejections (default ``out/rejected-ingest.json``).
         progress: show the ingestion's progress bar.
-        radgraph_options: keyword arguments of the ``radgraph`` extractor (its model and batch options).
+        extractor_options: the keyword options of the extractor's factory in
+            :data:`graph.extract.pipeline.EXTRACTORS` (the ``radgraph`` extractor's model and batch options);
+            hashable values, as the extractor is built once per process and options
+            (:func:`graph.extract.pipeline.shared_extractor`).
         workers: > 0 extracts shards in parallel on a local Dask cluster of that many worker processes;
             0 extracts in this process; None: one worker per core found
             (:func:`graph.runtime.processes.available_cores`), in this process on a machine of one core.
@@ -223,11 +223,11 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         with dask.config.set({"distributed.admin.low-level-log-length": DASK_MESSAGE_LOG,
                               "distributed.worker.profile.enabled": False}), workers_share_api(not dask_address):
             summary = parallel(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
-                               radgraph_options, workers=workers)
+                               extractor_options, workers=workers)
         summary.engine = f"Dask at {dask_address}" if dask_address else "Dask local cluster"
     else:
         summary = extract_reports(source, out, extractor, columns, cache, id_prefix, shard_size, rejected_report,
-                                  radgraph_options)
+                                  extractor_options)
     ingested = None
     if ingest and summary.documents:
         ingested = ingest_flow([summary.radgraph_dir], doc_mapping=summary.doc_mapping,

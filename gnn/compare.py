@@ -29,6 +29,7 @@ from gnn.export import read_graph_tables
 from gnn.features import MENTIONED, highest_severity, stated_present, stated_uncertain
 from graph.store import GraphStore
 from graph.store import statements as st
+from graph.terms import Source, State
 from graph.vocabulary import vocabulary
 
 SEVERITY_WORDS = {1: "mild", 2: "moderate", 3: "severe"}
@@ -79,7 +80,7 @@ def _state(x: np.ndarray) -> tuple[str, str | None]:
     present, uncertain = bool(stated_present(x)[0]), bool(stated_uncertain(x)[0])
     sev = float(highest_severity(x)[0])
     word = SEVERITY_WORDS.get(int(round(sev * 3))) if sev else None
-    return ("present" if present else "uncertain" if uncertain else "absent"), word
+    return (State.PRESENT if present else State.UNCERTAIN if uncertain else State.ABSENT), word
 
 
 def answer_line(rows: list[ComparisonRow]) -> str:
@@ -231,7 +232,7 @@ def _rows(data, names: set[str] | None, stated: dict[tuple[str, str], list[tuple
             continue
         cur_state, cur_sev = _state(data.x_cur[i])
         pri_state, pri_sev = _state(data.x_prior[i])
-        usable = [(s, c) for s, c in sorted(said, key=lambda sc: sc[0] != "radgraph") if c in CLASSES]
+        usable = [(s, c) for s, c in sorted(said, key=lambda sc: sc[0] != Source.RADGRAPH) if c in CLASSES]
         if usable:
             change, source, prob = usable[0][1], f"stated ({usable[0][0]})", None
         elif proba is not None:

@@ -54,11 +54,13 @@ from gnn.pair_inputs import (
     snapshot_frames,
 )
 from gnn.splits import split_of  # noqa: F401  (part of this module's API)
+from graph.terms import PROGRESSION_CLASSES, Source
 
-CLASSES: tuple[str, ...] = ("improved", "worsened", "no change", "new", "resolved")
+# plain strings: a checkpoint holds them, and torch.load(weights_only=True) reads no enum class back
+CLASSES: tuple[str, ...] = tuple(c.value for c in PROGRESSION_CLASSES)
 CLASS_INDEX = {c: i for i, c in enumerate(CLASSES)}
 # Chest ImaGenome's comparison vocabulary (three classes): "new" is worsened, "resolved" is improved.
-CLASSES_3: tuple[str, ...] = ("improved", "worsened", "no change")
+CLASSES_3: tuple[str, ...] = CLASSES[:3]
 TO_3 = np.array([0, 1, 2, 1, 0])  # index in CLASSES -> index in CLASSES_3
 
 NODE_TYPES = ("observation", "anatomy", "finding", "study")
@@ -126,7 +128,7 @@ class ProgressionData:
 
 def _label_for(stated: list[tuple[str, str]]) -> tuple[int, str | None]:
     """RadGraph2's five-class change first, else Chest ImaGenome's; -1 when neither is a class."""
-    for wanted in ("radgraph", "chest_imagenome"):
+    for wanted in (Source.RADGRAPH, Source.CHEST_IMAGENOME):
         for source, change in stated:
             if source == wanted and change in CLASS_INDEX:
                 return CLASS_INDEX[change], source

@@ -46,11 +46,12 @@ from gnn.errors import GnnError
 from graph.formats.files import sha256_of
 from graph.store import GraphStore
 from graph.store import statements as st
+from graph.terms import Source
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 PATIENT_CHUNK = 500
-SOURCES = ("chest_imagenome", "radgraph")
+SOURCES = (Source.CHEST_IMAGENOME, Source.RADGRAPH)
 
 SCHEMAS: dict[str, pa.Schema] = {
     "studies": pa.schema([("patient_id", pa.string()), ("study_id", pa.string()), ("study_datetime", pa.string()),

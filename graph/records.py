@@ -19,10 +19,6 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from graph.errors import CxrkgError
 
-SOURCE_IMAGENOME = "chest_imagenome"
-SOURCE_RADGRAPH = "radgraph"
-SOURCE_LUNGUAGE = "lunguage"
-
 
 def stable_id(*parts: object) -> str:
     """A deterministic 20-hex-digit id from the parts (SHA-1 of their ``|``-joined text)."""

@@ -51,10 +51,12 @@ class _Strict(BaseModel):
 
 
 class Property(_Strict):
-    """One property: its type (one of :data:`TYPES`) and a one-line description (docs/schema.md's table)."""
+    """One property: its type (one of :data:`TYPES`), a one-line description (docs/schema.md's table) and,
+    for an enumerated string or string array, the values it may hold (``values``, each element of an array)."""
 
     type: str
     description: str
+    values: tuple[str, ...] | None = None
 
     @model_validator(mode="after")
     def _check(self) -> "Property":
@@ -62,6 +64,11 @@ class Property(_Strict):
             raise ValueError(f"type {self.type!r} is not one of {', '.join(TYPES)}")
         if not self.description.strip() or "\n" in self.description:
             raise ValueError("a property needs a description of one line")
+        if self.values is not None:
+            if self.type not in (STRING, STRINGS):
+                raise ValueError(f"values are for string and string[] properties, not {self.type}")
+            if not self.values or len(set(self.values)) < len(self.values):
+                raise ValueError("values must list each allowed value once")
         return self
 
 
@@ -90,6 +97,11 @@ class _Element(_Strict):
     def described(self) -> dict[str, Property]:
         """Every property of the element (loaded, later, bookkeeping), name -> :class:`Property`."""
         return {**self.properties, **(self.later.properties if self.later else {}), **self.bookkeeping}
+
+    def enumerated(self) -> dict[str, frozenset[str]]:
+        """The properties with a ``values`` list (loaded, then later), name -> the values allowed."""
+        props = {**self.properties, **(self.later.properties if self.later else {})}
+        return {name: frozenset(p.values) for name, p in props.items() if p.values is not None}
 
     @model_validator(mode="after")
     def _check(self) -> "_Element":
@@ -195,6 +207,15 @@ class GraphSchema(_Strict):
         key = (element.key,) if isinstance(element, NodeType) else ()
         return frozenset((*key, *element.properties))
 
+    def enumerated(self, name: str) -> dict[str, frozenset[str]]:
+        """The properties of label or relationship type ``name`` that list their values (``values:``), name ->
+        the values allowed (each element of a string array).
+
+        Raises:
+            SchemaError: ``name`` is neither a declared label nor a relationship type.
+        """
+        return self._element(name).enumerated()
+
     def check_row(self, name: str, row: Mapping[str, Any], where: str = "") -> None:
         """Check one loader row of label or type ``name`` (None values stand for absent properties).
 
@@ -204,8 +225,9 @@ class GraphSchema(_Strict):
             where: what to name the row by in an error (a file, a record); default: the row's key value.
 
         Raises:
-            SchemaError: a property the schema does not declare for ``name``, a missing key, or a value
-                whose type is not the declared one; the message names ``name``, the row and the property.
+            SchemaError: a property the schema does not declare for ``name``, a missing key, a value whose
+                type is not the declared one, or a value outside the property's ``values``; the message names
+                ``name``, the row and the property.
         """
         element = self._element(name)
         key = element.key if isinstance(element, NodeType) else None
@@ -213,12 +235,19 @@ class GraphSchema(_Strict):
         if key is not None and row.get(key) is None:
             raise SchemaError(f"{name} {where}: no value for its key {key!r}")
         props = {**({key: STRING} if key else {}), **_types(element.properties)}
+        allowed = element.enumerated()
         for prop, value in row.items():
             if prop not in props:
                 raise SchemaError(f"{name} {where}: property {prop!r} is not in the graph schema "
                                   f"(graph/schema.yaml declares {', '.join(props)})")
-            if value is not None and not _is_type(value, props[prop]):
+            if value is None:
+                continue
+            if not _is_type(value, props[prop]):
                 raise SchemaError(f"{name} {where}: property {prop!r} must be {props[prop]}, got {value!r}")
+            if prop in allowed and (outside := outside_values(value, allowed[prop])):
+                listed = ", ".join(element.properties[prop].values or ())
+                raise SchemaError(f"{name} {where}: property {prop!r} holds {', '.join(map(repr, outside))}, which "
+                                  f"is not one of its values in graph/schema.yaml ({listed})")
 
     def _element(self, name: str) -> NodeType | RelationshipType:
         if name in self.nodes:
@@ -226,6 +255,12 @@ class GraphSchema(_Strict):
         if name in self.relationships:
             return self.relationships[name]
         raise SchemaError(f"{name!r} is neither a label nor a relationship type of the graph schema")
+
+
+def outside_values(value: Any, allowed: frozenset[str]) -> list[str]:
+    """The values of a property's ``value`` (a string, or each string of an array) not in ``allowed``, sorted."""
+    values = value if isinstance(value, (list, tuple)) else [value]
+    return sorted({str(v) for v in values if v not in allowed})
 
 
 def _is_type(value: Any, kind: str) -> bool:
@@ -284,8 +319,12 @@ def _read_schema(path: str) -> GraphSchema:
 
 
 def _property_list(props: Mapping[str, Property]) -> str:
-    # one property a line in the README's cell: name, type and what it holds
-    return "<br>".join(f"`{p}` {d.type}: {_cell(d.description)}" for p, d in props.items()) or "(none)"
+    # one property a line in the README's cell: name, type, what it holds and the values it may hold
+    return "<br>".join(f"`{p}` {d.type}: {_cell(d.description)}" + _values(d) for p, d in props.items()) or "(none)"
+
+
+def _values(p: Property) -> str:
+    return f" (one of {', '.join(f'`{v}`' for v in p.values)})" if p.values else ""
 
 
 def _cell(text: str) -> str:

@@ -26,10 +26,6 @@ FINDING_CATEGORIES = frozenset(
     {"anatomicalfinding", "disease", "technicalassessment", "tubesandlines", "device"}
 )
 
-PROGRESSION_CLASSES = ("improved", "worsened", "no change", "new", "resolved")
-"""The five progression classes cxrkg predicts; devices may also be ``repositioned`` (RadGraph2)."""
-
-
 class VocabularyError(CxrkgError, ValueError):
     """Raised when the vocabulary file is inconsistent (a parent or default region that does not exist)."""
 

@@ -14,16 +14,15 @@ import typer
 from flows.cli.app import app
 from flows.cli.common import ReportFormat, console, fail, print_extraction, print_summary, store_or_fail
 from graph.errors import ExitCode
+from graph.extract.pipeline import EXTRACTORS
 
 if TYPE_CHECKING:
     from graph.extract.inputs import CsvColumns
 
 
-class Extractor(str, Enum):
-    """The report-text extractors: rules (spaCy + medspaCy, offline) or the radgraph package's model."""
-
-    rules = "rules"
-    radgraph = "radgraph"
+#: The report-text extractors, named by graph.extract.pipeline's registry (an unknown name exits 2): rules
+#: (spaCy + medspaCy, offline) or the radgraph package's model.
+Extractor = Enum("Extractor", {name: name for name in EXTRACTORS}, type=str)  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ class _Job:
     id_prefix: Optional[str]
     shard_size: int
     rejected: Optional[Path]
-    radgraph_options: dict
+    options: dict
     workers: int = 0
     dask_address: Optional[str] = None
 
@@ -47,7 +46,7 @@ class _Job:
 def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Open-i .xml reports, or a .csv / "
                                                    ".txt / .xml file"),
             out: Path = typer.Option(..., help="output folder: radgraph/part-*.json, doc_mapping.csv, rejected.json"),
-            extractor: Extractor = typer.Option(Extractor.rules, help="rules (offline) or radgraph (pip install "
+            extractor: Extractor = typer.Option("rules", help="rules (offline) or radgraph (pip install "
                                                                       "'cxrkg\\[radgraph]')"),
             id_column: str = typer.Option("report_id", help="CSV: report id column"),
             text_column: str = typer.Option("text", help="CSV: report text column"),
@@ -80,8 +79,9 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
     _check_source(source, cache)
     if workers is None:
         workers = 0 if dask_address else default_workers(source)
-    job = _Job(source, out, extractor.value, columns, cache, id_prefix, shard_size, rejected,
-               _radgraph_options(extractor.value, radgraph_model, radgraph_cache), workers, dask_address)
+    options = _extractor_options(extractor.value, radgraph_model, radgraph_cache)
+    job = _Job(source, out, extractor.value, columns, cache, id_prefix, shard_size, rejected, options, workers,
+               dask_address)
     ok = _run_flow(job, ingest) if ingest or workers or dask_address else _extract_only(job)
     if not ok:
         raise typer.Exit(ExitCode.REJECTED)
@@ -130,14 +130,15 @@ def _check_source(source: str, cache: Optional[Path]) -> None:
         fail(f"{source}: no such file or folder (expected `iu`, a folder, or a .csv / .txt / .xml file)")
 
 
-def _radgraph_options(extractor: str, model: str, cache: Optional[Path]) -> dict:
-    """The radgraph extractor's options; with ``radgraph`` chosen, its model is loaded here, so that a
-    missing package or model fails before anything is written."""
-    options = {"model_type": model, "model_cache_dir": cache}
-    if extractor == "radgraph":
-        from graph.extract.radgraph_adapter import load_model
+def _extractor_options(extractor: str, radgraph_model: str, radgraph_cache: Optional[Path]) -> dict:
+    """The chosen extractor's options (each extractor's from the options named after it), with the extractor
+    built here from them, so that a missing extra, package or model fails before anything is written; the
+    flow's task in this process reuses the one built (graph.extract.pipeline.shared_extractor)."""
+    from graph.extract.pipeline import shared_extractor
 
-        options["model"] = load_model(model, cache)  # RadGraphUnavailable, UnknownRadGraphModel: one error line
+    options = {"radgraph": {"model_type": radgraph_model, "model_cache_dir": radgraph_cache}}.get(extractor, {})
+    # ExtractorUnavailable, RadGraphUnavailable, UnknownRadGraphModel: one error line
+    shared_extractor(extractor, tuple(sorted(options.items())))
     return options
 
 
@@ -151,7 +152,7 @@ def _run_flow(job: _Job, ingest: bool) -> bool:
     result = extract_flow(job.source, str(job.out), job.extractor, ingest, job.columns,
                           str(job.cache) if job.cache else None, job.id_prefix, job.shard_size,
                           str(job.rejected) if job.rejected else None,
-                          radgraph_options=job.radgraph_options if job.extractor == "radgraph" else None,
+                          extractor_options=job.options,
                           workers=job.workers, dask_address=job.dask_address)
     print_extraction(result.extraction)
     if result.ingestion is not None:
@@ -162,9 +163,9 @@ def _run_flow(job: _Job, ingest: bool) -> bool:
 def _extract_only(job: _Job) -> bool:
     """Extract in this process (no Prefect) and print the summary; False when anything was rejected."""
     from graph.extract.inputs import iter_inputs
-    from graph.extract.pipeline import get_extractor, run_extraction
+    from graph.extract.pipeline import run_extraction, shared_extractor
 
-    run = get_extractor(job.extractor, **job.radgraph_options) if job.extractor == "radgraph" else job.extractor
+    run = shared_extractor(job.extractor, tuple(sorted(job.options.items())))
     summary = run_extraction(iter_inputs(job.source, job.columns, job.cache, job.id_prefix), job.out, run,
                              job.shard_size, job.rejected, extractor_name=job.extractor)
     print_extraction(summary)

@@ -14,13 +14,11 @@ import typer
 from flows.cli.app import app
 from flows.cli.common import console, fail, print_rejections, store_or_fail
 from graph.errors import ExitCode
+from graph.extract.pipeline import EXTRACTORS
 
-
-class ScoreExtractor(str, Enum):
-    """The extractor that annotates both texts: rules (offline) or the radgraph package's model."""
-
-    rules = "rules"
-    radgraph = "radgraph"
+#: The extractor that annotates both texts, named by graph.extract.pipeline's registry: rules (offline) or the
+#: radgraph package's model.
+ScoreExtractor = Enum("ScoreExtractor", {name: name for name in EXTRACTORS}, type=str)  # type: ignore[misc]
 
 
 class Baseline(str, Enum):
@@ -44,7 +42,7 @@ def score_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of 
                   out: Path = typer.Option(..., help="SCORES.csv to write, one row per scored study"),
                   reference: Optional[Path] = typer.Option(None, help="CSV of reference reports (study_id, report; "
                                                            "default: each study's report in the graph)"),
-                  extractor: ScoreExtractor = typer.Option(ScoreExtractor.rules, help="annotates both texts: rules "
+                  extractor: ScoreExtractor = typer.Option("rules", help="annotates both texts: rules "
                                                            "(offline) or radgraph (pip install 'cxrkg\\[radgraph]')"),
                   details: Optional[Path] = typer.Option(None, help="CSV of each contradicted change (the generated "
                                                          "sentence and the graph's basis) and omitted one"),

@@ -20,8 +20,9 @@ the patient id, so every variant sees the same patients) and capping the graph's
 stopping of the graph forecaster reads the validation patients, as in :mod:`gnn.forecast.model`, which
 flatters every graph variant alike.
 
-Intervals: one patient bootstrap shared by all variants (the same draws), so besides each variant's
-95 % interval the difference to the model with every input is paired: ``delta`` and its interval.
+Intervals: one patient bootstrap (:func:`graph.bootstrap.cluster_bootstrap`) shared by all variants (the same
+draws), so besides each variant's 95 % interval the difference to the model with every input is paired:
+``delta`` and its interval.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import pandas as pd
 
 from gnn.forecast.evaluation import METRICS, Subsets
 from gnn.forecast.rows import FEATURES, ForecastTable
+from graph.bootstrap import DRAWS, cluster_bootstrap
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "own history": ("state_not_mentioned", "state_absent", "state_uncertain", "state_present", "n_present_before",
@@ -108,7 +110,7 @@ Maker = Callable[[ForecastTable], Callable[[np.ndarray], np.ndarray]]
 
 
 def run_ablation(table: ForecastTable, models: dict[str, Callable[[tuple[str, ...]], Maker]],
-                 train_fraction: float = 1.0, bootstrap: int = 200, seed: int = 0,
+                 train_fraction: float = 1.0, bootstrap: int = DRAWS, seed: int = 0,
                  log: Callable[[str], None] = lambda _: None, only: tuple[str, ...] | None = None) -> AblationResult:
     """Fit each model on each variant of :func:`variants` (training patients, subsampled) and score it on
     the validation patients with a shared patient bootstrap.
@@ -151,27 +153,22 @@ def _paired_bootstrap(rows: pd.DataFrame, probs: dict[tuple[str, str], np.ndarra
     subsets = Subsets(rows)
     for key, p in probs.items():
         result.point[key] = subsets.macro(p)[0]
-    patient, n_patients = pd.factorize(rows["patient_id"])[0], rows["patient_id"].nunique()
-    rng = np.random.default_rng(seed)
-    draws: dict[tuple[str, str], list[dict[str, float]]] = {k: [] for k in probs}
-    for _ in range(bootstrap):
-        w = np.bincount(rng.integers(0, n_patients, n_patients), minlength=n_patients)[patient].astype(float)
-        for key, p in probs.items():
-            draws[key].append(subsets.macro(p, w)[0])
-    for (model, variant), sample in draws.items():
-        full = draws[(model, ALL_INPUTS)]
-        result.delta[(model, variant)] = {m: result.point[(model, variant)][m] - result.point[(model, ALL_INPUTS)][m]
+    keys = list(probs)
+    drawn = cluster_bootstrap(rows["patient_id"], lambda w: [v for key in keys for v in _figures(subsets, probs[key], w)],
+                              bootstrap, seed)
+    column = {(key, m): k * len(METRICS) + i for k, key in enumerate(keys) for i, m in enumerate(METRICS)}
+    for model, variant in keys:
+        full = (model, ALL_INPUTS)
+        result.delta[(model, variant)] = {m: result.point[(model, variant)][m] - result.point[full][m]
                                           for m in METRICS}
-        result.interval[(model, variant)] = {m: _percentiles([d[m] for d in sample]) for m in METRICS}
-        result.delta_interval[(model, variant)] = {m: _percentiles([d[m] - f[m] for d, f in zip(sample, full, strict=True)])
-                                                   for m in METRICS}
+        result.interval[(model, variant)] = {m: drawn.interval(column[((model, variant), m)]) for m in METRICS}
+        result.delta_interval[(model, variant)] = {
+            m: drawn.difference(column[((model, variant), m)], column[(full, m)]) for m in METRICS}
 
 
-def _percentiles(values: list[float]) -> tuple[float, float]:
-    v = np.asarray(values, dtype=float)
-    if not np.isfinite(v).any():
-        return (np.nan, np.nan)
-    return float(np.nanpercentile(v, 2.5)), float(np.nanpercentile(v, 97.5))
+def _figures(subsets: Subsets, p: np.ndarray, w: np.ndarray) -> list[float]:
+    figures = subsets.macro(p, w)[0]
+    return [figures[m] for m in METRICS]
 
 
 def ablation_rows(result: AblationResult, metrics: tuple[str, ...] = ABLATION_METRICS) -> list[dict[str, str]]:

@@ -33,6 +33,7 @@ from graph.store import GraphStore
 from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.store.queries import get_query, run_named
+from graph.terms import State
 
 STUDY_COLUMNS = ["patient_id", "study_id", "study_datetime", "study_order", "prior_study_id", "prior_days",
                  "age_decile", "gender"]
@@ -112,8 +113,8 @@ def compare_forecast(store: GraphStore, patient_id: str, forecaster: TrainedGrap
         "current_study_id": current, "prior_study_id": prior, "level": "study", "basis": "derived"}))}
     out = []
     for i, f in enumerate(rows["finding"]):
-        before, now = state.get((prior, f), "not_mentioned"), state.get((current, f), "not_mentioned")
-        shown = f in events or "present" in (before, now) or p[i] >= 0.5
+        before, now = state.get((prior, f), State.NOT_MENTIONED), state.get((current, f), State.NOT_MENTIONED)
+        shown = f in events or State.PRESENT in (before, now) or p[i] >= 0.5
         if shown and (names is None or f in names):
             out.append(ForecastRow(f, before, now, events.get(f), float(p[i]), CLASSES[forecast[i]]))
     return ForecastComparison(str(patient_id), current, prior, order[current] - order[prior] == 1, out,

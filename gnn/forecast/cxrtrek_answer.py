@@ -31,8 +31,8 @@ from gnn.forecast.model import TrainedGraphForecaster
 from gnn.forecast.rows import build_forecast_table
 from gnn.forecast.stage6 import STILL_PRESENT, Stage6Rule
 from gnn.splits import split_of
-from graph.cxrtrek.format import data_of
-from graph.cxrtrek.templates import NEXT_OPTIONS
+from graph.cxrtrek.format import data_of, items_of, new_sample
+from graph.cxrtrek.templates import NEXT_OPTIONS, NO, YES
 from graph.store import GraphStore
 
 BATCH_PATIENTS = 1000
@@ -53,7 +53,7 @@ def _fill(item: dict[str, Any], yes: bool, outcome: str, basis: dict[str, Any]) 
     """The item answered: yes/no by ``yes``, a choice by ``outcome`` (a key of NEXT_OPTIONS)."""
     out = copy.deepcopy(item)
     if item["qtype"] == "yes_no":
-        out["answer"] = "Yes." if yes else "No."
+        out["answer"] = YES if yes else NO
     else:
         option = next(o for o in item["option_list"] if o.endswith(" " + NEXT_OPTIONS[outcome]))
         out["answer"], out["answer_list"] = option, [option]
@@ -69,7 +69,7 @@ def _answered(samples: list[dict[str, Any]], decide: Callable[[str, str], dict[s
     for s in samples:
         data = data_of(s)
         items = []
-        for item in data["content"]:
+        for item in items_of(s):
             m = _NEXT.fullmatch(str(item.get("target") or ""))
             if item["stage"] != 6 or m is None:
                 continue
@@ -84,7 +84,7 @@ def _answered(samples: list[dict[str, Any]], decide: Callable[[str, str], dict[s
             chat = [s["messages"][0]] + [{"role": r, "content": x[k]} for x in items
                                          for r, k in (("user", "question"), ("assistant", "answer"))]
             kept = {**{k: v for k, v in data.items() if k != "content"}, "content": items}
-            out.append({"messages": chat, "image": s["image"], "data_dict": {"cxrtrek_data": kept}})
+            out.append(new_sample(chat, s["image"], kept))
     summary.samples = len(out)
     return out
 

@@ -11,8 +11,8 @@ being its prior state and "present next" at probability >= 0.5; scikit-learn's `
 labels given, so a class missing from a split scores 0 rather than vanishing from the average.
 
 Intervals: the 2.5th and 97.5th percentiles over ``bootstrap`` resamples of the split's patients with
-replacement (Efron and Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 13: percentile intervals),
-every row of a drawn patient drawn with it.
+replacement (:func:`graph.bootstrap.cluster_bootstrap`; default :data:`graph.bootstrap.DRAWS`), every row of a
+drawn patient drawn with it.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pandas as pd
 from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 
 from gnn.forecast.rows import ONSET, PERSISTENCE, RESOLUTION, STAYS_ABSENT
+from graph.bootstrap import DRAWS, cluster_bootstrap
 
 METRICS = ("onset_auroc", "onset_auprc", "resolution_auroc", "resolution_auprc", "macro_f1")
 
@@ -100,7 +101,7 @@ def macro_f1(rows: pd.DataFrame, p: np.ndarray) -> float:
     return Subsets(rows).macro_f1(np.asarray(p, dtype=float))
 
 
-def score(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = 200, seed: int = 0) -> Scores:
+def score(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = DRAWS, seed: int = 0) -> Scores:
     """Every figure of the module docstring for one model's probabilities ``p`` (one per row of ``rows``).
     A bootstrap draw weighs each row by how often its patient was drawn.
 
@@ -115,23 +116,13 @@ def score(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = 200, seed: int = 0
     subsets = Subsets(rows)
     point, table = subsets.macro(p)
     scored = {m: int(table[m].notna().sum()) for m in METRICS[:4]}
-    patient, n_patients = pd.factorize(rows["patient_id"])[0], rows["patient_id"].nunique()
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = {m: [] for m in METRICS}
-    for _ in range(bootstrap):
-        counts = np.bincount(rng.integers(0, n_patients, n_patients), minlength=n_patients)
-        sample, _ = subsets.macro(p, counts[patient].astype(float))
-        for m in METRICS:
-            draws[m].append(sample[m])
-    interval = {}
-    for m, values in draws.items():
-        v = np.asarray(values, dtype=float)
-        interval[m] = (float(np.nanpercentile(v, 2.5)), float(np.nanpercentile(v, 97.5))) if np.isfinite(v).any() \
-            else (np.nan, np.nan)
+    drawn = cluster_bootstrap(rows["patient_id"], lambda w: [subsets.macro(p, w)[0][m] for m in METRICS], bootstrap,
+                              seed)
+    interval = {m: drawn.interval(i) for i, m in enumerate(METRICS)}
     return Scores(point, interval, table, scored)
 
 
-def per_finding_intervals(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = 200, seed: int = 0) -> pd.DataFrame:
+def per_finding_intervals(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = DRAWS, seed: int = 0) -> pd.DataFrame:
     """:func:`per_finding` with a 95 % percentile interval over ``bootstrap`` patient resamples for each
     finding's onset and resolution AUROC (columns ``onset_auroc_low`` / ``_high``, ``resolution_auroc_low`` /
     ``_high``; NaN where no draw had both outcomes).
@@ -144,18 +135,11 @@ def per_finding_intervals(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = 20
         raise ValueError(f"{len(p)} probabilities for {len(rows)} rows")
     subsets = Subsets(rows)
     table = subsets.per_finding(p)
-    patient, n_patients = pd.factorize(rows["patient_id"])[0], rows["patient_id"].nunique()
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(bootstrap):
-        counts = np.bincount(rng.integers(0, n_patients, n_patients), minlength=n_patients)
-        draws.append(subsets.per_finding(p, counts[patient].astype(float)))
-    for m in ("onset_auroc", "resolution_auroc"):
-        values = np.array([d[m].to_numpy(dtype=float) for d in draws]).reshape(len(draws), len(table))
-        finite = np.isfinite(values).any(axis=0)
-        low, high = np.full(len(table), np.nan), np.full(len(table), np.nan)
-        if finite.any():
-            low[finite] = np.nanpercentile(values[:, finite], 2.5, axis=0)
-            high[finite] = np.nanpercentile(values[:, finite], 97.5, axis=0)
+    scored = ("onset_auroc", "resolution_auroc")
+    drawn = cluster_bootstrap(rows["patient_id"], lambda w: np.concatenate(
+        [subsets.per_finding(p, w)[m].to_numpy(dtype=float) for m in scored]), bootstrap, seed)
+    for k, m in enumerate(scored):
+        part = slice(k * len(table), (k + 1) * len(table))
+        low, high = (drawn.low[part], drawn.high[part]) if bootstrap else (np.nan, np.nan)
         table[f"{m}_low"], table[f"{m}_high"] = low, high
     return table

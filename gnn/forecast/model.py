@@ -47,6 +47,7 @@ from gnn.forecast.stage6 import (
     outcomes,
     unless_clearly_better,
 )
+from graph.bootstrap import DRAWS
 
 GRAPH_FORECASTER = "graph (attention over findings)"
 PRESENCE, MENTION = "next_present", "next_mentioned"  # the targets a network is fitted to (rows' columns)
@@ -222,7 +223,7 @@ def gnn_forecaster(config: ForecastGnnConfig = ForecastGnnConfig(),
 
 
 def with_stage6(forecaster: TrainedGraphForecaster, table: ForecastTable, log: Callable[[str], None] = lambda _: None,
-                bootstrap: int = 200, seed: int = 0) -> list[dict[str, str]]:
+                bootstrap: int = DRAWS, seed: int = 0) -> list[dict[str, str]]:
     """Fit the mention model on ``table``'s training rows (the presence model's configuration and
     standardisation) and choose the stage 6 rule on its validation rows that stage 6 asks about
     (:func:`gnn.forecast.stage6.choose_rule`), kept per question type only where it clearly beats the most

@@ -13,6 +13,7 @@ import numpy as np
 from gnn.forecast.baselines import BASELINES
 from gnn.forecast.evaluation import Scores, score
 from gnn.forecast.rows import CLASSES, ForecastTable
+from graph.bootstrap import DRAWS
 
 Forecaster = Callable[[ForecastTable], Callable[[np.ndarray], np.ndarray]]
 SPLITS = ("val", "test")
@@ -40,7 +41,7 @@ class ForecastReport:
 
 
 def evaluate_forecasters(table: ForecastTable, forecasters: dict[str, Forecaster] | None = None,
-                         bootstrap: int = 200, seed: int = 0, fitted: dict | None = None) -> ForecastReport:
+                         bootstrap: int = DRAWS, seed: int = 0, fitted: dict | None = None) -> ForecastReport:
     """Fit each forecaster (default: :data:`gnn.forecast.baselines.BASELINES`) on the training split and
     score it on validation and test; ``fitted``, when given, receives each name's fitted predict function.
 

@@ -44,9 +44,10 @@ import pandas as pd
 from gnn.errors import GnnError
 from gnn.export import load_tables
 from gnn.splits import split_of
+from graph.terms import State
 
-PRESENT, UNCERTAIN, ABSENT, NOT_MENTIONED = "present", "uncertain", "absent", "not_mentioned"
-STATES = (NOT_MENTIONED, ABSENT, UNCERTAIN, PRESENT)
+PRESENT, UNCERTAIN, ABSENT, NOT_MENTIONED = State.PRESENT, State.UNCERTAIN, State.ABSENT, State.NOT_MENTIONED
+STATES = (NOT_MENTIONED, ABSENT, UNCERTAIN, PRESENT)  # the codes of ``next_state`` and of the state features
 ONSET, RESOLUTION, PERSISTENCE, STAYS_ABSENT = 0, 1, 2, 3
 CLASSES = ("onset", "resolution", "persistence", "stays absent")
 FEATURES = ("state_not_mentioned", "state_absent", "state_uncertain", "state_present", "n_present_before",

@@ -29,8 +29,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from gnn.forecast.rows import FEATURES, PRESENT, UNCERTAIN, ForecastTable
-from graph.cxrtrek.templates import NEXT_OPTIONS
+from gnn.forecast.rows import FEATURES, ForecastTable
+from graph.bootstrap import DRAWS, cluster_bootstrap
+from graph.cxrtrek.templates import NEXT_OPTIONS, NO, YES
+from graph.terms import POSITIVE_STATES
 
 OUTCOMES = tuple(NEXT_OPTIONS)  # the choice's outcomes, in the options' order: present, absent, not_mentioned
 STILL_PRESENT, RESOLVED, NOT_MENTIONED = OUTCOMES
@@ -66,12 +68,13 @@ class Stage6Rule:
 
     def text(self) -> str:
         """The rule in words, a constant answer named as such (``"No." everywhere``)."""
-        yes_no = _cut("yes", self.yes_threshold, '"Yes."', '"No."')
+        yes_no = _cut("yes", self.yes_threshold, f'"{YES}"', f'"{NO}"')
         if self.yes_threshold <= 0 or self.yes_threshold >= ABOVE_ALL:
             yes_no += " everywhere"
         if self.mention_threshold >= ABOVE_ALL:
-            return f'{yes_no}; "Not mentioned." everywhere'
-        said = _cut("still present", self.present_threshold, '"Still present."', '"Resolved."')
+            return f'{yes_no}; "{NEXT_OPTIONS[NOT_MENTIONED]}" everywhere'
+        said = _cut("still present", self.present_threshold, f'"{NEXT_OPTIONS[STILL_PRESENT]}"',
+                    f'"{NEXT_OPTIONS[RESOLVED]}"')
         if self.mention_threshold <= 0:
             return f"{yes_no}; {said}" + (" everywhere" if said.startswith('"') else ", else resolved")
         return f"{yes_no}; not mentioned at mention p < {self.mention_threshold:.3f}, else {said}"
@@ -104,7 +107,7 @@ def outcomes(rows: pd.DataFrame) -> np.ndarray:
     """The gold choice outcome of each row (:data:`OUTCOMES`) from its ``next_state``: present or uncertain
     -> still present, absent -> resolved, not mentioned -> not mentioned."""
     state = rows["next_state"].astype(str).to_numpy()
-    return np.where(np.isin(state, [PRESENT, UNCERTAIN]), STILL_PRESENT, state).astype(object)
+    return np.where(np.isin(state, sorted(POSITIVE_STATES)), STILL_PRESENT, state).astype(object)
 
 
 def _best_threshold(p: np.ndarray, positive: np.ndarray) -> tuple[float, int]:
@@ -213,24 +216,14 @@ def unless_clearly_better(rule: Stage6Rule, fallback: Stage6Rule, rows: pd.DataF
     """
     if len(rows) == 0:
         raise ValueError("no stage 6 rows to decide on")
-    weights = _patient_draws(rows, draws, seed)
     chosen, constant = _answers(rows, p, m, rule), _answers(rows, p, m, fallback)
-    keep = {}
-    for question, (said, gold) in chosen.items():
-        gain = (said == gold).astype(float) - (constant[question][0] == gold).astype(float)
-        diffs = np.array([np.average(gain, weights=w) for w in weights if w.sum() > 0])
-        keep[question] = len(diffs) > 0 and float(np.percentile(diffs, 2.5)) > 0
+    gains = [(said == gold).astype(float) - (constant[question][0] == gold).astype(float)
+             for question, (said, gold) in chosen.items()]
+    drawn = cluster_bootstrap(rows["patient_id"], lambda w: [np.average(g, weights=w) for g in gains], draws, seed)
+    keep = {question: bool(drawn.interval(k)[0] > 0) for k, question in enumerate(chosen)}
     yes_from = rule if keep["yes/no"] else fallback
     choice_from = rule if keep["choice"] else fallback
     return Stage6Rule(yes_from.yes_threshold, choice_from.mention_threshold, choice_from.present_threshold)
-
-
-def _patient_draws(rows: pd.DataFrame, draws: int, seed: int) -> list[np.ndarray]:
-    """Per bootstrap draw, a weight per row: how often the draw took the row's patient."""
-    patient, n_patients = pd.factorize(rows["patient_id"])[0], rows["patient_id"].nunique()
-    rng = np.random.default_rng(seed)
-    return [np.bincount(rng.integers(0, n_patients, n_patients), minlength=n_patients)[patient]
-            for _ in range(draws)]
 
 
 def _checked(p: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -246,14 +239,14 @@ def _answers(rows: pd.DataFrame, p: np.ndarray, m: np.ndarray | None,
              rule: Stage6Rule) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per question type, (the rule's answers, the gold answers) as answer texts."""
     gold = outcomes(rows)
-    yes_text = np.where(gold == STILL_PRESENT, "Yes.", "No.").astype(object)
-    said = np.where(rule.yes(p), "Yes.", "No.").astype(object)
+    yes_text = np.where(gold == STILL_PRESENT, YES, NO).astype(object)
+    said = np.where(rule.yes(p), YES, NO).astype(object)
     to_text = np.vectorize(NEXT_OPTIONS.__getitem__, otypes=[object])
     return {"yes/no": (said, yes_text), "choice": (to_text(rule.choice(p, m)), to_text(gold))}
 
 
 def against_most_common(rows: pd.DataFrame, p: np.ndarray, m: np.ndarray | None, rule: Stage6Rule,
-                        bootstrap: int = 200, seed: int = 0) -> list[dict[str, str]]:
+                        bootstrap: int = DRAWS, seed: int = 0) -> list[dict[str, str]]:
     """Exact match of the rule's answers and of the most common gold answer of these rows, each with a 95 %
     percentile bootstrap interval over patients, and their paired difference with its interval (the same
     draws); one row per question type, as text for a table.
@@ -263,24 +256,25 @@ def against_most_common(rows: pd.DataFrame, p: np.ndarray, m: np.ndarray | None,
     """
     if len(rows) == 0:
         raise ValueError("no stage 6 rows to score")
-    weights = _patient_draws(rows, bootstrap, seed)
-    out = []
-    for question, (said, gold) in _answers(rows, p, m, rule).items():
+    answers, commons, scored = _answers(rows, p, m, rule), [], []
+    for said, gold in answers.values():
         values, counts = np.unique(gold, return_counts=True)
-        common = values[int(np.argmax(counts))]
-        right, trivial = (said == gold).astype(float), (gold == common).astype(float)
-        draws = np.array([[np.average(right, weights=w), np.average(trivial, weights=w)] for w in weights
-                          if w.sum() > 0]).reshape(-1, 2)
-        cells = [_with_interval(right.mean(), draws[:, 0]), _with_interval(trivial.mean(), draws[:, 1]),
-                 _with_interval(right.mean() - trivial.mean(), draws[:, 0] - draws[:, 1], signed=True)]
+        commons.append(values[int(np.argmax(counts))])
+        scored += [(said == gold).astype(float), (gold == commons[-1]).astype(float)]
+    drawn = cluster_bootstrap(rows["patient_id"], lambda w: [np.average(s, weights=w) for s in scored], bootstrap,
+                              seed)
+    out = []
+    for k, (question, (_, gold)) in enumerate(answers.items()):
+        right, trivial = scored[2 * k].mean(), scored[2 * k + 1].mean()
+        cells = [_with_interval(right, drawn.interval(2 * k)), _with_interval(trivial, drawn.interval(2 * k + 1)),
+                 _with_interval(right - trivial, drawn.difference(2 * k, 2 * k + 1), signed=True)]
         out.append({"question": question, "questions": f"{len(gold):,}", "forecaster": cells[0],
-                    "most common answer": f"{common} {cells[1]}", "difference": cells[2]})
+                    "most common answer": f"{commons[k]} {cells[1]}", "difference": cells[2]})
     return out
 
 
-def _with_interval(value: float, draws: np.ndarray, signed: bool = False) -> str:
+def _with_interval(value: float, interval: tuple[float, float], signed: bool = False) -> str:
     f = "{:+.3f}" if signed else "{:.3f}"
-    if len(draws) == 0:
+    if np.isnan(interval[0]):
         return f.format(value)
-    low, high = np.percentile(draws, [2.5, 97.5])
-    return f"{f.format(value)} [{f.format(low)}, {f.format(high)}]"
+    return f"{f.format(value)} [{f.format(interval[0])}, {f.format(interval[1])}]"

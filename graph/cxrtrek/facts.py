@@ -17,11 +17,11 @@ from typing import Any, Protocol
 
 from graph.store import cxrtrek_statements as cs
 from graph.store.read_statements import PATIENT_IDS
+from graph.terms import POSITIVE_STATES
 
 BATCH_PATIENTS = 1000
 """Patients per read."""
 
-PRESENT_POLARITIES = ("present", "uncertain")
 DEVICE_CATEGORIES = ("tubesandlines", "device")
 """The vocabulary categories CXRTrek asks about as foreign bodies (``foreign_body_[...]`` targets)."""
 
@@ -47,7 +47,7 @@ class Observation:
     @property
     def present(self) -> bool:
         """Present or uncertain (see the module docstring)."""
-        return self.polarity in PRESENT_POLARITIES
+        return self.polarity in POSITIVE_STATES
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,11 @@ def items_of(sample: dict[str, Any]) -> list[dict[str, Any]]:
     return items
 
 
+def new_sample(messages: list[dict[str, Any]], images: list[str], data: dict[str, Any]) -> dict[str, Any]:
+    """A sample of the format from its chat, its images and its ``cxrtrek_data`` (what :func:`data_of` reads)."""
+    return {"messages": messages, "image": images, "data_dict": {"cxrtrek_data": data}}
+
+
 class ContentItem(BaseModel):
     """One question of a sample (a ``cxrtrek_data.content[]`` item); other fields are kept unchecked.
     ``task_type`` is the base name, ``task_variant`` the bracket (``None`` without one).

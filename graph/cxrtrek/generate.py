@@ -26,7 +26,7 @@ from typing import Any, Iterable
 
 from graph.cxrtrek import templates as t
 from graph.cxrtrek.facts import Reader, StudyStageFacts, all_patient_ids, iter_stage_facts
-from graph.cxrtrek.format import items_of
+from graph.cxrtrek.format import items_of, new_sample
 from graph.cxrtrek.stages import FRAME_NAME, STAGES, Item, main_image
 from graph.errors import CxrkgError
 
@@ -79,7 +79,7 @@ def build_sample(f: StudyStageFacts, seed: int = 0, stages: Iterable[int] = tupl
     images = [current[0] if current else f.study_id] + ([prior[0]] if prior and shown == 2 else [])
     data = {"source": SOURCE, "pat_id": f.patient_id, "study_id": f.study_id, "ref_study_id": f.prior_id or "",
             "pos_study_id": f.next_id or "", "image": images, "bbox_frame": FRAME_NAME, "content": items}
-    return {"messages": messages, "image": list(images), "data_dict": {"cxrtrek_data": data}}
+    return new_sample(messages, list(images), data)
 
 
 @dataclass

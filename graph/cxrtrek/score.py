@@ -19,8 +19,9 @@ since option letters vary); detection the most common first box (by IoU); a capt
 after lower-casing. It is drawn from the whole gold file, the scored studies included: the best a constant
 answer did there, so a prediction above it has learnt more than the answers' shares.
 
-95 % intervals: percentile bootstrap over studies (the questions of one study are not independent),
-``bootstrap`` resamples with ``seed``; the prediction's, the most common answer's and their difference
+95 % intervals: percentile bootstrap over studies (the questions of one study are not independent;
+:func:`graph.bootstrap.cluster_bootstrap`), ``bootstrap`` draws (default :data:`graph.bootstrap.DRAWS`) from one
+stream seeded with ``seed``, taken by the (stage, qtype) rows in their order; the prediction's, the most common answer's and their difference
 (prediction minus most common, paired: the same resampled studies for both) come from the same draws.
 """
 
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from graph.bootstrap import DRAWS, cluster_bootstrap
 from graph.cxrtrek.format import CHOICE_QTYPES, data_of, items_of
 
 SCORE_COLUMNS = ("stage", "qtype", "metric", "questions", "answered", "score", "ci_low", "ci_high",
@@ -155,22 +157,17 @@ def score_rows(gold: list[dict[str, Any]], pred: list[dict[str, Any]]) -> pd.Dat
 
 def _intervals(rows: pd.DataFrame, bootstrap: int, rng: np.random.Generator) -> list[float]:
     """[low, high] of the score, of the most common answer and of their difference, from one set of draws of
-    studies (NaN with fewer than two studies or no resample)."""
+    studies (NaN with fewer than two studies or no draw)."""
     by = rows.groupby("study_id")
     per, counts = by[["score", "majority"]].sum().to_numpy(), by.size().to_numpy()
     if len(per) < 2 or bootstrap < 1:
         return [float("nan")] * 6
-    draws = rng.integers(0, len(per), size=(bootstrap, len(per)))
-    n = counts[draws].sum(axis=1)
-    score, majority = per[draws, 0].sum(axis=1) / n, per[draws, 1].sum(axis=1) / n
-    out = []
-    for values in (score, majority, score - majority):
-        out += [float(v) for v in np.percentile(values, [2.5, 97.5])]
-    return out
+    drawn = cluster_bootstrap(len(per), lambda w: (w @ per) / (w @ counts), bootstrap, rng)
+    return [*drawn.interval(0), *drawn.interval(1), *drawn.difference(0, 1)]
 
 
 def score_table(gold: list[dict[str, Any]], pred: list[dict[str, Any]], stages: set[int] | None = None,
-                bootstrap: int = 200, seed: int = 0) -> pd.DataFrame:
+                bootstrap: int = DRAWS, seed: int = 0) -> pd.DataFrame:
     """Scores per (stage, qtype): :data:`SCORE_COLUMNS` (``score``: exact-match share, or mean IoU for
     detection; ``answered``: gold questions the predictions answer; ``majority_*``: the gold file's most
     common answer on the same questions; ``diff``: score minus majority_score). ``stages``: only these."""

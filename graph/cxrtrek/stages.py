@@ -34,6 +34,7 @@ from typing import Any
 
 from graph.cxrtrek import templates as t
 from graph.cxrtrek.facts import DEVICE_CATEGORIES, Change, Observation, StudyStageFacts
+from graph.terms import State
 from graph.vocabulary import vocabulary
 
 Item = dict[str, Any]
@@ -76,7 +77,7 @@ def stage1(f: StudyStageFacts, rng: random.Random) -> list[Item]:
 
 
 def _stated(obs: list[Observation], present: bool) -> dict[str, Any]:
-    return {"basis": "stated", "state": "present" if present else "absent",
+    return {"basis": "stated", "state": State.PRESENT if present else State.ABSENT,
             "observation_ids": [o.observation_id for o in obs if o.present == present]}
 
 
@@ -84,11 +85,11 @@ def _yes_no(rng: random.Random, stage: int, task_type: str, x: str, yes: bool, b
             target: str, plain: tuple[str, ...], choices: tuple[str, ...]) -> Item:
     """A yes/no question or a Yes/No choice (drawn), option order drawn too."""
     if rng.random() < 0.5:
-        return item(stage, task_type, "yes_no", rng.choice(plain).format(x=x), "Yes." if yes else "No.", basis,
+        return item(stage, task_type, "yes_no", rng.choice(plain).format(x=x), t.YES if yes else t.NO, basis,
                     target=target)
-    order = ["No.", "Yes."] if rng.random() < 0.5 else ["Yes.", "No."]
+    order = [t.NO, t.YES] if rng.random() < 0.5 else [t.YES, t.NO]
     question = rng.choice(choices).replace("{x}", x)
-    return choice(stage, task_type, question, t.lettered(order), order.index("Yes." if yes else "No."), basis,
+    return choice(stage, task_type, question, t.lettered(order), order.index(t.YES if yes else t.NO), basis,
                   target=target)
 
 
@@ -114,7 +115,7 @@ def stage2(f: StudyStageFacts, rng: random.Random) -> list[Item]:
                            t.YES_NO_CHOICE))
     if devices:
         yes = any(o.present for o in devices)
-        out.append(item(2, "Findings_Identification", "yes_no", t.FOREIGN_BODY, "Yes." if yes else "No.",
+        out.append(item(2, "Findings_Identification", "yes_no", t.FOREIGN_BODY, t.YES if yes else t.NO,
                         _stated(devices, yes), target="yes_no_foreign_body"))
     return out
 
@@ -239,11 +240,11 @@ def stage6(f: StudyStageFacts, rng: random.Random) -> list[Item]:
         if not any(o.present for o in obs):
             continue
         later = nxt.get(name, [])
-        state = "present" if any(o.present for o in later) else "absent" if later else "not_mentioned"
+        state = State.PRESENT if any(o.present for o in later) else State.ABSENT if later else State.NOT_MENTIONED
         basis = {"basis": "stated" if later else "not stated", "next_study_id": f.next_id, "state": state,
-                 "observation_ids": [o.observation_id for o in later if o.present == (state == "present")]}
+                 "observation_ids": [o.observation_id for o in later if o.present == (state == State.PRESENT)]}
         out.append(item(6, "Future_Trend_Analysis", "yes_no", t.NEXT_YES_NO.format(x=name),
-                        "Yes." if state == "present" else "No.", basis, target=f"next_[{name}]"))
+                        t.YES if state == State.PRESENT else t.NO, basis, target=f"next_[{name}]"))
         options = t.lettered(list(t.NEXT_OPTIONS.values()))
         out.append(choice(6, "Future_Trend_Analysis", t.NEXT_CHOICE.replace("{x}", name), options,
                           list(t.NEXT_OPTIONS).index(state), basis, target=f"next_[{name}]"))

@@ -11,11 +11,15 @@ the demo writes only as captions (the change against the prior, the next study) 
 
 from __future__ import annotations
 
+from graph.terms import Change, State
+
 SYSTEM_PROMPT = ("You are a helpful radiology assistant to help radiologists analyze, interpret medical images and "
                  "answer clinical questions.")
 CURRENT_IMAGE = " Here is the current X-ray image: <image> ."
 REFERENCE_IMAGE = " Reference X-ray: <image> ."
 ANSWER_ONLY = " Respond to question with the answer only, no explanation."
+YES, NO = "Yes.", "No."
+"""The yes/no answers, as the demo file writes them (also the options of a Yes/No choice)."""
 
 VIEW_CHOICE = "View(s) Of X-ray: ______ Select the correct answer from choices below: {options}" + ANSWER_ONLY
 VIEW_OPTIONS = {"PA": "Postero-anterior.", "AP": "Antero-posterior."}
@@ -60,8 +64,9 @@ DERIVED_OPTIONS = {"new": "New.", "persistent": "Still present.", "resolved": "R
 STATED_CHOICE = ("What change does the report state for the {x} in the {place} against the reference X-ray? Select "
                  "the correct answer from the options below: [ {options} ]." + ANSWER_ONLY)
 #: The stated changes (Chest ImaGenome comparisons, RadGraph2 change entities) as options, in this order.
-STATED_OPTIONS = {"new": "New.", "worsened": "Worsened.", "no change": "No change.", "improved": "Improved.",
-                  "resolved": "Resolved.", "repositioned": "Repositioned."}
+STATED_OPTIONS: dict[str, str] = {
+    Change.NEW: "New.", Change.WORSENED: "Worsened.", Change.NO_CHANGE: "No change.", Change.IMPROVED: "Improved.",
+    Change.RESOLVED: "Resolved.", Change.REPOSITIONED: "Repositioned."}
 OVERALL_CHANGE_CHOICE = ("What best describes the differences in the findings between the current and previous "
                          "images? Select the correct answer from choices below: [ {options} ]." + ANSWER_ONLY)
 #: The whole study against the previous one, as options, in this order: ``no change`` where every
@@ -84,7 +89,8 @@ NEXT_YES_NO = "Will the {x} still be seen on the next chest X-ray study?"
 NEXT_CHOICE = ("What does the next chest X-ray study show of the {x}? Select the correct answer from the options "
                "below: [ {options} ]." + ANSWER_ONLY)
 #: What the next study states of a finding, as options, in this order.
-NEXT_OPTIONS = {"present": "Still present.", "absent": "Resolved.", "not_mentioned": "Not mentioned."}
+NEXT_OPTIONS: dict[str, str] = {State.PRESENT: "Still present.", State.ABSENT: "Resolved.",
+                                State.NOT_MENTIONED: "Not mentioned."}
 
 
 def lettered(texts: list[str]) -> list[str]:

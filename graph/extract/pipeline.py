@@ -28,7 +28,6 @@ from graph.extract.inputs import ReportInput
 from graph.formats.radgraph.schema import written_violations
 from graph.records import Rejection, write_rejections
 
-EXTRACTORS = ("rules", "radgraph")
 DEFAULT_SHARD_SIZE = 500
 RADGRAPH_DIR = "radgraph"
 DOC_MAPPING = "doc_mapping.csv"
@@ -82,28 +81,38 @@ def rules_extractor() -> Extractor:
     return run
 
 
-@functools.lru_cache(maxsize=2)
-def shared_extractor(name: str, options: tuple[tuple[str, Any], ...] = ()) -> Extractor:
-    """:func:`get_extractor` built once per process and (name, options): a worker process that extracts
-    many shards loads the spaCy pipeline or the radgraph model once. ``options``: sorted (key, value) pairs."""
-    return get_extractor(name, **dict(options))
-
-
-def get_extractor(name: str, **options) -> Extractor:
-    """``rules`` or ``radgraph`` (options go to :class:`graph.extract.radgraph_adapter.RadGraphExtractor`).
+def radgraph_extractor(**options: Any) -> Extractor:
+    """The ``radgraph`` package's model (options: those of :class:`graph.extract.radgraph_adapter.RadGraphExtractor`:
+    ``model_type``, ``model_cache_dir``, ``batch_size``, ``cuda``), loaded here.
 
     Raises:
-        ValueError: an unknown name.
+        graph.extract.radgraph_adapter.RadGraphUnavailable: the package is missing or the model cannot be loaded.
+        graph.extract.radgraph_adapter.UnknownRadGraphModel: an unknown ``model_type``.
+    """
+    from graph.extract.radgraph_adapter import RadGraphExtractor
+
+    return RadGraphExtractor(**options)
+
+
+EXTRACTORS: dict[str, Callable[..., Extractor]] = {"rules": rules_extractor, "radgraph": radgraph_extractor}
+"""The extractors by name -> the factory that builds one from its keyword options (``cxrkg extract``'s and
+``cxrkg score-reports``' choices). A factory raises ImportError when its optional extra is missing."""
+
+
+@functools.lru_cache(maxsize=2)
+def shared_extractor(name: str, options: tuple[tuple[str, Any], ...] = ()) -> Extractor:
+    """The extractor ``name`` of :data:`EXTRACTORS` built from ``options`` (sorted (key, value) pairs), once per
+    process and (name, options): a command that checks it before a flow runs and the flow's task share one
+    spaCy pipeline or radgraph model, and a worker process that extracts many shards loads it once.
+
+    Raises:
+        ValueError: a name not in :data:`EXTRACTORS`.
         ImportError: the extractor's optional extra is not installed.
         graph.extract.radgraph_adapter.RadGraphUnavailable: the radgraph model cannot be loaded.
     """
-    if name == "rules":
-        return rules_extractor()
-    if name == "radgraph":
-        from graph.extract.radgraph_adapter import RadGraphExtractor
-
-        return RadGraphExtractor(**options)
-    raise ValueError(f"unknown extractor {name!r}: choose {' or '.join(EXTRACTORS)}")
+    if name not in EXTRACTORS:
+        raise ValueError(f"unknown extractor {name!r}: choose {' or '.join(EXTRACTORS)}")
+    return EXTRACTORS[name](**dict(options))
 
 
 @dataclass
@@ -248,7 +257,7 @@ def run_extraction(inputs: Iterable[ReportInput | Rejection], out: Path, extract
     Args:
         inputs: from :func:`graph.extract.inputs.iter_inputs`; Rejection items are recorded, not extracted.
         out: output folder (created; earlier ``part-*.json`` shards in it are removed first).
-        extractor: a name (see :func:`get_extractor`) or an extractor callable.
+        extractor: a name of :data:`EXTRACTORS` (built without options) or an extractor callable.
         shard_size: reports per output JSON file (bounds memory).
         rejected_report: where to write the rejections (default ``out/rejected.json``), only when any.
         extractor_name: the name the summary gives the extractor (default: ``extractor``'s name).
@@ -258,7 +267,7 @@ def run_extraction(inputs: Iterable[ReportInput | Rejection], out: Path, extract
     """
     started = time.perf_counter()
     name = extractor_name or (extractor if isinstance(extractor, str) else str(getattr(extractor, "name", "custom")))
-    run = get_extractor(extractor) if isinstance(extractor, str) else extractor
+    run = shared_extractor(extractor) if isinstance(extractor, str) else extractor
     summary = ExtractionSummary(extractor=name, out=str(out))
     with ExtractionOutput(out, summary, rejected_report) as output:
         for shard in iter_shards(inputs, shard_size):

@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from graph.formats.files import read_string_csv
 from graph.records import InputError, Rejection
+from graph.terms import Change, State
 
 LUNGUAGE_COLUMNS = (
     "subject_id", "study_id", "sequence", "section", "sent_idx", "sent", "ent_idx", "ent", "cat", "dx_status",
@@ -72,11 +73,12 @@ LUNGUAGE_FILE, EXPORTED_FILE = "lunguage", "cxrkg export"
 
 #: The graph's mention state -> the Lunguage (``dx_status``, ``dx_certainty``) it is written as; the
 #: inverse is :func:`state_of`. Lunguage has no uncertain state: a tentative positive is the graph's uncertain.
-STATE_STATUS = {"present": ("positive", "definitive"), "uncertain": ("positive", "tentative"),
-                "absent": ("negative", "definitive")}
+STATE_STATUS = {State.PRESENT: ("positive", "definitive"), State.UNCERTAIN: ("positive", "tentative"),
+                State.ABSENT: ("negative", "definitive")}
 #: The change columns (:class:`LunguageRow` field names) -> the stated change each one is (RadGraph2's
 #: progression classes: ``onset`` is ``new``); the inverse is :data:`CHANGE_FIELD`.
-CHANGE_OF_FIELD = {"onset": "new", "improved": "improved", "worsened": "worsened", "no_change": "no change"}
+CHANGE_OF_FIELD = {"onset": Change.NEW, "improved": Change.IMPROVED, "worsened": Change.WORSENED,
+                   "no_change": Change.NO_CHANGE}
 CHANGE_FIELD = {change: column for column, change in CHANGE_OF_FIELD.items()}
 _STATE_OF = {status: state for state, status in STATE_STATUS.items()}
 

@@ -46,7 +46,6 @@ from graph.formats.boxes import box_records, check_region
 from graph.formats.files import read_bytes
 from graph.formats.typed_json import TwinRejected, twin_decoder
 from graph.records import (
-    SOURCE_IMAGENOME,
     BoundingBoxRecord,
     ImageRecord,
     InputError,
@@ -57,10 +56,11 @@ from graph.records import (
     joined_id,
     record_maker,
 )
+from graph.terms import STATED_SOURCES, Source, State
 from graph.vocabulary import FINDING_CATEGORIES, Vocabulary
 
 SCENE_GRAPH_SUFFIX = "_SceneGraph.json"
-_POLARITY = {"yes": "present", "no": "absent"}
+_POLARITY = {"yes": State.PRESENT, "no": State.ABSENT}
 _PLAIN_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", re.ASCII)  # _DATETIME_FORMATS[0], zero-padded
 _DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
 _PER_PHRASE = ("attributes", "attributes_ids", "phrase_IDs", "sections", "severity_cues", "comparison_cues",
@@ -148,7 +148,7 @@ class RegionAttributes(_Entry):
     # cxrkg extension (not in the Chest ImaGenome release): the dataset or labeler that stated this
     # entry's attributes, so one image can carry two sources (graph.datasets.nih.convert writes the NIH
     # text-mined and the Google adjudicated labels this way). Absent: chest_imagenome.
-    source: StrictStr = SOURCE_IMAGENOME
+    source: StrictStr = Source.CHEST_IMAGENOME
 
 
 class ComparisonRelationship(_Entry):
@@ -319,6 +319,9 @@ def _phrase_mentions(sg: SceneGraph, region: RegionAttributes, where: str, vocab
                      out: ParsedFile) -> None:
     """Mentions of one attributes entry's finding labels, one per (phrase, finding)."""
     file, record, anatomy, source = out.path, sg.image_id, region.bbox_name, region.source
+    if source not in STATED_SOURCES:  # the graph schema lists the sources a mention may name
+        raise InputError(file, record, f"{where}.source",
+                         f"source {source!r} is not one of {', '.join(STATED_SOURCES)} (graph/terms.py)")
     study_id, known = str(sg.study_id), vocab.memo("scene graph label")  # label -> what _label_use says
     id_prefix = f"{source}|{record}|{anatomy}|"  # a mention's id: stable_id(source, record, anatomy, name, i)
     for i, labels in enumerate(region.attributes):
@@ -332,7 +335,7 @@ def _phrase_mentions(sg: SceneGraph, region: RegionAttributes, where: str, vocab
                 out.unmapped_terms.append(label.split("|", 2)[2])
                 continue
             cues = cues or _phrase_cues(region, i, vocab)
-            stated = polarity == "present"
+            stated = polarity == State.PRESENT
             out.mentions.append(_mention(  # every MentionRecord field, in its order
                 joined_id(f"{id_prefix}{name}|{i}"), study_id, anatomy, name, polarity,
                 cues[0] if stated else None, cues[1] if stated else None,  # severity, severity_score
@@ -415,9 +418,9 @@ def _comparison_mentions(sg: SceneGraph, k: int, rel: ComparisonRelationship, vo
             out.unmapped_terms.append(finding)
             continue
         out.mentions.append(_mention(  # every MentionRecord field, in its order
-            joined_id(f"{SOURCE_IMAGENOME}|{record}|{rel.bbox_name}|{finding}|comparison|{k}"), study_id,
+            joined_id(f"{Source.CHEST_IMAGENOME}|{record}|{rel.bbox_name}|{finding}|comparison|{k}"), study_id,
             rel.bbox_name, finding, None, None, None,  # .. polarity, severity, severity_score
-            change, change_label, prior_image, evidence, SOURCE_IMAGENOME, file, record,  # .. record
+            change, change_label, prior_image, evidence, Source.CHEST_IMAGENOME, file, record,  # .. record
             None, None, (), (), (), None, None, None, None,  # section .. temporal_group: none
         ))
 

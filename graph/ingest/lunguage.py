@@ -42,7 +42,8 @@ from graph.formats.lunguage import (
     read_lunguage,
     state_of,
 )
-from graph.records import SOURCE_LUNGUAGE, MentionRecord, ParsedFile, ReportRecord, StudyRecord, stable_id
+from graph.records import MentionRecord, ParsedFile, ReportRecord, StudyRecord, stable_id
+from graph.terms import Source
 from graph.vocabulary import Vocabulary
 
 
@@ -71,12 +72,12 @@ def _mentions(row: LunguageRow, path: str, vocab: Vocabulary, unmapped: list[str
     for region in _regions(row, finding, vocab, unmapped):
         for change, label in [(None, None), *changes]:
             out.append(MentionRecord(
-                mention_id=stable_id(SOURCE_LUNGUAGE, lunguage_key(row), region, change or ""),
+                mention_id=stable_id(Source.LUNGUAGE, lunguage_key(row), region, change or ""),
                 study_id=row.study_id, anatomy=region, finding=finding,
                 polarity=state_of(row.dx_status, row.dx_certainty) if change is None else None,
                 severity=severity, severity_score=vocab.severity_of(severity) if severity else None,
                 change=change, change_label=label,
-                prior_image_id=None, evidence=row.sent, source=SOURCE_LUNGUAGE, file=path, record=lunguage_key(row),
+                prior_image_id=None, evidence=row.sent, source=Source.LUNGUAGE, file=path, record=lunguage_key(row),
                 section=row.section, sentence_id=str(row.sent_idx), term=row.ent,
                 entity_group=row.gt_entity_group or None, temporal_group=row.gt_temporal_group or None))
     return out
@@ -112,6 +113,6 @@ def parse_lunguage(path: Path, vocab: Vocabulary) -> ParsedFile:
             pf.mentions += _mentions(row, str(path), vocab, pf.unmapped_terms)
     for (subject, study), sents in sentences.items():
         text = " ".join(s for _, s in sorted(sents.items(), key=lambda kv: (kv[0][0] != "hist", kv[0])))
-        pf.reports.append(ReportRecord(stable_id(SOURCE_LUNGUAGE, subject, study), study, text, SOURCE_LUNGUAGE))
+        pf.reports.append(ReportRecord(stable_id(Source.LUNGUAGE, subject, study), study, text, Source.LUNGUAGE))
     pf.unmapped_terms = sorted(set(pf.unmapped_terms))
     return pf

@@ -150,7 +150,8 @@ _STUDY_FINDING_FLAGS = frozenset({"onset"})  # whether onset_datetime is the stu
 
 def check_keys(name: str, rows: Iterable[Mapping[str, Any]], also: frozenset[str] = frozenset()) -> None:
     """Check that rows of label or relationship type ``name`` hold only properties the graph schema declares
-    for it (or the writer's own fields in ``also``): one union of the rows' keys, compared once.
+    for it (or the writer's own fields in ``also``) and, in its enumerated properties, only their values: one
+    union of the rows' keys and one set of values per enumerated property, compared once.
 
     Args:
         name: a label or relationship type of graph/schema.yaml.
@@ -158,15 +159,34 @@ def check_keys(name: str, rows: Iterable[Mapping[str, Any]], also: frozenset[str
         also: row fields that are not stored properties (flags the statements read).
 
     Raises:
-        graph.schema.SchemaError: a row with an undeclared property; names ``name``, the row's key and the
-            property.
+        graph.schema.SchemaError: a row with an undeclared property or a value outside a property's
+            ``values``; names ``name``, the row's key and the property.
     """
     schema = graph_schema()
     rows = rows if isinstance(rows, list) else list(rows)
-    if set().union(*rows) <= schema.row_keys(name) | also:
+    if set().union(*rows) <= schema.row_keys(name) | also and \
+            _within_values(rows, schema.enumerated(name), schema.loaded_properties(name)):
         return
     for row in rows:
         schema.check_row(name, {k: v for k, v in row.items() if k not in also})
+
+
+def _within_values(rows: list[Mapping[str, Any]], enumerated: Mapping[str, frozenset[str]],
+                   types: Mapping[str, str]) -> bool:
+    """Whether every enumerated property of the rows holds only its values (each element of an array; None:
+    absent); False too for a value of the wrong type, which :meth:`graph.schema.GraphSchema.check_row` names."""
+    try:
+        for prop, allowed in enumerated.items():
+            if types.get(prop) == "string[]":
+                seen = {v for row in rows if (values := row.get(prop)) for v in values}
+            else:
+                seen = {row.get(prop) for row in rows}
+                seen.discard(None)
+            if not seen <= allowed:
+                return False
+    except TypeError:  # an unhashable value where a string belongs
+        return False
+    return True
 
 
 _SUMMARY_KEYS = ("severity", "severity_score", "sources", "stated_changes", "evidence")

@@ -47,14 +47,17 @@ from itertools import pairwise
 from operator import itemgetter
 from typing import Iterable, Mapping, NamedTuple
 
+from graph.terms import Change, Source, State
 from graph.vocabulary import ancestors
 
-PRESENT, UNCERTAIN, ABSENT, NOT_MENTIONED = "present", "uncertain", "absent", "not_mentioned"
-_RANK = {PRESENT: 3, UNCERTAIN: 2, ABSENT: 1}
+# module names for the states (graph.terms), as the loops over every mention look them up often
+PRESENT, UNCERTAIN, ABSENT, NOT_MENTIONED = State.PRESENT, State.UNCERTAIN, State.ABSENT, State.NOT_MENTIONED
+_RANK: dict[str, int] = {PRESENT: 3, UNCERTAIN: 2, ABSENT: 1}
 
-NEW, RESOLVED, NO_LONGER_MENTIONED, PERSISTENT = "new", "resolved", "no longer mentioned", "persistent"
+#: the derived changes: two of the stated ones, and two that only the event rules give
+NEW, RESOLVED, NO_LONGER_MENTIONED, PERSISTENT = Change.NEW, Change.RESOLVED, "no longer mentioned", "persistent"
 STATED, DERIVED, IMPLIED = "stated", "derived", "implied"
-DERIVED_SOURCE = "presence"  # the source name derived edges carry (as earlier graphs did)
+DERIVED_SOURCE = Source.PRESENCE  # the source name derived edges carry (as earlier graphs did)
 
 #: The derivation rules, by name: what a derived event's ``rule`` property says.
 RULES = {
@@ -67,15 +70,15 @@ RULES = {
 }
 
 #: Stated changes that say the finding was present in the prior study they compare with.
-IMPLYING_CHANGES = frozenset({"no change", "improved", "resolved", "repositioned"})
+IMPLYING_CHANGES = frozenset({Change.NO_CHANGE, Change.IMPROVED, Change.RESOLVED, Change.REPOSITIONED})
 
 # Which stated changes agree with a derived one (Chest ImaGenome calls a finding that appears
 # "worsened", README "Graph model"); anything else stated against the same pair is a disagreement.
-_COMPATIBLE = {NEW: {NEW, "worsened"}, RESOLVED: {RESOLVED, "improved"},
-               PERSISTENT: {"no change", "improved", "worsened"}, NO_LONGER_MENTIONED: set()}
+_COMPATIBLE = {NEW: {NEW, Change.WORSENED}, RESOLVED: {RESOLVED, Change.IMPROVED},
+               PERSISTENT: {Change.NO_CHANGE, Change.IMPROVED, Change.WORSENED}, NO_LONGER_MENTIONED: set()}
 # Pairs of distinct stated changes that say the same thing: an appearing finding "worsened" in Chest
 # ImaGenome's convention is RadGraph2's "new", a disappearing one "improved" is "resolved".
-_STATED_SYNONYMS = {frozenset({NEW, "worsened"}), frozenset({RESOLVED, "improved"})}
+_STATED_SYNONYMS = {frozenset({NEW, Change.WORSENED}), frozenset({RESOLVED, Change.IMPROVED})}
 
 
 def changes_agree(changes: Iterable[str]) -> bool:
@@ -421,5 +424,5 @@ def _derived_events(d: PatientDerivation, anatomy_level: bool) -> list[Event]:
 
 
 # derive_change of every pair of states that derives an event, looked up once per place and study pair
-_STATES = (PRESENT, UNCERTAIN, ABSENT, NOT_MENTIONED)
+_STATES: tuple[str, ...] = (PRESENT, UNCERTAIN, ABSENT, NOT_MENTIONED)
 _CHANGES = {(b, n): c for b in _STATES for n in _STATES if (c := derive_change(b, n)) is not None}

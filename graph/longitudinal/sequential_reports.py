@@ -29,6 +29,7 @@ from collections import defaultdict
 from typing import Any, Iterable, Mapping, Sequence
 
 from graph.formats.lunguage import CHANGE_FIELD, LUNGUAGE_COLUMNS, STATE_STATUS, LunguageRow
+from graph.terms import Source, State
 
 _DEVICE_CATEGORIES = {"device", "tubesandlines"}
 
@@ -64,7 +65,7 @@ def lunguage_rows(mentions: Iterable[Mapping[str, Any]], episodes: Iterable[Mapp
                   for s in e["study_ids"]}
     groups: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
     for m in mentions:
-        own = m["source"] == "lunguage" and m["record"]
+        own = m["source"] == Source.LUNGUAGE and m["record"]
         key = (m["patient_id"], m["study_id"], m["source"], m["record"]) if own else \
             (m["patient_id"], m["study_id"], m["source"], m["record"], m["anatomy"], m["finding"])
         groups[key].append(m)
@@ -76,7 +77,7 @@ def lunguage_rows(mentions: Iterable[Mapping[str, Any]], episodes: Iterable[Mapp
         if not stated:
             continue
         first = stated[0]
-        if first["source"] == "lunguage" and first["record"]:
+        if first["source"] == Source.LUNGUAGE and first["record"]:
             row = _own_row(first, ms, categories)
         else:
             n = counters[first["study_id"]]
@@ -113,7 +114,7 @@ def _derived_row(m: Mapping[str, Any], ms: list[Mapping[str, Any]], n: int, cate
     """A mention of another source: entity group per region and finding, temporal group its derived episode."""
     group = f"{m['anatomy']}|{m['finding']}"
     number = in_episode.get((m["patient_id"], m["anatomy"], m["finding"], m["study_id"]))
-    present = m["polarity"] == "present" and number is not None
+    present = m["polarity"] == State.PRESENT and number is not None
     return {**_common(m, ms, categories), "section": "find", "sent_idx": n, "ent_idx": n,
             "ent": m["term"] or m["finding"], "location": m["anatomy"], "gt_entity_group": group,
             "gt_temporal_group": f"{group}|{number}" if present else ""}

@@ -18,9 +18,11 @@ from typing import Any, Protocol
 from graph.questions.mapping import DiffVqaMapping, mapping
 from graph.questions.templates import DISEASE_ORDER, TYPES, VIEWS
 from graph.store import read_statements as rs
+from graph.terms import POSITIVE_STATES, State
 
 BATCH_PATIENTS = 2000
 """Patients per read when a whole cohort is read (:func:`read_patient_facts`)."""
+_STRICTLY_PRESENT, _ABSENT = frozenset({State.PRESENT}), frozenset({State.ABSENT})
 
 
 class Reader(Protocol):
@@ -64,21 +66,21 @@ class StudyFacts:
 
     def present(self, m: DiffVqaMapping | None = None, strict: bool = False) -> dict[str, list[Observation]]:
         """Official disease name -> its observations that count as present, in the library's order."""
-        return self._named(m, ("present",) if strict else ("present", "uncertain"))
+        return self._named(m, _STRICTLY_PRESENT if strict else POSITIVE_STATES)
 
     def negated(self, m: DiffVqaMapping | None = None, strict: bool = False) -> dict[str, list[Observation]]:
         """Official disease name -> its explicitly negated observations, for names not also present."""
         present = self.present(m, strict)
-        return {k: v for k, v in self._named(m, ("absent",)).items() if k not in present}
+        return {k: v for k, v in self._named(m, _ABSENT).items() if k not in present}
 
-    def _named(self, m: DiffVqaMapping | None, polarities: tuple[str, ...]) -> dict[str, list[Observation]]:
+    def _named(self, m: DiffVqaMapping | None, polarities: frozenset[str]) -> dict[str, list[Observation]]:
         m = m or mapping()
         key = (id(m), polarities)
         if key not in self._named_cache:
             self._named_cache[key] = self._name(m, polarities)
         return self._named_cache[key]
 
-    def _name(self, m: DiffVqaMapping, polarities: tuple[str, ...]) -> dict[str, list[Observation]]:
+    def _name(self, m: DiffVqaMapping, polarities: frozenset[str]) -> dict[str, list[Observation]]:
         out: dict[str, list[Observation]] = defaultdict(list)
         for o in self.observations:
             name = m.disease(o.finding, o.anatomy)

@@ -15,10 +15,11 @@ from typing import Any, Mapping, NamedTuple
 from graph.formats.radgraph import doc_to_records, parse_entities
 from graph.formats.radgraph.doc_mapping import DocStudy
 from graph.records import InputError
+from graph.terms import POSITIVE_STATES, Change
 from graph.vocabulary import Vocabulary
 
 #: the changes scored (cxrkg's progression classes, and RadGraph2's device repositioning)
-SCORED_CHANGES = ("new", "worsened", "improved", "no change", "resolved", "repositioned")
+SCORED_CHANGES = tuple(Change)
 
 #: Words and phrases that refer to a prior study or an interval (cxrkg's list, after the issue's examples:
 #: "compared with the prior", "again seen", "interval", "unchanged", "new"); any stated change counts too.
@@ -75,7 +76,7 @@ def read_annotation(doc: Mapping[str, Any], vocab: Vocabulary, key: str = "repor
         raise InputError("annotation", key, "text", "missing or not text")
     entities = parse_entities(key, doc.get("entities"), "annotation", vocab)
     _, mentions = doc_to_records(key, text, entities, DocStudy("scored", "scored"), "annotation", vocab)
-    positive = frozenset(m.finding for m in mentions if m.polarity in ("present", "uncertain"))
+    positive = frozenset(m.finding for m in mentions if m.polarity in POSITIVE_STATES)
     seen: dict[tuple[str, str], StatedChange] = {}
     for m in mentions:
         if m.change in SCORED_CHANGES and (m.finding, m.change) not in seen:

@@ -137,7 +137,7 @@ def score_aligned(items: Sequence[tuple[str, str, str]], facts: Mapping[str, Stu
 class ReportScorer:
     """The figures as a reward: the graph's facts of a cohort held in memory, a batch scored per call.
 
-    >>> scorer = ReportScorer(cohort_facts(store), get_extractor("rules"))  # doctest: +SKIP
+    >>> scorer = ReportScorer(cohort_facts(store), EXTRACTORS["rules"]())  # doctest: +SKIP
     >>> [s.changes_contradicted for s in scorer(["50414267"], ["New left effusion."])]  # doctest: +SKIP
     [1]
 

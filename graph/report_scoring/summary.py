@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from graph.bootstrap import cluster_bootstrap
 from graph.report_scoring.chexpert import chexpert_map, corpus_f1
 from graph.report_scoring.score import StudyResult
 from graph.report_scoring.temporal import SUPPORTED
@@ -18,7 +19,6 @@ from graph.report_scoring.temporal import SUPPORTED
 MEAN_FIGURES = ("f1radgraph_simple", "f1radgraph_partial", "f1radgraph_complete", "finding_f1", "has_prior",
                 "prior_reference", "hallucinated_prior", "changes_stated", "changes_supported",
                 "changes_contradicted", "changes_unverifiable", "changes_omitted")
-BOOTSTRAP_RESAMPLES = 2000
 #: The gold sets the extractors' change recall was measured on, and when: the temporal figures are only as good
 #: as the extractor's reading of change language, so the summary names both. A measurement, not a figure of
 #: this run: tests/unit/test_report_scoring.py reruns :func:`graph.extract.eval.gold_eval.evaluate_gold` and
@@ -40,26 +40,18 @@ def change_recall_note(extractor: str) -> str:
     return f"change recall {splits}, on {CHANGE_RECALL_GOLD}, measured {CHANGE_RECALL_MEASURED}"
 
 
-#: resamples drawn at once: all 2,000 at once take 5.7 s on 10,000 values (the memory of 20 million draws), 100 at
-#: once 0.3 s, the same interval
-BOOTSTRAP_BATCH = 100
-
-
 def mean_interval(values: Sequence[float], seed: int = 0) -> tuple[float, float, float]:
-    """(mean, low, high): the mean and its 95 % percentile bootstrap interval (scipy.stats.bootstrap,
-    ``BOOTSTRAP_RESAMPLES`` resamples in batches of ``BOOTSTRAP_BATCH``, seeded); the interval is the mean itself for fewer than two values or
-    values all equal; (nan, nan, nan) for none."""
-    from scipy.stats import bootstrap
-
+    """(mean, low, high): the mean and its 95 % percentile bootstrap interval over the values (one per study;
+    :func:`graph.bootstrap.cluster_bootstrap`, :data:`graph.bootstrap.DRAWS` draws, seeded); the interval is the
+    mean itself for fewer than two values or values all equal; (nan, nan, nan) for none."""
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return float("nan"), float("nan"), float("nan")
     mean = float(data.mean())
     if data.size < 2 or np.all(data == data[0]):
         return mean, mean, mean
-    res = bootstrap((data,), np.mean, confidence_level=0.95, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
-                    batch=BOOTSTRAP_BATCH, random_state=np.random.default_rng(seed))
-    return mean, float(res.confidence_interval.low), float(res.confidence_interval.high)
+    low, high = cluster_bootstrap(data.size, lambda w: w @ data / data.size, seed=seed).interval()
+    return mean, low, high
 
 
 def ratio(num: int, den: int) -> float | None:
@@ -69,23 +61,19 @@ def ratio(num: int, den: int) -> float | None:
 
 def ratio_interval(nums: Sequence[int], dens: Sequence[int], seed: int = 0) -> tuple[int, int, float | None, float | None, float | None]:
     """(sum of nums, sum of dens, their ratio, low, high): a corpus ratio such as temporal precision (supported
-    / stated over all studies) with its 95 % percentile bootstrap interval over studies (scipy.stats.bootstrap,
-    studies resampled with their numerator and denominator paired; a resample without a denominator counts 0).
-    The ratio and interval are None when the denominators sum to 0; the interval is the ratio for fewer than
-    two studies with a denominator."""
-    from scipy.stats import bootstrap
-
+    / stated over all studies) with its 95 % percentile bootstrap interval over studies
+    (:func:`graph.bootstrap.cluster_bootstrap`: studies resampled with their numerator and denominator paired; a
+    draw without a denominator counts 0). The ratio and interval are None when the denominators sum to 0; the
+    interval is the ratio for fewer than two studies with a denominator."""
     num, den = int(sum(nums)), int(sum(dens))
     if not den:
         return num, den, None, None, None
     value = num / den
     if sum(1 for d in dens if d) < 2:
         return num, den, value, value, value
-    res = bootstrap((np.asarray(nums, dtype=float), np.asarray(dens, dtype=float)),
-                    lambda n, d, axis: np.sum(n, axis=axis) / np.maximum(np.sum(d, axis=axis), 1e-300),
-                    paired=True, vectorized=True, confidence_level=0.95, n_resamples=BOOTSTRAP_RESAMPLES,
-                    method="percentile", batch=BOOTSTRAP_BATCH, random_state=np.random.default_rng(seed))
-    return num, den, value, float(res.confidence_interval.low), float(res.confidence_interval.high)
+    n, d = np.asarray(nums, dtype=float), np.asarray(dens, dtype=float)
+    low, high = cluster_bootstrap(len(n), lambda w: w @ n / max(w @ d, 1e-300), seed=seed).interval()
+    return num, den, value, low, high
 
 
 @dataclass

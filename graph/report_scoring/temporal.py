@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import NamedTuple, Sequence
 
 from graph.longitudinal.events import changes_agree
-from graph.records import SOURCE_IMAGENOME, SOURCE_LUNGUAGE, SOURCE_RADGRAPH
 from graph.report_scoring.facts import GraphChange, StudyFacts
 from graph.report_scoring.reading import SCORED_CHANGES, ReportReading, StatedChange
+from graph.terms import Source, State
 
 SUPPORTED, CONTRADICTED, UNVERIFIABLE = "supported", "contradicted", "unverifiable"
 
@@ -82,7 +82,7 @@ def judge(change: StatedChange, facts: StudyFacts) -> Verdict:
         return Verdict(change, SUPPORTED, f"{words}; {states}")
     if any(ok is False for _, ok in votes):
         return Verdict(change, CONTRADICTED, f"{words}; {states}")
-    if before == "absent" and now == "absent":
+    if before == State.ABSENT and now == State.ABSENT:
         return Verdict(change, CONTRADICTED, states)
     return Verdict(change, UNVERIFIABLE, f"{words + '; ' if words else ''}{states}")
 
@@ -90,8 +90,8 @@ def judge(change: StatedChange, facts: StudyFacts) -> Verdict:
 #: the sources whose stated changes give a stored report's changes, first that states any for a finding:
 #: RadGraph2 and Lunguage label the change on the report's own words, Chest ImaGenome's comparisons are
 #: sentence-level relations of its rule-based pipeline (its silver set's noise: Wu et al. 2021)
-REFERENCE_SOURCES = (SOURCE_RADGRAPH, SOURCE_LUNGUAGE, SOURCE_IMAGENOME)
-_SOURCE_RANK = {s: n for n, s in enumerate(REFERENCE_SOURCES)}
+REFERENCE_SOURCES = (Source.RADGRAPH, Source.LUNGUAGE, Source.CHEST_IMAGENOME)
+_SOURCE_RANK: dict[str, int] = {s: n for n, s in enumerate(REFERENCE_SOURCES)}
 
 
 def stated_reference_changes(facts: StudyFacts) -> tuple[StatedChange, ...]:

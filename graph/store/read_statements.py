@@ -98,6 +98,18 @@ def count_orphans(label: str) -> str:
     return f"MATCH (n:`{label}`) WHERE NOT (n)--() RETURN count(n) AS n"
 
 
+def values_outside(name: str, relationship: bool = False) -> str:
+    """The stored values of a label's (or relationship type's) enumerated properties that are not among their
+    allowed values, in one pass over its nodes (relationships): a row ``(property, values)`` per property
+    that holds any, at most ten of them each. Parameter ``$checks``: ``[{property, array, allowed}]``
+    (``array``: a string[] property, whose every element is checked)."""
+    match = f"MATCH ()-[n:`{name}`]->()" if relationship else f"MATCH (n:`{name}`)"
+    return (f"{match} UNWIND $checks AS c WITH c, n[c.property] AS value WHERE value IS NOT NULL "
+            "UNWIND CASE WHEN c.array THEN value ELSE [value] END AS v "
+            "WITH c.property AS property, v WHERE NOT v IN c.allowed "
+            "WITH property, collect(DISTINCT v) AS values RETURN property, values[..10] AS values ORDER BY property")
+
+
 # --- bulk load and graph comparison ---------------------------------------------------------------
 # Whether the database holds anything beyond the vocabulary (what a bulk import would overwrite).
 HOLDS_DATA = "RETURN EXISTS { MATCH (n) WHERE NOT (n:Anatomy OR n:Finding) } AS holds_data"

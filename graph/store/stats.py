@@ -53,11 +53,13 @@ def graph_stats(store: GraphStore | QueryApiReader) -> dict[str, Any]:
 
 def schema_drift(store: GraphStore | QueryApiReader) -> list[str]:
     """What the graph holds that graph/schema.yaml does not declare: ``"Label.property"``,
-    ``"TYPE.property"``, ``"label Label"`` or ``"relationship type TYPE"``, sorted (empty: no drift). A
-    property of the model, written later or bookkeeping (:meth:`graph.schema.GraphSchema.declared`) is
-    declared. Reads every node and relationship (``db.schema.nodeTypeProperties()``,
-    ``db.schema.relTypeProperties()``)."""
-    from graph.schema import graph_schema  # YAML and pydantic: only for the checks, not for the counts
+    ``"TYPE.property"``, ``"label Label"``, ``"relationship type TYPE"``, and a stored value of an enumerated
+    property outside its ``values`` (``"Mention.source = 'rules'"``, one entry per value, at most ten per
+    property), sorted (empty: no drift). A property of the model, written later or bookkeeping
+    (:meth:`graph.schema.GraphSchema.declared`) is declared. Reads every node and relationship
+    (``db.schema.nodeTypeProperties()``, ``db.schema.relTypeProperties()``, and one pass over each label and
+    type with enumerated properties)."""
+    from graph.schema import STRINGS, graph_schema  # YAML and pydantic: only for the checks, not for the counts
 
     schema = graph_schema()
     found: set[str] = set()
@@ -73,4 +75,13 @@ def schema_drift(store: GraphStore | QueryApiReader) -> list[str]:
             found.add(f"relationship type {rel_type}")
         elif r["property"] is not None and r["property"] not in schema.declared(rel_type):
             found.add(f"{rel_type}.{r['property']}")
+    for name in (*schema.nodes, *schema.relationships):
+        if not (enumerated := schema.enumerated(name)):
+            continue
+        types = (schema.nodes.get(name) or schema.relationships[name]).all_properties()
+        checks = [{"property": p, "array": types[p] == STRINGS, "allowed": sorted(allowed)}
+                  for p, allowed in enumerated.items()]
+        statement = rs.values_outside(name, relationship=name in schema.relationships)
+        for r in store.read(statement, checks=checks):
+            found.update(f"{name}.{r['property']} = {v!r}" for v in r["values"])
     return sorted(found)

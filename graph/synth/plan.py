@@ -20,6 +20,7 @@ from graph.synth.tables import (
     R,
     _tables,
 )
+from graph.terms import State
 
 
 @dataclass
@@ -113,13 +114,13 @@ def _present_statement(rng: random.Random, finding: str, site: str, side: str | 
             stated = change if device else _noisy_change(rng, change)
             if device and change == "no change" and rng.random() < 0.08:
                 stated = "repositioned"
-    polarity = "present"
+    polarity = State.PRESENT
     if sparse:
         pass
     elif stated is None and finding in ("consolidation", "pneumonia") and rng.random() < 0.1:
-        polarity = "uncertain"
+        polarity = State.UNCERTAIN
     elif stated == "resolved":  # label noise on an improving finding: spoken as resolved
-        polarity = "absent"
+        polarity = State.ABSENT
     return _Stmt(finding, site, side, regions, polarity, _noisy_severity(rng, now, _FORMS[finding][2]), stated)
 
 
@@ -129,7 +130,7 @@ def _resolution_statement(rng: random.Random, finding: str, site: str, side: str
     if not (compare and rng.random() < 0.55):
         return None
     stated = "resolved" if finding in _DEVICES else _noisy_change(rng, "resolved")
-    return _Stmt(finding, site, side, regions, "absent" if stated == "resolved" else "present", 0, stated)
+    return _Stmt(finding, site, side, regions, State.ABSENT if stated == "resolved" else State.PRESENT, 0, stated)
 
 
 def _imagenome_labels(rng: random.Random, st: _Stmt) -> None:
@@ -170,7 +171,7 @@ def _plan(rng: random.Random, cur: list[int], prior: list[int] | None, compare: 
 
     # "opacity ... may reflect atelectasis or pneumonia": fold hedged findings into an opacity statement
     for st in [] if sparse else stmts:
-        if st.finding == "lung opacity" and st.site == "lower" and st.polarity == "present" and \
+        if st.finding == "lung opacity" and st.site == "lower" and st.polarity == State.PRESENT and \
                 st.change in (None, "no change", "worsened", "improved", "new") and rng.random() < 0.25:
             st.combo = ("atelectasis", "pneumonia")
             stmts[:] = [o for o in stmts if not (o.finding in st.combo and o.regions == st.regions and o.change is None)]
@@ -186,5 +187,5 @@ def _plan(rng: random.Random, cur: list[int], prior: list[int] | None, compare: 
                                             ("consolidation", 0.35), ("pulmonary edema/hazy opacity", 0.25)):
         if absent_now[finding] and finding not in mentioned and rng.random() < prob:
             regions = v.default_regions(finding, None)
-            stmts.append(_Stmt(finding, "none", None, regions, "absent", 0, None))
+            stmts.append(_Stmt(finding, "none", None, regions, State.ABSENT, 0, None))
     return stmts

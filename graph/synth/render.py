@@ -26,6 +26,10 @@ from graph.synth.tables import (
     _check,
     _tables,
 )
+from graph.terms import State
+
+#: a statement's polarity -> the RadGraph v1 label of its observation
+_OBS_LABEL: dict[str, str] = {State.PRESENT: "OBS-DP", State.ABSENT: "OBS-DA", State.UNCERTAIN: "OBS-U"}
 
 
 class _Sentence:
@@ -143,7 +147,7 @@ class _Renderer:
         """Adds ``[severity] [modifier] [anatomy] observation [anatomy]``; returns (obs id, anatomy head, plural)."""
         rng = self.rng
         forms, plural_form, _, _, mods = _FORMS[st.finding]
-        label = {"present": "OBS-DP", "absent": "OBS-DA", "uncertain": "OBS-U"}[st.polarity]
+        label = _OBS_LABEL[st.polarity]
         obs_text = plural_form if st.side == "bilateral" and plural_form else rng.choice(forms)
         if st.finding in UNKNOWN_FORMS and rng.random() < 0.05:
             obs_text = UNKNOWN_FORMS[st.finding]
@@ -206,14 +210,14 @@ class _Renderer:
         s = _Sentence()
         f = st.finding
         count = _FORMS[f][3]
-        if st.polarity == "absent" and st.change is None:
+        if st.polarity == State.ABSENT and st.change is None:
             s.w(rng.choice(("no", "no", "there is no")) if f != "pneumonia" else "no evidence of")
             self.noun_phrase(s, st, severity=False)
             s.w(".")
             return s
         if f in _DEVICES:
             return self.device(s, st)
-        if st.polarity == "uncertain":
+        if st.polarity == State.UNCERTAIN:
             if rng.random() < 0.6:
                 s.w("possible")
                 self.noun_phrase(s, st)
@@ -437,8 +441,8 @@ def _render_report(rng: random.Random, stmts: list[_Stmt], has_prior: bool, comp
     header("FINDINGS :")
     lung_findings = any(cur[_IX[k]] for k in TRACKED if k[0] in ("lung opacity", "consolidation", "pneumonia",
                                                                   "pulmonary edema/hazy opacity", "atelectasis"))
-    negs = [st for st in stmts if st.polarity == "absent" and st.change is None]
-    others = [st for st in stmts if not (st.polarity == "absent" and st.change is None)]
+    negs = [st for st in stmts if st.polarity == State.ABSENT and st.change is None]
+    others = [st for st in stmts if not (st.polarity == State.ABSENT and st.change is None)]
     for st in others:
         emit(rend.statement(st), [st])
     if len(negs) >= 2 and rng.random() < 0.5:
@@ -454,7 +458,7 @@ def _render_report(rng: random.Random, stmts: list[_Stmt], has_prior: bool, comp
         emit(_normal_sentence("osseous structures", "are", "unremarkable"), [])
 
     header("IMPRESSION :")
-    key = [st for st in others if st.polarity == "present" and st.finding not in _DEVICES + _CHRONIC
+    key = [st for st in others if st.polarity == State.PRESENT and st.finding not in _DEVICES + _CHRONIC
            and (st.severity >= 2 or st.change in ("new", "worsened"))]
     if key:
         for st in key[:2]:

@@ -9,6 +9,7 @@ from graph.synth.plan import _Stmt
 from graph.synth.render import _Rendered
 from graph.synth.simulate import _Study
 from graph.synth.tables import _CHRONIC, _PREDICATE, _TEXTURE, _tables
+from graph.terms import State
 
 
 def _objects(rng: random.Random, image_id: str, rows: int, cols: int, planted: Planted) -> list[dict]:
@@ -99,13 +100,13 @@ def _add_phrase(e: dict, sts: list[_Stmt], words: dict[int, str], text: str, phr
         labels.append(_label(st.finding, st.polarity))
         ids.append(_cui(st.finding))
         for extra in st.combo:
-            labels.append(_label(extra, "present"))
+            labels.append(_label(extra, State.PRESENT))
             ids.append(_cui(extra))
         if st.imagenome:
             comp.extend(f"comparison|yes|{c}" for c in st.imagenome)
         if id(st) in words:
             sev.append(f"severity|yes|{words[id(st)]}")
-        if st.finding in _TEXTURE and st.polarity != "absent":
+        if st.finding in _TEXTURE and st.polarity != State.ABSENT:
             tex.append(f"texture|yes|{_TEXTURE[st.finding]}")
         if st.finding in _CHRONIC:
             tmp.append("temporal|yes|chronic")
@@ -135,7 +136,7 @@ def _comparison(relationship_id: str, st: _Stmt, text: str, region: str, image_i
         "relationship_names": [f"comparison|yes|{c}" for c in changes],
         "relationship_contexts": [1.0] * len(changes),
         "phrase": text,
-        "attributes": [_label(st.finding, "present")],
+        "attributes": [_label(st.finding, State.PRESENT)],
         "bbox_name": region,
         "subject_id": f"{image_id}_{region}",
         "object_id": f"{prior_image}_{region}",

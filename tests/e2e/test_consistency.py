@@ -117,3 +117,18 @@ def test_stats_names_a_property_or_label_the_schema_lacks_and_not_the_declared_b
     assert out["consistent"] is False
     result = runner.invoke(app, ["stats"])
     assert result.exit_code == 4 and "schema drift" in result.output and "Study.colour" in result.output
+
+
+def test_stats_names_stored_values_outside_a_property_s_values(three_studies):
+    with three_studies.driver.session() as session:
+        # what another tool might write: a source cxrkg never writes, an array element, a relationship's value
+        session.run("MATCH (m:Mention) WITH m LIMIT 1 SET m.source = 'rules'").consume()
+        session.run("MATCH (o:Observation {observation_id: $o2}) SET o.sources = o.sources + 'my_labeler'",
+                    o2=OBS[2]).consume()
+        session.run("MATCH ()-[r:PROGRESSION]->() WITH r LIMIT 1 SET r.change = 'better'").consume()
+    result = runner.invoke(app, ["stats", "--format", "json"])
+    assert result.exit_code == 4, result.output
+    assert json.loads(result.stdout)["schema_drift"] == [
+        "Mention.source = 'rules'", "Observation.sources = 'my_labeler'", "PROGRESSION.change = 'better'"]
+    result = runner.invoke(app, ["stats"])
+    assert result.exit_code == 4 and "Mention.source = 'rules'" in result.output

@@ -183,3 +183,56 @@ def test_every_property_a_statement_writes_is_declared_bookkeeping_included():
     declared = set().union(*(schema.declared(n) for n in [*schema.nodes, *schema.relationships]))
     assert {"_created", "_lock", "link_pending", "study_order"} <= written
     assert written <= declared, sorted(written - declared)
+
+
+def test_the_enumerated_properties_list_the_words_the_code_writes():
+    from graph.ingest.plan import LUNGUAGE, RADGRAPH, SCENE_GRAPH
+    from graph.longitudinal.events import NO_LONGER_MENTIONED, PERSISTENT, RULES
+    from graph.terms import POLARITIES, PROGRESSION_CLASSES, STATED_SOURCES, Change, Source, State
+    from graph.vocabulary import FINDING_CATEGORIES
+
+    schema = graph_schema()
+    mention, observation, edge = schema.enumerated("Mention"), schema.enumerated("Observation"), \
+        schema.enumerated("PROGRESSION")
+    assert mention["polarity"] == observation["polarity"] == set(POLARITIES)
+    assert observation["state"] == schema.enumerated("StudyFinding")["state"] == edge["prior_state"] == set(State)
+    assert mention["source"] == observation["sources"] == schema.enumerated("Episode")["sources"] \
+        == set(STATED_SOURCES)
+    assert edge["source"] == set(Source) and observation["onset_sources"] == {*STATED_SOURCES, Source.PRESENCE}
+    assert mention["change"] == observation["stated_changes"] == set(Change)
+    assert edge["change"] == {*Change, PERSISTENT, NO_LONGER_MENTIONED} and edge["rule"] == set(RULES)
+    assert edge["classes"] == set(PROGRESSION_CLASSES)
+    assert schema.enumerated("SourceFile")["format"] == {SCENE_GRAPH, RADGRAPH, LUNGUAGE}
+    assert schema.enumerated("Finding")["category"] == FINDING_CATEGORIES
+    assert schema.enumerated("Report")["source"] == {Source.RADGRAPH, Source.LUNGUAGE}
+
+
+def test_a_row_value_outside_a_property_s_values_is_refused_by_both_loaders_checks():
+    schema = graph_schema()
+    with pytest.raises(SchemaError, match=r"Mention mention_id 'm1': property 'source' holds 'rules', which is not "
+                                          r"one of its values in graph/schema\.yaml \(chest_imagenome, radgraph"):
+        schema.check_row("Mention", mention_props(_mention(source="rules")))
+    with pytest.raises(SchemaError, match=r"Observation row: property 'sources' holds 'rules', "):
+        schema.check_row("Observation", {"observation_id": "o1", "sources": ["radgraph", "rules"]}, where="row")
+    schema.check_row("Observation", {"observation_id": "o1", "sources": ["radgraph", "lunguage"]})
+    # the batch check of both loaders: one set of values per property, the row named when one is outside
+    with pytest.raises(SchemaError, match=r"Mention mention_id 'm1': property 'polarity' holds 'maybe'"):
+        batch_rows([ParsedFile("a.json", studies=[StudyRecord("s1", "p1", None, "r1")],
+                               mentions=[_mention(polarity="maybe")])])
+    assert batch_rows([ParsedFile("a.json", mentions=[_mention(polarity="uncertain", change="no change")])])
+
+
+def test_values_belong_to_string_properties_and_are_listed_once(tmp_path):
+    def on_long(d):
+        d["nodes"]["Study"]["properties"]["study_order"]["values"] = ["1", "2"]
+
+    with pytest.raises(SchemaError, match=r"study_order.*values are for string and string\[\] properties, not long"):
+        load_schema(_edited(tmp_path, on_long))
+
+    def twice(d):
+        d["nodes"]["Mention"]["properties"]["polarity"]["values"] = ["present", "present"]
+
+    with pytest.raises(SchemaError, match=r"polarity.*values must list each allowed value once"):
+        load_schema(_edited(tmp_path, twice))
+    assert "`polarity` string: present, uncertain or absent, as stated (one of `present`, `uncertain`, `absent`)" \
+        in markdown()

@@ -22,7 +22,7 @@ from graph.formats.lunguage import (
 from graph.ingest import discover, parse_files
 from graph.ingest.lunguage import lunguage_key, parse_lunguage
 from graph.longitudinal.sequential_reports import lunguage_rows
-from graph.records import SOURCE_LUNGUAGE
+from graph.terms import Source
 from graph.vocabulary import vocabulary
 
 
@@ -33,7 +33,7 @@ def test_rows_become_mentions_with_state_changes_groups_and_history_apart(tmp_pa
     pf = parse_lunguage(path, vocabulary())
     assert pf.rejections == [] and pf.unmapped_terms == []
     assert {s.study_id for s in pf.studies} == {r.study_id for r in rows}
-    assert all(m.source == SOURCE_LUNGUAGE and m.section != "hist" for m in pf.mentions)
+    assert all(m.source == Source.LUNGUAGE and m.section != "hist" for m in pf.mentions)
     assert {m.polarity for m in pf.mentions} == {"present", "absent", "uncertain", None}
     assert {m.change for m in pf.mentions} >= {"new", None}
     assert all(m.entity_group for m in pf.mentions) and any(m.temporal_group for m in pf.mentions)

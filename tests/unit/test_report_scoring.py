@@ -307,13 +307,13 @@ def test_baselines_from_the_graph():
 
 @pytest.mark.extract
 def test_the_reward_scores_a_batch_with_repeated_studies():
-    from graph.extract.pipeline import get_extractor
+    from graph.extract.pipeline import EXTRACTORS
     from graph.report_scoring.score import ReportScorer
 
     worsened = {EFF: (GraphChange("worsened", "stated", "radgraph"),)}
     facts = {"s2": _facts(worsened, {EFF: "present"}, {EFF: "present"})._replace(report="Left pleural effusion has increased."),
              "s3": _facts()._replace(study_id="s3", report=None)}
-    scorer = ReportScorer(facts, get_extractor("rules"))
+    scorer = ReportScorer(facts, EXTRACTORS["rules"]())
     texts = ["The left pleural effusion has improved.", "The left pleural effusion is larger, increased.", "x", "y"]
     scores = scorer(["s2", "s2", "s3", "nope"], texts)
     assert scores[2] is None and scores[3] is None  # no stored report; not in the facts

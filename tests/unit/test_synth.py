@@ -23,7 +23,8 @@ from graph.formats.radgraph import parse_radgraph
 from graph.formats.scene_graph import parse_scene_graph
 from graph.records import InputError
 from graph.synth import EMBEDDING_DIM, MALFORMED_KINDS, TRACKED, write_cohort
-from graph.vocabulary import PROGRESSION_CLASSES, vocabulary
+from graph.terms import PROGRESSION_CLASSES
+from graph.vocabulary import vocabulary
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 11

@@ -27,10 +27,11 @@ from graph.datasets.nih.convert import synthetic_study_datetime
 from graph.store import GraphStore
 from graph.store import read_statements as rs
 from graph.store.queries import get_query, run_named
+from graph.terms import Change, State
 
-_EVENT_COLUMN = {"new": "onset", "resolved": "resolution", "no longer mentioned": "no_longer_mentioned",
+_EVENT_COLUMN = {Change.NEW: "onset", Change.RESOLVED: "resolution", "no longer mentioned": "no_longer_mentioned",
                  "persistent": "persistence"}
-_ONSET_PRIOR = {"absent": "onset_after_absent", "not_mentioned": "onset_after_unmentioned"}
+_ONSET_PRIOR = {State.ABSENT: "onset_after_absent", State.NOT_MENTIONED: "onset_after_unmentioned"}
 
 
 @dataclass
@@ -57,11 +58,11 @@ def graph_counts(store: GraphStore, patient_ids: list[str]) -> pd.DataFrame:
 
     params = {"patient_ids": patient_ids, "findings": list(FINDINGS)}
     for r in store.read(rs.STUDY_STATE_COUNTS, **params):
-        if r["state"] in ("present", "absent"):
+        if r["state"] in (State.PRESENT, State.ABSENT):
             cell(r)[r["state"]] += r["n"]
     for r in store.read(rs.DERIVED_STUDY_EVENT_COUNTS, **params):
         cell(r)[_EVENT_COLUMN[r["change"]]] += r["n"]
-        if r["change"] == "new" and r["prior_state"] in _ONSET_PRIOR:
+        if r["change"] == Change.NEW and r["prior_state"] in _ONSET_PRIOR:
             cell(r)[_ONSET_PRIOR[r["prior_state"]]] += r["n"]
     return pd.DataFrame([{"finding": f, "year": y, **c} for (f, y), c in cells.items()], columns=list(COUNT_COLUMNS))
 

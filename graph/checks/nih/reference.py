@@ -40,8 +40,9 @@ from graph.datasets.nih.convert import (
     read_tables,
     synthetic_study_datetime,
 )
+from graph.terms import State
 
-PRESENT, ABSENT, NOT_MENTIONED = "present", "absent", "not_mentioned"
+PRESENT, ABSENT, NOT_MENTIONED = State.PRESENT, State.ABSENT, State.NOT_MENTIONED
 ONSET, RESOLUTION, NO_LONGER_MENTIONED, PERSISTENCE = "onset", "resolution", "no_longer_mentioned", "persistence"
 NO_FINDING = "No Finding"
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from graph.terms import Source
 from graph.vocabulary import Vocabulary, VocabularyError
 
-SOURCE_TEXT = "nih_chestxray14"
-SOURCE_GOOGLE = "nih_google2019"
+SOURCE_TEXT, SOURCE_GOOGLE = Source.NIH_CHESTXRAY14, Source.NIH_GOOGLE2019
 
 NO_FINDING = "No Finding"
 GOOGLE_POLARITY = {"YES": "yes", "NO": "no"}

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from graph.datasets.iu import IUReport
+from graph.terms import State
 from graph.vocabulary import Vocabulary, normalise_phrase, vocabulary
 
 #: target -> (MeSH major terms, cxrkg vocabulary findings, required substring of the span or None)
@@ -199,7 +200,7 @@ def predicted_sides(doc: dict, target: str, v: Vocabulary) -> set[str]:
     _, mentions = doc_to_records("doc", doc["text"], ents, DocStudy("p", "s"), "eval", v)
     out: set[str] = set()
     for m in mentions:
-        if m.polarity == "present" and m.finding in findings:
+        if m.polarity == State.PRESENT and m.finding in findings:
             side = v.regions[m.anatomy].side if m.anatomy in v.regions else None
             if side in ("left", "right"):
                 out.add(side)

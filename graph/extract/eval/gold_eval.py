@@ -49,13 +49,14 @@ from typing import Iterable, Mapping, Sequence
 from graph.datasets.iu import IUReport
 from graph.errors import CxrkgError
 from graph.extract.eval.evaluate import CHANGE_CLASSES, NEGATION_WORDS, sentence_tokens
+from graph.terms import POLARITIES, State
 from graph.vocabulary import Vocabulary, ancestors, normalise_phrase, vocabulary
 
 GOLD_DIR = Path(__file__).resolve().parent / "gold"
 #: The gold files, read together: the first five sets (all ``dev`` now) and the sixth, blind ``held-out`` set.
 GOLD_FILES: tuple[Path, ...] = tuple(GOLD_DIR / f"iu_sentences{n}.json" for n in ("", "_2", "_3", "_4", "_5", "_6"))
 SPLITS = ("dev", "held-out")
-ASSERTIONS = ("present", "absent", "uncertain")
+ASSERTIONS = (State.PRESENT, State.ABSENT, State.UNCERTAIN)
 LATERALITIES = ("left", "right", "bilateral", "none")
 
 #: The baseline's change words (lower-case, whole words) -> RadGraph2 change class.
@@ -219,7 +220,8 @@ def _referred(doc_key: str, ents: Mapping, mentions: list, sent_of: list[int]) -
     """Sentence number -> the mentions of earlier sentences that a change cue in it modifies (a refer-back:
     "These are stable." after "Left-sided pacemaker."). A mention is tied to its observation entity through
     its id, which ingestion derives from the entity id (:func:`graph.records.stable_id`)."""
-    from graph.records import SOURCE_RADGRAPH, stable_id
+    from graph.records import stable_id
+    from graph.terms import Source
 
     last = len(sent_of) - 1
     out: dict[int, list] = defaultdict(list)
@@ -230,11 +232,11 @@ def _referred(doc_key: str, ents: Mapping, mentions: list, sent_of: list[int]) -
             if obs.kind != "OBS" or sent_of[min(obs.start, last)] == n:
                 continue
             out[n] += [m for m in mentions if m.mention_id == stable_id(
-                SOURCE_RADGRAPH, m.study_id, doc_key, m.anatomy, m.finding, obs.eid)]
+                Source.RADGRAPH, m.study_id, doc_key, m.anatomy, m.finding, obs.eid)]
     return out
 
 
-_ASSERTION_RANK = {"present": 0, "uncertain": 1, "absent": 2}
+_ASSERTION_RANK: dict[str, int] = {s: n for n, s in enumerate(POLARITIES)}
 #: regions whose side names a heart chamber, not a side of the body (the guide's §5: "leads ending in the
 #: right atrium" state no laterality)
 _CHAMBERS = {"right atrium"}

@@ -14,7 +14,8 @@ from itertools import pairwise
 
 from graph.formats.radgraph.doc_mapping import DocStudy
 from graph.formats.radgraph.entities import Entity
-from graph.records import SOURCE_RADGRAPH, MentionRecord, ReportRecord, joined_id, record_maker
+from graph.records import MentionRecord, ReportRecord, joined_id, record_maker
+from graph.terms import Source, State
 from graph.vocabulary import Vocabulary, normalise_phrase, normalise_region_phrase
 
 #: Report section headers recognised in tokenized text (``FINDINGS :`` or ``FINDINGS:``), MIMIC-CXR's and
@@ -125,7 +126,7 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
     known = vocab.memo("radgraph observation")  # _observation_key -> _observation
     mentions: list[MentionRecord] = []
     unmapped: list[str] = []
-    id_prefix = f"{SOURCE_RADGRAPH}|{study.study_id}|{doc_key}|"  # stable_id(source, study, doc_key, region, ..)
+    id_prefix = f"{Source.RADGRAPH}|{study.study_id}|{doc_key}|"  # stable_id(source, study, doc_key, region, ..)
     for obs in entities.values():
         if obs.kind != "OBS":
             continue
@@ -154,10 +155,10 @@ def doc_to_records(doc_key: str, text: str, entities: dict[str, Entity], study: 
             mentions.append(_mention(  # every MentionRecord field, in its order
                 joined_id(f"{id_prefix}{region}|{finding}|{obs.eid}"),
                 study.study_id, region, finding, polarity, severity[1], severity[0],  # .. severity_score
-                change, change_label, None, evidence, SOURCE_RADGRAPH, file, doc_key, section, sentence_id,
+                change, change_label, None, evidence, Source.RADGRAPH, file, doc_key, section, sentence_id,
                 (), (), (), side, None, None, None,  # no cues; side; term, entity_group, temporal_group
             ))
-    report = _report(doc_key, study.study_id, text, SOURCE_RADGRAPH, tuple(unmapped))
+    report = _report(doc_key, study.study_id, text, Source.RADGRAPH, tuple(unmapped))
     return report, mentions
 
 
@@ -241,7 +242,7 @@ def _normal_stated(obs: Entity, targets: list[Entity], absences: dict[str, str],
 
 #: a normal statement's polarity -> the polarity of the absences it states; a denied normal ("the lungs
 #: are not clear") states no specific finding
-_NORMAL_POLARITY = {"present": "absent", "uncertain": "uncertain"}
+_NORMAL_POLARITY: dict[str, str] = {State.PRESENT: State.ABSENT, State.UNCERTAIN: State.UNCERTAIN}
 
 
 def _normal_absences(obs: Entity, anatomy_ents: list[Entity], incoming: dict[str, list[tuple[str, Entity]]],

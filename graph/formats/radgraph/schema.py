@@ -22,14 +22,16 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any, Iterator, Mapping
 
+from graph.terms import State
+
 #: RadGraph v1's entity labels -> (kind, polarity): anatomy definitely present, observation definitely present,
 #: uncertain, definitely absent
-V1_LABELS = {"ANAT-DP": ("ANAT", "present"), "OBS-DP": ("OBS", "present"), "OBS-U": ("OBS", "uncertain"),
-             "OBS-DA": ("OBS", "absent")}
+V1_LABELS = {"ANAT-DP": ("ANAT", State.PRESENT), "OBS-DP": ("OBS", State.PRESENT), "OBS-U": ("OBS", State.UNCERTAIN),
+             "OBS-DA": ("OBS", State.ABSENT)}
 #: the ``radgraph`` package's / RadGraph-XL's spelling (``Observation::measurement::definitely absent``): its
 #: first part -> kind, and its last part, the assertion -> polarity
 XL_KINDS = {"Anatomy": "ANAT", "Observation": "OBS"}
-XL_ASSERTIONS = {"definitely present": "present", "definitely absent": "absent", "uncertain": "uncertain"}
+XL_ASSERTIONS = {"definitely present": State.PRESENT, "definitely absent": State.ABSENT, "uncertain": State.UNCERTAIN}
 #: RadGraph2's change labels: the eight change leaves of its label taxonomy (Khanna, Dejl et al. 2023)
 CHANGE_LABELS = frozenset({"CHAN-NC", "CHAN-CON-AP", "CHAN-CON-WOR", "CHAN-CON-IMP", "CHAN-CON-RES",
                            "CHAN-DEV-AP", "CHAN-DEV-PLACE", "CHAN-DEV-DISA"})
