@@ -9,7 +9,7 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 import typer
 from rich.console import Console
@@ -24,19 +24,38 @@ console = Console(soft_wrap=True, emoji=False)
 err = Console(stderr=True, soft_wrap=True, emoji=False)
 
 
-class RowFormat(str, Enum):
-    """How ``cxrkg query`` prints rows."""
+class Format(str, Enum):
+    """How a command prints its result (``--format``): a table for people; JSON (everything the command
+    has) or CSV (its main rows, in the table's columns) for programs."""
 
     table = "table"
     json = "json"
     csv = "csv"
 
 
-class ReportFormat(str, Enum):
-    """How a report command prints: a table for people, JSON for programs."""
+def print_json(data: Any, default: Callable[[Any], Any] = str) -> None:
+    """``data`` as indented JSON on stdout; a value JSON has no type for goes through ``default`` (its text:
+    dates, paths; ``float`` for NumPy's numbers)."""
+    sys.stdout.write(json.dumps(data, indent=2, default=default) + "\n")
 
-    table = "table"
-    json = "json"
+
+def format_option(csv: str | None = None) -> Any:
+    """The ``--format`` option of every command that has one (:class:`Format`, default table); ``csv`` says
+    which rows CSV holds when the table shows more than them."""
+    return typer.Option(Format.table, "--format", help="table, json or csv" + (f" ({csv})" if csv else ""))
+
+
+def print_as(fmt: Format, table: Callable[[], None], everything: Any, rows: list[dict[str, Any]],
+             columns: list[str] | None = None, default: Callable[[Any], Any] = str) -> None:
+    """One result in the chosen format: ``table()`` prints it for people, ``everything`` is its JSON (through
+    ``default`` for values JSON has no type for) and ``rows`` its CSV (in ``columns``, default the first
+    row's keys)."""
+    if fmt is Format.json:
+        print_json(everything, default)
+    elif fmt is Format.csv:
+        print_rows(rows, Format.csv, columns)
+    else:
+        table()
 
 
 def error_line(message: str) -> None:
@@ -89,13 +108,13 @@ def reader_or_fail():
     return QueryApiReader(local_server_settings().http_uri, server.user, server.password, server.database)
 
 
-def print_rows(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None = None,
+def print_rows(rows: list[dict[str, Any]], fmt: str | Format, columns: list[str] | None = None,
                title: str | None = None, wrap: bool = True) -> None:
     """Rows as a table (with a row count), JSON or CSV on stdout; a table as wide as the terminal, its cells
     wrapped (``wrap``) or cut with an ellipsis, one line per row."""
     columns = columns or (list(rows[0]) if rows else [])
     if fmt == "json":
-        sys.stdout.write(json.dumps(rows, indent=2, default=str) + "\n")
+        print_json(rows)
     elif fmt == "csv":
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore")

@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import RowFormat, console, existing, fail, print_rejections, print_rows, store_or_fail
+from flows.cli.common import Format, console, existing, fail, format_option, print_rejections, print_rows, store_or_fail
 from graph.errors import ExitCode
 
 cxrtrek_app = typer.Typer(no_args_is_help=True, help="CXRTrek-format staged questions: generate gold answers from "
@@ -116,7 +116,7 @@ def cxrtrek_score(gold: Path = typer.Argument(..., callback=existing, help="the 
                                                                              "(default: every stage answered)"),
                   bootstrap: int = typer.Option(200, "--bootstrap", min=0, help="resamples of studies for the 95 % "
                                                                                 "intervals"),
-                  fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
+                  fmt: Format = format_option()) -> None:
     """Score answers per stage and question type: exact match (yes/no, choices, captions), mean box IoU
     (detection), with 95 % bootstrap intervals over studies; the gold questions of the studies the answers
     cover."""
@@ -135,7 +135,7 @@ def cxrtrek_score(gold: Path = typer.Argument(..., callback=existing, help="the 
     rows = [{k: ("" if isinstance(v, float) and math.isnan(v) else round(v, 4) if isinstance(v, float) else v)
              for k, v in r.items()} for r in table.to_dict("records")]
     title = f"CXRTrek scores of {pred.name} against {gold.name}, beside the gold file's most common answer"
-    if fmt is RowFormat.table:
+    if fmt is Format.table:
         rows = [_with_intervals(r) for r in rows]
         print_rows(rows, fmt.value, list(TABLE_COLUMNS), title=title)
     else:

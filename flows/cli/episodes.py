@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
-import sys
 from pathlib import Path
 
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import ReportFormat, existing, print_rejections, print_rows
+from flows.cli.common import Format, existing, format_option, print_as, print_rejections, print_rows
 from graph.errors import ExitCode
 
 
@@ -31,7 +29,7 @@ def _rows(result) -> list[dict]:
 def eval_episodes(gold: Path = typer.Argument(..., callback=existing, dir_okay=False, help="the reference Lunguage CSV"),
                   pred: Path = typer.Argument(..., callback=existing, dir_okay=False,
                                             help="the Lunguage CSV to score (same mentions)"),
-                  fmt: ReportFormat = typer.Option(ReportFormat.table, "--format", help="table or json"),
+                  fmt: Format = format_option("csv: the measures"),
                   show: int = typer.Option(10, min=0, help="gold episodes without an exact match to list")) -> None:
     """How well PRED's episodes (gt_entity_group x gt_temporal_group) agree with GOLD's: pairwise precision,
     recall and F1 of same-episode links within entity groups and of same-entity-group links, and exact
@@ -47,15 +45,16 @@ def eval_episodes(gold: Path = typer.Argument(..., callback=existing, dir_okay=F
                   "first_study": e.first_mention_study, "last_study": e.last_mention_study, "mentions": len(e.mentions)}
                  for e in result.unmatched_gold]
     mentions = {"gold": result.mentions_gold, "pred": result.mentions_pred, "common": result.mentions_common}
-    if fmt == ReportFormat.json:
-        sys.stdout.write(json.dumps({"mentions": mentions, "measures": rows, "unmatched_gold_episodes": unmatched},
-                                    indent=2) + "\n")
-    else:
-        print_rows(rows, "table", title=f"episodes of {pred.name} against {gold.name} (mentions: gold "
-                                        f"{mentions['gold']}, pred {mentions['pred']}, common {mentions['common']})")
-        if unmatched and show:
-            print_rows(unmatched[:show], "table", title=f"gold episodes without an exact match (first {show})")
+    everything = {"mentions": mentions, "measures": rows, "unmatched_gold_episodes": unmatched}
+    print_as(fmt, lambda: _print_tables(rows, unmatched, show, mentions, gold, pred), everything, rows)
     rejections = files[0].rejections + files[1].rejections
     if rejections:
         print_rejections(rejections, None, "")
         raise typer.Exit(ExitCode.REJECTED)
+
+
+def _print_tables(rows: list[dict], unmatched: list[dict], show: int, mentions: dict, gold: Path, pred: Path) -> None:
+    print_rows(rows, "table", title=f"episodes of {pred.name} against {gold.name} (mentions: gold "
+                                    f"{mentions['gold']}, pred {mentions['pred']}, common {mentions['common']})")
+    if unmatched and show:
+        print_rows(unmatched[:show], "table", title=f"gold episodes without an exact match (first {show})")

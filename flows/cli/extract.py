@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -12,7 +10,16 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import ReportFormat, console, fail, print_extraction, print_summary, store_or_fail
+from flows.cli.common import (
+    Format,
+    console,
+    fail,
+    format_option,
+    print_as,
+    print_extraction,
+    print_summary,
+    store_or_fail,
+)
 from graph.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -24,6 +31,14 @@ class Extractor(str, Enum):
 
     rules = "rules"
     radgraph = "radgraph"
+
+
+class RadGraphModel(str, Enum):
+    """The radgraph package's models (graph.extract.radgraph_adapter.MODEL_TYPES)."""
+
+    radgraph = "radgraph"
+    radgraph_xl = "radgraph-xl"
+    modern_radgraph_xl = "modern-radgraph-xl"
 
 
 @dataclass(frozen=True)
@@ -59,7 +74,8 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
             rejected: Optional[Path] = typer.Option(None, help="rejected-records report (default OUT/rejected.json)"),
             shard_size: int = typer.Option(500, min=1, help="reports per output JSON file"),
             cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
-            radgraph_model: str = typer.Option("radgraph-xl", help="radgraph, radgraph-xl or modern-radgraph-xl"),
+            radgraph_model: RadGraphModel = typer.Option(RadGraphModel.radgraph_xl, metavar="MODEL",
+                                                          help="radgraph, radgraph-xl or modern-radgraph-xl"),
             radgraph_cache: Optional[Path] = typer.Option(None, help="radgraph model cache (default "
                                                                      "CXRKG_RADGRAPH_CACHE or the package's)"),
             workers: Optional[int] = typer.Option(None, min=0, help="extract shards in parallel on a local Dask "
@@ -81,7 +97,7 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
     if workers is None:
         workers = 0 if dask_address else default_workers(source)
     job = _Job(source, out, extractor.value, columns, cache, id_prefix, shard_size, rejected,
-               _radgraph_options(extractor.value, radgraph_model, radgraph_cache), workers, dask_address)
+               _radgraph_options(extractor.value, radgraph_model.value, radgraph_cache), workers, dask_address)
     ok = _run_flow(job, ingest) if ingest or workers or dask_address else _extract_only(job)
     if not ok:
         raise typer.Exit(ExitCode.REJECTED)
@@ -190,7 +206,8 @@ def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache
                  exclude_gold: Optional[GoldSplit] = typer.Option(None, help="--unmapped: leave out the IU reports "
                                                                   "of this split of the annotated sentences "
                                                                   "(reads their ids only)"),
-                 fmt: ReportFormat = typer.Option(ReportFormat.table, "--format")) -> None:
+                 fmt: Format = format_option("csv: the per-finding scores of each system; with --gold, a row per "
+                                             "system; with --unmapped, the phrases")) -> None:
     """Score the rules extractor and a keyword baseline on the IU reports against their MeSH major tags
     (per finding P/R/F1, micro/macro F1, laterality), and the change cues on the hand-labelled IU sentences;
     with `--gold`, on one split of the annotated IU sentences (findings, assertion, laterality, change);
@@ -205,26 +222,22 @@ def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache
     if gold is not None:
         _eval_gold(reports, gold.value, fmt)
         return
-    from graph.extract.eval.evaluate import evaluate_all, format_report
+    from graph.extract.eval.evaluate import evaluate_all, finding_rows, format_report
 
     result = evaluate_all(reports)
-    if fmt == "json":
-        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
-    else:
-        console.print(format_report(result), markup=False, highlight=False)
+    print_as(fmt, lambda: console.print(format_report(result), markup=False, highlight=False), result.as_dict(),
+             finding_rows(result))
 
 
-def _eval_gold(reports: list, split: str, fmt: ReportFormat) -> None:
-    from graph.extract.eval.gold_eval import evaluate_gold, format_gold_table
+def _eval_gold(reports: list, split: str, fmt: Format) -> None:
+    from graph.extract.eval.gold_eval import evaluate_gold, format_gold_table, gold_rows
 
     scores = evaluate_gold(reports, split)  # GoldError, an unreadable gold file: one error line
-    if fmt == "json":
-        sys.stdout.write(json.dumps({name: s.as_dict() for name, s in scores.items()}, indent=2) + "\n")
-    else:
-        console.print(format_gold_table(split, scores), markup=False, highlight=False)
+    print_as(fmt, lambda: console.print(format_gold_table(split, scores), markup=False, highlight=False),
+             {name: s.as_dict() for name, s in scores.items()}, gold_rows(scores))
 
 
-def _unmapped(source: str, cache: Optional[Path], top: int, fmt: ReportFormat, exclude: str | None) -> None:
+def _unmapped(source: str, cache: Optional[Path], top: int, fmt: Format, exclude: str | None) -> None:
     from graph.extract.eval.gold_eval import gold_report_ids
     from graph.extract.eval.unmapped import format_unmapped, unmapped_phrases, without_cui
     from graph.extract.inputs import IU_PREFIX, iter_inputs
@@ -236,8 +249,7 @@ def _unmapped(source: str, cache: Optional[Path], top: int, fmt: ReportFormat, e
     texts = [r.report for r in iter_inputs(source, cache=cache) if not isinstance(r, Rejection) and r.doc_key not in skip]
     counts = unmapped_phrases(texts)
     missing = without_cui()
-    if fmt == "json":
-        sys.stdout.write(json.dumps({"reports": len(texts), "phrases": counts.most_common(top),
-                                     "without_cui": missing}, indent=2) + "\n")
-    else:
-        console.print(format_unmapped(counts, len(texts), top, missing), markup=False, highlight=False)
+    print_as(fmt, lambda: console.print(format_unmapped(counts, len(texts), top, missing), markup=False,
+                                        highlight=False),
+             {"reports": len(texts), "phrases": counts.most_common(top), "without_cui": missing},
+             [{"phrase": p, "count": n} for p, n in counts.most_common(top)])

@@ -8,8 +8,6 @@ error and exit code 1, not a stack trace.
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -17,7 +15,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import ReportFormat, console, err, existing, fail, store_or_fail
+from flows.cli.common import Format, console, err, existing, fail, format_option, print_as, store_or_fail
 
 
 def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) -> Path:
@@ -150,21 +148,26 @@ def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
             forecaster: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False, help="a next-study "
                                                       "forecaster (`cxrkg forecast --save-model`): derived events "
                                                       "beside its forecast for the later study"),
-            fmt: ReportFormat = typer.Option(ReportFormat.table, "--format")) -> None:
+            fmt: Format = format_option("csv: the rows, one per anatomy and finding")) -> None:
     """What changed between two studies of a patient: stated changes, else the model's, per anatomy and
     finding, and a one-line answer; with ``--forecaster``, per finding the derived event beside the
     forecast for the later study."""
+    from dataclasses import asdict
+
     if forecaster:
-        _compare_forecast(patient, current, prior, finding, forecaster, fmt)
+        from gnn.forecast.compare import compare_forecast
+        from gnn.forecast.model import load_forecaster
+
+        forecast = compare_forecast(store_or_fail(), patient, load_forecaster(forecaster), current, prior, finding)
+        print_as(fmt, lambda: _print_forecast(forecast), asdict(forecast), [asdict(r) for r in forecast.rows])
         return
     from gnn.compare import compare as run_compare
 
     result = run_compare(store_or_fail(), patient, current, prior, checkpoint, finding, embeddings)
-    if fmt == "json":
-        from dataclasses import asdict
+    print_as(fmt, lambda: _print_comparison(result), asdict(result), [asdict(r) for r in result.rows])
 
-        sys.stdout.write(json.dumps(asdict(result), indent=2) + "\n")
-        return
+
+def _print_comparison(result) -> None:
     title = (f"patient {result.patient_id}: study {result.current_study_id} vs {result.prior_study_id} "
              f"({result.days:.1f} days{'' if result.consecutive else ', not consecutive'})")
     table = Table(title=title)
@@ -178,18 +181,7 @@ def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
     console.print(result.answer, highlight=False)
 
 
-def _compare_forecast(patient: str, current: Optional[str], prior: Optional[str], finding: Optional[str],
-                      path: Path, fmt: ReportFormat) -> None:
-    from dataclasses import asdict
-
-    from gnn.forecast.compare import compare_forecast
-    from gnn.forecast.model import load_forecaster
-
-    result = compare_forecast(store_or_fail(), patient, load_forecaster(path), current, prior,
-                    finding)
-    if fmt == "json":
-        sys.stdout.write(json.dumps(asdict(result), indent=2) + "\n")
-        return
+def _print_forecast(result) -> None:
     table = Table(title=f"patient {result.patient_id}: study {result.current_study_id} vs {result.prior_study_id}"
                         f"{'' if result.consecutive else ' (not consecutive)'}; forecast {result.model_version}")
     for c in ("finding", "prior", "current", "derived event", "forecast", "p(present)"):

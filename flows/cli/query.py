@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import RowFormat, err, fail, print_rows, print_whole, reader_or_fail
+from flows.cli.common import Format, err, fail, format_option, print_rows, print_whole, reader_or_fail
 from graph.errors import ExitCode
 
 
@@ -46,7 +46,7 @@ def _params(pairs: list[str]) -> dict[str, str]:
 @app.command()
 def query(name: str = typer.Argument(..., help="query name (see `cxrkg queries`)"),
           param: list[str] = typer.Option([], "--param", "-p", help="key=value, repeatable"),
-          fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
+          fmt: Format = format_option()) -> None:
     """Run a named query in a read transaction."""
     from graph.store.queries import get_query, run_named, unknown_ids
 
@@ -75,8 +75,7 @@ def _check_finding(params: dict[str, Any]) -> None:
 
 
 @app.command()
-def stats(fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table, json (with the checks' "
-                                                                       "examples) or csv (one row per count)"),
+def stats(fmt: Format = format_option("json with the checks' examples; csv: one row per count"),
           check: bool = typer.Option(True, help="run the consistency checks and the schema drift check (exit code 4 when any fails)")) -> None:
     """Counts per label and relationship type, orphan nodes, the consistency checks, and any property or
     label the graph holds that graph/schema.yaml does not declare (schema drift)."""

@@ -17,7 +17,16 @@ from typing import Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import RowFormat, console, fail, print_rejections, print_rows, reader_or_fail, store_or_fail
+from flows.cli.common import (
+    Format,
+    console,
+    fail,
+    format_option,
+    print_rejections,
+    print_rows,
+    reader_or_fail,
+    store_or_fail,
+)
 from graph.errors import ExitCode
 
 diffvqa_app = typer.Typer(no_args_is_help=True, help="Medical-Diff-VQA questions: answer, generate, score, "
@@ -69,7 +78,7 @@ def diffvqa_generate(out: Path = typer.Option(..., "--out", help="questions CSV 
 
 
 @diffvqa_app.command("unmapped")
-def diffvqa_unmapped(fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
+def diffvqa_unmapped(fmt: Format = format_option()) -> None:
     """Vocabulary findings, severity words and regions without a Diff-VQA name, and Diff-VQA diseases
     that no vocabulary finding maps to (graph/vocab/diffvqa.yaml)."""
     from graph.questions.mapping import mapping, unmapped
@@ -82,7 +91,7 @@ def diffvqa_unmapped(fmt: RowFormat = typer.Option(RowFormat.table, "--format"))
 @diffvqa_app.command("score")
 def diffvqa_score(gold: Path = typer.Argument(..., help="the reference answers CSV"),
                   pred: Path = typer.Argument(..., help="the answers to score (e.g. `cxrkg diffvqa answer`'s)"),
-                  fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
+                  fmt: Format = format_option()) -> None:
     """Score answers against a reference per question type: BLEU-1..4, METEOR, ROUGE-L, CIDEr and, for
     closed (yes/no) questions, exact-match accuracy; rows joined on (study_id, ref_id, question)."""
     from graph.questions.score import score_files

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import console, fail, print_rejections, store_or_fail
+from flows.cli.common import Format, console, fail, format_option, print_rejections, store_or_fail
 from graph.errors import ExitCode
 
 
@@ -28,14 +28,6 @@ class Baseline(str, Enum):
 
     reference = "reference"
     copy_prior = "copy-prior"
-
-
-class SummaryFormat(str, Enum):
-    """How the corpus summary prints."""
-
-    table = "table"
-    json = "json"
-    csv = "csv"
 
 
 @app.command("score-reports")
@@ -56,8 +48,7 @@ def score_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of 
                   workers: Optional[int] = typer.Option(None, min=0, help="annotate and score on N worker "
                                                         "processes (default: one per core from 1,000 reports on; "
                                                         "0: in this process)"),
-                  fmt: SummaryFormat = typer.Option(SummaryFormat.table, "--format",
-                                                    help="the corpus summary: table, json or csv")) -> None:
+                  fmt: Format = format_option("csv: the corpus means and their intervals")) -> None:
     """Score generated reports: F1RadGraph (simple, partial, complete) and finding F1 against the reference,
     and the temporal claims against the patient's graph (a prior study referred to, each stated change
     supported, contradicted or unverifiable, the reference's changes omitted). Prints the corpus means with

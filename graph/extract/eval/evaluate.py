@@ -413,6 +413,19 @@ def evaluate_all(reports: Iterable[IUReport], labels_path: Path | None = DEFAULT
     return EvalResult(scores, lat, cues, len(reports))
 
 
+def finding_rows(result: EvalResult) -> list[dict[str, Any]]:
+    """One row per (system, finding): precision, recall, F1 and the confusion counts (``cxrkg eval extract
+    --format csv``; the laterality and change-cue figures are in :meth:`EvalResult.as_dict`)."""
+    rows = []
+    for system, sc in result.scores.items():
+        for t in TARGETS:
+            p, r, f = sc.prf(t)
+            tp, fp, fn = sc.counts[t]
+            rows.append({"system": system, "finding": t, "precision": round(p, 4), "recall": round(r, 4),
+                         "f1": round(f, 4), "tp": tp, "fp": fp, "fn": fn})
+    return rows
+
+
 def format_table(scores: dict[str, Scores]) -> str:
     """A plain-text table: per target P / R / F1 for each system, then micro and macro F1."""
     names = list(scores)

@@ -44,7 +44,7 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from graph.datasets.iu import IUReport
 from graph.errors import CxrkgError
@@ -437,6 +437,11 @@ GOLD_FIGURES = (("finding precision", "precision"), ("finding recall", "recall")
                 ("assertion accuracy", "assertion_accuracy"), ("laterality accuracy", "laterality_accuracy"),
                 ("change micro-F1, findings", "change_f1_findings"),
                 ("change micro-F1, sentences", "change_f1_sentences"))
+
+
+def gold_rows(scores: Mapping[str, GoldScores]) -> list[dict[str, Any]]:
+    """One row per system: its :meth:`GoldScores.as_dict` (``cxrkg eval extract --gold SPLIT --format csv``)."""
+    return [{"system": name, **s.as_dict()} for name, s in scores.items()]
 
 
 def format_gold_table(split: str, scores: Mapping[str, GoldScores]) -> str:
