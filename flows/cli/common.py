@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
@@ -56,6 +57,19 @@ def print_as(fmt: Format, table: Callable[[], None], everything: Any, rows: list
         print_rows(rows, Format.csv, columns)
     else:
         table()
+
+
+def old_name(group: typer.Typer, name: str, new: str, command: Callable[..., Any]) -> None:
+    """Register ``command`` on ``group`` under its old ``name`` as well, hidden from help, for one release: it
+    takes the same arguments and runs the same after one ``notice:`` line on stderr naming ``cxrkg NEW``."""
+    @functools.wraps(command)  # typer reads the parameters through __wrapped__
+    def run(*args: Any, **kwargs: Any) -> Any:
+        err.print(f"notice: `cxrkg {name}` is now `cxrkg {new}`; the old name goes in the next release",
+                  highlight=False)
+        return command(*args, **kwargs)
+
+    group.command(name, hidden=True, help=f"The old name of `cxrkg {new}`, for this release only. "
+                                          f"{command.__doc__ or ''}")(run)
 
 
 def error_line(message: str) -> None:
@@ -267,6 +281,20 @@ def print_rejections(rejections: list, report: str | None, report_name: str) -> 
         err.print(f"... {len(rejections) - 10} more")
     if report:
         err.print(f"{report_name}: {report}")
+
+
+def snapshot_or_export(snapshot: Path | None, embeddings: Path | None) -> Path:
+    """``snapshot`` when given, else the graph exported now to ``CXRKG_HOME/snapshots/latest`` (with
+    ``embeddings``), said in one line."""
+    if snapshot is not None:
+        return snapshot
+    from gnn.export import export_snapshot
+    from graph.settings import local_server_settings
+
+    target = local_server_settings().home / "snapshots" / "latest"
+    manifest = export_snapshot(store_or_fail(), target, embeddings)
+    console.print(f"exported snapshot {manifest.content_hash[:16]} -> {target}")
+    return target
 
 
 def local_server():

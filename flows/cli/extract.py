@@ -1,4 +1,4 @@
-"""``cxrkg extract`` and ``cxrkg eval-extract``: report text to RadGraph-format JSON."""
+"""``cxrkg extract``: report text to RadGraph-format JSON (``cxrkg eval extract`` scores the extractor)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,7 @@ import typer
 
 from flows.cli.app import app
 from flows.cli.common import (
-    Format,
-    console,
     fail,
-    format_option,
-    print_as,
     print_extraction,
     print_summary,
     store_or_fail,
@@ -185,71 +181,3 @@ def _extract_only(job: _Job) -> bool:
                              job.shard_size, job.rejected, extractor_name=job.extractor)
     print_extraction(summary)
     return summary.ok
-
-
-class GoldSplit(str, Enum):
-    """The splits of the annotated IU sentences: dev (rules may be tuned on it) and held-out (scored once per round)."""
-
-    dev = "dev"
-    held_out = "held-out"
-
-
-@app.command("eval-extract")
-def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
-                 gold: Optional[GoldSplit] = typer.Option(None, help="score the annotated IU sentences of this "
-                                                                     "split instead (graph/extract/eval/gold/)"),
-                 unmapped: bool = typer.Option(False, "--unmapped", help="list the phrases of a corpus that no "
-                                               "vocabulary entry or cue covers, by frequency, instead"),
-                 source: str = typer.Option("iu", help="--unmapped: the corpus (iu, a folder, a .csv / .txt / .xml "
-                                                       "file; CSV columns report_id and text)"),
-                 top: int = typer.Option(40, min=1, help="--unmapped: how many phrases to list"),
-                 exclude_gold: Optional[GoldSplit] = typer.Option(None, help="--unmapped: leave out the IU reports "
-                                                                  "of this split of the annotated sentences "
-                                                                  "(reads their ids only)"),
-                 fmt: Format = format_option("csv: the per-finding scores of each system; with --gold, a row per "
-                                             "system; with --unmapped, the phrases")) -> None:
-    """Score the rules extractor and a keyword baseline on the IU reports against their MeSH major tags
-    (per finding P/R/F1, micro/macro F1, laterality), and the change cues on the hand-labelled IU sentences;
-    with `--gold`, on one split of the annotated IU sentences (findings, assertion, laterality, change);
-    with `--unmapped`, list the unread phrases of a corpus by frequency and the vocabulary entries without a
-    UMLS CUI (vocabulary gaps)."""
-    from graph.datasets.iu import load_reports
-
-    if unmapped:
-        _unmapped(source, cache, top, fmt, exclude_gold.value if exclude_gold else None)
-        return
-    reports = load_reports(cache)  # WheelUnavailable: one error line
-    if gold is not None:
-        _eval_gold(reports, gold.value, fmt)
-        return
-    from graph.extract.eval.evaluate import evaluate_all, finding_rows, format_report
-
-    result = evaluate_all(reports)
-    print_as(fmt, lambda: console.print(format_report(result), markup=False, highlight=False), result.as_dict(),
-             finding_rows(result))
-
-
-def _eval_gold(reports: list, split: str, fmt: Format) -> None:
-    from graph.extract.eval.gold_eval import evaluate_gold, format_gold_table, gold_rows
-
-    scores = evaluate_gold(reports, split)  # GoldError, an unreadable gold file: one error line
-    print_as(fmt, lambda: console.print(format_gold_table(split, scores), markup=False, highlight=False),
-             {name: s.as_dict() for name, s in scores.items()}, gold_rows(scores))
-
-
-def _unmapped(source: str, cache: Optional[Path], top: int, fmt: Format, exclude: str | None) -> None:
-    from graph.extract.eval.gold_eval import gold_report_ids
-    from graph.extract.eval.unmapped import format_unmapped, unmapped_phrases, without_cui
-    from graph.extract.inputs import IU_PREFIX, iter_inputs
-    from graph.records import Rejection
-
-    ids = gold_report_ids(exclude) if exclude else frozenset()
-    skip = ids | {IU_PREFIX + rid for rid in ids}  # IU input's doc keys carry the prefix, a folder's do not
-    # WheelUnavailable, ReportSourceError, ExtractorUnavailable: one error line
-    texts = [r.report for r in iter_inputs(source, cache=cache) if not isinstance(r, Rejection) and r.doc_key not in skip]
-    counts = unmapped_phrases(texts)
-    missing = without_cui()
-    print_as(fmt, lambda: console.print(format_unmapped(counts, len(texts), top, missing), markup=False,
-                                        highlight=False),
-             {"reports": len(texts), "phrases": counts.most_common(top), "without_cui": missing},
-             [{"phrase": p, "count": n} for p, n in counts.most_common(top)])

@@ -1,4 +1,4 @@
-"""``cxrkg train | evaluate | predict | compare``: the progression-model commands.
+"""``cxrkg train | predict | compare``: the progression-model commands (``cxrkg eval gnn`` scores the model).
 
 Importing this module is cheap (typer only): torch,
 PyG and Prefect are imported inside the commands that need them. Bad input (an empty graph, a patient
@@ -15,19 +15,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import Format, console, err, existing, fail, format_option, print_as, store_or_fail
-
-
-def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) -> Path:
-    if snapshot is not None:
-        return snapshot
-    from gnn.export import export_snapshot
-    from graph.settings import local_server_settings
-
-    target = local_server_settings().home / "snapshots" / "latest"
-    manifest = export_snapshot(store_or_fail(), target, embeddings)
-    console.print(f"exported snapshot {manifest.content_hash[:16]} -> {target}")
-    return target
+from flows.cli.common import Format, console, err, existing, format_option, print_as, snapshot_or_export, store_or_fail
 
 
 @app.command()
@@ -53,7 +41,7 @@ def train(config: Optional[Path] = typer.Option(None, callback=existing, dir_oka
 
     cfg = TrainConfig.from_file(config, epochs=epochs, seed=seed) if config else \
         TrainConfig.from_dict({}, epochs=epochs, seed=seed)
-    folder = _snapshot_or_export(snapshot, embeddings)
+    folder = snapshot_or_export(snapshot, embeddings)
     manifest, data = load_dataset(folder, cfg.split_seed, cfg.use_embeddings)
     console.print(f"{len(data.samples)} study pairs, {len(data.pairs)} pairs, {len(data.labelled())} labelled; "
                   f"{data.num_features} observation features")
@@ -67,34 +55,6 @@ def train(config: Optional[Path] = typer.Option(None, callback=existing, dir_oka
     if register_model:
         path = register(path, {"val_macro_f1": result.val_macro_f1})
     console.print(f"model {meta['model_version']} -> {path}")
-
-
-@app.command()
-def evaluate(snapshot: Optional[Path] = typer.Option(None, callback=existing, file_okay=False,
-                                                     help="snapshot folder; default: export the graph now"),
-             config: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False, help="training config"),
-             seeds: str = typer.Option("0,1,2", help="comma-separated seeds (at least 3 for mean ± sd)"),
-             out: Path = typer.Option(Path("gnn-evaluation"), help="folder for evaluation.json, .txt and the plot"),
-             device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto"),
-             epochs: Optional[int] = typer.Option(None, min=1, help="override the config's epochs")) -> None:
-    """GNN against the baselines on the same test patients: per-class P/R/F1, macro-F1, accuracy and
-    AUROC, mean ± sd over seeds; writes a JSON report and a confusion-matrix plot."""
-    from gnn.dataset import load_dataset
-    from gnn.evaluation import evaluate as run_evaluation
-    from gnn.evaluation import format_table, write_report
-    from gnn.training import TrainConfig
-
-    try:
-        seed_list = tuple(int(s) for s in seeds.split(",") if s.strip())
-    except ValueError:
-        fail(f"--seeds {seeds!r}: expected comma-separated integers")
-    cfg = TrainConfig.from_file(config, epochs=epochs) if config else TrainConfig.from_dict({}, epochs=epochs)
-    folder = _snapshot_or_export(snapshot, None)
-    _, data = load_dataset(folder, cfg.split_seed, cfg.use_embeddings)
-    report = run_evaluation(data, cfg, seed_list, device, lambda line: err.print(line, highlight=False))
-    paths = write_report(report, out)
-    console.print(format_table(report), markup=False, highlight=False)
-    console.print(f"report {paths['json']}, plot {paths['plot']}")
 
 
 @app.command()

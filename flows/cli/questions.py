@@ -1,10 +1,11 @@
-"""``cxrkg diffvqa answer|generate|unmapped|score`` and ``cxrkg ask``: Medical-Diff-VQA questions.
+"""``cxrkg diffvqa answer|generate|unmapped|score|ask``: Medical-Diff-VQA questions (``cxrkg ask``, the name
+of ``diffvqa ask`` before it joined the group, still works for one release, after a one-line notice).
 
 Quick to import (typer only): pandas and the graph code load inside the commands. ``answer`` with rejected
 rows ends with exit code 6 (the good rows are still answered, each rejected row is named by its line in the
 file); input that cannot be used at all (an unreadable question file or one without a required column, in
-``ask`` a question outside the templates, an unknown study or reference) or a faulty environment ends with
-exit code 1, never a traceback. Question files are read by :func:`graph.formats.diffvqa.read_question_file`.
+``diffvqa ask`` a question outside the templates, an unknown study or reference) or a faulty environment ends
+with exit code 1, never a traceback. Question files are read by :func:`graph.formats.diffvqa.read_question_file`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from flows.cli.common import (
     console,
     fail,
     format_option,
+    old_name,
     print_rejections,
     print_rows,
     reader_or_fail,
@@ -29,8 +31,9 @@ from flows.cli.common import (
 )
 from graph.errors import ExitCode
 
-diffvqa_app = typer.Typer(no_args_is_help=True, help="Medical-Diff-VQA questions: answer, generate, score, "
-                                                     "and the vocabulary entries without a Diff-VQA name.")
+diffvqa_app = typer.Typer(no_args_is_help=True, help="Medical-Diff-VQA questions: answer a file or one "
+                                                     "question (ask), generate, score, and the vocabulary "
+                                                     "entries without a Diff-VQA name.")
 app.add_typer(diffvqa_app, name="diffvqa")
 
 _STRICT = typer.Option(False, "--strict", help="count uncertain findings as not present (default: present, "
@@ -102,8 +105,8 @@ def diffvqa_score(gold: Path = typer.Argument(..., help="the reference answers C
     print_rows(rows, fmt.value, list(table.columns), title="Medical-Diff-VQA scores")
 
 
-@app.command()
-def ask(question: str = typer.Argument(..., help="one question in the templates' wording"),
+@diffvqa_app.command("ask")
+def diffvqa_ask(question: str = typer.Argument(..., help="one question in the templates' wording"),
         study: str = typer.Option(..., "--study", help="the main study"),
         ref: Optional[str] = typer.Option(None, "--ref", help="the reference study (difference questions; "
                                                              "default: the latest earlier PA/AP study)"),
@@ -141,6 +144,9 @@ def ask(question: str = typer.Argument(..., help="one question in the templates'
     console.print(a.text, highlight=False, markup=False)
     console.print(f"basis: {a.basis}" + (f"; evidence: {' | '.join(a.evidence)}" if a.evidence else ""),
                   highlight=False, markup=False, style="dim")
+
+
+old_name(app, "ask", "diffvqa ask", diffvqa_ask)
 
 
 def _latest_earlier(reader, main):

@@ -22,6 +22,23 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def worker_count(requested: int | None, work: float, parallel_from: float) -> int:
+    """How many worker processes a command runs on, as ``--workers`` means it everywhere: ``requested`` when
+    given (0: none, the work runs in this process); unset, one per core (:func:`available_cores`) once the
+    work (bytes, reports, files: the caller's unit) comes to ``parallel_from``, below it, or on a machine of
+    one core, 0: starting workers would cost more than they save.
+
+    Raises:
+        ValueError: ``requested`` below 0.
+    """
+    if requested is not None:
+        if requested < 0:
+            raise ValueError(f"workers must be 0 or more, got {requested}")
+        return requested
+    cores = available_cores()
+    return cores if cores > 1 and work >= parallel_from else 0
+
+
 @contextmanager
 def forked_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """A pool of ``workers`` forked processes that hold none of this process's network connections, as a

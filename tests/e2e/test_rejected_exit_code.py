@@ -59,7 +59,7 @@ def _score_reports(tmp: Path, store) -> list[str]:
     study = _loaded_study(tmp, store)
     (tmp / "generated.csv").write_text(f"study_id,report\n{study},Small left pleural effusion.\n"
                                        "99999999,No acute process.\n")
-    return ["score-reports", str(tmp / "generated.csv"), "--out", str(tmp / "scores.csv")]
+    return ["eval", "reports", str(tmp / "generated.csv"), "--out", str(tmp / "scores.csv")]
 
 
 def _eval_episodes(tmp: Path) -> list[str]:
@@ -70,7 +70,7 @@ def _eval_episodes(tmp: Path) -> list[str]:
     frame = pd.DataFrame([r.cells() for r in rows], columns=list(LUNGUAGE_COLUMNS))
     frame.loc[1, "section"] = "findings"  # Lunguage's sections are abbreviated (find, impr, hist)
     frame.to_csv(tmp / "pred.csv", index=False)
-    return ["eval-episodes", str(gold), str(tmp / "pred.csv")]
+    return ["eval", "episodes", str(gold), str(tmp / "pred.csv")]
 
 
 def _cxrtrek_file(tmp: Path) -> Path:
@@ -98,12 +98,12 @@ def _cxrtrek_answer(tmp: Path) -> list[str]:
 
 #: command -> a builder of its argv from a folder (and the store, for those that read the graph)
 WITHOUT_GRAPH: dict[str, Callable[[Path], list[str]]] = {
-    "extract": _extract, "eval-episodes": _eval_episodes, "cxrtrek check": _cxrtrek_check,
+    "extract": _extract, "eval episodes": _eval_episodes, "cxrtrek check": _cxrtrek_check,
     "cxrtrek answer": _cxrtrek_answer,
 }
 WITH_GRAPH: dict[str, Callable[[Path], list[str]]] = {"ingest": _ingest, "serve --once": _serve_once}
 READING_GRAPH: dict[str, Callable[[Path, object], list[str]]] = {
-    "diffvqa answer": _diffvqa_answer, "score-reports": _score_reports,
+    "diffvqa answer": _diffvqa_answer, "eval reports": _score_reports,
 }
 
 

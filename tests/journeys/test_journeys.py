@@ -73,7 +73,7 @@ def _check_lunguage(out: str, work: Path) -> None:
 def _check_extraction(out: str, work: Path) -> None:
     assert _numbers(r"extract \(rules\): ([\d,]+) reports seen", out)[0] > 3900
     assert (work / "runs" / "iu" / "doc_mapping.csv").is_file()
-    assert "micro" in out.lower(), "eval-extract printed no micro-F1"
+    assert "micro" in out.lower(), "eval extract printed no micro-F1"
 
 
 def _check_drop_folder(out: str, work: Path) -> None:

@@ -374,7 +374,7 @@ DEFAULT_CHANGE_LABELS = Path(__file__).resolve().parent / "gold" / "iu_change_cu
 
 @dataclass
 class EvalResult:
-    """Everything ``cxrkg eval-extract`` prints."""
+    """Everything ``cxrkg eval extract`` prints."""
 
     scores: dict[str, Scores]
     laterality: Laterality

@@ -139,7 +139,7 @@ def _gold_sentence(row: dict, where: str) -> GoldSentence:
 
 def gold_report_ids(split: str, paths: Path | Sequence[Path] | None = None) -> frozenset[str]:
     """The IU report ids of one split of the gold files (default :data:`GOLD_FILES`), reading nothing else of
-    their sentences, so that a corpus analysis (``cxrkg eval-extract --unmapped --exclude-gold held-out``) can
+    their sentences, so that a corpus analysis (``cxrkg eval extract --unmapped --exclude-gold held-out``) can
     leave the held-out reports out without looking at their labels.
 
     Raises:

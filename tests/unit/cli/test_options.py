@@ -10,7 +10,7 @@ from flows.cli import app
 
 
 @pytest.mark.parametrize("args", [["query", "patient_studies", "--format", "xml"], ["stats", "--format", "yaml"],
-                                  ["eval-extract", "--format", "yaml"], ["eval-extract", "--gold", "test"],
+                                  ["eval", "extract", "--format", "yaml"], ["eval", "extract", "--gold", "test"],
                                   ["extract", "iu", "--out", "x", "--extractor", "regex"],
                                   ["extract", "iu", "--out", "x", "--radgraph-model", "gpt"]])
 def test_a_value_outside_the_choices_is_a_usage_error(args):
