@@ -21,7 +21,6 @@ from flows.cli.app import app
 from flows.cli.common import (
     Format,
     console,
-    fail,
     format_option,
     old_name,
     print_rejections,
@@ -107,52 +106,23 @@ def diffvqa_score(gold: Path = typer.Argument(..., help="the reference answers C
 
 @diffvqa_app.command("ask")
 def diffvqa_ask(question: str = typer.Argument(..., help="one question in the templates' wording"),
-        study: str = typer.Option(..., "--study", help="the main study"),
-        ref: Optional[str] = typer.Option(None, "--ref", help="the reference study (difference questions; "
-                                                             "default: the latest earlier PA/AP study)"),
-        show_cypher: bool = typer.Option(False, "--show-cypher", help="print the query that read the graph, its "
-                                                                      "parameters as Neo4j Browser's :param lines"),
-        strict: bool = _STRICT) -> None:
+                study: str = typer.Option(..., "--study", help="the main study"),
+                ref: Optional[str] = typer.Option(None, "--ref", help="the reference study (difference "
+                                                  "questions; default: the latest earlier PA/AP study)"),
+                show_cypher: bool = typer.Option(False, "--show-cypher", help="print the query that read the "
+                                                 "graph, its parameters as Neo4j Browser's :param lines"),
+                strict: bool = _STRICT) -> None:
     """Answer one Medical-Diff-VQA question about a study from the graph."""
-    from graph.questions.answer import answer
-    from graph.questions.facts import read_study_facts, study_facts_statement
-    from graph.questions.parse import QuestionParseError, known_templates, parse_question
-    from graph.questions.rows import check_pair
-    from graph.store.browser import browser_script
+    from graph.questions.ask import ask
 
-    try:
-        q = parse_question(question)
-    except QuestionParseError as exc:
-        fail(f"{exc}; the templates: {'; '.join(known_templates())}")
-    reader = reader_or_fail()
-    facts = read_study_facts(reader, [study] + ([ref] if ref else []))
-    main, reference = facts.get(study), facts.get(ref) if ref else None
-    if main is None:
-        fail(f"--study: study {study} is not in the graph")
-    if ref is None and q.question_type == "difference":
-        reference = _latest_earlier(reader, main)
-        if reference is None:
-            fail(f"--ref: study {study} has no earlier PA/AP study to compare with")
-    if ref is not None or reference is not None:
-        fault = check_pair(main, reference, study, ref or (reference.study_id if reference else ""))
-        if fault:
-            fail(f"--ref: {fault[1]}")
-    a = answer(q, main, reference, strict)
+    # QuestionParseError (the templates listed), UnanswerableQuestion: one error line
+    asked = ask(reader_or_fail(), question, study, ref, strict)
     if show_cypher:  # as Neo4j Browser runs it pasted: every parameter, then the statement
-        statement, params = study_facts_statement([study] + ([reference.study_id] if reference else []))
-        console.print(browser_script(statement, params), highlight=False, markup=False)
+        console.print(asked.cypher(), highlight=False, markup=False)
+    a = asked.answer
     console.print(a.text, highlight=False, markup=False)
     console.print(f"basis: {a.basis}" + (f"; evidence: {' | '.join(a.evidence)}" if a.evidence else ""),
                   highlight=False, markup=False, style="dim")
 
 
 old_name(app, "ask", "diffvqa ask", diffvqa_ask)
-
-
-def _latest_earlier(reader, main):
-    """The latest PA/AP study of the main study's patient before it, or None."""
-    from graph.questions.facts import read_patient_facts
-
-    earlier = [s for s in read_patient_facts(reader, [main.patient_id]).values()
-               if s.frontal and s.order is not None and main.order is not None and s.order < main.order]
-    return max(earlier, key=lambda s: s.order) if earlier else None
