@@ -25,7 +25,7 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.ingest_flow import IngestSummary, ingest_flow
-from graph.extract.inputs import CsvColumns, iter_inputs
+from graph.extract.inputs import CsvColumns, extract_workers, iter_inputs
 from graph.extract.pipeline import (
     DEFAULT_SHARD_SIZE,
     ExtractionOutput,
@@ -37,7 +37,6 @@ from graph.extract.pipeline import (
     run_extraction,
     shared_extractor,
 )
-from graph.runtime.processes import available_cores
 
 INGEST_BATCH_FILES = 4  # shards per load task: bounds the memory of one task to a few thousand reports
 #: messages each Dask comm and worker keeps for debugging (distributed's ``admin.low-level-log-length``,
@@ -205,16 +204,15 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         progress: show the ingestion's progress bar.
         radgraph_options: keyword arguments of the ``radgraph`` extractor (its model and batch options).
         workers: > 0 extracts shards in parallel on a local Dask cluster of that many worker processes;
-            0 extracts in this process; None: one worker per core found
-            (:func:`graph.runtime.processes.available_cores`), in this process on a machine of one core.
+            0 extracts in this process; None: as ``cxrkg extract`` by default
+            (:func:`graph.extract.inputs.extract_workers`: one per core from 16 MB of reports on).
         dask_address: an existing Dask scheduler (``tcp://host:8786``) to extract on instead.
 
     Returns:
         the extraction summary and, when ingested, the ingest flow's summary.
     """
     if workers is None:
-        workers = available_cores() if not dask_address else 0
-        workers = workers if workers > 1 else 0  # one core: in this process, without a cluster's cost
+        workers = extract_workers(source, None, dask_address)
     if workers or dask_address:
         import dask
 

@@ -40,6 +40,11 @@ def print_json(data: Any, default: Callable[[Any], Any] = str) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=default) + "\n")
 
 
+#: ``--workers``, the same in every command that has one (graph.runtime.processes.worker_count)
+WORKERS_HELP = ("worker processes that do the work: N on this machine, 0: in this process (default: one per core "
+                "once the input is large enough to repay starting them)")
+
+
 def format_option(csv: str | None = None) -> Any:
     """The ``--format`` option of every command that has one (:class:`Format`, default table); ``csv`` says
     which rows CSV holds when the table shows more than them."""
@@ -193,7 +198,7 @@ def print_summary(summary) -> None:
     if summary.stage_cores:
         table.add_row(f"cores busy (of {os.cpu_count()})",
                       ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_cores.items()))
-    if summary.workers:
+    if summary.workers or summary.engine:  # a bulk load's files stage (0: this process wrote them)
         table.add_row("workers", f"{summary.workers} ({summary.engine})")
     for n, one in enumerate(summary.inputs, 1):  # a bulk load of several inputs
         table.add_row(f"input {n}", f"{one.files_loaded} files loaded, {one.files_rejected} rejected, "

@@ -19,6 +19,7 @@ import typer
 
 from flows.cli.app import app
 from flows.cli.common import (
+    WORKERS_HELP,
     Format,
     console,
     err,
@@ -166,9 +167,7 @@ def eval_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of g
                                                               "(copy-prior) instead of GENERATED"),
                   plot: Optional[Path] = typer.Option(None, help="PNG of each finding's stated changes by verdict "
                                                       "and reference changes covered (matplotlib)"),
-                  workers: Optional[int] = typer.Option(None, min=0, help="annotate and score on N worker "
-                                                        "processes (default: one per core from 1,000 reports on; "
-                                                        "0: in this process)"),
+                  workers: Optional[int] = typer.Option(None, min=0, help=WORKERS_HELP),
                   fmt: Format = format_option("csv: the corpus means and their intervals")) -> None:
     """Score generated reports: F1RadGraph (simple, partial, complete) and finding F1 against the reference,
     and the temporal claims against the patient's graph (a prior study referred to, each stated change

@@ -10,12 +10,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import (
-    fail,
-    print_extraction,
-    print_summary,
-    store_or_fail,
-)
+from flows.cli.common import WORKERS_HELP, fail, print_extraction, print_summary, store_or_fail
 from graph.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -74,49 +69,26 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
                                                           help="radgraph, radgraph-xl or modern-radgraph-xl"),
             radgraph_cache: Optional[Path] = typer.Option(None, help="radgraph model cache (default "
                                                                      "CXRKG_RADGRAPH_CACHE or the package's)"),
-            workers: Optional[int] = typer.Option(None, min=0, help="extract shards in parallel on a local Dask "
-                                                  "cluster of N worker processes (default: one per core found "
-                                                  "from 16 MB of reports on; 0: in this process)"),
+            workers: Optional[int] = typer.Option(None, min=0, help=WORKERS_HELP),
             dask_address: Optional[str] = typer.Option(None, help="extract on an existing Dask scheduler "
                                                                   "(tcp://host:8786) instead")) -> None:
     """Extract RadGraph-format JSON from report text (rules: spaCy + medspaCy; or the radgraph package),
     with a doc mapping CSV for `cxrkg ingest --doc-mapping`; `--ingest` also loads it. Exit code 6 when
     any file or record was rejected (each named in the rejected-records report). The shards run on Prefect's
-    Dask task runner, one worker per core found from 16 MB of reports on unless `--workers` says otherwise
-    (`--workers 0`: in this process) or `--dask-address` names a cluster; the output is the same bytes; the
-    summary says how many workers ran."""
-    from graph.extract.inputs import CsvColumns
+    Dask task runner on `--workers` processes (by default one per core found from 16 MB of reports on, else
+    in this process) or on the cluster `--dask-address` names; the output is the same bytes; the summary
+    says how many workers ran."""
+    from graph.extract.inputs import CsvColumns, extract_workers
 
     columns = CsvColumns(id_column, text_column, patient_column, date_column)
     source, cache = _iu_folder_as_iu(source, cache)
     _check_source(source, cache)
-    if workers is None:
-        workers = 0 if dask_address else default_workers(source)
     job = _Job(source, out, extractor.value, columns, cache, id_prefix, shard_size, rejected,
-               _radgraph_options(extractor.value, radgraph_model.value, radgraph_cache), workers, dask_address)
-    ok = _run_flow(job, ingest) if ingest or workers or dask_address else _extract_only(job)
+               _radgraph_options(extractor.value, radgraph_model.value, radgraph_cache),
+               extract_workers(source, workers, dask_address), dask_address)
+    ok = _run_flow(job, ingest) if ingest or job.workers or dask_address else _extract_only(job)
     if not ok:
         raise typer.Exit(ExitCode.REJECTED)
-
-
-#: report text from which `cxrkg extract` uses every core by default: below it, starting a Dask cluster and
-#: Prefect's API server (about 15 s here) costs more than the second core saves (742 reports/s in one process,
-#: MIMIC-length reports of about 1 KB: 16 MB is about 20 s of one core's work)
-PARALLEL_FROM_BYTES = 16 * 2**20
-
-
-def default_workers(source: str) -> int:
-    """The workers of a run without ``--workers``: one per core found
-    (:func:`graph.runtime.processes.available_cores`) when the source holds at least
-    ``PARALLEL_FROM_BYTES`` of files, else 0 (in this process); ``iu`` (3,955 reports) runs in this process."""
-    from graph.runtime.processes import available_cores
-
-    cores = available_cores()
-    if source == "iu" or cores == 1:
-        return 0
-    path = Path(source)
-    size = path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-    return cores if size >= PARALLEL_FROM_BYTES else 0
 
 
 def _iu_folder_as_iu(source: str, cache: Optional[Path]) -> tuple[str, Optional[Path]]:

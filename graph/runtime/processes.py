@@ -14,8 +14,8 @@ from typing import Iterator
 
 def available_cores() -> int:
     """The CPU cores this process may run on (its affinity mask where the platform has one, which honours
-    ``taskset`` and container CPU sets, else ``os.cpu_count()``): the default number of workers of
-    ``cxrkg extract`` and ``cxrkg ingest --bulk``; at least 1."""
+    ``taskset`` and container CPU sets, else ``os.cpu_count()``): the default number of workers
+    (:func:`worker_count`); at least 1."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # macOS, Windows

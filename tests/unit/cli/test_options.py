@@ -91,3 +91,15 @@ def test_also_names_further_bulk_inputs_with_their_own_doc_mappings(tmp_path):
     assert result.exit_code == 1 and "add --bulk" in result.output
     result = CliRunner().invoke(app, ["ingest", "--bulk", a, "--also", f"{b}={tmp_path / 'gone.csv'}"])
     assert result.exit_code == 1 and "gone.csv does not exist" in result.output and "Traceback" not in result.output
+
+
+def test_workers_mean_the_same_in_every_command():
+    """ingest --bulk, extract and eval reports: one --workers, 0 allowed (this process), one help text."""
+    from flows.cli.common import WORKERS_HELP
+    from tests.fixtures.cli_tree import walk
+
+    options = {path: p for path, command in walk() for p in command.params if "--workers" in getattr(p, "opts", [])
+               and not command.hidden}
+    assert set(options) == {("ingest",), ("extract",), ("eval", "reports")}
+    for path, option in options.items():
+        assert option.help == WORKERS_HELP and option.type.min == 0 and option.default is None, path
