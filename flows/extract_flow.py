@@ -37,6 +37,7 @@ from graph.extract.pipeline import (
     run_extraction,
     shared_extractor,
 )
+from graph.records import companion_report
 
 INGEST_BATCH_FILES = 4  # shards per load task: bounds the memory of one task to a few thousand reports
 #: messages each Dask comm and worker keeps for debugging (distributed's ``admin.low-level-log-length``,
@@ -200,7 +201,8 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         id_prefix: prepended to every report id (doc_key); default: the input kind's own (``IU-`` for IU reports).
         shard_size: reports per output file.
         rejected_report: extraction rejections (default ``out/rejected.json``).
-        ingest_rejected_report: ingestion rejections (default ``out/rejected-ingest.json``).
+        ingest_rejected_report: ingestion rejections (default beside ``rejected_report``, its name ending
+            in ``-ingest.json``; without either ``out/rejected-ingest.json``).
         progress: show the ingestion's progress bar.
         radgraph_options: keyword arguments of the ``radgraph`` extractor (its model and batch options).
         workers: > 0 extracts shards in parallel on a local Dask cluster of that many worker processes;
@@ -230,6 +232,13 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
     if ingest and summary.documents:
         ingested = ingest_flow([summary.radgraph_dir], doc_mapping=summary.doc_mapping,
                                batch_files=INGEST_BATCH_FILES,
-                               rejected_report=ingest_rejected_report or str(Path(out) / "rejected-ingest.json"),
+                               rejected_report=ingest_rejected_report or _ingest_report(out, rejected_report),
                                progress=progress)
     return ExtractFlowResult(summary, ingested)
+
+
+def _ingest_report(out: str, rejected_report: str | None) -> str:
+    """The load's rejection report beside the extraction's (``x.json`` -> ``x-ingest.json``), else in ``out``."""
+    if rejected_report:
+        return str(companion_report(Path(rejected_report), "ingest"))
+    return str(Path(out) / "rejected-ingest.json")

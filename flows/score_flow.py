@@ -96,8 +96,8 @@ def score_reports(store: Reader, out: Path, generated: Path | None = None, refer
     study's report in the graph) and the patient's graph (:func:`graph.report_scoring.facts.cohort_facts`).
 
     Writes ``out`` (a row per scored study), ``details`` (each contradicted and omitted change) and ``plot``
-    (PNG per finding) when given, and the rejected rows to ``rejected_report`` (default ``OUT.rejected.json``)
-    when any. ``workers``: as :func:`graph.runtime.processes.worker_count` (unset: every core from
+    (PNG per finding) when given, and the rejected rows to ``rejected_report`` (default
+    ``CXRKG_HOME/rejected/eval-reports-<UTC time>.json``, :func:`graph.records.rejected_report_path`) when any. ``workers``: as :func:`graph.runtime.processes.worker_count` (unset: every core from
     :data:`PARALLEL_FROM_ITEMS` studies on).
 
     Raises:
@@ -105,7 +105,7 @@ def score_reports(store: Reader, out: Path, generated: Path | None = None, refer
         PlotUnavailable: ``plot`` without matplotlib.
         ImportError, RadGraphUnavailable, RewardsUnavailable: as :func:`score_items`.
     """
-    from graph.records import write_rejections
+    from graph.records import rejected_report_path, write_rejections
     from graph.report_scoring.inputs import write_details, write_scores
     from graph.report_scoring.summary import summarise
     from graph.runtime.processes import worker_count
@@ -121,7 +121,7 @@ def score_reports(store: Reader, out: Path, generated: Path | None = None, refer
     write_scores(out, [r.score for r in results])
     report = None
     if rejections:
-        report = str(rejected_report or out.with_suffix(".rejected.json"))
+        report = str(rejected_report or rejected_report_path("eval-reports"))
         write_rejections(Path(report), rejections)
         notes.append(f"{len(rejections)} rejected: {report}")
     if details is not None:

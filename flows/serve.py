@@ -37,7 +37,7 @@ from prefect.schedules import Cron, Interval, Schedule
 from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, ingest_flow, stage
 from graph.errors import CxrkgError
 from graph.ingest.dropfolder import Moved, archive_files, check_folders, committed_files, loadable_files, settling_files
-from graph.records import write_rejections
+from graph.records import drop_folder_report_path, write_rejections
 from graph.store import shared_store
 from graph.vocabulary import vocabulary
 
@@ -45,7 +45,6 @@ WATCH_FLOW = "cxrkg-watch"
 WATCH_DEPLOYMENT = "drop-folder"
 TRAIN_DEPLOYMENT = "train"
 ARTIFACT_KEY = "cxrkg-ingest-summary"
-REJECTED_NAME = "cxrkg-rejected.json"
 DEFAULT_SETTLE_SECONDS = 60.0
 
 
@@ -72,8 +71,9 @@ class WatchSummary:
 
 
 def default_rejected_report(drop_folder: str | Path) -> str:
-    """``<drop folder>/cxrkg-rejected.json``: beside the inputs, and never read as one."""
-    return str(Path(drop_folder).resolve() / REJECTED_NAME)
+    """The drop folder's own report in ``CXRKG_HOME/rejected`` (:func:`graph.records.drop_folder_report_path`),
+    where every command's rejection reports go, out of the folder watched."""
+    return str(drop_folder_report_path(Path(drop_folder)))
 
 
 @task(cache_policy=NO_CACHE)
@@ -139,7 +139,8 @@ def watch_flow(drop_folder: str, archive_folder: str | None = None, rejected_rep
         archive_folder: where committed files are moved (outside the drop folder); None leaves every
             file in place (re-runs then skip them by content hash).
         rejected_report: the rejected-files report (JSON list of {file, record, field, reason}),
-            rewritten on every run; default ``<drop_folder>/cxrkg-rejected.json``.
+            rewritten on every run (an empty list when nothing is rejected); default
+            ``CXRKG_HOME/rejected/serve-<folder name>-<hash of its path>.json``.
         doc_mapping: CSV mapping RadGraph doc_keys to patient, study and date.
         settle_seconds: files modified less than this many seconds ago wait for the next run.
         batch_files: files per load task.

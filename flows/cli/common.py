@@ -16,6 +16,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from graph.errors import ExitCode
+
 # soft_wrap: a line longer than the terminal is written whole and the terminal folds it, so a command or a
 # path in an error, a summary or a rejection is never split by an inserted line break (copied from the terminal,
 # it still runs); tables still fit the width (their cells wrap or are cut inside the table's own borders)
@@ -43,6 +45,37 @@ def print_json(data: Any, default: Callable[[Any], Any] = str) -> None:
 #: ``--workers``, the same in every command that has one (graph.runtime.processes.worker_count)
 WORKERS_HELP = ("worker processes that do the work: N on this machine, 0: in this process (default: one per core "
                 "once the input is large enough to repay starting them)")
+
+
+#: ``--rejected``, the same in every command that rejects (serve's report is rewritten each run instead)
+REJECTED_HELP = ("the rejection report, a JSON list of {file, record, field, reason}, written when anything is "
+                 "rejected (default: in CXRKG_HOME/rejected, named by the command and the UTC time)")
+
+
+def rejected_option() -> Any:
+    """The ``--rejected PATH`` option of every command that rejects input (exit code 6)."""
+    return typer.Option(None, "--rejected", dir_okay=False, help=REJECTED_HELP)
+
+
+def report_path(rejected: Path | None, command: str) -> Path:
+    """``rejected``, else where ``command`` writes its rejection report by default
+    (:func:`graph.records.rejected_report_path`)."""
+    from graph.records import rejected_report_path
+
+    return rejected or rejected_report_path(command)
+
+
+def reject(rejections: list, rejected: Path | None, command: str) -> None:
+    """Nothing when nothing was rejected; else the rejection report written (to ``rejected``, default
+    :func:`report_path`'s), the first rejections and the report's path on stderr, and exit code 6."""
+    if not rejections:
+        return
+    from graph.records import write_rejections
+
+    path = report_path(rejected, command)
+    write_rejections(path, rejections)  # OSError: one error line naming the path
+    print_rejections(rejections, str(path), "rejection report")
+    raise typer.Exit(ExitCode.REJECTED)
 
 
 def format_option(csv: str | None = None) -> Any:

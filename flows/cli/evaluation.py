@@ -30,6 +30,8 @@ from flows.cli.common import (
     print_as,
     print_rejections,
     print_rows,
+    reject,
+    rejected_option,
     snapshot_or_export,
     store_or_fail,
 )
@@ -113,7 +115,8 @@ def eval_episodes(gold: Path = typer.Argument(..., callback=existing, dir_okay=F
                   pred: Path = typer.Argument(..., callback=existing, dir_okay=False,
                                             help="the Lunguage CSV to score (same mentions)"),
                   fmt: Format = format_option("csv: the measures"),
-                  show: int = typer.Option(10, min=0, help="gold episodes without an exact match to list")) -> None:
+                  show: int = typer.Option(10, min=0, help="gold episodes without an exact match to list"),
+                  rejected: Optional[Path] = rejected_option()) -> None:
     """How well PRED's episodes (gt_entity_group x gt_temporal_group) agree with GOLD's: pairwise precision,
     recall and F1 of same-episode links within entity groups and of same-entity-group links, and exact
     episode boundaries. Rows that cannot be read are listed and left out; exit code 6 then."""
@@ -124,10 +127,7 @@ def eval_episodes(gold: Path = typer.Argument(..., callback=existing, dir_okay=F
     files = [read_lunguage(gold), read_lunguage(pred)]
     result = episode_agreement(files[0].rows, files[1].rows)
     print_as(fmt, lambda: _print_agreement(result, show, gold, pred), result.as_dict(), result.measure_rows())
-    rejections = files[0].rejections + files[1].rejections
-    if rejections:
-        print_rejections(rejections, None, "")
-        raise typer.Exit(ExitCode.REJECTED)
+    reject(files[0].rejections + files[1].rejections, rejected, "eval-episodes")
 
 
 def _print_agreement(result, show: int, gold: Path, pred: Path) -> None:
@@ -168,6 +168,7 @@ def eval_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of g
                   plot: Optional[Path] = typer.Option(None, help="PNG of each finding's stated changes by verdict "
                                                       "and reference changes covered (matplotlib)"),
                   workers: Optional[int] = typer.Option(None, min=0, help=WORKERS_HELP),
+                  rejected: Optional[Path] = rejected_option(),
                   fmt: Format = format_option("csv: the corpus means and their intervals")) -> None:
     """Score generated reports: F1RadGraph (simple, partial, complete) and finding F1 against the reference,
     and the temporal claims against the patient's graph (a prior study referred to, each stated change
@@ -179,10 +180,10 @@ def eval_reports(generated: Optional[Path] = typer.Argument(None, help="CSV of g
 
     # InputError (an unreadable file), the extractor's extra missing, PlotUnavailable: one error line
     run = score_reports(store_or_fail(), out, generated, reference, baseline.value if baseline else None,
-                        extractor.value, details, plot, workers)
+                        extractor.value, details, plot, workers, rejected)
     print_as(fmt, lambda: _print_table(run.summary), run.as_dict(), _figure_rows(run.summary))
     if not run.ok:
-        print_rejections(run.rejections, run.rejected_report, "every rejection")
+        print_rejections(run.rejections, run.rejected_report, "rejection report")
         raise typer.Exit(ExitCode.REJECTED)
 
 

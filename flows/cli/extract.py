@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import WORKERS_HELP, fail, print_extraction, print_summary, store_or_fail
+from flows.cli.common import (
+    WORKERS_HELP,
+    fail,
+    print_extraction,
+    print_summary,
+    rejected_option,
+    report_path,
+    store_or_fail,
+)
 from graph.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -52,7 +60,7 @@ class _Job:
 @app.command()
 def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Open-i .xml reports, or a .csv / "
                                                    ".txt / .xml file"),
-            out: Path = typer.Option(..., help="output folder: radgraph/part-*.json, doc_mapping.csv, rejected.json"),
+            out: Path = typer.Option(..., help="output folder: radgraph/part-*.json, doc_mapping.csv"),
             extractor: Extractor = typer.Option(Extractor.rules, help="rules (offline) or radgraph (pip install "
                                                                       "'cxrkg\\[radgraph]')"),
             id_column: str = typer.Option("report_id", help="CSV: report id column"),
@@ -62,7 +70,7 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
             date_column: Optional[str] = typer.Option(None, help="CSV: study date column (default: a nominal date)"),
             id_prefix: Optional[str] = typer.Option(None, help="prefix for doc_keys and ids (default IU- for XML)"),
             ingest: bool = typer.Option(False, "--ingest", help="then load the output into Neo4j (Prefect flow)"),
-            rejected: Optional[Path] = typer.Option(None, help="rejected-records report (default OUT/rejected.json)"),
+            rejected: Optional[Path] = rejected_option(),
             shard_size: int = typer.Option(500, min=1, help="reports per output JSON file"),
             cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
             radgraph_model: RadGraphModel = typer.Option(RadGraphModel.radgraph_xl, metavar="MODEL",
@@ -74,17 +82,17 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
                                                                   "(tcp://host:8786) instead")) -> None:
     """Extract RadGraph-format JSON from report text (rules: spaCy + medspaCy; or the radgraph package),
     with a doc mapping CSV for `cxrkg ingest --doc-mapping`; `--ingest` also loads it. Exit code 6 when
-    any file or record was rejected (each named in the rejected-records report). The shards run on Prefect's
-    Dask task runner on `--workers` processes (by default one per core found from 16 MB of reports on, else
-    in this process) or on the cluster `--dask-address` names; the output is the same bytes; the summary
-    says how many workers ran."""
+    any file or record was rejected (each named in the rejection report; with `--ingest`, the load's own
+    beside it, its name ending in -ingest.json). The shards run on Prefect's Dask task runner on `--workers`
+    processes (by default one per core found from 16 MB of reports on, else in this process) or on the
+    cluster `--dask-address` names; the output is the same bytes; the summary says how many workers ran."""
     from graph.extract.inputs import CsvColumns, extract_workers
 
     columns = CsvColumns(id_column, text_column, patient_column, date_column)
     source, cache = _iu_folder_as_iu(source, cache)
     _check_source(source, cache)
-    job = _Job(source, out, extractor.value, columns, cache, id_prefix, shard_size, rejected,
-               _radgraph_options(extractor.value, radgraph_model.value, radgraph_cache),
+    job = _Job(source, out, extractor.value, columns, cache, id_prefix, shard_size,
+               report_path(rejected, "extract"), _radgraph_options(extractor.value, radgraph_model.value, radgraph_cache),
                extract_workers(source, workers, dask_address), dask_address)
     ok = _run_flow(job, ingest) if ingest or job.workers or dask_address else _extract_only(job)
     if not ok:

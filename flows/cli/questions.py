@@ -23,12 +23,12 @@ from flows.cli.common import (
     console,
     format_option,
     old_name,
-    print_rejections,
     print_rows,
     reader_or_fail,
+    reject,
+    rejected_option,
     store_or_fail,
 )
-from graph.errors import ExitCode
 
 diffvqa_app = typer.Typer(no_args_is_help=True, help="Medical-Diff-VQA questions: answer a file or one "
                                                      "question (ask), generate, score, and the vocabulary "
@@ -44,17 +44,16 @@ def diffvqa_answer(questions: Path = typer.Argument(..., help="CSV with study_id
                                                               "question_type, question (mimic_pair_questions.csv)"),
                    out: Path = typer.Option(..., "--out", help="answers CSV: the input columns plus answer, "
                                                                "basis, evidence"),
-                   strict: bool = _STRICT) -> None:
-    """Answer every question of a file from the graph (one read); rejected rows are named, the rest answered."""
+                   strict: bool = _STRICT, rejected: Optional[Path] = rejected_option()) -> None:
+    """Answer every question of a file from the graph (one read); rejected rows are named, the rest answered
+    (exit code 6 then)."""
     from graph.questions.rows import answer_file
 
     start = time.perf_counter()
     result = answer_file(store_or_fail(), questions, out, strict)  # a file unfit to read: QuestionFileError, exit 1
     console.print(f"{len(result.answers):,} questions answered, {len(result.rejections):,} rejected -> {out} "
                   f"in {time.perf_counter() - start:.1f} s", highlight=False)
-    if result.rejections:
-        print_rejections(result.rejections, None, "")
-        raise typer.Exit(ExitCode.REJECTED)
+    reject(result.rejections, rejected, "diffvqa-answer")
 
 
 @diffvqa_app.command("generate")

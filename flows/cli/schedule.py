@@ -22,8 +22,9 @@ def serve(drop_folder: Path = typer.Argument(..., callback=existing, file_okay=F
           interval: Optional[float] = typer.Option(None, help="interval schedule in seconds (instead of --cron)"),
           archive: Optional[Path] = typer.Option(None, file_okay=False,
                                                  help="move committed files here (outside the drop folder)"),
-          rejected: Optional[Path] = typer.Option(None, dir_okay=False, help="rejected-files report, rewritten every "
-                                                  "run (default: cxrkg-rejected.json in the drop folder)"),
+          rejected: Optional[Path] = typer.Option(None, "--rejected", dir_okay=False, help="the rejection report, "
+                                                  "rewritten every run (default: one per drop folder in "
+                                                  "CXRKG_HOME/rejected)"),
           doc_mapping: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False,
                                                      help="CSV of doc_key, patient_id, study_id and "
                                                           "optionally study_datetime"),

@@ -161,13 +161,14 @@ def test_bad_rows_are_rejected_by_name_and_the_rest_scored(cohort, tmp_path):
     generated.write_text(f"study_id,report,subject_id\n{some},Small left pleural effusion.,p\n"
                          "99999999,No acute process.,p\n" f"{sorted(facts)[1]},,p\n")
     out = tmp_path / "scores.csv"
-    result = runner.invoke(app, ["eval", "reports", str(generated), "--out", str(out)])
+    result = runner.invoke(app, ["eval", "reports", str(generated), "--out", str(out), "--rejected",
+                                 str(tmp_path / "rejected.json")])
     assert result.exit_code == 6, result.output
     rows = list(csv.DictReader(out.open()))
     assert [r["study_id"] for r in rows] == [some]
     assert list(rows[0]) == ["study_id", "has_prior", "prior_reference", "hallucinated_prior", "changes_stated",
                              "changes_supported", "changes_contradicted", "changes_unverifiable", "changes_omitted",
                              "f1radgraph_simple", "f1radgraph_partial", "f1radgraph_complete", "finding_f1"]
-    rejected = json.loads(out.with_suffix(".rejected.json").read_text())
+    rejected = json.loads((tmp_path / "rejected.json").read_text())
     assert sorted((r["record"], r["field"]) for r in rejected) == sorted(
         [("99999999", "study_id"), (sorted(facts)[1], "report")])

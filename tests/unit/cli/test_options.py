@@ -103,3 +103,13 @@ def test_workers_mean_the_same_in_every_command():
     assert set(options) == {("ingest",), ("extract",), ("eval", "reports")}
     for path, option in options.items():
         assert option.help == WORKERS_HELP and option.type.min == 0 and option.default is None, path
+
+
+def test_every_command_that_rejects_takes_rejected():
+    """The commands of exit code 6 (README, flows/cli/main.py) each take --rejected PATH."""
+    from tests.fixtures.cli_tree import walk
+
+    taking = {path for path, command in walk() if not command.hidden
+              and any("--rejected" in getattr(p, "opts", []) for p in command.params)}
+    assert taking == {("ingest",), ("serve",), ("extract",), ("diffvqa", "answer"), ("eval", "episodes"),
+                      ("eval", "reports"), ("cxrtrek", "check"), ("cxrtrek", "answer")}
