@@ -1,7 +1,7 @@
 """Development figures of the rules extractor on the annotated IU sentences, on the whole ``dev`` half and
 on its two folds (:func:`graph.extract.eval.gold_eval.dev_fold`), so that a rule change can be kept only when it
 helps (or is neutral) on both; with ``--mesh``, also the IU-vs-MeSH micro-F1 and laterality of
-``cxrkg eval-extract``, whose floors (0.92) a change must keep; with ``--misses``, the development
+``cxrkg eval extract``, whose floors (0.92) a change must keep; with ``--misses``, the development
 findings missed, per fold.
 
 Reads only the ``dev`` sentences (the first set's two halves since its held-out half was retired on

@@ -1,5 +1,5 @@
 """How often IU's MeSH indexers tag a finding that the rules extractor reads only as uncertain in a report: for
-each MeSH target of ``cxrkg eval-extract`` (:data:`graph.extract.eval.evaluate.TARGETS`), the reports of all 3,955
+each MeSH target of ``cxrkg eval extract`` (:data:`graph.extract.eval.evaluate.TARGETS`), the reports of all 3,955
 whose findings and impression hold an uncertain (OBS-U) mention of the target and no present one, and how many
 of those carry the target's MeSH major tag.
 

@@ -30,7 +30,7 @@ from graph.errors import CxrkgError
 from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ahead, plan_ingest, store_files
 from graph.ingest.bulk import BulkInputError, BulkSink, write_part
 from graph.ingest.import_files import ImportFiles, import_arguments, keep_files
-from graph.runtime.processes import available_cores, forked_pool
+from graph.runtime.processes import available_cores, forked_pool, worker_count
 from graph.runtime.server import LocalNeo4jServer
 from graph.settings import local_server_settings, neo4j_settings
 from graph.store import reset_shared_store, shared_store
@@ -76,37 +76,44 @@ def check_target(server: LocalNeo4jServer) -> None:
 @dataclass(frozen=True)
 class FilesEngine:
     """Where the files stage writes batches of patient-hinted files: ``workers`` processes of this machine
-    (forked), a new local Dask cluster of ``workers`` single-threaded processes (``dask="local"``), or the
-    Dask scheduler at ``dask`` (``tcp://host:8786``; its workers must see the input and the server's home
-    at the same paths)."""
+    (forked; 0: this process writes them), a new local Dask cluster of ``workers`` single-threaded processes
+    (``dask="local"``), or the Dask scheduler at ``dask`` (``tcp://host:8786``; its workers must see the
+    input and the server's home at the same paths)."""
 
     workers: int
     dask: str | None = None
 
     @classmethod
     def choose(cls, workers: int | None, dask_address: str | None) -> "FilesEngine":
-        """``dask_address`` wins; ``workers`` given: a local Dask cluster of that many; neither: as many
-        local processes as the cores found (:func:`graph.runtime.processes.available_cores`).
+        """``dask_address`` wins: ``local``, a new local Dask cluster of ``workers`` processes (default one
+        per core found), else that scheduler; without it ``workers`` local processes, as ``--workers`` means
+        everywhere (:func:`graph.runtime.processes.worker_count`: 0 in this process; unset one per core
+        found, this process on a machine of one core).
 
         Raises:
-            ValueError: ``workers`` below 1.
+            ValueError: ``workers`` below 0.
             BulkRefused: Dask asked for and not installed.
         """
-        if workers is not None and workers < 1:
-            raise ValueError(f"--workers must be at least 1, got {workers}")
-        if (dask_address or workers is not None) and importlib.util.find_spec("distributed") is None:
-            raise BulkRefused("--workers and --dask-address run the files stage on Dask, which is not installed: "
-                              "pip install -e '.[extract]' (or leave both out: local processes)")
+        if workers is not None and workers < 0:
+            raise ValueError(f"--workers must be 0 or more, got {workers}")
+        if dask_address and importlib.util.find_spec("distributed") is None:
+            raise BulkRefused("--dask-address runs the files stage on Dask, which is not installed: "
+                              "pip install -e '.[extract]' (or leave it out: local processes)")
+        if dask_address == "local":
+            return cls(workers or available_cores(), "local")
         if dask_address:
             return cls(workers or 0, dask_address)
-        if workers is not None:
-            return cls(workers, "local")
-        return cls(available_cores())
+        return cls(worker_count(workers, 1, 1))
+
+    @property
+    def in_process(self) -> bool:
+        """Whether this process writes every batch itself (no worker)."""
+        return self.dask is None and self.workers == 0
 
     @property
     def name(self) -> str:
         if self.dask is None:
-            return "local processes"
+            return "this process" if self.workers == 0 else "local processes"
         return "Dask local cluster" if self.dask == "local" else f"Dask at {self.dask}"
 
 
@@ -168,10 +175,12 @@ def _write_inputs(inputs: list[BulkInput], batch_files: int, progress: bool, eng
     patients, a later file may hold more of a patient read earlier): a batch of it before each wait on
     the workers, so this process works while they do. With a single input that is the load of one cohort.
     """
-    lead = max((i for i in inputs if _hinted(i.plan)), key=lambda i: len(i.plan.load), default=None)
+    lead = None if engine.in_process else max((i for i in inputs if _hinted(i.plan)), key=lambda i: len(i.plan.load),
+                                              default=None)
     for one in inputs:
         if one is not lead:
-            one.summary.workers, one.summary.engine = 1, "in turn: files of many patients"
+            one.summary.workers, one.summary.engine = (0, engine.name) if engine.in_process else \
+                (1, "in turn: files of many patients")
     with progress_bar(progress) as bar:
         job = bar.add_task("writing import files", total=sum(len(i.plan.load) for i in inputs))
         in_turn = chain.from_iterable(_absorbed(i, _in_turn(i.plan, i.plan.batches(batch_files), i.doc_mapping,
@@ -296,7 +305,7 @@ def _add_input(summary: IngestSummary, one: IngestSummary) -> None:
         summary.out_of_schema[name] = summary.out_of_schema.get(name, 0) + n
     for name, n in one.variants.items():
         summary.variants[name] = summary.variants.get(name, 0) + n
-    if one.workers > summary.workers:
+    if one.workers > summary.workers or not summary.engine:
         summary.workers, summary.engine = one.workers, one.engine
 
 
@@ -366,8 +375,8 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
     Args: as :func:`flows.ingest_flow.ingest_flow`; ``keep_import_files``: a new folder to move the import
         files to, with their listing (:func:`graph.ingest.import_files.keep_files`), instead of deleting them;
         ``workers`` and ``dask_address``: where the files stage writes its batches (:meth:`FilesEngine.choose`:
-        by default one local process per core found; ``workers`` alone: a local Dask cluster of that many
-        processes; ``dask_address``: an existing Dask scheduler). The summary's ``workers`` and ``engine``
+        ``workers`` local processes, 0: this process, by default one per core found; ``dask_address``: an
+        existing Dask scheduler, or ``local``: a new local Dask cluster of ``workers``). The summary's ``workers`` and ``engine``
         say which ran. ``also``: more inputs, each ``(paths, doc_mapping)``, imported in the same import as
         ``paths``: each planned and written on its own (:func:`_write_inputs`), into the graph that loading
         them one after the other makes, when they share no patient, study, image, report or file.
@@ -384,7 +393,7 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
         graph.ingest.bulk.BulkInputError: the same record in two files, or two inputs that share a
             patient, study, record or file (nothing imported).
         graph.runtime.server.ServerError: the import or the restart failed.
-        ValueError: ``workers`` below 1.
+        ValueError: ``workers`` below 0.
     """
     started = time.perf_counter()
     engine = FilesEngine.choose(workers, dask_address)

@@ -25,7 +25,7 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.ingest_flow import IngestSummary, ingest_flow
-from graph.extract.inputs import CsvColumns, iter_inputs
+from graph.extract.inputs import CsvColumns, extract_workers, iter_inputs
 from graph.extract.pipeline import (
     DEFAULT_SHARD_SIZE,
     ExtractionOutput,
@@ -37,7 +37,7 @@ from graph.extract.pipeline import (
     run_extraction,
     shared_extractor,
 )
-from graph.runtime.processes import available_cores
+from graph.records import companion_report
 
 INGEST_BATCH_FILES = 4  # shards per load task: bounds the memory of one task to a few thousand reports
 #: messages each Dask comm and worker keeps for debugging (distributed's ``admin.low-level-log-length``,
@@ -198,23 +198,23 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
         id_prefix: prepended to every report id (doc_key); default: the input kind's own (``IU-`` for IU reports).
         shard_size: reports per output file.
         rejected_report: extraction rejections (default ``out/rejected.json``).
-        ingest_rejected_report: ingestion rejections (default ``out/rejected-ingest.json``).
+        ingest_rejected_report: ingestion rejections (default beside ``rejected_report``, its name ending
+            in ``-ingest.json``; without either ``out/rejected-ingest.json``).
         progress: show the ingestion's progress bar.
         extractor_options: the keyword options of the extractor's factory in
             :data:`graph.extract.pipeline.EXTRACTORS` (the ``radgraph`` extractor's model and batch options);
             hashable values, as the extractor is built once per process and options
             (:func:`graph.extract.pipeline.shared_extractor`).
         workers: > 0 extracts shards in parallel on a local Dask cluster of that many worker processes;
-            0 extracts in this process; None: one worker per core found
-            (:func:`graph.runtime.processes.available_cores`), in this process on a machine of one core.
+            0 extracts in this process; None: as ``cxrkg extract`` by default
+            (:func:`graph.extract.inputs.extract_workers`: one per core from 16 MB of reports on).
         dask_address: an existing Dask scheduler (``tcp://host:8786``) to extract on instead.
 
     Returns:
         the extraction summary and, when ingested, the ingest flow's summary.
     """
     if workers is None:
-        workers = available_cores() if not dask_address else 0
-        workers = workers if workers > 1 else 0  # one core: in this process, without a cluster's cost
+        workers = extract_workers(source, None, dask_address)
     if workers or dask_address:
         import dask
 
@@ -232,6 +232,13 @@ def extract_flow(source: str, out: str, extractor: str = "rules", ingest: bool =
     if ingest and summary.documents:
         ingested = ingest_flow([summary.radgraph_dir], doc_mapping=summary.doc_mapping,
                                batch_files=INGEST_BATCH_FILES,
-                               rejected_report=ingest_rejected_report or str(Path(out) / "rejected-ingest.json"),
+                               rejected_report=ingest_rejected_report or _ingest_report(out, rejected_report),
                                progress=progress)
     return ExtractFlowResult(summary, ingested)
+
+
+def _ingest_report(out: str, rejected_report: str | None) -> str:
+    """The load's rejection report beside the extraction's (``x.json`` -> ``x-ingest.json``), else in ``out``."""
+    if rejected_report:
+        return str(companion_report(Path(rejected_report), "ingest"))
+    return str(Path(out) / "rejected-ingest.json")

@@ -37,7 +37,7 @@ from prefect.schedules import Cron, Interval, Schedule
 from flows.ingest_flow import DEFAULT_BATCH_FILES, IngestSummary, ingest_flow, stage
 from graph.errors import CxrkgError
 from graph.ingest.dropfolder import Moved, archive_files, check_folders, committed_files, loadable_files, settling_files
-from graph.records import write_rejections
+from graph.records import drop_folder_report_path, write_rejections
 from graph.store import shared_store
 from graph.vocabulary import vocabulary
 
@@ -45,7 +45,6 @@ WATCH_FLOW = "cxrkg-watch"
 WATCH_DEPLOYMENT = "drop-folder"
 TRAIN_DEPLOYMENT = "train"
 ARTIFACT_KEY = "cxrkg-ingest-summary"
-REJECTED_NAME = "cxrkg-rejected.json"
 DEFAULT_SETTLE_SECONDS = 60.0
 
 
@@ -72,8 +71,9 @@ class WatchSummary:
 
 
 def default_rejected_report(drop_folder: str | Path) -> str:
-    """``<drop folder>/cxrkg-rejected.json``: beside the inputs, and never read as one."""
-    return str(Path(drop_folder).resolve() / REJECTED_NAME)
+    """The drop folder's own report in ``CXRKG_HOME/rejected`` (:func:`graph.records.drop_folder_report_path`),
+    where every command's rejection reports go, out of the folder watched."""
+    return str(drop_folder_report_path(Path(drop_folder)))
 
 
 @task(cache_policy=NO_CACHE)
@@ -139,7 +139,8 @@ def watch_flow(drop_folder: str, archive_folder: str | None = None, rejected_rep
         archive_folder: where committed files are moved (outside the drop folder); None leaves every
             file in place (re-runs then skip them by content hash).
         rejected_report: the rejected-files report (JSON list of {file, record, field, reason}),
-            rewritten on every run; default ``<drop_folder>/cxrkg-rejected.json``.
+            rewritten on every run (an empty list when nothing is rejected); default
+            ``CXRKG_HOME/rejected/serve-<folder name>-<hash of its path>.json``.
         doc_mapping: CSV mapping RadGraph doc_keys to patient, study and date.
         settle_seconds: files modified less than this many seconds ago wait for the next run.
         batch_files: files per load task.
@@ -352,3 +353,58 @@ def run_locally(jobs: list[LocalJob], max_runs: int | None = None, now: Callable
         due[job.name] = next_run_times(job.schedule, max(now(), due[job.name]))[0]
         log(f"{job.name}: next run {due[job.name].isoformat()}")
     return runs
+
+
+# --- what `cxrkg serve` runs ---------------------------------------------------------------------
+
+@dataclass
+class ServePlan:
+    """What ``cxrkg serve`` runs: the watch flow's parameters, and unless ``once`` its schedule, the training
+    schedule (None: training on demand) and where the schedule is served (``use_server``: to the Prefect
+    server at PREFECT_API_URL; else in this process)."""
+
+    params: dict[str, Any]
+    once: bool = False
+    schedule: Schedule | None = None
+    train_schedule: Schedule | None = None
+    use_server: bool = False
+
+
+def use_prefect_server(local: bool | None, api_url: str | None) -> bool:
+    """Whether to serve to a Prefect server: ``local`` says (True: this process), else whether ``api_url``
+    (PREFECT_API_URL) is set.
+
+    Raises:
+        ScheduleError: the server asked for (``local`` False) and no ``api_url``.
+    """
+    use_server = bool(api_url) if local is None else not local
+    if use_server and not api_url:
+        raise ScheduleError("--prefect-server: PREFECT_API_URL is not set (start `prefect server start` and "
+                            "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`)")
+    return use_server
+
+
+def serve_plan(drop_folder: Path, timezone: str, cron: str | None = None, interval: float | None = None,
+               archive: Path | None = None, rejected: Path | None = None, doc_mapping: Path | None = None,
+               settle_seconds: float = DEFAULT_SETTLE_SECONDS, train_cron: str | None = None, once: bool = False,
+               local: bool | None = None) -> ServePlan:
+    """The watch flow's parameters and, unless ``once``, its schedule in ``timezone`` (``cron`` or ``interval``
+    seconds), the training schedule (``train_cron``) and where to serve them (:func:`use_prefect_server`).
+    The time zone and the folders are checked with ``once`` too.
+
+    Raises:
+        ScheduleError: a bad time zone, cron expression or interval, or no server to serve to.
+        graph.ingest.dropfolder.DropFolderError: a missing drop folder or an archive inside it.
+    """
+    from prefect.settings import PREFECT_API_URL
+
+    time_zone(timezone)
+    check_folders(drop_folder, archive)
+    params = {"drop_folder": str(drop_folder.resolve()), "archive_folder": str(archive) if archive else None,
+              "rejected_report": str(rejected) if rejected else None,
+              "doc_mapping": str(doc_mapping) if doc_mapping else None, "settle_seconds": settle_seconds}
+    if once:
+        return ServePlan(params, once=True)
+    schedule = make_schedule(timezone, cron=cron, interval_seconds=interval)
+    train_schedule = make_schedule(timezone, cron=train_cron) if train_cron else None
+    return ServePlan(params, False, schedule, train_schedule, use_prefect_server(local, PREFECT_API_URL.value()))

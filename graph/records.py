@@ -238,6 +238,59 @@ def write_rejections(path: Path, rejections: list[Rejection]) -> None:
     path.write_text(json.dumps([asdict(r) for r in rejections], indent=2) + "\n")
 
 
+#: the folder of ``CXRKG_HOME`` that the commands write their rejection reports to by default
+REJECTED_FOLDER = "rejected"
+
+
+def rejected_folder(home: Path | None = None) -> Path:
+    """``home/rejected`` (default ``CXRKG_HOME``'s).
+
+    Raises:
+        graph.settings.ConfigError: a bad setting.
+    """
+    if home is None:
+        from graph.settings import local_server_settings
+
+        home = local_server_settings().home
+    return home / REJECTED_FOLDER
+
+
+def rejected_report_path(command: str, now: datetime | None = None, home: Path | None = None) -> Path:
+    """Where ``command`` (``ingest``, ``eval-reports``: its words joined by ``-``) writes its rejection report
+    by default: ``CXRKG_HOME/rejected/<command>-<UTC time>.json`` (``ingest-20260105T101502Z.json``), a name
+    not yet taken (``-2``, ``-3``... after the time when it is). Nothing is written here.
+
+    Raises:
+        graph.settings.ConfigError: a bad setting.
+    """
+    from datetime import timezone
+
+    folder = rejected_folder(home)
+    stamp = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path, n = folder / f"{command}-{stamp}.json", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{command}-{stamp}-{n}.json"
+    return path
+
+
+def drop_folder_report_path(drop_folder: Path, home: Path | None = None) -> Path:
+    """The rejection report of a watched drop folder, rewritten on every run:
+    ``CXRKG_HOME/rejected/serve-<folder name>-<8 hex digits of its absolute path>.json`` (two drop folders of
+    one name keep a report each).
+
+    Raises:
+        graph.settings.ConfigError: a bad setting.
+    """
+    folder = drop_folder.resolve()
+    return rejected_folder(home) / f"serve-{folder.name}-{sha1(str(folder).encode()).hexdigest()[:8]}.json"
+
+
+def companion_report(path: Path, part: str) -> Path:
+    """The report of a second stage beside ``path``: ``x.json`` -> ``x-<part>.json``."""
+    return path.with_name(f"{path.stem}-{part}{path.suffix}")
+
+
 _R = TypeVar("_R")
 
 

@@ -28,13 +28,17 @@ import typer
 from typer.core import TyperGroup
 from typer.models import CommandInfo, TyperInfo
 
-# Every top-level command and group in the order help lists them, with the module of flows.cli that
-# registers it (tests/unit/cli/test_startup.py checks both against the registered app)
+# Every top-level command and group in the order help lists them (commands before groups, as typer adds them),
+# with the module of flows.cli that registers it (tests/unit/cli/test_startup.py checks both against the
+# registered app); the old names of the scoring verbs and of `diffvqa ask`, hidden from help, last among the
+# commands
 COMMAND_MODULES: dict[str, str] = {
-    "synth": "data", "ingest": "data", "demo": "demo", "eval-episodes": "episodes", "extract": "extract",
-    "eval-extract": "extract", "score-reports": "score", "forecast": "forecast", "train": "gnn", "evaluate": "gnn", "predict": "gnn",
-    "compare": "gnn", "queries": "query", "query": "query", "stats": "query", "ask": "questions",
-    "serve": "schedule", "datasets": "data", "db": "db", "export": "export", "diffvqa": "questions",
+    "synth": "data", "ingest": "data", "demo": "demo", "extract": "extract", "forecast": "forecast",
+    "train": "gnn", "predict": "gnn", "compare": "gnn", "queries": "query", "query": "query", "stats": "query",
+    "serve": "schedule",
+    "eval-extract": "evaluation", "eval-episodes": "evaluation", "score-reports": "evaluation",
+    "evaluate": "evaluation", "ask": "questions",
+    "eval": "evaluation", "datasets": "data", "db": "db", "export": "export", "diffvqa": "questions",
     "cxrtrek": "cxrtrek",
 }
 # The narrowest terminal in which typer's rich tables keep every option name of every command whole

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import os
+import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 import typer
 from rich.table import Table
@@ -14,21 +17,90 @@ from rich.table import Table
 # command modules import them from here with the rest
 from flows.console import console, err, library_log, print_rejections, print_summary_line
 from flows.console import print_rows as print_rows
+from graph.errors import ExitCode
 
 
-class RowFormat(str, Enum):
-    """How ``cxrkg query`` prints rows."""
+class Format(str, Enum):
+    """How a command prints its result (``--format``): a table for people; JSON (everything the command
+    has) or CSV (its main rows, in the table's columns) for programs."""
 
     table = "table"
     json = "json"
     csv = "csv"
 
 
-class ReportFormat(str, Enum):
-    """How a report command prints: a table for people, JSON for programs."""
+def print_json(data: Any, default: Callable[[Any], Any] = str) -> None:
+    """``data`` as indented JSON on stdout; a value JSON has no type for goes through ``default`` (its text:
+    dates, paths; ``float`` for NumPy's numbers)."""
+    sys.stdout.write(json.dumps(data, indent=2, default=default) + "\n")
 
-    table = "table"
-    json = "json"
+
+#: ``--workers``, the same in every command that has one (graph.runtime.processes.worker_count)
+WORKERS_HELP = ("worker processes that do the work: N on this machine, 0: in this process (default: one per core "
+                "once the input is large enough to repay starting them)")
+
+
+#: ``--rejected``, the same in every command that rejects (serve's report is rewritten each run instead)
+REJECTED_HELP = ("the rejection report, a JSON list of {file, record, field, reason}, written when anything is "
+                 "rejected (default: in CXRKG_HOME/rejected, named by the command and the UTC time)")
+
+
+def rejected_option() -> Any:
+    """The ``--rejected PATH`` option of every command that rejects input (exit code 6)."""
+    return typer.Option(None, "--rejected", dir_okay=False, help=REJECTED_HELP)
+
+
+def report_path(rejected: Path | None, command: str) -> Path:
+    """``rejected``, else where ``command`` writes its rejection report by default
+    (:func:`graph.records.rejected_report_path`)."""
+    from graph.records import rejected_report_path
+
+    return rejected or rejected_report_path(command)
+
+
+def reject(rejections: list, rejected: Path | None, command: str) -> None:
+    """Nothing when nothing was rejected; else the rejection report written (to ``rejected``, default
+    :func:`report_path`'s), the first rejections and the report's path on stderr, and exit code 6."""
+    if not rejections:
+        return
+    from graph.records import write_rejections
+
+    path = report_path(rejected, command)
+    write_rejections(path, rejections)  # OSError: one error line naming the path
+    print_rejections(rejections, str(path), "rejection report")
+    raise typer.Exit(ExitCode.REJECTED)
+
+
+def format_option(csv: str | None = None) -> Any:
+    """The ``--format`` option of every command that has one (:class:`Format`, default table); ``csv`` says
+    which rows CSV holds when the table shows more than them."""
+    return typer.Option(Format.table, "--format", help="table, json or csv" + (f" ({csv})" if csv else ""))
+
+
+def print_as(fmt: Format, table: Callable[[], None], everything: Any, rows: list[dict[str, Any]],
+             columns: list[str] | None = None, default: Callable[[Any], Any] = str) -> None:
+    """One result in the chosen format: ``table()`` prints it for people, ``everything`` is its JSON (through
+    ``default`` for values JSON has no type for) and ``rows`` its CSV (in ``columns``, default the first
+    row's keys)."""
+    if fmt is Format.json:
+        print_json(everything, default)
+    elif fmt is Format.csv:
+        print_rows(rows, Format.csv, columns)
+    else:
+        table()
+
+
+def old_name(group: typer.Typer, name: str, new: str, command: Callable[..., Any]) -> None:
+    """Register ``command`` on ``group`` under its old ``name`` as well, hidden from help, for one release: it
+    takes the same arguments and runs the same after one ``notice:`` line on stderr naming ``cxrkg NEW``."""
+    @functools.wraps(command)  # typer reads the parameters through __wrapped__
+    def run(*args: Any, **kwargs: Any) -> Any:
+        err.print(f"notice: `cxrkg {name}` is now `cxrkg {new}`; the old name goes in the next release",
+                  highlight=False)
+        return command(*args, **kwargs)
+
+    group.command(name, hidden=True, help=f"The old name of `cxrkg {new}`, for this release only. "
+                                          f"{command.__doc__ or ''}")(run)
 
 
 def error_line(message: str) -> None:
@@ -107,7 +179,7 @@ def print_summary(summary) -> None:
     if summary.stage_cores:
         table.add_row(f"cores busy (of {os.cpu_count()})",
                       ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_cores.items()))
-    if summary.workers:
+    if summary.workers or summary.engine:  # a bulk load's files stage (0: this process wrote them)
         table.add_row("workers", f"{summary.workers} ({summary.engine})")
     for n, one in enumerate(summary.inputs, 1):  # a bulk load of several inputs
         table.add_row(f"input {n}", f"{one.files_loaded} files loaded, {one.files_rejected} rejected, "
@@ -176,6 +248,20 @@ def print_variants(counts: dict[str, int]) -> None:
     if counts:
         named = ", ".join(f"{name} ({n:,})" for name, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
         console.print(f"release variants kept: {named}", highlight=False)
+
+
+def snapshot_or_export(snapshot: Path | None, embeddings: Path | None) -> Path:
+    """``snapshot`` when given, else the graph exported now to ``CXRKG_HOME/snapshots/latest`` (with
+    ``embeddings``), said in one line."""
+    if snapshot is not None:
+        return snapshot
+    from gnn.export import export_snapshot
+    from graph.settings import local_server_settings
+
+    target = local_server_settings().home / "snapshots" / "latest"
+    manifest = export_snapshot(store_or_fail(), target, embeddings)
+    console.print(f"exported snapshot {manifest.content_hash[:16]} -> {target}")
+    return target
 
 
 def local_server():

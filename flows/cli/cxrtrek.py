@@ -15,8 +15,18 @@ from typing import Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import RowFormat, console, existing, fail, print_rejections, print_rows, store_or_fail
-from graph.errors import ExitCode
+from flows.cli.common import (
+    Format,
+    console,
+    existing,
+    fail,
+    format_option,
+    print_rejections,
+    print_rows,
+    reject,
+    rejected_option,
+    store_or_fail,
+)
 
 cxrtrek_app = typer.Typer(no_args_is_help=True, help="CXRTrek-format staged questions: generate gold answers from "
                                                      "the graph, check a file's format, answer stage 6 with "
@@ -52,7 +62,8 @@ def cxrtrek_generate(out: Path = typer.Option(..., "--out", help="the samples (a
 
 
 @cxrtrek_app.command("check")
-def cxrtrek_check(file: Path = typer.Argument(..., help="a CXRTrek-format JSON file")) -> None:
+def cxrtrek_check(file: Path = typer.Argument(..., help="a CXRTrek-format JSON file"),
+                  rejected: Optional[Path] = rejected_option()) -> None:
     """Validate a file against the CXRTrek format (the public demo file's fields and types): a bad sample or
     question is named and left out, what a release adds (a task-type variant, an unknown qtype) kept and
     counted."""
@@ -64,9 +75,7 @@ def cxrtrek_check(file: Path = typer.Argument(..., help="a CXRTrek-format JSON f
                   f"{len(result.rejections) - bad_items:,} samples and {bad_items:,} questions rejected: {file}",
                   highlight=False)
     console.print(result.kept_line(), highlight=False)
-    if result.rejections:
-        print_rejections(result.rejections, None, "")
-        raise typer.Exit(ExitCode.REJECTED)
+    reject(result.rejections, rejected, "cxrtrek-check")
 
 
 @cxrtrek_app.command("answer")
@@ -80,7 +89,8 @@ def cxrtrek_answer(file: Path = typer.Argument(..., callback=existing, help="sam
                    split: Optional[Split] = typer.Option(None, "--split", help="only the patients of this split "
                                                                               "(the forecaster's held-out "
                                                                               "patients are test)"),
-                   split_seed: int = typer.Option(0, "--split-seed", help="the seed of `cxrkg forecast`'s split")) -> None:
+                   split_seed: int = typer.Option(0, "--split-seed", help="the seed of `cxrkg forecast`'s split"),
+                   rejected: Optional[Path] = rejected_option()) -> None:
     """Answer stage 6 (what the next study shows of each present finding) with a saved forecaster, from the
     studies up to the current one, or with the carry-forward baseline."""
     from graph.cxrtrek.format import dump_samples, read_valid
@@ -104,9 +114,7 @@ def cxrtrek_answer(file: Path = typer.Argument(..., callback=existing, help="sam
     dump_samples(answered, out)
     console.print(f"{summary.answered:,} stage 6 questions answered, {summary.unanswered:,} not (a finding the "
                   f"forecaster does not forecast) -> {out}", highlight=False)
-    if rejections:
-        print_rejections(rejections, None, "")
-        raise typer.Exit(ExitCode.REJECTED)
+    reject(rejections, rejected, "cxrtrek-answer")
 
 
 @cxrtrek_app.command("score")
@@ -116,7 +124,7 @@ def cxrtrek_score(gold: Path = typer.Argument(..., callback=existing, help="the 
                                                                              "(default: every stage answered)"),
                   bootstrap: int = typer.Option(200, "--bootstrap", min=0, help="resamples of studies for the 95 % "
                                                                                 "intervals"),
-                  fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
+                  fmt: Format = format_option()) -> None:
     """Score answers per stage and question type: exact match (yes/no, choices, captions), mean box IoU
     (detection), with 95 % bootstrap intervals over studies; the gold questions of the studies the answers
     cover."""
@@ -135,7 +143,7 @@ def cxrtrek_score(gold: Path = typer.Argument(..., callback=existing, help="the 
     rows = [{k: ("" if isinstance(v, float) and math.isnan(v) else round(v, 4) if isinstance(v, float) else v)
              for k, v in r.items()} for r in table.to_dict("records")]
     title = f"CXRTrek scores of {pred.name} against {gold.name}, beside the gold file's most common answer"
-    if fmt is RowFormat.table:
+    if fmt is Format.table:
         rows = [_with_intervals(r) for r in rows]
         print_rows(rows, fmt.value, list(TABLE_COLUMNS), title=title)
     else:

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import console, existing, fail, run_ingest
+from flows.cli.common import WORKERS_HELP, console, existing, fail, rejected_option, report_path, run_ingest
 from graph.errors import ExitCode
 
 
@@ -38,14 +38,12 @@ def ingest(paths: list[Path] = typer.Argument(..., callback=existing, help="file
            doc_mapping: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False,
                                                       help="CSV of doc_key, patient_id, study_id and optionally "
                                                            "study_datetime"),
-           rejected: Path = typer.Option(Path("cxrkg-rejected.json"), help="rejected-files report (JSON)"),
+           rejected: Optional[Path] = rejected_option(),
            progress: bool = typer.Option(True, help="progress bar"),
            batch_files: int = typer.Option(500, min=1, help="files per load batch (one write transaction each)"),
            bulk: bool = typer.Option(False, help="first load into the empty local database through neo4j-admin "
                                                  "import (stops and restarts the local server)"),
-           workers: Optional[int] = typer.Option(None, min=1, help="--bulk: write the import files on a local Dask "
-                                                 "cluster of N worker processes (default: one local process per "
-                                                 "core)"),
+           workers: Optional[int] = typer.Option(None, min=0, help=WORKERS_HELP),
            dask_address: Optional[str] = typer.Option(None, help="--bulk: write the import files on an existing "
                                                       "Dask scheduler (tcp://host:8786) that sees the same "
                                                       "paths"),
@@ -53,13 +51,15 @@ def ingest(paths: list[Path] = typer.Argument(..., callback=existing, help="file
                                                     "(repeatable): PATH,PATH,... with =DOC_MAPPING.csv after "
                                                     "the last path when it has a doc mapping; inputs share "
                                                     "no patient")) -> None:
-    """Load scene graphs, RadGraph files and metadata CSVs; exit code 6 when anything was rejected."""
+    """Load scene graphs, RadGraph files and metadata CSVs; exit code 6 when anything was rejected. With
+    `--bulk`, the import files are written by `--workers` processes (default one per core) or on the Dask
+    cluster at `--dask-address`."""
     if (workers is not None or dask_address or also) and not bulk:
         fail("--workers, --dask-address and --also choose what `cxrkg ingest --bulk` imports and where it writes "
              "its import files; add --bulk")
     engine = {"workers": workers, "dask_address": dask_address, "also": also_inputs(also or [])} if bulk else {}
-    summary = run_ingest(paths, doc_mapping, rejected, progress and sys.stderr.isatty(), bulk, batch_files,
-                         engine=engine)
+    summary = run_ingest(paths, doc_mapping, report_path(rejected, "ingest"), progress and sys.stderr.isatty(), bulk,
+                         batch_files, engine=engine)
     if not summary.ok:
         raise typer.Exit(ExitCode.REJECTED)
 

@@ -67,7 +67,7 @@ def lunguage(out: Path = typer.Option(..., "--out", dir_okay=False, help="the CS
     """Every mention with a state as a Lunguage row (subject_id, study_id, sequence, ent, dx_status,
     dx_certainty, location, severity, onset, improved, worsened, no change, ..., gt_entity_group,
     gt_temporal_group, episode): Lunguage mentions keep their own groups; the others are grouped by region and
-    finding, with their derived episodes. `cxrkg eval-episodes` reads it (role gold), LUNGUAGESCORE as gold or
+    finding, with their derived episodes. `cxrkg eval episodes` reads it (role gold), LUNGUAGESCORE as gold or
     prediction; a last column, cxrkg_export, marks it as the graph's own statements, which `cxrkg ingest`
     refuses as a source."""
     from graph.store import shared_store

@@ -1,9 +1,7 @@
-"""``cxrkg extract`` and ``cxrkg eval-extract``: report text to RadGraph-format JSON."""
+"""``cxrkg extract``: report text to RadGraph-format JSON (``cxrkg eval extract`` scores the extractor)."""
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -12,7 +10,15 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import ReportFormat, console, fail, print_extraction, print_summary, store_or_fail
+from flows.cli.common import (
+    WORKERS_HELP,
+    fail,
+    print_extraction,
+    print_summary,
+    rejected_option,
+    report_path,
+    store_or_fail,
+)
 from graph.errors import ExitCode
 from graph.extract.pipeline import EXTRACTORS
 
@@ -23,6 +29,14 @@ if TYPE_CHECKING:
 #: The report-text extractors, named by graph.extract.pipeline's registry (an unknown name exits 2): rules
 #: (spaCy + medspaCy, offline) or the radgraph package's model.
 Extractor = Enum("Extractor", {name: name for name in EXTRACTORS}, type=str)  # type: ignore[misc]
+
+
+class RadGraphModel(str, Enum):
+    """The radgraph package's models (graph.extract.radgraph_adapter.MODEL_TYPES)."""
+
+    radgraph = "radgraph"
+    radgraph_xl = "radgraph-xl"
+    modern_radgraph_xl = "modern-radgraph-xl"
 
 
 @dataclass(frozen=True)
@@ -45,7 +59,7 @@ class _Job:
 @app.command()
 def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Open-i .xml reports, or a .csv / "
                                                    ".txt / .xml file"),
-            out: Path = typer.Option(..., help="output folder: radgraph/part-*.json, doc_mapping.csv, rejected.json"),
+            out: Path = typer.Option(..., help="output folder: radgraph/part-*.json, doc_mapping.csv"),
             extractor: Extractor = typer.Option("rules", help="rules (offline) or radgraph (pip install "
                                                                       "'cxrkg\\[radgraph]')"),
             id_column: str = typer.Option("report_id", help="CSV: report id column"),
@@ -55,56 +69,33 @@ def extract(source: str = typer.Argument(..., help="`iu`, a folder of .txt or Op
             date_column: Optional[str] = typer.Option(None, help="CSV: study date column (default: a nominal date)"),
             id_prefix: Optional[str] = typer.Option(None, help="prefix for doc_keys and ids (default IU- for XML)"),
             ingest: bool = typer.Option(False, "--ingest", help="then load the output into Neo4j (Prefect flow)"),
-            rejected: Optional[Path] = typer.Option(None, help="rejected-records report (default OUT/rejected.json)"),
+            rejected: Optional[Path] = rejected_option(),
             shard_size: int = typer.Option(500, min=1, help="reports per output JSON file"),
             cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
-            radgraph_model: str = typer.Option("radgraph-xl", help="radgraph, radgraph-xl or modern-radgraph-xl"),
+            radgraph_model: RadGraphModel = typer.Option(RadGraphModel.radgraph_xl, metavar="MODEL",
+                                                          help="radgraph, radgraph-xl or modern-radgraph-xl"),
             radgraph_cache: Optional[Path] = typer.Option(None, help="radgraph model cache (default "
                                                                      "CXRKG_RADGRAPH_CACHE or the package's)"),
-            workers: Optional[int] = typer.Option(None, min=0, help="extract shards in parallel on a local Dask "
-                                                  "cluster of N worker processes (default: one per core found "
-                                                  "from 16 MB of reports on; 0: in this process)"),
+            workers: Optional[int] = typer.Option(None, min=0, help=WORKERS_HELP),
             dask_address: Optional[str] = typer.Option(None, help="extract on an existing Dask scheduler "
                                                                   "(tcp://host:8786) instead")) -> None:
     """Extract RadGraph-format JSON from report text (rules: spaCy + medspaCy; or the radgraph package),
     with a doc mapping CSV for `cxrkg ingest --doc-mapping`; `--ingest` also loads it. Exit code 6 when
-    any file or record was rejected (each named in the rejected-records report). The shards run on Prefect's
-    Dask task runner, one worker per core found from 16 MB of reports on unless `--workers` says otherwise
-    (`--workers 0`: in this process) or `--dask-address` names a cluster; the output is the same bytes; the
-    summary says how many workers ran."""
-    from graph.extract.inputs import CsvColumns
+    any file or record was rejected (each named in the rejection report; with `--ingest`, the load's own
+    beside it, its name ending in -ingest.json). The shards run on Prefect's Dask task runner on `--workers`
+    processes (by default one per core found from 16 MB of reports on, else in this process) or on the
+    cluster `--dask-address` names; the output is the same bytes; the summary says how many workers ran."""
+    from graph.extract.inputs import CsvColumns, extract_workers
 
     columns = CsvColumns(id_column, text_column, patient_column, date_column)
     source, cache = _iu_folder_as_iu(source, cache)
     _check_source(source, cache)
-    if workers is None:
-        workers = 0 if dask_address else default_workers(source)
-    options = _extractor_options(extractor.value, radgraph_model, radgraph_cache)
-    job = _Job(source, out, extractor.value, columns, cache, id_prefix, shard_size, rejected, options, workers,
-               dask_address)
-    ok = _run_flow(job, ingest) if ingest or workers or dask_address else _extract_only(job)
+    options = _extractor_options(extractor.value, radgraph_model.value, radgraph_cache)
+    job = _Job(source, out, extractor.value, columns, cache, id_prefix, shard_size, report_path(rejected, "extract"),
+               options, extract_workers(source, workers, dask_address), dask_address)
+    ok = _run_flow(job, ingest) if ingest or job.workers or dask_address else _extract_only(job)
     if not ok:
         raise typer.Exit(ExitCode.REJECTED)
-
-
-#: report text from which `cxrkg extract` uses every core by default: below it, starting a Dask cluster and
-#: Prefect's API server (about 15 s here) costs more than the second core saves (742 reports/s in one process,
-#: MIMIC-length reports of about 1 KB: 16 MB is about 20 s of one core's work)
-PARALLEL_FROM_BYTES = 16 * 2**20
-
-
-def default_workers(source: str) -> int:
-    """The workers of a run without ``--workers``: one per core found
-    (:func:`graph.runtime.processes.available_cores`) when the source holds at least
-    ``PARALLEL_FROM_BYTES`` of files, else 0 (in this process); ``iu`` (3,955 reports) runs in this process."""
-    from graph.runtime.processes import available_cores
-
-    cores = available_cores()
-    if source == "iu" or cores == 1:
-        return 0
-    path = Path(source)
-    size = path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-    return cores if size >= PARALLEL_FROM_BYTES else 0
 
 
 def _iu_folder_as_iu(source: str, cache: Optional[Path]) -> tuple[str, Optional[Path]]:
@@ -170,75 +161,3 @@ def _extract_only(job: _Job) -> bool:
                              job.shard_size, job.rejected, extractor_name=job.extractor)
     print_extraction(summary)
     return summary.ok
-
-
-class GoldSplit(str, Enum):
-    """The splits of the annotated IU sentences: dev (rules may be tuned on it) and held-out (scored once per round)."""
-
-    dev = "dev"
-    held_out = "held-out"
-
-
-@app.command("eval-extract")
-def eval_extract(cache: Optional[Path] = typer.Option(None, help="IU wheel cache (default CXRKG_IU_CACHE)"),
-                 gold: Optional[GoldSplit] = typer.Option(None, help="score the annotated IU sentences of this "
-                                                                     "split instead (graph/extract/eval/gold/)"),
-                 unmapped: bool = typer.Option(False, "--unmapped", help="list the phrases of a corpus that no "
-                                               "vocabulary entry or cue covers, by frequency, instead"),
-                 source: str = typer.Option("iu", help="--unmapped: the corpus (iu, a folder, a .csv / .txt / .xml "
-                                                       "file; CSV columns report_id and text)"),
-                 top: int = typer.Option(40, min=1, help="--unmapped: how many phrases to list"),
-                 exclude_gold: Optional[GoldSplit] = typer.Option(None, help="--unmapped: leave out the IU reports "
-                                                                  "of this split of the annotated sentences "
-                                                                  "(reads their ids only)"),
-                 fmt: ReportFormat = typer.Option(ReportFormat.table, "--format")) -> None:
-    """Score the rules extractor and a keyword baseline on the IU reports against their MeSH major tags
-    (per finding P/R/F1, micro/macro F1, laterality), and the change cues on the hand-labelled IU sentences;
-    with `--gold`, on one split of the annotated IU sentences (findings, assertion, laterality, change);
-    with `--unmapped`, list the unread phrases of a corpus by frequency and the vocabulary entries without a
-    UMLS CUI (vocabulary gaps)."""
-    from graph.datasets.iu import load_reports
-
-    if unmapped:
-        _unmapped(source, cache, top, fmt, exclude_gold.value if exclude_gold else None)
-        return
-    reports = load_reports(cache)  # WheelUnavailable: one error line
-    if gold is not None:
-        _eval_gold(reports, gold.value, fmt)
-        return
-    from graph.extract.eval.evaluate import evaluate_all, format_report
-
-    result = evaluate_all(reports)
-    if fmt == "json":
-        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
-    else:
-        console.print(format_report(result), markup=False, highlight=False)
-
-
-def _eval_gold(reports: list, split: str, fmt: ReportFormat) -> None:
-    from graph.extract.eval.gold_eval import evaluate_gold, format_gold_table
-
-    scores = evaluate_gold(reports, split)  # GoldError, an unreadable gold file: one error line
-    if fmt == "json":
-        sys.stdout.write(json.dumps({name: s.as_dict() for name, s in scores.items()}, indent=2) + "\n")
-    else:
-        console.print(format_gold_table(split, scores), markup=False, highlight=False)
-
-
-def _unmapped(source: str, cache: Optional[Path], top: int, fmt: ReportFormat, exclude: str | None) -> None:
-    from graph.extract.eval.gold_eval import gold_report_ids
-    from graph.extract.eval.unmapped import format_unmapped, unmapped_phrases, without_cui
-    from graph.extract.inputs import IU_PREFIX, iter_inputs
-    from graph.records import Rejection
-
-    ids = gold_report_ids(exclude) if exclude else frozenset()
-    skip = ids | {IU_PREFIX + rid for rid in ids}  # IU input's doc keys carry the prefix, a folder's do not
-    # WheelUnavailable, ReportSourceError, ExtractorUnavailable: one error line
-    texts = [r.report for r in iter_inputs(source, cache=cache) if not isinstance(r, Rejection) and r.doc_key not in skip]
-    counts = unmapped_phrases(texts)
-    missing = without_cui()
-    if fmt == "json":
-        sys.stdout.write(json.dumps({"reports": len(texts), "phrases": counts.most_common(top),
-                                     "without_cui": missing}, indent=2) + "\n")
-    else:
-        console.print(format_unmapped(counts, len(texts), top, missing), markup=False, highlight=False)

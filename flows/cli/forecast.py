@@ -7,14 +7,13 @@ Importing this module is cheap (typer only); pandas and scikit-learn load inside
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import ReportFormat, console, err, existing, fail, print_rows
+from flows.cli.common import Format, console, err, existing, fail, format_option, print_as, print_rows
 
 
 @app.command()
@@ -37,7 +36,7 @@ def forecast(snapshot: Path = typer.Option(..., callback=existing, file_okay=Fal
                                                        "with a mention model and the CXRTrek stage 6 rule chosen "
                                                        "on the validation patients (`cxrkg cxrtrek answer`)"),
              out: Path = typer.Option(None, help="also write the full report (per finding) as JSON here"),
-             fmt: ReportFormat = typer.Option(ReportFormat.table, "--format", help="table or json")) -> None:
+             fmt: Format = format_option("csv: the rows of the forecasts' table, or of the ablation's")) -> None:
     """Forecast each finding of a patient's next study from the studies before it: onset and resolution
     AUROC / AUPRC (macro over findings) and macro-F1 over onset / resolution / persistence / stays absent,
     on the development (val) and held-out (test) patients, with 95 % bootstrap intervals. With --save-model,
@@ -55,9 +54,12 @@ def forecast(snapshot: Path = typer.Option(..., callback=existing, file_okay=Fal
     full = report.as_dict() | ({} if stage6 is None else {"stage6_validation": stage6})
     if out:
         out.write_text(json.dumps(full, indent=2, default=float))
-    if fmt == ReportFormat.json:
-        sys.stdout.write(json.dumps(full, indent=2, default=float) + "\n")
-        return
+    from gnn.forecast.report import table_rows
+
+    print_as(fmt, lambda: _print_forecasts(table, report, stage6), full, table_rows(report), default=float)
+
+
+def _print_forecasts(table, report, stage6: Optional[dict]) -> None:
     from gnn.forecast.report import table_rows
 
     console.print(f"{len(table.findings)} findings; (pair, finding) rows: " +
@@ -100,7 +102,7 @@ def _evaluate(table, cfg, bootstrap: int, seed: int, snapshot: Path, save_model:
 
 
 def _ablation(table, cfg, train_fraction: float, max_epochs: Optional[int], bootstrap: int, seed: int,
-              out: Optional[Path], fmt: ReportFormat) -> None:
+              out: Optional[Path], fmt: Format) -> None:
     """Run and print the ablation (:mod:`gnn.forecast.ablation`)."""
     from gnn.forecast.ablation import ablation_models, ablation_rows, run_ablation
 
@@ -110,9 +112,10 @@ def _ablation(table, cfg, train_fraction: float, max_epochs: Optional[int], boot
         row["fit s"] = f"{result.seconds[(row['model'], row['inputs'])]:.0f}"
     if out:
         out.write_text(json.dumps(rows, indent=2))
-    if fmt == ReportFormat.json:
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
-        return
+    print_as(fmt, lambda: _print_ablation(result, rows, train_fraction), rows, rows)
+
+
+def _print_ablation(result, rows: list[dict], train_fraction: float) -> None:
     console.print(f"fitted on {result.train_rows:,} training rows ({train_fraction:.0%} of the training patients); "
                   f"scored on {result.val_rows:,} validation rows of {result.val_patients:,} patients")
     print_rows(rows, "table", title="which inputs carry the forecast (validation patients; change: paired "

@@ -1,4 +1,4 @@
-"""``cxrkg train | evaluate | predict | compare``: the progression-model commands.
+"""``cxrkg train | predict | compare``: the progression-model commands (``cxrkg eval gnn`` scores the model).
 
 Importing this module is cheap (typer only): torch,
 PyG and Prefect are imported inside the commands that need them. Bad input (an empty graph, a patient
@@ -8,8 +8,6 @@ error and exit code 1, not a stack trace.
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -17,19 +15,7 @@ import typer
 from rich.table import Table
 
 from flows.cli.app import app
-from flows.cli.common import ReportFormat, console, err, existing, fail, store_or_fail
-
-
-def _snapshot_or_export(snapshot: Optional[Path], embeddings: Optional[Path]) -> Path:
-    if snapshot is not None:
-        return snapshot
-    from gnn.export import export_snapshot
-    from graph.settings import local_server_settings
-
-    target = local_server_settings().home / "snapshots" / "latest"
-    manifest = export_snapshot(store_or_fail(), target, embeddings)
-    console.print(f"exported snapshot {manifest.content_hash[:16]} -> {target}")
-    return target
+from flows.cli.common import Format, console, err, existing, format_option, print_as, snapshot_or_export, store_or_fail
 
 
 @app.command()
@@ -55,7 +41,7 @@ def train(config: Optional[Path] = typer.Option(None, callback=existing, dir_oka
 
     cfg = TrainConfig.from_file(config, epochs=epochs, seed=seed) if config else \
         TrainConfig.from_dict({}, epochs=epochs, seed=seed)
-    folder = _snapshot_or_export(snapshot, embeddings)
+    folder = snapshot_or_export(snapshot, embeddings)
     manifest, data = load_dataset(folder, cfg.split_seed, cfg.use_embeddings)
     console.print(f"{len(data.samples)} study pairs, {len(data.pairs)} pairs, {len(data.labelled())} labelled; "
                   f"{data.num_features} observation features")
@@ -69,34 +55,6 @@ def train(config: Optional[Path] = typer.Option(None, callback=existing, dir_oka
     if register_model:
         path = register(path, {"val_macro_f1": result.val_macro_f1})
     console.print(f"model {meta['model_version']} -> {path}")
-
-
-@app.command()
-def evaluate(snapshot: Optional[Path] = typer.Option(None, callback=existing, file_okay=False,
-                                                     help="snapshot folder; default: export the graph now"),
-             config: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False, help="training config"),
-             seeds: str = typer.Option("0,1,2", help="comma-separated seeds (at least 3 for mean ± sd)"),
-             out: Path = typer.Option(Path("gnn-evaluation"), help="folder for evaluation.json, .txt and the plot"),
-             device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto"),
-             epochs: Optional[int] = typer.Option(None, min=1, help="override the config's epochs")) -> None:
-    """GNN against the baselines on the same test patients: per-class P/R/F1, macro-F1, accuracy and
-    AUROC, mean ± sd over seeds; writes a JSON report and a confusion-matrix plot."""
-    from gnn.dataset import load_dataset
-    from gnn.evaluation import evaluate as run_evaluation
-    from gnn.evaluation import format_table, write_report
-    from gnn.training import TrainConfig
-
-    try:
-        seed_list = tuple(int(s) for s in seeds.split(",") if s.strip())
-    except ValueError:
-        fail(f"--seeds {seeds!r}: expected comma-separated integers")
-    cfg = TrainConfig.from_file(config, epochs=epochs) if config else TrainConfig.from_dict({}, epochs=epochs)
-    folder = _snapshot_or_export(snapshot, None)
-    _, data = load_dataset(folder, cfg.split_seed, cfg.use_embeddings)
-    report = run_evaluation(data, cfg, seed_list, device, lambda line: err.print(line, highlight=False))
-    paths = write_report(report, out)
-    console.print(format_table(report), markup=False, highlight=False)
-    console.print(f"report {paths['json']}, plot {paths['plot']}")
 
 
 @app.command()
@@ -150,21 +108,26 @@ def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
             forecaster: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False, help="a next-study "
                                                       "forecaster (`cxrkg forecast --save-model`): derived events "
                                                       "beside its forecast for the later study"),
-            fmt: ReportFormat = typer.Option(ReportFormat.table, "--format")) -> None:
+            fmt: Format = format_option("csv: the rows, one per anatomy and finding")) -> None:
     """What changed between two studies of a patient: stated changes, else the model's, per anatomy and
     finding, and a one-line answer; with ``--forecaster``, per finding the derived event beside the
     forecast for the later study."""
+    from dataclasses import asdict
+
     if forecaster:
-        _compare_forecast(patient, current, prior, finding, forecaster, fmt)
+        from gnn.forecast.compare import compare_forecast
+        from gnn.forecast.model import load_forecaster
+
+        forecast = compare_forecast(store_or_fail(), patient, load_forecaster(forecaster), current, prior, finding)
+        print_as(fmt, lambda: _print_forecast(forecast), asdict(forecast), [asdict(r) for r in forecast.rows])
         return
     from gnn.compare import compare as run_compare
 
     result = run_compare(store_or_fail(), patient, current, prior, checkpoint, finding, embeddings)
-    if fmt == "json":
-        from dataclasses import asdict
+    print_as(fmt, lambda: _print_comparison(result), asdict(result), [asdict(r) for r in result.rows])
 
-        sys.stdout.write(json.dumps(asdict(result), indent=2) + "\n")
-        return
+
+def _print_comparison(result) -> None:
     title = (f"patient {result.patient_id}: study {result.current_study_id} vs {result.prior_study_id} "
              f"({result.days:.1f} days{'' if result.consecutive else ', not consecutive'})")
     table = Table(title=title)
@@ -178,18 +141,7 @@ def compare(patient: str = typer.Option(..., "--patient", help="patient id"),
     console.print(result.answer, highlight=False)
 
 
-def _compare_forecast(patient: str, current: Optional[str], prior: Optional[str], finding: Optional[str],
-                      path: Path, fmt: ReportFormat) -> None:
-    from dataclasses import asdict
-
-    from gnn.forecast.compare import compare_forecast
-    from gnn.forecast.model import load_forecaster
-
-    result = compare_forecast(store_or_fail(), patient, load_forecaster(path), current, prior,
-                    finding)
-    if fmt == "json":
-        sys.stdout.write(json.dumps(asdict(result), indent=2) + "\n")
-        return
+def _print_forecast(result) -> None:
     table = Table(title=f"patient {result.patient_id}: study {result.current_study_id} vs {result.prior_study_id}"
                         f"{'' if result.consecutive else ' (not consecutive)'}; forecast {result.model_version}")
     for c in ("finding", "prior", "current", "derived event", "forecast", "p(present)"):

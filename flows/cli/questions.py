@@ -1,10 +1,11 @@
-"""``cxrkg diffvqa answer|generate|unmapped|score`` and ``cxrkg ask``: Medical-Diff-VQA questions.
+"""``cxrkg diffvqa answer|generate|unmapped|score|ask``: Medical-Diff-VQA questions (``cxrkg ask``, the name
+of ``diffvqa ask`` before it joined the group, still works for one release, after a one-line notice).
 
 Quick to import (typer only): pandas and the graph code load inside the commands. ``answer`` with rejected
 rows ends with exit code 6 (the good rows are still answered, each rejected row is named by its line in the
 file); input that cannot be used at all (an unreadable question file or one without a required column, in
-``ask`` a question outside the templates, an unknown study or reference) or a faulty environment ends with
-exit code 1, never a traceback. Question files are read by :func:`graph.formats.diffvqa.read_question_file`.
+``diffvqa ask`` a question outside the templates, an unknown study or reference) or a faulty environment ends
+with exit code 1, never a traceback. Question files are read by :func:`graph.formats.diffvqa.read_question_file`.
 """
 
 from __future__ import annotations
@@ -17,11 +18,21 @@ from typing import Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import RowFormat, console, fail, print_rejections, print_rows, reader_or_fail, store_or_fail
-from graph.errors import ExitCode
+from flows.cli.common import (
+    Format,
+    console,
+    format_option,
+    old_name,
+    print_rows,
+    reader_or_fail,
+    reject,
+    rejected_option,
+    store_or_fail,
+)
 
-diffvqa_app = typer.Typer(no_args_is_help=True, help="Medical-Diff-VQA questions: answer, generate, score, "
-                                                     "and the vocabulary entries without a Diff-VQA name.")
+diffvqa_app = typer.Typer(no_args_is_help=True, help="Medical-Diff-VQA questions: answer a file or one "
+                                                     "question (ask), generate, score, and the vocabulary "
+                                                     "entries without a Diff-VQA name.")
 app.add_typer(diffvqa_app, name="diffvqa")
 
 _STRICT = typer.Option(False, "--strict", help="count uncertain findings as not present (default: present, "
@@ -33,17 +44,16 @@ def diffvqa_answer(questions: Path = typer.Argument(..., help="CSV with study_id
                                                               "question_type, question (mimic_pair_questions.csv)"),
                    out: Path = typer.Option(..., "--out", help="answers CSV: the input columns plus answer, "
                                                                "basis, evidence"),
-                   strict: bool = _STRICT) -> None:
-    """Answer every question of a file from the graph (one read); rejected rows are named, the rest answered."""
+                   strict: bool = _STRICT, rejected: Optional[Path] = rejected_option()) -> None:
+    """Answer every question of a file from the graph (one read); rejected rows are named, the rest answered
+    (exit code 6 then)."""
     from graph.questions.rows import answer_file
 
     start = time.perf_counter()
     result = answer_file(store_or_fail(), questions, out, strict)  # a file unfit to read: QuestionFileError, exit 1
     console.print(f"{len(result.answers):,} questions answered, {len(result.rejections):,} rejected -> {out} "
                   f"in {time.perf_counter() - start:.1f} s", highlight=False)
-    if result.rejections:
-        print_rejections(result.rejections, None, "")
-        raise typer.Exit(ExitCode.REJECTED)
+    reject(result.rejections, rejected, "diffvqa-answer")
 
 
 @diffvqa_app.command("generate")
@@ -69,7 +79,7 @@ def diffvqa_generate(out: Path = typer.Option(..., "--out", help="questions CSV 
 
 
 @diffvqa_app.command("unmapped")
-def diffvqa_unmapped(fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
+def diffvqa_unmapped(fmt: Format = format_option()) -> None:
     """Vocabulary findings, severity words and regions without a Diff-VQA name, and Diff-VQA diseases
     that no vocabulary finding maps to (graph/vocab/diffvqa.yaml)."""
     from graph.questions.mapping import mapping, unmapped
@@ -82,7 +92,7 @@ def diffvqa_unmapped(fmt: RowFormat = typer.Option(RowFormat.table, "--format"))
 @diffvqa_app.command("score")
 def diffvqa_score(gold: Path = typer.Argument(..., help="the reference answers CSV"),
                   pred: Path = typer.Argument(..., help="the answers to score (e.g. `cxrkg diffvqa answer`'s)"),
-                  fmt: RowFormat = typer.Option(RowFormat.table, "--format")) -> None:
+                  fmt: Format = format_option()) -> None:
     """Score answers against a reference per question type: BLEU-1..4, METEOR, ROUGE-L, CIDEr and, for
     closed (yes/no) questions, exact-match accuracy; rows joined on (study_id, ref_id, question)."""
     from graph.questions.score import score_files
@@ -93,51 +103,25 @@ def diffvqa_score(gold: Path = typer.Argument(..., help="the reference answers C
     print_rows(rows, fmt.value, list(table.columns), title="Medical-Diff-VQA scores")
 
 
-@app.command()
-def ask(question: str = typer.Argument(..., help="one question in the templates' wording"),
-        study: str = typer.Option(..., "--study", help="the main study"),
-        ref: Optional[str] = typer.Option(None, "--ref", help="the reference study (difference questions; "
-                                                             "default: the latest earlier PA/AP study)"),
-        show_cypher: bool = typer.Option(False, "--show-cypher", help="print the query that read the graph, its "
-                                                                      "parameters as Neo4j Browser's :param lines"),
-        strict: bool = _STRICT) -> None:
+@diffvqa_app.command("ask")
+def diffvqa_ask(question: str = typer.Argument(..., help="one question in the templates' wording"),
+                study: str = typer.Option(..., "--study", help="the main study"),
+                ref: Optional[str] = typer.Option(None, "--ref", help="the reference study (difference "
+                                                  "questions; default: the latest earlier PA/AP study)"),
+                show_cypher: bool = typer.Option(False, "--show-cypher", help="print the query that read the "
+                                                 "graph, its parameters as Neo4j Browser's :param lines"),
+                strict: bool = _STRICT) -> None:
     """Answer one Medical-Diff-VQA question about a study from the graph."""
-    from graph.questions.answer import answer
-    from graph.questions.facts import read_study_facts, study_facts_statement
-    from graph.questions.parse import QuestionParseError, known_templates, parse_question
-    from graph.questions.rows import check_pair
-    from graph.store.browser import browser_script
+    from graph.questions.ask import ask
 
-    try:
-        q = parse_question(question)
-    except QuestionParseError as exc:
-        fail(f"{exc}; the templates: {'; '.join(known_templates())}")
-    reader = reader_or_fail()
-    facts = read_study_facts(reader, [study] + ([ref] if ref else []))
-    main, reference = facts.get(study), facts.get(ref) if ref else None
-    if main is None:
-        fail(f"--study: study {study} is not in the graph")
-    if ref is None and q.question_type == "difference":
-        reference = _latest_earlier(reader, main)
-        if reference is None:
-            fail(f"--ref: study {study} has no earlier PA/AP study to compare with")
-    if ref is not None or reference is not None:
-        fault = check_pair(main, reference, study, ref or (reference.study_id if reference else ""))
-        if fault:
-            fail(f"--ref: {fault[1]}")
-    a = answer(q, main, reference, strict)
+    # QuestionParseError (the templates listed), UnanswerableQuestion: one error line
+    asked = ask(reader_or_fail(), question, study, ref, strict)
     if show_cypher:  # as Neo4j Browser runs it pasted: every parameter, then the statement
-        statement, params = study_facts_statement([study] + ([reference.study_id] if reference else []))
-        console.print(browser_script(statement, params), highlight=False, markup=False)
+        console.print(asked.cypher(), highlight=False, markup=False)
+    a = asked.answer
     console.print(a.text, highlight=False, markup=False)
     console.print(f"basis: {a.basis}" + (f"; evidence: {' | '.join(a.evidence)}" if a.evidence else ""),
                   highlight=False, markup=False, style="dim")
 
 
-def _latest_earlier(reader, main):
-    """The latest PA/AP study of the main study's patient before it, or None."""
-    from graph.questions.facts import read_patient_facts
-
-    earlier = [s for s in read_patient_facts(reader, [main.patient_id]).values()
-               if s.frontal and s.order is not None and main.order is not None and s.order < main.order]
-    return max(earlier, key=lambda s: s.order) if earlier else None
+old_name(app, "ask", "diffvqa ask", diffvqa_ask)

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import console, existing, fail, store_or_fail
+from flows.cli.common import console, existing, store_or_fail
 from graph.errors import ExitCode
 
 
@@ -22,8 +22,9 @@ def serve(drop_folder: Path = typer.Argument(..., callback=existing, file_okay=F
           interval: Optional[float] = typer.Option(None, help="interval schedule in seconds (instead of --cron)"),
           archive: Optional[Path] = typer.Option(None, file_okay=False,
                                                  help="move committed files here (outside the drop folder)"),
-          rejected: Optional[Path] = typer.Option(None, dir_okay=False, help="rejected-files report, rewritten every "
-                                                  "run (default: cxrkg-rejected.json in the drop folder)"),
+          rejected: Optional[Path] = typer.Option(None, "--rejected", dir_okay=False, help="the rejection report, "
+                                                  "rewritten every run (default: one per drop folder in "
+                                                  "CXRKG_HOME/rejected)"),
           doc_mapping: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False,
                                                      help="CSV of doc_key, patient_id, study_id and "
                                                           "optionally study_datetime"),
@@ -39,34 +40,18 @@ def serve(drop_folder: Path = typer.Argument(..., callback=existing, file_okay=F
                                                     "server when PREFECT_API_URL is set)")) -> None:
     """Watch a drop folder on a cron or interval schedule and ingest what is new or changed (and serve the
     training flow's deployment when flows/train_flow.py exists)."""
-    from graph.ingest.dropfolder import check_folders
-
     store_or_fail()
     from flows import serve as srv
 
-    srv.time_zone(timezone)  # ScheduleError, also with --once; DropFolderError below: one error line
-    check_folders(drop_folder, archive)
-    schedule = None if once else srv.make_schedule(timezone, cron=cron, interval_seconds=interval)
-    train_schedule = srv.make_schedule(timezone, cron=train_cron) if train_cron and not once else None
-    params = {"drop_folder": str(drop_folder.resolve()), "archive_folder": str(archive) if archive else None,
-              "rejected_report": str(rejected) if rejected else None,
-              "doc_mapping": str(doc_mapping) if doc_mapping else None, "settle_seconds": settle_seconds}
-    if once:
-        _run_once(srv, params)
-        return
-
-    from prefect.settings import PREFECT_API_URL
-
-    api = PREFECT_API_URL.value()  # from the environment or the active Prefect profile
-    use_server = bool(api) if local is None else not local
-    if use_server and not api:
-        fail("--prefect-server: PREFECT_API_URL is not set (start `prefect server start` and "
-             "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`)")
-    train = srv.training_flow()
-    if use_server:
-        _serve_to_prefect(srv, params, schedule, train_schedule)
+    # ScheduleError, DropFolderError (also with --once): one error line
+    plan = srv.serve_plan(drop_folder, timezone, cron, interval, archive, rejected, doc_mapping, settle_seconds,
+                          train_cron, once, local)
+    if plan.once:
+        _run_once(srv, plan.params)
+    elif plan.use_server:
+        _serve_to_prefect(srv, plan)
     else:
-        _serve_here(srv, params, schedule, train, train_schedule)
+        _serve_here(srv, plan)
 
 
 def _run_once(srv, params: dict) -> None:
@@ -79,18 +64,20 @@ def _run_once(srv, params: dict) -> None:
         raise typer.Exit(ExitCode.REJECTED)
 
 
-def _serve_to_prefect(srv, params: dict, schedule, train_schedule) -> None:
+def _serve_to_prefect(srv, plan) -> None:
     """The watch (and training) deployments, served to the Prefect server at PREFECT_API_URL."""
-    deployments = [srv.watch_deployment(schedule=schedule, **params)]
-    deployments.append(srv.train_deployment(train_schedule))
+    deployments = [srv.watch_deployment(schedule=plan.schedule, **plan.params)]
+    deployments.append(srv.train_deployment(plan.train_schedule))
     srv.serve_deployments(*deployments)  # ScheduleError without PREFECT_API_URL: one error line
 
 
-def _serve_here(srv, params: dict, schedule, train, train_schedule) -> None:
+def _serve_here(srv, plan) -> None:
     """The schedule run in this process until Ctrl-C."""
-    jobs = [srv.LocalJob(f"{srv.WATCH_FLOW}/{srv.WATCH_DEPLOYMENT}", schedule, lambda: srv.watch_flow(**params))]
-    if train_schedule is not None:
-        jobs.append(srv.LocalJob(f"{train.name}/{srv.TRAIN_DEPLOYMENT}", train_schedule, train))
+    params = plan.params
+    jobs = [srv.LocalJob(f"{srv.WATCH_FLOW}/{srv.WATCH_DEPLOYMENT}", plan.schedule, lambda: srv.watch_flow(**params))]
+    if plan.train_schedule is not None:
+        train = srv.training_flow()
+        jobs.append(srv.LocalJob(f"{train.name}/{srv.TRAIN_DEPLOYMENT}", plan.train_schedule, train))
     console.print("no Prefect server (PREFECT_API_URL unset): running the schedule in this process; "
                   "Ctrl-C stops it")
     try:

@@ -1,6 +1,6 @@
 """Two of the demo's answers: the synthetic cohort's own reports scored against the graph beside the copy-prior
 baseline (each study's "generated" report is its prior study's), the gap a text-only metric cannot see
-(``cxrkg score-reports --baseline reference|copy-prior``, docs/report_scoring.md); and one NIH study's
+(``cxrkg eval reports --baseline reference|copy-prior``, docs/report_scoring.md); and one NIH study's
 CXRTrek-format staged questions with the graph's gold answers (``cxrkg cxrtrek generate``, docs/cxrtrek.md),
 stage 6 beside the answers of a forecaster trained in the demo (:mod:`flows.demo.forecast`)."""
 

@@ -78,7 +78,7 @@ def cohort_answers(console: Console, cohort: Path, times: PartTimes) -> None:
         from graph.store import shared_store
 
         console.print("the cohort's own reports scored against the graph, beside copy-prior (each study's prior "
-                      "report as its report; `cxrkg score-reports --baseline`):")
+                      "report as its report; `cxrkg eval reports --baseline`):")
         for line in baseline_lines(shared_store(), cohort):
             console.print(line, highlight=False)
 

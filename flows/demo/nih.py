@@ -94,7 +94,7 @@ def diffvqa_pairs(console: Console, store, patients: list[str]) -> None:
 
     frame = example_pairs(store, patients)
     console.print("Medical-Diff-VQA questions (Hu et al., KDD 2023) on three NIH pairs, answered from the graph "
-                  "(`cxrkg diffvqa generate`, `cxrkg ask`):", highlight=False)
+                  "(`cxrkg diffvqa generate`, `cxrkg diffvqa ask`):", highlight=False)
     for (study, ref, patient), group in frame.groupby(["study_id", "ref_id", "subject_id"], sort=True):
         console.print(f"  patient {patient}: main study {study}, reference study {ref}", highlight=False)
         for question, answer in zip(group["question"], group["answer"], strict=True):

@@ -257,3 +257,33 @@ def iter_inputs(source: str | Path, columns: CsvColumns = CsvColumns(), cache: P
         yield from iter_text_folder(path, id_prefix or "")
     if has_xml:
         yield from iter_xml_folder(path, IU_PREFIX if id_prefix is None else id_prefix)
+
+
+#: report text from which extraction uses every core by default: below it, starting a Dask cluster and
+#: Prefect's API server (about 15 s here) costs more than the second core saves (742 reports/s in one process,
+#: MIMIC-length reports of about 1 KB: 16 MB is about 20 s of one core's work)
+PARALLEL_FROM_BYTES = 16 * 2**20
+
+
+def source_bytes(source: str | Path) -> int:
+    """The bytes of a report source's files (a file's size, or the files below a folder); ``iu`` (3,955
+    short reports inside a wheel) counts 0."""
+    if str(source) == "iu":
+        return 0
+    path = Path(source)
+    return path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def extract_workers(source: str | Path, requested: int | None, dask_address: str | None = None) -> int:
+    """The worker processes an extraction of ``source`` runs on (``--workers``): ``requested`` when given
+    (0: in this process); on an existing Dask cluster (``dask_address``) its own workers (0 here); else one
+    per core once the source holds :data:`PARALLEL_FROM_BYTES` (:func:`graph.runtime.processes.worker_count`).
+
+    Raises:
+        ValueError: ``requested`` below 0.
+    """
+    from graph.runtime.processes import worker_count
+
+    if requested is None and dask_address:
+        return 0
+    return worker_count(requested, source_bytes(source) if requested is None else 0, PARALLEL_FROM_BYTES)

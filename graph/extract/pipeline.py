@@ -96,7 +96,7 @@ def radgraph_extractor(**options: Any) -> Extractor:
 
 EXTRACTORS: dict[str, Callable[..., Extractor]] = {"rules": rules_extractor, "radgraph": radgraph_extractor}
 """The extractors by name -> the factory that builds one from its keyword options (``cxrkg extract``'s and
-``cxrkg score-reports``' choices). A factory raises ImportError when its optional extra is missing."""
+``cxrkg eval reports``' choices). A factory raises ImportError when its optional extra is missing."""
 
 
 @functools.lru_cache(maxsize=2)

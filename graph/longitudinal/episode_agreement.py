@@ -1,4 +1,4 @@
-"""How well one Lunguage file's episodes agree with another's, offline (``cxrkg eval-episodes GOLD PRED``).
+"""How well one Lunguage file's episodes agree with another's, offline (``cxrkg eval episodes GOLD PRED``).
 
 Both files are Lunguage CSVs (:mod:`graph.formats.lunguage`) over the same mentions, matched on
 :data:`~graph.formats.lunguage.MENTION_KEY`; group ids are compared within a patient only, and their names
@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from graph.formats.lunguage import LunguageRow
 
@@ -98,6 +99,33 @@ class EpisodeAgreement:
     entity_pairs: Agreement
     boundaries: Agreement
     unmatched_gold: list[AnnotatedEpisode] = field(default_factory=list)
+
+    def measure_rows(self) -> list[dict[str, Any]]:
+        """One row per measure: precision, recall, F1 (None where undefined, else to 4 places) and the counts
+        behind them in words (``cxrkg eval episodes``' table and CSV)."""
+        def row(measure: str, score: Agreement, what: str) -> dict[str, Any]:
+            def cell(x: float) -> float | None:
+                return None if math.isnan(x) else round(x, 4)
+
+            return {"measure": measure, "precision": cell(score.precision), "recall": cell(score.recall),
+                    "f1": cell(score.f1), "counts": what}
+
+        e, g, b = self.episode_pairs, self.entity_pairs, self.boundaries
+        return [row("episode pairs", e, f"linked pairs: gold {e.gold}, pred {e.pred}, both {e.matched_gold}"),
+                row("entity-group pairs", g, f"linked pairs: gold {g.gold}, pred {g.pred}, both {g.matched_gold}"),
+                row("exact episode boundaries", b, f"episodes: gold {b.gold} ({b.matched_gold} matched), "
+                                                   f"pred {b.pred} ({b.matched_pred} matched)")]
+
+    def unmatched_rows(self) -> list[dict[str, Any]]:
+        """One row per gold episode without an exact match: patient, groups, first and last study, mentions."""
+        return [{"subject_id": e.subject_id, "entity_group": e.entity_group, "temporal_group": e.temporal_group,
+                 "first_study": e.first_mention_study, "last_study": e.last_mention_study,
+                 "mentions": len(e.mentions)} for e in self.unmatched_gold]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The mention counts, the measures' rows and the unmatched gold episodes, as JSON values."""
+        return {"mentions": {"gold": self.mentions_gold, "pred": self.mentions_pred, "common": self.mentions_common},
+                "measures": self.measure_rows(), "unmatched_gold_episodes": self.unmatched_rows()}
 
 
 def annotated_episodes(rows: list[LunguageRow]) -> list[AnnotatedEpisode]:

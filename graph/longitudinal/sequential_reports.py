@@ -2,7 +2,7 @@
 
 Every mention with a state becomes one row, and the stated changes of the same place, source and record
 become that row's change columns. This works for any cohort (NIH, synthetic, the IU extractions, Lunguage).
-Rows read back with :func:`graph.formats.lunguage.read_lunguage` and are scored by ``cxrkg eval-episodes``
+Rows read back with :func:`graph.formats.lunguage.read_lunguage` and are scored by ``cxrkg eval episodes``
 or LUNGUAGESCORE's sequential mode. Pure: ``cxrkg export lunguage`` (flows/cli/export.py) reads the mentions
 and episodes from the graph and writes the rows.
 

@@ -111,7 +111,7 @@ def _named() -> list[str]:
 def study_facts_statement(study_ids: Iterable[str]) -> tuple[str, dict[str, Any]]:
     """The statement that reads the given studies' facts and its parameters (``study_ids``: the ids sorted,
     ``findings``: the vocabulary findings with a Diff-VQA name): what :func:`read_study_facts` runs and
-    ``cxrkg ask --show-cypher`` prints."""
+    ``cxrkg diffvqa ask --show-cypher`` prints."""
     return rs.QUESTION_FACTS_BY_STUDY, {"study_ids": sorted(set(map(str, study_ids))), "findings": _named()}
 
 

@@ -1,4 +1,4 @@
-"""The inputs of ``cxrkg score-reports``: the generated reports' CSV, the references, and the baselines'
+"""The inputs of ``cxrkg eval reports``: the generated reports' CSV, the references, and the baselines'
 reports made from the graph; and the files it writes (SCORES.csv, the details of contradicted changes)."""
 
 from __future__ import annotations

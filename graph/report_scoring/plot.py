@@ -1,4 +1,4 @@
-"""The per-finding figure of a scoring run (``cxrkg score-reports --plot FILE.png``): each finding's stated
+"""The per-finding figure of a scoring run (``cxrkg eval reports --plot FILE.png``): each finding's stated
 changes by verdict and its reference changes covered or not, so a reader sees where the temporal errors lie."""
 
 from __future__ import annotations

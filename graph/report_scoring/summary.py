@@ -78,7 +78,7 @@ def ratio_interval(nums: Sequence[int], dens: Sequence[int], seed: int = 0) -> t
 
 @dataclass
 class CorpusSummary:
-    """What ``cxrkg score-reports`` prints: ``means`` figure -> (mean, low, high); temporal precision
+    """What ``cxrkg eval reports`` prints: ``means`` figure -> (mean, low, high); temporal precision
     (supported / stated) and recall (reference changes covered / reference changes) as (numerator,
     denominator, ratio, low, high), and per finding; F1-CheXbert figures; the unread change words, most
     frequent first; the extractor, its change recall on the project's gold sets, and the tables' versions."""

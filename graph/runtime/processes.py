@@ -14,12 +14,29 @@ from typing import Iterator
 
 def available_cores() -> int:
     """The CPU cores this process may run on (its affinity mask where the platform has one, which honours
-    ``taskset`` and container CPU sets, else ``os.cpu_count()``): the default number of workers of
-    ``cxrkg extract`` and ``cxrkg ingest --bulk``; at least 1."""
+    ``taskset`` and container CPU sets, else ``os.cpu_count()``): the default number of workers
+    (:func:`worker_count`); at least 1."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # macOS, Windows
         return max(1, os.cpu_count() or 1)
+
+
+def worker_count(requested: int | None, work: float, parallel_from: float) -> int:
+    """How many worker processes a command runs on, as ``--workers`` means it everywhere: ``requested`` when
+    given (0: none, the work runs in this process); unset, one per core (:func:`available_cores`) once the
+    work (bytes, reports, files: the caller's unit) comes to ``parallel_from``, below it, or on a machine of
+    one core, 0: starting workers would cost more than they save.
+
+    Raises:
+        ValueError: ``requested`` below 0.
+    """
+    if requested is not None:
+        if requested < 0:
+            raise ValueError(f"workers must be 0 or more, got {requested}")
+        return requested
+    cores = available_cores()
+    return cores if cores > 1 and work >= parallel_from else 0
 
 
 @contextmanager

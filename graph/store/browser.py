@@ -1,6 +1,6 @@
 """A statement with its parameters as a script that Neo4j Browser runs as pasted: one ``:param name => value``
 line per parameter (Browser's parameter command, which evaluates the value as a Cypher expression), then the
-statement ending in a semicolon. ``cxrkg ask --show-cypher`` prints it."""
+statement ending in a semicolon. ``cxrkg diffvqa ask --show-cypher`` prints it."""
 
 from __future__ import annotations
 

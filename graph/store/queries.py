@@ -157,6 +157,50 @@ def catalogue() -> dict[str, NamedQuery]:
     return out
 
 
+def parse_params(pairs: list[str]) -> dict[str, str]:
+    """``--param key=value`` strings as ``{key: value}`` (the value may hold ``=``; a key is stripped).
+
+    Raises:
+        QueryError: a pair without ``=``.
+    """
+    out = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise QueryError(f"--param {pair!r}: expected key=value")
+        key, value = pair.split("=", 1)
+        out[key.strip()] = value
+    return out
+
+
+def check_finding(params: dict[str, Any]) -> None:
+    """A ``finding`` parameter must name a vocabulary finding (or a synonym); the vocabulary is read only when
+    one is given (the quick commands' start-up, issue 18).
+
+    Raises:
+        QueryError: a finding the vocabulary does not know.
+    """
+    finding = params.get("finding")
+    if finding is None:
+        return
+    from graph.vocabulary import vocabulary
+
+    if vocabulary().finding_for(finding) is None:
+        raise QueryError(f"finding {finding!r} is not in the vocabulary (v{vocabulary().version}); "
+                         "use a Chest ImaGenome attribute name or one of its synonyms")
+
+
+def bound_params(query: NamedQuery, pairs: list[str]) -> dict[str, Any]:
+    """``--param key=value`` strings checked and converted for ``query``: :func:`parse_params`,
+    :meth:`NamedQuery.bind`, :func:`check_finding`.
+
+    Raises:
+        QueryError: a malformed pair, a missing, unknown or unconvertible parameter, an unknown finding.
+    """
+    bound = query.bind(parse_params(pairs))
+    check_finding(bound)
+    return bound
+
+
 def get_query(name: str) -> NamedQuery:
     """Raises: QueryError: no query of that name (the message lists the catalogue)."""
     queries = catalogue()

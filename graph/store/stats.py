@@ -3,11 +3,13 @@ beyond graph/schema.yaml (schema drift)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graph.store import read_statements as rs
 
 if TYPE_CHECKING:  # not imported at run time: `cxrkg stats` reads through the driver-free Query API too
+    from graph.store.consistency import CheckResult
     from graph.store.graph_store import GraphStore
     from graph.store.query_api import QueryApiReader
 
@@ -85,3 +87,52 @@ def schema_drift(store: GraphStore | QueryApiReader) -> list[str]:
         for r in store.read(statement, checks=checks):
             found.update(f"{name}.{r['property']} = {v!r}" for v in r["values"])
     return sorted(found)
+
+
+@dataclass
+class StatsReport:
+    """What ``cxrkg stats`` reports: the counts (:func:`graph_stats`) and, when ``checked``, the consistency
+    checks' results and the schema drift (:func:`schema_drift`)."""
+
+    counts: dict[str, Any]
+    checked: bool = False
+    checks: list[CheckResult] = field(default_factory=list)
+    drift: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[CheckResult]:
+        """The checks that found something."""
+        return [c for c in self.checks if not c.ok]
+
+    @property
+    def consistent(self) -> bool:
+        """No check found anything and nothing drifted (True when nothing was checked)."""
+        return not self.failed and not self.drift
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts; when checked, with ``consistency`` (each check's count, examples and description),
+        ``schema_drift`` and ``consistent``."""
+        if not self.checked:
+            return dict(self.counts)
+        return self.counts | {
+            "consistency": {c.name: {"count": c.count, "examples": c.examples, "description": c.description}
+                            for c in self.checks},
+            "schema_drift": self.drift, "consistent": self.consistent}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per count: ``{"kind": node|relationship|orphan|check|drift, "name", "count"}``."""
+        rows = [{"kind": kind, "name": k, "count": v} for kind, part in
+                (("node", "nodes"), ("relationship", "relationships"), ("orphan", "orphans"))
+                for k, v in self.counts[part].items()]
+        rows += [{"kind": "check", "name": c.name, "count": c.count} for c in self.checks]
+        return rows + [{"kind": "drift", "name": name, "count": 1} for name in self.drift]
+
+
+def stats_report(store: GraphStore | QueryApiReader, check: bool = True) -> StatsReport:
+    """The graph's counts and, with ``check``, the consistency checks
+    (:func:`graph.store.consistency.run_checks`) and the schema drift."""
+    if not check:
+        return StatsReport(graph_stats(store))
+    from graph.store.consistency import run_checks
+
+    return StatsReport(graph_stats(store), True, run_checks(store), schema_drift(store))

@@ -1,6 +1,6 @@
-"""``cxrkg ingest --bulk`` with its files stage on Dask (a local cluster of two worker processes) writes the
-same import files, row for row, and the same graph as the default run on local processes; the summary
-says which engine ran and with how many workers."""
+"""``cxrkg ingest --bulk`` with its files stage on Dask (a local cluster of two worker processes) or in its
+own process (``--workers 0``) writes the same import files, row for row, and the same graph as the default
+run on local processes; the summary says which engine ran and with how many workers."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_the_files_stage_on_dask_writes_the_same_files_and_graph(store, prefect_
     cohort = tmp_path / "cohort"
     write_cohort(cohort, patients=10, seed=21)
     local, local_graph = _bulk(cohort, tmp_path / "local")
-    dask, dask_graph = _bulk(cohort, tmp_path / "dask", workers=2)
+    dask, dask_graph = _bulk(cohort, tmp_path / "dask", workers=2, dask_address="local")
 
     assert local.engine == "local processes" and 1 <= local.workers <= available_cores()
     assert (dask.engine, dask.workers) == ("Dask local cluster", 2)
@@ -64,6 +64,10 @@ def test_the_files_stage_on_dask_writes_the_same_files_and_graph(store, prefect_
     local_rows = _rows(tmp_path / "local")
     assert _rows(tmp_path / "dask") == local_rows and len(local_rows["nodes_Observation.csv"]) > 100
     assert dask_graph == local_graph and len(local_graph) > 1000
+    # --workers 0: this process writes every batch, the same rows and graph
+    here, here_graph = _bulk(cohort, tmp_path / "here", workers=0)
+    assert (here.engine, here.workers) == ("this process", 0) and here.files_loaded == local.files_loaded
+    assert _rows(tmp_path / "here") == local_rows and here_graph == local_graph
 
 
 def test_workers_without_bulk_is_refused_in_one_line(tmp_path):

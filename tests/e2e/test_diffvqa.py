@@ -1,6 +1,6 @@
 """Medical-Diff-VQA questions against the real Neo4j: a hand-made cohort whose statements fix every answer
 (levels, locations, types, views and stated changes, one named by its anatomy), the answer file with its
-rejections, ``cxrkg ask`` and the Cypher it shows, and generation (deterministic, every type, answers equal
+rejections, ``cxrkg diffvqa ask`` and the Cypher it shows, and generation (deterministic, every type, answers equal
 to ``answer``'s); the demo's three NIH pairs."""
 
 from __future__ import annotations
@@ -151,15 +151,19 @@ def test_rejections_name_line_and_field_and_the_rest_is_answered(cohort, tmp_pat
 
 
 def test_ask_answers_one_question_and_shows_its_cypher(cohort):
-    result = runner.invoke(app, ["ask", "what has changed compared to the reference image?", "--study", S2,
+    result = runner.invoke(app, ["diffvqa", "ask", "what has changed compared to the reference image?", "--study", S2,
                                  "--show-cypher"])
     assert result.exit_code == 0, result.output
     assert "the level of pleural effusion has changed from mild to moderate." in result.output
     assert "UNWIND $study_ids AS sid" in result.output and "basis: both" in result.output
-    result = runner.invoke(app, ["ask", "what is the meaning of life?", "--study", S2])
+    result = runner.invoke(app, ["diffvqa", "ask", "what is the meaning of life?", "--study", S2])
     assert result.exit_code == 1 and "what abnormalities are seen in this image?" in " ".join(result.output.split())
-    result = runner.invoke(app, ["ask", "is there edema?", "--study", S1, "--ref", S3])
+    result = runner.invoke(app, ["diffvqa", "ask", "is there edema?", "--study", S1, "--ref", S3])
     assert result.exit_code == 1 and "not earlier" in result.output
+    # `cxrkg ask`, the old name, answers the same after its notice
+    old = runner.invoke(app, ["ask", "what has changed compared to the reference image?", "--study", S2])
+    assert old.exit_code == 0 and "the level of pleural effusion has changed from mild to moderate." in old.stdout
+    assert "notice: `cxrkg ask` is now `cxrkg diffvqa ask`" in old.stderr
 
 
 # (question, main study, --ref, the answer the cohort's statements fix, the studies the shown Cypher reads):
@@ -182,7 +186,7 @@ def test_the_cypher_ask_shows_reruns_to_the_expected_answer(cohort, question, st
     from graph.questions.facts import facts_from_rows
     from graph.questions.parse import parse_question
 
-    result = runner.invoke(app, ["ask", question, "--study", study, "--show-cypher"] + (["--ref", ref] if ref else []))
+    result = runner.invoke(app, ["diffvqa", "ask", question, "--study", study, "--show-cypher"] + (["--ref", ref] if ref else []))
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     end = next(i for i, line in enumerate(lines) if line.endswith(";"))

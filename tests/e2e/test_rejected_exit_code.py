@@ -1,7 +1,9 @@
 """Exit code 6, "done, but some input was rejected", as each command that claims it gives it: every command the
 README's exit-code table and ``flows/cli/main.py`` name for 6 is run here on an input with one bad record and
 one good one, and must name the rejection and exit 6 (the lists and the commands run are checked against each
-other, so a command that starts rejecting must be added to all three)."""
+other, so a command that starts rejecting must be added to all three). Each writes its rejection report where
+the README says: ``CXRKG_HOME/rejected/COMMAND-UTCTIME.json`` by default (``serve``: one per drop folder,
+``serve-FOLDER-HASH.json``), the path named in its output, or at ``--rejected PATH``."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _ingest(tmp: Path) -> list[str]:
     effusion_study(tmp / "in", 1)
     effusion_study(tmp / "in", 2).write_text("[]")
-    return ["ingest", str(tmp / "in"), "--no-progress", "--rejected", str(tmp / "rejected.json")]
+    return ["ingest", str(tmp / "in"), "--no-progress"]
 
 
 def _serve_once(tmp: Path) -> list[str]:
@@ -59,7 +61,7 @@ def _score_reports(tmp: Path, store) -> list[str]:
     study = _loaded_study(tmp, store)
     (tmp / "generated.csv").write_text(f"study_id,report\n{study},Small left pleural effusion.\n"
                                        "99999999,No acute process.\n")
-    return ["score-reports", str(tmp / "generated.csv"), "--out", str(tmp / "scores.csv")]
+    return ["eval", "reports", str(tmp / "generated.csv"), "--out", str(tmp / "scores.csv")]
 
 
 def _eval_episodes(tmp: Path) -> list[str]:
@@ -70,7 +72,7 @@ def _eval_episodes(tmp: Path) -> list[str]:
     frame = pd.DataFrame([r.cells() for r in rows], columns=list(LUNGUAGE_COLUMNS))
     frame.loc[1, "section"] = "findings"  # Lunguage's sections are abbreviated (find, impr, hist)
     frame.to_csv(tmp / "pred.csv", index=False)
-    return ["eval-episodes", str(gold), str(tmp / "pred.csv")]
+    return ["eval", "episodes", str(gold), str(tmp / "pred.csv")]
 
 
 def _cxrtrek_file(tmp: Path) -> Path:
@@ -98,12 +100,12 @@ def _cxrtrek_answer(tmp: Path) -> list[str]:
 
 #: command -> a builder of its argv from a folder (and the store, for those that read the graph)
 WITHOUT_GRAPH: dict[str, Callable[[Path], list[str]]] = {
-    "extract": _extract, "eval-episodes": _eval_episodes, "cxrtrek check": _cxrtrek_check,
+    "extract": _extract, "eval episodes": _eval_episodes, "cxrtrek check": _cxrtrek_check,
     "cxrtrek answer": _cxrtrek_answer,
 }
 WITH_GRAPH: dict[str, Callable[[Path], list[str]]] = {"ingest": _ingest, "serve --once": _serve_once}
 READING_GRAPH: dict[str, Callable[[Path, object], list[str]]] = {
-    "diffvqa answer": _diffvqa_answer, "score-reports": _score_reports,
+    "diffvqa answer": _diffvqa_answer, "eval reports": _score_reports,
 }
 
 
@@ -125,24 +127,48 @@ def test_the_readme_the_entry_point_and_this_test_name_the_same_commands():
     assert _readme_names() == _entry_point_names() == run_here, (_readme_names(), _entry_point_names())
 
 
-def _exits_6(argv: list[str]) -> None:
+def _exits_6(argv: list[str]) -> str:
     from flows.cli import app
 
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 6, (argv, result.output)
     assert "reject" in result.output.lower() and "Traceback" not in result.output, result.output
+    return result.output
+
+
+def _report_named(command: str, output: str) -> Path:
+    """The rejection report the output names, checked to be where the README says and to list a rejection."""
+    from graph.settings import local_server_settings
+
+    named = set(re.findall(r"(/\S+\.json)\b", output))
+    reports = [Path(p) for p in named if Path(p).parent == local_server_settings().home / "rejected"]
+    assert len(reports) == 1, (named, output)
+    slug = command.split(" --")[0].replace(" ", "-")
+    pattern = rf"{slug}-[0-9a-z]+-[0-9a-f]{{8}}\.json" if slug == "serve" else rf"{slug}-\d{{8}}T\d{{6}}Z(-\d+)?\.json"
+    assert re.fullmatch(pattern, reports[0].name), reports[0].name
+    _lists_a_rejection(reports[0])
+    return reports[0]
+
+
+def _lists_a_rejection(report: Path) -> None:
+    rows = json.loads(report.read_text())
+    assert rows and all(set(r) == {"file", "record", "field", "reason"} for r in rows), rows
 
 
 @pytest.mark.parametrize("command", sorted(WITHOUT_GRAPH))
-def test_without_the_graph(command, tmp_path):
-    _exits_6(WITHOUT_GRAPH[command](tmp_path))
+def test_without_the_graph(command, tmp_path, monkeypatch):
+    monkeypatch.setenv("CXRKG_HOME", str(tmp_path / "home"))
+    argv = WITHOUT_GRAPH[command](tmp_path)
+    _report_named(command, _exits_6(argv))
+    _exits_6(argv + ["--rejected", str(tmp_path / "given.json")])  # --rejected PATH: there instead
+    _lists_a_rejection(tmp_path / "given.json")
 
 
 @pytest.mark.parametrize("command", sorted(WITH_GRAPH))
 def test_loading_the_graph(command, store, prefect_harness, tmp_path):
-    _exits_6(WITH_GRAPH[command](tmp_path))
+    _report_named(command, _exits_6(WITH_GRAPH[command](tmp_path)))
 
 
 @pytest.mark.parametrize("command", sorted(READING_GRAPH))
 def test_reading_the_graph(command, store, tmp_path):
-    _exits_6(READING_GRAPH[command](tmp_path, store))
+    _report_named(command, _exits_6(READING_GRAPH[command](tmp_path, store)))

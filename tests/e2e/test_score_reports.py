@@ -1,4 +1,4 @@
-"""``cxrkg score-reports`` on a synthetic cohort in the real Neo4j: the reference baseline scores every factual
+"""``cxrkg eval reports`` on a synthetic cohort in the real Neo4j: the reference baseline scores every factual
 figure at its maximum and nothing contradicted, copy-prior shows the temporal errors, edits made to the
 references are found, and bad rows are rejected by name."""
 
@@ -32,7 +32,7 @@ def cohort(store, tmp_path):
 
 def _score(tmp_path, *args):
     out = tmp_path / "scores.csv"
-    result = runner.invoke(app, ["score-reports", *args, "--out", str(out), "--format", "json"])
+    result = runner.invoke(app, ["eval", "reports", *args, "--out", str(out), "--format", "json"])
     assert result.exit_code in (0, 6), result.output
     rows = list(csv.DictReader(out.open()))
     return result, rows, json.loads(result.stdout)
@@ -77,9 +77,13 @@ def test_copy_prior_contradicts_and_omits(cohort, tmp_path):
     assert {r["hallucinated_prior"] for r in rows} == {"false"}  # every copied report has a prior study
     # annotated on two worker processes: the same scores
     out = tmp_path / "pooled.csv"
-    pooled = runner.invoke(app, ["score-reports", "--baseline", "copy-prior", "--workers", "2", "--out", str(out)])
+    pooled = runner.invoke(app, ["eval", "reports", "--baseline", "copy-prior", "--workers", "2", "--out", str(out)])
     assert pooled.exit_code == 0, pooled.output
     assert list(csv.DictReader(out.open())) == rows
+    # `cxrkg score-reports`, the old name, scores the same after its notice
+    old = runner.invoke(app, ["score-reports", "--baseline", "copy-prior", "--out", str(tmp_path / "old.csv")])
+    assert old.exit_code == 0 and list(csv.DictReader((tmp_path / "old.csv").open())) == rows
+    assert "notice: `cxrkg score-reports` is now `cxrkg eval reports`" in old.stderr
 
 
 OPPOSITE = {"increased": "decreased", "decreased": "increased", "worse": "improved", "worsened": "improved",
@@ -157,13 +161,14 @@ def test_bad_rows_are_rejected_by_name_and_the_rest_scored(cohort, tmp_path):
     generated.write_text(f"study_id,report,subject_id\n{some},Small left pleural effusion.,p\n"
                          "99999999,No acute process.,p\n" f"{sorted(facts)[1]},,p\n")
     out = tmp_path / "scores.csv"
-    result = runner.invoke(app, ["score-reports", str(generated), "--out", str(out)])
+    result = runner.invoke(app, ["eval", "reports", str(generated), "--out", str(out), "--rejected",
+                                 str(tmp_path / "rejected.json")])
     assert result.exit_code == 6, result.output
     rows = list(csv.DictReader(out.open()))
     assert [r["study_id"] for r in rows] == [some]
     assert list(rows[0]) == ["study_id", "has_prior", "prior_reference", "hallucinated_prior", "changes_stated",
                              "changes_supported", "changes_contradicted", "changes_unverifiable", "changes_omitted",
                              "f1radgraph_simple", "f1radgraph_partial", "f1radgraph_complete", "finding_f1"]
-    rejected = json.loads(out.with_suffix(".rejected.json").read_text())
+    rejected = json.loads((tmp_path / "rejected.json").read_text())
     assert sorted((r["record"], r["field"]) for r in rejected) == sorted(
         [("99999999", "study_id"), (sorted(facts)[1], "report")])

@@ -76,7 +76,7 @@ def _loaded_at(store) -> dict[str, str]:
 @pytest.mark.slow
 def test_scheduled_runs_load_only_new_files_and_equal_a_one_shot_load(store, prefect_harness, tmp_path):
     from flows.ingest_flow import ingest_flow
-    from flows.serve import make_schedule, watch_deployment
+    from flows.serve import default_rejected_report, make_schedule, watch_deployment
     from graph.synth import write_cohort
 
     cohort = tmp_path / "cohort"
@@ -107,7 +107,7 @@ def test_scheduled_runs_load_only_new_files_and_equal_a_one_shot_load(store, pre
     assert _metric(summary2, "files loaded (new or changed)") == len(second)
     assert _metric(summary2, "files unchanged") == len(first)
     assert _metric(summary2, "files rejected") == 1 and "broken_SceneGraph.json" in summary2
-    report = json.loads((drop / "cxrkg-rejected.json").read_text())
+    report = json.loads(Path(default_rejected_report(drop)).read_text())  # in CXRKG_HOME/rejected
     assert [r["file"] for r in report] == [str(bad.resolve())]
     # the first run's files were not loaded again
     loaded_both = _loaded_at(store)
@@ -116,8 +116,7 @@ def test_scheduled_runs_load_only_new_files_and_equal_a_one_shot_load(store, pre
     incremental = graph_snapshot(store)
 
     store.clear()
-    one_shot = ingest_flow([str(drop)], rejected_report=str(tmp_path / "one-shot-rejected.json"),
-                           exclude=[str(drop / "cxrkg-rejected.json")])
+    one_shot = ingest_flow([str(drop)], rejected_report=str(tmp_path / "one-shot-rejected.json"))
     assert one_shot.files_loaded == len(data)
     assert graph_snapshot(store) == incremental
 
@@ -133,6 +132,7 @@ def _age(folder: Path, seconds: float) -> None:
 def test_archive_moves_only_committed_files_and_young_files_wait(store, prefect_harness, tmp_path):
     from flows.serve import watch_flow
     from graph.ingest.dropfolder import settling_files
+    from graph.records import drop_folder_report_path
     from graph.formats.files import sha256_of
 
     drop, archive = tmp_path / "drop", tmp_path / "archive"
@@ -151,7 +151,9 @@ def test_archive_moves_only_committed_files_and_young_files_wait(store, prefect_
         moved = archive / p.relative_to(drop)
         assert not p.exists() and sha256_of(moved) == hashes[p.name]
     assert broken.exists() and young.exists()  # never moved: rejected, and not yet read
-    assert [r["file"] for r in json.loads((drop / "cxrkg-rejected.json").read_text())] == [str(broken.resolve())]
+    report = Path(summary.rejected_report)
+    assert report == drop_folder_report_path(drop) and not report.is_relative_to(drop.resolve())
+    assert [r["file"] for r in json.loads(report.read_text())] == [str(broken.resolve())]
     assert store.read("MATCH (s:Study) RETURN count(s) AS n")[0]["n"] == 2
 
     _age(drop, 3600)
@@ -160,10 +162,8 @@ def test_archive_moves_only_committed_files_and_young_files_wait(store, prefect_
     assert [Path(m.source).name for m in again.archived] == [young.name]
     assert store.read("MATCH (s:Study) RETURN count(s) AS n")[0]["n"] == 3
     assert broken.exists()
-    # the report was just rewritten: young, but never counted as an input still settling
-    report = drop / "cxrkg-rejected.json"
-    assert settling_files(drop, 600) == [str(report.resolve())]
-    assert settling_files(drop, 600, exclude=[str(report)]) == []
+    # the report, rewritten every run, is out of the folder watched: nothing there is still settling
+    assert settling_files(drop, 600) == [] and again.rejected_report == str(report)
 
     with pytest.raises(ValueError, match="outside"):
         watch_flow(str(drop), archive_folder=str(drop / "archive"))

@@ -175,6 +175,6 @@ def test_cli_unmapped_and_an_unparseable_ask_need_no_server():
     result = runner.invoke(app, ["diffvqa", "unmapped", "--format", "csv"])
     assert result.exit_code == 0 and "finding,infiltration,anatomicalfinding" in result.output
     assert "disease,hypoxemia," in result.output and "severity,large," in result.output
-    result = runner.invoke(app, ["ask", "why is the sky blue?", "--study", "1"])
+    result = runner.invoke(app, ["diffvqa", "ask", "why is the sky blue?", "--study", "1"])
     assert result.exit_code == 1 and "Traceback" not in result.output  # nothing answered
     assert "what has changed compared to the reference image?" in " ".join(result.output.split())

@@ -1,5 +1,5 @@
 """Lunguage CSVs in and out (graph.formats.lunguage) and episode agreement (graph.longitudinal.episode_agreement,
-``cxrkg eval-episodes``), on made-up files the project writes itself (no Lunguage row: the data are credentialed).
+``cxrkg eval episodes``), on made-up files the project writes itself (no Lunguage row: the data are credentialed).
 """
 
 from __future__ import annotations
@@ -224,16 +224,16 @@ def _cxrkg(tmp_path, *args: str) -> subprocess.CompletedProcess:
 
 def test_eval_episodes_command(rows, tmp_path):
     gold = write_lunguage(rows, tmp_path / "gold.csv")
-    done = _cxrkg(tmp_path, "eval-episodes", str(gold), str(gold), "--format", "json")
+    done = _cxrkg(tmp_path, "eval", "episodes", str(gold), str(gold), "--format", "json")
     assert done.returncode == 0, done.stderr
     measures = {m["measure"]: m for m in json.loads(done.stdout)["measures"]}
     assert {m["f1"] for m in measures.values()} == {1.0}
 
     bad = _with(rows, tmp_path, 3, section="findings")
-    done = _cxrkg(tmp_path, "eval-episodes", str(gold), str(bad))
+    done = _cxrkg(tmp_path, "eval", "episodes", str(gold), str(bad))
     assert done.returncode == 6 and "record line 3 field section" in done.stderr
     assert "episode pairs" in done.stdout and "Traceback" not in done.stderr
 
     pd.read_csv(gold, dtype=str).drop(columns=["ent"]).to_csv(bad, index=False)
-    done = _cxrkg(tmp_path, "eval-episodes", str(gold), str(bad))
+    done = _cxrkg(tmp_path, "eval", "episodes", str(gold), str(bad))
     assert done.returncode == 1 and "column(s) ent missing" in done.stderr and "Traceback" not in done.stderr

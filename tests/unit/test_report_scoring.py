@@ -365,7 +365,7 @@ def test_f1radgraph_agrees_with_the_definition_on_the_iu_reports(iu_reports):
 @pytest.mark.network
 @pytest.mark.extract
 def test_the_printed_change_recall_is_what_evaluate_gold_measures(iu_reports):
-    """score-reports prints EXTRACTOR_CHANGE_RECALL as a measurement of the named gold sets on the named date:
+    """eval reports prints EXTRACTOR_CHANGE_RECALL as a measurement of the named gold sets on the named date:
     evaluate_gold, run now, finds the same gold changes (finding level: tp of tp + fn) on each split."""
     from graph.extract.eval.gold_eval import SPLITS, evaluate_gold
     from graph.report_scoring.summary import EXTRACTOR_CHANGE_RECALL, change_recall_note

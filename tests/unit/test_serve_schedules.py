@@ -85,3 +85,32 @@ def test_prefect_yaml_entrypoints_parameters_and_schedules():
             make_schedule(s["timezone"], cron=s["cron"])
     assert names["drop-folder"] == "cxrkg-watch"
     assert names.get("train") == "cxrkg-train"
+
+
+def test_the_schedule_is_served_where_the_flags_and_prefect_api_url_say():
+    from flows.serve import ScheduleError, use_prefect_server
+
+    assert use_prefect_server(None, "http://127.0.0.1:4200/api") is True
+    assert use_prefect_server(None, None) is False and use_prefect_server(True, "http://x/api") is False
+    assert use_prefect_server(False, "http://x/api") is True
+    with pytest.raises(ScheduleError, match="--prefect-server: PREFECT_API_URL is not set"):
+        use_prefect_server(False, "")
+
+
+def test_serve_plan_checks_zone_and_folders_even_once(tmp_path):
+    from flows.serve import ScheduleError, serve_plan
+    from graph.ingest.dropfolder import DropFolderError
+
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    once = serve_plan(drop, "UTC", once=True, settle_seconds=5)
+    assert once.once and once.schedule is None and once.params == {
+        "drop_folder": str(drop.resolve()), "archive_folder": None, "rejected_report": None, "doc_mapping": None,
+        "settle_seconds": 5}
+    local = serve_plan(drop, "Europe/Berlin", cron="*/15 * * * *", train_cron="0 3 * * *", local=True)
+    assert not local.once and not local.use_server and local.schedule.cron == "*/15 * * * *"
+    assert local.train_schedule.cron == "0 3 * * *"
+    with pytest.raises(ScheduleError, match="time zone"):
+        serve_plan(drop, "Mars/Olympus", once=True)
+    with pytest.raises(DropFolderError):
+        serve_plan(drop, "UTC", archive=drop / "archive", once=True)  # an archive inside the drop folder

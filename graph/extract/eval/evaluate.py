@@ -375,7 +375,7 @@ DEFAULT_CHANGE_LABELS = Path(__file__).resolve().parent / "gold" / "iu_change_cu
 
 @dataclass
 class EvalResult:
-    """Everything ``cxrkg eval-extract`` prints."""
+    """Everything ``cxrkg eval extract`` prints."""
 
     scores: dict[str, Scores]
     laterality: Laterality
@@ -412,6 +412,19 @@ def evaluate_all(reports: Iterable[IUReport], labels_path: Path | None = DEFAULT
     if labels_path and Path(labels_path).exists():
         cues = evaluate_change_cues({r.report_id: r for r in reports}, load_change_labels(labels_path), v)
     return EvalResult(scores, lat, cues, len(reports))
+
+
+def finding_rows(result: EvalResult) -> list[dict[str, Any]]:
+    """One row per (system, finding): precision, recall, F1 and the confusion counts (``cxrkg eval extract
+    --format csv``; the laterality and change-cue figures are in :meth:`EvalResult.as_dict`)."""
+    rows = []
+    for system, sc in result.scores.items():
+        for t in TARGETS:
+            p, r, f = sc.prf(t)
+            tp, fp, fn = sc.counts[t]
+            rows.append({"system": system, "finding": t, "precision": round(p, 4), "recall": round(r, 4),
+                         "f1": round(f, 4), "tp": tp, "fp": fp, "fn": fn})
+    return rows
 
 
 def format_table(scores: dict[str, Scores]) -> str:

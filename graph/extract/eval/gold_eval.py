@@ -44,7 +44,7 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from graph.datasets.iu import IUReport
 from graph.errors import CxrkgError
@@ -140,7 +140,7 @@ def _gold_sentence(row: dict, where: str) -> GoldSentence:
 
 def gold_report_ids(split: str, paths: Path | Sequence[Path] | None = None) -> frozenset[str]:
     """The IU report ids of one split of the gold files (default :data:`GOLD_FILES`), reading nothing else of
-    their sentences, so that a corpus analysis (``cxrkg eval-extract --unmapped --exclude-gold held-out``) can
+    their sentences, so that a corpus analysis (``cxrkg eval extract --unmapped --exclude-gold held-out``) can
     leave the held-out reports out without looking at their labels.
 
     Raises:
@@ -439,6 +439,11 @@ GOLD_FIGURES = (("finding precision", "precision"), ("finding recall", "recall")
                 ("assertion accuracy", "assertion_accuracy"), ("laterality accuracy", "laterality_accuracy"),
                 ("change micro-F1, findings", "change_f1_findings"),
                 ("change micro-F1, sentences", "change_f1_sentences"))
+
+
+def gold_rows(scores: Mapping[str, GoldScores]) -> list[dict[str, Any]]:
+    """One row per system: its :meth:`GoldScores.as_dict` (``cxrkg eval extract --gold SPLIT --format csv``)."""
+    return [{"system": name, **s.as_dict()} for name, s in scores.items()]
 
 
 def format_gold_table(split: str, scores: Mapping[str, GoldScores]) -> str:

@@ -1,6 +1,6 @@
 """What the rules extractor leaves unread in a corpus: the phrases of report text that no vocabulary entry,
 cue or normal statement covers, counted by frequency, so that vocabulary gaps show
-(``cxrkg eval-extract --unmapped``).
+(``cxrkg eval extract --unmapped``).
 
 The pipeline is spaCy's blank English one (no part-of-speech tagger, so no noun chunker): a candidate
 phrase is a maximal run of at most :data:`MAX_WORDS` alphabetic words inside a sentence that no matched

@@ -7,7 +7,7 @@ project's synthetic RadGraph writer gives the phrase (``graph.synth.render``).
 
 The statements name no finding (the annotation guide's §4 and §9a): none of the phrases ingestion looks an
 observation up by (modifier + head, anatomy + head, "lung" + head, the head alone) is a vocabulary finding,
-so what ingestion and ``cxrkg eval-extract`` read is the same with these entities or without them. They are
+so what ingestion and ``cxrkg eval extract`` read is the same with these entities or without them. They are
 written so that a RadGraph-level comparison of two reports (F1RadGraph) sees the statement in both.
 
 The word lists are the wordings the guide's §4 lists ("no acute cardiopulmonary abnormality / disease /

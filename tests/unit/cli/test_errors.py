@@ -228,7 +228,7 @@ def test_an_unknown_option_is_a_usage_error(cli_env, capsys):
 
 def test_a_question_outside_the_templates_does_nothing_and_exits_1(cli_env, capsys):
     # the question is parsed before the graph is read: no server needed
-    code, said = _run_main(["ask", "why is the sky blue?", "--study", "1"], capsys)
+    code, said = _run_main(["diffvqa", "ask", "why is the sky blue?", "--study", "1"], capsys)
     assert code == 1 and said.startswith("error:") and "the templates:" in said and "Traceback" not in said
 
 
@@ -244,7 +244,7 @@ def test_diffvqa_score_of_a_missing_file_does_nothing_and_exits_1(cli_env, capsy
 
 @pytest.mark.parametrize("args", [
     ["ingest", "{tmp}/no-such-folder"],
-    ["eval-episodes", "{tmp}/gold.csv", "{tmp}/pred.csv"],
+    ["eval", "episodes", "{tmp}/gold.csv", "{tmp}/pred.csv"],
     ["train", "--config", "{tmp}/gnn.yaml"],
     ["export", "snapshot", "--out", "{tmp}/snap", "--embeddings", "{tmp}/embeddings.parquet"],
     ["serve", "{tmp}/drop", "--timezone", "UTC", "--once"],

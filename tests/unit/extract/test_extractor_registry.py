@@ -14,7 +14,7 @@ from graph.extract.pipeline import EXTRACTORS, run_extraction, shared_extractor
 
 def test_the_command_line_offers_the_registered_extractors_and_refuses_others():
     assert [e.value for e in Extractor] == list(EXTRACTORS) == [e.value for e in ScoreExtractor]
-    for args in (["extract", "iu", "--out", "x", "--extractor", "spacy"], ["score-reports", "--extractor", "spacy"]):
+    for args in (["extract", "iu", "--out", "x", "--extractor", "spacy"], ["eval", "reports", "--extractor", "spacy"]):
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 2 and "'spacy' is not one of 'rules', 'radgraph'" in result.output
 

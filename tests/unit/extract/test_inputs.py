@@ -121,7 +121,9 @@ def test_extraction_output_reads_back(tmp_path):
         ("pleural effusion", "present", "worsened"), ("pneumothorax", "absent", None)}
 
 
-def test_cli_exit_code_and_report(tmp_path):
+def test_cli_exit_code_and_report(tmp_path, monkeypatch):
+    monkeypatch.setenv("CXRKG_HOME", str(tmp_path / "home"))
+    reports = tmp_path / "home" / "rejected"  # where every command's rejection reports go by default
     src = tmp_path / "reports"
     src.mkdir()
     (src / "good.txt").write_text(GOOD)
@@ -129,7 +131,9 @@ def test_cli_exit_code_and_report(tmp_path):
     runner = CliRunner()
     res = runner.invoke(app, ["extract", str(src), "--out", str(tmp_path / "out")])
     assert res.exit_code == 6, res.output  # done, but a file was rejected
-    report = json.loads((tmp_path / "out" / "rejected.json").read_text())
+    [written] = reports.glob("extract-*.json")
+    assert str(written) in res.output
+    report = json.loads(written.read_text())
     assert report == [{"file": str(src / "empty.txt"), "record": "empty", "field": None,
                        "reason": "empty report (no text)"}]
     res = runner.invoke(app, ["extract", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o2")])
@@ -137,11 +141,12 @@ def test_cli_exit_code_and_report(tmp_path):
     (src / "empty.txt").unlink()
     res = runner.invoke(app, ["extract", str(src), "--out", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output
-    assert not (tmp_path / "out" / "rejected.json").exists()
+    assert list(reports.glob("*.json")) == [written]  # nothing rejected, nothing written
     csv_path = tmp_path / "r.csv"
     csv_path.write_text("id,text\nx1,No effusion.\n")
-    res = runner.invoke(app, ["extract", str(csv_path), "--out", str(tmp_path / "o3"), "--text-column", "body"])
-    assert res.exit_code == 6 and "missing column" in json.loads((tmp_path / "o3" / "rejected.json").read_text())[0]["reason"]
+    res = runner.invoke(app, ["extract", str(csv_path), "--out", str(tmp_path / "o3"), "--text-column", "body",
+                              "--rejected", str(tmp_path / "o3.json")])
+    assert res.exit_code == 6 and "missing column" in json.loads((tmp_path / "o3.json").read_text())[0]["reason"]
 
 
 def test_a_batch_of_edge_inputs_extracts_the_rest(tmp_path):

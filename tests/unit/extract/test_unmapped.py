@@ -1,4 +1,4 @@
-"""`cxrkg eval-extract --unmapped`: the phrases no vocabulary entry or cue covers, by frequency. Report text
+"""`cxrkg eval extract --unmapped`: the phrases no vocabulary entry or cue covers, by frequency. Report text
 here is synthetic."""
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ def test_long_runs_are_cut():
 
 def test_cli_lists_by_frequency(tmp_path):
     (tmp_path / "a.txt").write_text("Bronchovascular crowding. Azygos fissure. Azygos fissure again noted.")
-    result = CliRunner().invoke(app, ["eval-extract", "--unmapped", "--source", str(tmp_path), "--format", "json"])
+    result = CliRunner().invoke(app, ["eval", "extract", "--unmapped", "--source", str(tmp_path), "--format", "json"])
     assert result.exit_code == 0, result.output
     got = json.loads(result.output)
     assert got["reports"] == 1 and got["phrases"][0] == ["azygos fissure", 2]
-    missing = CliRunner().invoke(app, ["eval-extract", "--unmapped", "--source", str(tmp_path / "none")])
+    missing = CliRunner().invoke(app, ["eval", "extract", "--unmapped", "--source", str(tmp_path / "none")])
     assert missing.exit_code == 1 and "no such" in missing.output and "Traceback" not in missing.output
 
 
@@ -52,9 +52,9 @@ def test_vocabulary_entries_without_a_cui_are_listed(tmp_path):
     assert len(missing["findings"]) == sum(not f.cuis for f in v.findings.values()) > 0
     assert "right upper lung zone" in missing["regions"] and "lungs" not in missing["regions"]
     (tmp_path / "a.txt").write_text("Azygos fissure.")
-    table = CliRunner().invoke(app, ["eval-extract", "--unmapped", "--source", str(tmp_path)])
+    table = CliRunner().invoke(app, ["eval", "extract", "--unmapped", "--source", str(tmp_path)])
     assert table.exit_code == 0 and f"findings of the vocabulary without a UMLS CUI ({len(missing['findings'])})" in table.output
-    got = json.loads(CliRunner().invoke(app, ["eval-extract", "--unmapped", "--source", str(tmp_path),
+    got = json.loads(CliRunner().invoke(app, ["eval", "extract", "--unmapped", "--source", str(tmp_path),
                                               "--format", "json"]).output)
     assert got["without_cui"] == missing
 
@@ -68,7 +68,7 @@ def test_reports_of_a_gold_split_can_be_left_out(tmp_path, monkeypatch):
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "1.txt").write_text("Azygos fissure.")
     (tmp_path / "r" / "2.txt").write_text("Paratracheal stripe thickening.")
-    args = ["eval-extract", "--unmapped", "--source", str(tmp_path / "r"), "--format", "json"]
+    args = ["eval", "extract", "--unmapped", "--source", str(tmp_path / "r"), "--format", "json"]
     both = json.loads(CliRunner().invoke(app, args).output)
     assert both["reports"] == 2
     result = CliRunner().invoke(app, args + ["--exclude-gold", "held-out"])
