@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.cli.extract import Extractor
-from flows.cli.score import ScoreExtractor
+from flows.cli.evaluation import ScoreExtractor
 from graph.extract.pipeline import EXTRACTORS, run_extraction, shared_extractor
 
 
