@@ -27,13 +27,19 @@ console = Console(soft_wrap=True, emoji=False)
 err = Console(stderr=True, soft_wrap=True, emoji=False)
 
 
+def print_json(data: Any, default: Callable[[Any], Any] = str) -> None:
+    """``data`` as indented JSON on stdout; a value JSON has no type for goes through ``default`` (its text:
+    dates, paths; ``float`` for NumPy's numbers)."""
+    sys.stdout.write(json.dumps(data, indent=2, default=default) + "\n")
+
+
 def print_rows(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None = None,
                title: str | None = None, wrap: bool = True) -> None:
     """Rows as a table (with a row count), JSON or CSV on stdout; a table as wide as the terminal, its cells
     wrapped (``wrap``) or cut with an ellipsis, one line per row."""
     columns = columns or (list(rows[0]) if rows else [])
     if fmt == "json":
-        sys.stdout.write(json.dumps(rows, indent=2, default=str) + "\n")
+        print_json(rows)
     elif fmt == "csv":
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore")

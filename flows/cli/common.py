@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, NoReturn
@@ -15,7 +13,7 @@ from rich.table import Table
 
 # the consoles and the printers the demo's engine prints with too live below both (flows/console.py); the
 # command modules import them from here with the rest
-from flows.console import console, err, library_log, print_rejections, print_summary_line
+from flows.console import console, err, library_log, print_json, print_rejections, print_summary_line
 from flows.console import print_rows as print_rows
 from graph.errors import ExitCode
 
@@ -27,12 +25,6 @@ class Format(str, Enum):
     table = "table"
     json = "json"
     csv = "csv"
-
-
-def print_json(data: Any, default: Callable[[Any], Any] = str) -> None:
-    """``data`` as indented JSON on stdout; a value JSON has no type for goes through ``default`` (its text:
-    dates, paths; ``float`` for NumPy's numbers)."""
-    sys.stdout.write(json.dumps(data, indent=2, default=default) + "\n")
 
 
 #: ``--workers``, the same in every command that has one (graph.runtime.processes.worker_count)

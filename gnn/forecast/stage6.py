@@ -75,8 +75,9 @@ class Stage6Rule:
             return f'{yes_no}; "{NEXT_OPTIONS[NOT_MENTIONED]}" everywhere'
         said = _cut("still present", self.present_threshold, f'"{NEXT_OPTIONS[STILL_PRESENT]}"',
                     f'"{NEXT_OPTIONS[RESOLVED]}"')
+        one_answer = self.present_threshold <= 0 or self.present_threshold >= ABOVE_ALL
         if self.mention_threshold <= 0:
-            return f"{yes_no}; {said}" + (" everywhere" if said.startswith('"') else ", else resolved")
+            return f"{yes_no}; {said}" + (" everywhere" if one_answer else ", else resolved")
         return f"{yes_no}; not mentioned at mention p < {self.mention_threshold:.3f}, else {said}"
 
 
