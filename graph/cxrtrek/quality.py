@@ -84,7 +84,7 @@ def quality_answer(f: StudyStageFacts, image_id: str) -> tuple[str, dict[str, An
         sentences.append(t.TECHNICALLY_LIMITED.format(findings=t.joined([t.TECHNICAL_WORDS.get(x, x)
                                                                          for x in findings])))
     used = [m for m in (rotation, measured.get(INCLUSION)) if m is not None and m.decision is not None]
-    if len(used) == 2 and not findings and rotation.decision != ROTATED_YES and inclusion == t.COMPLETE:
+    if len(used) == 2 and not findings and t.ROTATED not in sentences and inclusion == t.COMPLETE:
         sentences.insert(0, t.NO_DEFICIENCY)
     if not sentences:
         reasons = sorted({m.reason for m in measured.values() if m.reason}) or ["no threshold for the view"]
