@@ -17,7 +17,8 @@ the observations, PROGRESSION edges or boxes read. ``image_input_count`` is set 
 - Stage 3 (Attributes_Description, Findings_Detection): per present finding its regions (caption, and a
   choice among its region and two other Chest ImaGenome box regions when it has one region), each stated
   severity word; a detection question per box of a region where a finding is present, in percent of the
-  224 x 224 frame the scene graph's boxes are given in.
+  224 x 224 frame the scene graph's boxes are given in (a box past the frame, reversed or of zero area is
+  not asked).
 - Stage 5 (Differences_Comparison, every study with a previous study, as in the demo file, where each of the
   67 samples with a reference study has stage 5): whether anything changed (a choice, target
   ``overall_change``: "It shows an unchanged trend." where every PROGRESSION edge to the previous study says
@@ -37,7 +38,7 @@ from functools import lru_cache
 from typing import Any
 
 from graph.cxrtrek import templates as t
-from graph.cxrtrek.facts import DEVICE_CATEGORIES, Change, Observation, StudyStageFacts
+from graph.cxrtrek.facts import DEVICE_CATEGORIES, Box, Change, Observation, StudyStageFacts
 from graph.cxrtrek.quality import quality_answer, quality_images
 from graph.terms import State
 from graph.vocabulary import vocabulary
@@ -169,10 +170,16 @@ def _percent(v: int) -> float:
     return round(v * 100 / FRAME, 2)
 
 
+def _in_frame(b: Box) -> bool:
+    """A box with area inside the 224 frame: a faulty box (past the frame, reversed, zero area; the synthetic
+    cohort plants some, graph.measurements names them) is no detection answer, and the reader rejects it."""
+    return 0 <= b.x1 < b.x2 <= FRAME and 0 <= b.y1 < b.y2 <= FRAME
+
+
 def _detection(f: StudyStageFacts, places: set[str]) -> list[Item]:
     out, done = [], set()
     for b in f.boxes:
-        if b.name not in places or b.name in done:
+        if b.name not in places or b.name in done or not _in_frame(b):
             continue
         done.add(b.name)
         box = [_percent(b.x1), _percent(b.y1), _percent(b.x2), _percent(b.y2)]
