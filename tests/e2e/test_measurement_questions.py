@@ -47,6 +47,9 @@ def _agree(pairs: list[tuple[bool, bool]]) -> float:
 
 
 def test_cxreasonbench_items_for_every_decided_measurement(store, cohort, loaded, tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
     from graph.cxreasonbench.generate import generate
 
     summary = generate(store, tmp_path / "items.jsonl", seed=2)
@@ -68,9 +71,13 @@ def test_cxreasonbench_items_for_every_decided_measurement(store, cohort, loaded
     for task, planted in (("cardiomegaly", "cardiomegaly"), ("rotation", "rotated")):
         pairs = [(yes, bool(truth.loc[image, planted])) for (image, t), yes in final.items() if t == task]
         assert len(pairs) > 20 and _agree(pairs) >= AGREEMENT
-    again = tmp_path / "again.jsonl"
-    generate(store, again, seed=2)
+    again, runner = tmp_path / "again.jsonl", CliRunner()  # the command writes the same bytes
+    done = runner.invoke(app, ["cxreasonbench", "generate", "--out", str(again), "--seed", "2"])
+    assert done.exit_code == 0, done.output
+    assert f"{len(items):,} items (cardiomegaly {summary.items['cardiomegaly']:,}" in done.output
     assert again.read_bytes() == (tmp_path / "items.jsonl").read_bytes()
+    bad = runner.invoke(app, ["cxreasonbench", "generate", "--out", str(again), "--tasks", "carina_angle"])
+    assert bad.exit_code == 1 and "choose among cardiomegaly" in bad.output
 
 
 def test_cxrtrek_stage1_asks_every_image_with_boxes_about_its_quality(store, cohort, loaded, tmp_path):
