@@ -5,7 +5,7 @@
 //          mediastinal_widening, rotated: yes / no, by CheXStruct's thresholds) and the inclusion (complete,
 //          mixed, cut off). A view the thresholds do not cover has values and no decisions; a measurement
 //          without a value is listed in reasons as "name: reason". Measured from the boxes, never a report's
-//          statement (geometry_against_reports holds the two side by side).
+//          statement (geometry_vs_reports holds the two side by side).
 // param: patient_id string   the patient
 // columns: study_order, study_id, study_datetime, image_id, view, cardiothoracic_ratio, cardiomegaly, mediastinal_width_ratio, mediastinal_widening, rotation_ratio, rotated, inclusion, reasons
 MATCH (:Patient {patient_id: $patient_id})-[:HAS_STUDY]->(s:Study)-[:HAS_IMAGE]->(i:Image)

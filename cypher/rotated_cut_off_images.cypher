@@ -1,4 +1,4 @@
-// name: rotated_or_cut_off_images
+// name: rotated_cut_off_images
 // purpose: Images whose anatomy boxes say the film is rotated (CheXStruct's rotation ratio, the nearer over
 //          the farther clavicle's medial edge from the spine's centre, under 0.4) or cut off (an apex, a lung's
 //          side or a costophrenic angle at or past the image's border: inclusion cut off), per patient in
@@ -22,6 +22,6 @@ WITH s, i, COLLECT { MATCH (i)-[:HAS_MEASUREMENT]->(m:Measurement) WHERE m.task 
 WITH s, i, [m IN ms WHERE m.name = 'rotation_ratio'][0] AS rot, [m IN ms WHERE m.name = 'inclusion'][0] AS inc,
      [m IN ms WHERE m.name STARTS WITH 'inclusion_' AND m.decision = 'excluded' | substring(m.name, 10)] AS parts
 RETURN s.patient_id AS patient_id, s.study_id AS study_id, toString(s.study_datetime) AS study_datetime,
-       i.image_id AS image_id, coalesce(rot.view, i.view) AS view, rot.decision = 'yes' AS rotated,
-       rot.value AS rotation_ratio, inc.decision = 'cut off' AS cut_off, parts AS cut_off_parts
+       i.image_id AS image_id, coalesce(rot.view, i.view) AS view, coalesce(rot.decision = 'yes', false) AS rotated,
+       rot.value AS rotation_ratio, coalesce(inc.decision = 'cut off', false) AS cut_off, parts AS cut_off_parts
 ORDER BY patient_id, s.study_datetime, study_id, image_id

@@ -1,4 +1,4 @@
-// name: cardiothoracic_ratio_rises
+// name: cardiothoracic_rise
 // purpose: Patients whose cardiothoracic ratio rose by at least min_rise within max_days days: over every pair
 //          of a patient's studies, an earlier and a later one at most max_days apart, each with the study's
 //          measured ratio (its geometry observation of enlarged cardiac silhouette: the first image by id
