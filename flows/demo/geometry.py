@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 #: the rise the demo asks for: a twentieth of the thoracic width within a year (the query's defaults)
 MIN_RISE, MAX_DAYS = 0.05, 365
 COLUMNS = ["date", "view", "ctr", "cardiomegaly", "planted", "truth"]
+SHORT, CANDIDATES = 6, 20  # the table's most rows, where one of the first 20 rising patients allows it
 
 
 def _run(store: Any, name: str, **params: Any) -> list[dict[str, Any]]:
@@ -29,16 +30,23 @@ def _run(store: Any, name: str, **params: Any) -> list[dict[str, Any]]:
 
 def shown_patient(store: Any) -> tuple[str | None, list[dict[str, Any]]]:
     """The patient whose measured ratio rose the most within :data:`MAX_DAYS` between films of one view, first
-    among those with two such rises (so three films or more); else the patient with the most pairs of measured
-    films (ties: the lowest id); None when no patient has two. Returns the patient and the rises' rows (every
-    rising patient of the cohort)."""
+    among those with two such rises (so three films or more), and among them first one with at most
+    :data:`SHORT` measured films (a short table); else the patient with the most pairs of measured films (ties:
+    the lowest id); None when no patient has two. Returns the patient and the rises' rows (every rising patient
+    of the cohort)."""
     rises = _run(store, "cardiothoracic_rise", min_rise=MIN_RISE, max_days=MAX_DAYS, views="same")
-    several = [r for r in rises if r["pairs"] >= 2]
+    several = [r["patient_id"] for r in rises if r["pairs"] >= 2]
     if several or rises:
-        return (several or rises)[0]["patient_id"], rises
+        short = (p for p in several[:CANDIDATES] if len(_measured(store, p)) <= SHORT)
+        return next(short, (several or [rises[0]["patient_id"]])[0]), rises
     # every pair of measured films counts: a rise of at least -1 over any interval
     every = _run(store, "cardiothoracic_rise", min_rise=-1, max_days=100_000, views="any")
     return (min(every, key=lambda r: (-r["pairs"], r["patient_id"]))["patient_id"] if every else None), rises
+
+
+def _measured(store: Any, patient: str) -> list[dict[str, Any]]:
+    """patient_measurements' rows of the patient that have a cardiothoracic ratio."""
+    return [r for r in _run(store, "patient_measurements", patient_id=patient) if r["cardiothoracic_ratio"] is not None]
 
 
 def ratio_rows(store: Any, patient: str, truth: Any) -> list[dict[str, Any]]:
@@ -48,9 +56,7 @@ def ratio_rows(store: Any, patient: str, truth: Any) -> list[dict[str, Any]]:
     row)."""
     planted = {r.image_id: r for r in truth[truth["patient_id"] == patient].itertuples()}
     out = []
-    for r in _run(store, "patient_measurements", patient_id=patient):
-        if r["cardiothoracic_ratio"] is None:
-            continue
+    for r in _measured(store, patient):
         t = planted.get(r["image_id"])
         out.append({**r, "date": r["study_datetime"][:10], "ctr": r["cardiothoracic_ratio"],
                     "planted": "-" if t is None else f"{t.cardiothoracic_ratio:.2f}",
