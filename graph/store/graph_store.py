@@ -24,8 +24,8 @@ from graph.measurements.rows import measurement_rows
 from graph.measurements.trends import MeasuredStudy, geometry_rows
 from graph.records import ParsedFile, file_key
 from graph.settings import Neo4jSettings, neo4j_settings
-from graph.store import read_statements as rs
 from graph.store import measurement_statements as ms
+from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.store.busy import GraphBusy, check_lock_wait, run_write  # noqa: F401  (GraphBusy: re-exported)
 from graph.store.errors import GraphUnavailable, LoginRefused  # noqa: F401  (re-exported)
