@@ -137,15 +137,15 @@ app.add_typer(cxreasonbench_app, name="cxreasonbench")
 def cxreasonbench_generate(out: Path = typer.Option(..., "--out", help="the items, one JSON object per line"),
                            seed: int = typer.Option(0, "--seed", help="random seed of the option order: the same "
                                                                      "seed and graph give the same file"),
-                           tasks: str = typer.Option(",".join(("cardiomegaly", "mediastinal_widening",
-                                                               "trachea_deviation", "aortic_knob_enlargement",
-                                                               "rotation", "inclusion")), "--tasks",
-                                                     help="the tasks to write, comma-separated")) -> None:
+                           tasks: Optional[str] = typer.Option(
+                               None, "--tasks", help="the tasks to write, comma-separated, of cardiomegaly, "
+                               "mediastinal_widening, trachea_deviation, aortic_knob_enlargement, rotation, "
+                               "inclusion (default: all six)")) -> None:
     """Write one item per measured frontal image and task, each answer with its basis (the Measurement's id,
     value, threshold and regions); images a task cannot ask are counted by reason."""
     from graph.cxreasonbench.generate import generate, parse_tasks
 
-    chosen = parse_tasks(tasks)  # TaskSelectionError: one line, exit 1
+    chosen = parse_tasks(tasks)  # None: every task; TaskSelectionError: one line, exit 1
     s = generate(store_or_fail(), out, seed, chosen)
     counts = ", ".join(f"{k} {v:,}" for k, v in s.items.items()) or "none"
     left = "; ".join(f"{task} {reason} {n:,}" for (task, reason), n in sorted(s.left_out.items()))

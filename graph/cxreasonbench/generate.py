@@ -27,12 +27,14 @@ class TaskSelectionError(CxrkgError, ValueError):
     """``--tasks`` names a task cxrkg does not write, or none."""
 
 
-def parse_tasks(text: str) -> tuple[str, ...]:
-    """``"cardiomegaly,rotation"`` -> those tasks in :data:`TASKS` order.
+def parse_tasks(text: str | None) -> tuple[str, ...]:
+    """``"cardiomegaly,rotation"`` -> those tasks in :data:`TASKS` order; None -> every task.
 
     Raises:
         TaskSelectionError: a name that is not one of :data:`graph.cxreasonbench.templates.TASKS`, or none.
     """
+    if text is None:
+        return tuple(TASKS)
     names = {p.strip() for p in text.split(",") if p.strip()}
     if not names or names - set(TASKS):
         raise TaskSelectionError(f"--tasks {text!r}: choose among {', '.join(TASKS)}")
