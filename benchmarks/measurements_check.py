@@ -366,6 +366,14 @@ def compare(expected: dict[str, dict[str, Expected]], stored: dict[str, dict[str
     return c
 
 
+def _counted(counts: Counter, key: Callable[[Any], str]) -> str:
+    """``reason n, reason n`` of ``counts`` summed by ``key``, the largest first."""
+    summed: Counter = Counter()
+    for k, n in counts.items():
+        summed[key(k)] += n
+    return ", ".join(f"{k} {n:,}" for k, n in summed.most_common()) or "none"
+
+
 def report(c: Comparison, listed: int = 10) -> str:
     """The figures of ``c`` as printed lines."""
     lines = [f"images in the files: {c.images:,} ({c.no_boxes:,} without boxes, no measurement expected); "
@@ -373,8 +381,10 @@ def report(c: Comparison, listed: int = 10) -> str:
              f"measurements compared: {c.compared:,}; equal {c.equal:,}; differing {len(c.differing):,}; "
              f"stored without a value and without a reason {len(c.unnamed):,}",
              f"images with a measurement without a value: {c.images_without_value:,}; measurements without a "
-             f"value by reason:"]
-    lines += [f"  {name}: {reason} {n:,}" for (name, reason), n in sorted(c.by_reason.items())]
+             f"value: {sum(c.by_reason.values()):,}, by reason: " + _counted(c.by_reason, lambda key: key[1])]
+    names = sorted({name for name, _ in c.by_reason}, key=NAMES.index)
+    lines += [f"  {name}: " + _counted(Counter({r: n for (m, r), n in c.by_reason.items() if m == name}), str)
+              for name in names]
     lines += [f"  differs: {i} {n}: files {e}, graph {s}" for i, n, e, s in c.differing[:listed]]
     lines += [f"  no reason: {i} {n}" for i, n in c.unnamed[:listed]]
     lines += [f"  not in the graph: {i}" for i in c.missing_images[:listed]]

@@ -54,6 +54,8 @@ class Row:
             :data:`GEOMETRY_VS_REPORTS` the reports' statement); ``said_yes``: studies the answer calls yes.
         true_positives: both yes.
         precision, recall: point figures (NaN where undefined), each with its 95 % interval (low, high).
+        undecided: for the geometry's rows, studies without a GeometryObservation of the finding (no film
+            of the study measured it: a box missing or faulty); 0 for the others.
     """
 
     finding: str
@@ -66,6 +68,7 @@ class Row:
     precision_interval: tuple[float, float]
     recall: float
     recall_interval: tuple[float, float]
+    undecided: int = 0
 
 
 def study_truth(cohort: Path, measured: pd.DataFrame) -> pd.DataFrame:
@@ -121,7 +124,8 @@ def agreement(cohort: Path, store: GraphStore, findings: tuple[str, ...] = tuple
         answers = {GEOMETRY: (geo, real), REPORTS: (reports, real),
                    REPORTS_UNCERTAIN: (_yes(studies, stated, finding, "polarity", ("present", "uncertain")), real),
                    ALWAYS_YES: (np.ones(len(real), bool), real), GEOMETRY_VS_REPORTS: (geo, reports)}
-        rows += _scored(finding, answers, truth["patient_id"].to_numpy(), draws, seed)
+        undecided = int((~studies.isin(set(decided["study_id"]))).sum())
+        rows += _scored(finding, answers, truth["patient_id"].to_numpy(), draws, seed, undecided)
     return rows
 
 
@@ -146,7 +150,7 @@ def _figures(answers: dict[str, tuple[np.ndarray, np.ndarray]], w: np.ndarray) -
 
 
 def _scored(finding: str, answers: dict[str, tuple[np.ndarray, np.ndarray]], patients: np.ndarray, draws: int,
-            seed: int) -> list[Row]:
+            seed: int, undecided: int) -> list[Row]:
     point = _figures(answers, np.ones(len(patients)))
     boot = cluster_bootstrap(patients, lambda w: _figures(answers, w), draws=draws, seed=seed)
     names = [*answers, PREVALENCE]
@@ -157,9 +161,22 @@ def _scored(finding: str, answers: dict[str, tuple[np.ndarray, np.ndarray]], pat
         if answer == PREVALENCE:
             yes, tp = pos, pos * pos / len(real)  # in expectation: the share of the prevalence said yes at random
         rows.append(Row(finding, answer, len(real), int(pos), int(round(yes)), int(round(tp)), point[2 * k],
-                        boot.interval(2 * k), point[2 * k + 1], boot.interval(2 * k + 1)))
+                        boot.interval(2 * k), point[2 * k + 1], boot.interval(2 * k + 1),
+                        undecided if answer in (GEOMETRY, GEOMETRY_VS_REPORTS) else 0))
     order = {a: i for i, a in enumerate(ANSWERS)}
     return sorted(rows, key=lambda r: order[r.answer])
+
+
+def row_dicts(rows: list[Row]) -> list[dict[str, object]]:
+    """The rows as flat dicts (a CSV's or a table's columns), figures to 3 decimals, None where one is
+    undefined (no study said yes, or none is)."""
+    def r3(v: float) -> float | None:
+        return None if np.isnan(v) else round(v, 3)
+    return [{"finding": r.finding, "answer": r.answer, "studies": r.studies, "reference_yes": r.positives,
+             "said_yes": r.said_yes, "both_yes": r.true_positives, "precision": r3(r.precision),
+             "precision_low": r3(r.precision_interval[0]), "precision_high": r3(r.precision_interval[1]),
+             "recall": r3(r.recall), "recall_low": r3(r.recall_interval[0]),
+             "recall_high": r3(r.recall_interval[1]), "undecided": r.undecided} for r in rows]
 
 
 def table(rows: list[Row]) -> str:
@@ -167,10 +184,10 @@ def table(rows: list[Row]) -> str:
     def fig(v: float, iv: tuple[float, float]) -> str:
         return "-" if np.isnan(v) else f"{v:.3f} [{iv[0]:.3f}, {iv[1]:.3f}]"
     head = f"{'finding':<28} {'answer':<32} {'studies':>7} {'yes':>5} {'said':>5} {'both':>5}  " \
-           f"{'precision [95 %]':<22} {'recall [95 %]':<22}"
+           f"{'precision [95 %]':<22} {'recall [95 %]':<22} {'undecided':>9}"
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(f"{r.finding:<28} {r.answer:<32} {r.studies:>7,} {r.positives:>5,} {r.said_yes:>5,} "
                      f"{r.true_positives:>5,}  {fig(r.precision, r.precision_interval):<22} "
-                     f"{fig(r.recall, r.recall_interval):<22}")
+                     f"{fig(r.recall, r.recall_interval):<22} {r.undecided or '':>9}")
     return "\n".join(lines)
