@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from graph.ingest.import_files import ARRAY_DELIMITER, BOOLEAN, LOCALDATETIME, LONG, STRING, STRINGS, Listing
+from graph.ingest.import_files import ARRAY_DELIMITER, BOOLEAN, DOUBLE, LOCALDATETIME, LONG, STRING, STRINGS, Listing
 
 # Neo4j import types (graph.ingest.import_files) -> Kuzu types; localdatetime has no zone, as TIMESTAMP
-KUZU_TYPES = {STRING: "STRING", LONG: "INT64", BOOLEAN: "BOOLEAN", LOCALDATETIME: "TIMESTAMP", STRINGS: "STRING[]"}
+KUZU_TYPES = {STRING: "STRING", LONG: "INT64", DOUBLE: "DOUBLE", BOOLEAN: "BOOLEAN", LOCALDATETIME: "TIMESTAMP",
+              STRINGS: "STRING[]"}
 
 
 class KuzuPeerError(ValueError):

@@ -34,7 +34,7 @@ from graph.runtime.processes import available_cores, forked_pool, worker_count
 from graph.runtime.server import LocalNeo4jServer
 from graph.settings import local_server_settings, neo4j_settings
 from graph.store import reset_shared_store, shared_store
-from graph.vocabulary import vocabulary
+from graph.vocabulary import Vocabulary, vocabulary
 
 MAX_WORKERS = 8  # local processes writing batches at once
 
@@ -361,6 +361,19 @@ def _files_and_import(server: LocalNeo4jServer, sources: list[tuple[list[str], s
     return inputs
 
 
+def _start_and_link(server: LocalNeo4jServer, vocab: Vocabulary, summary: IngestSummary,
+                    stages: dict[str, float]) -> None:
+    """After the import: start the server on the new database, make the schema and the vocabulary's nodes,
+    and run the geometry link step (graph.measurements.trends), which the import files do not hold."""
+    with stage(stages, "start"), busy_cores(summary.stage_cores, "start"):
+        server.start(fresh=True)  # the import just made the database, also where the home's data were gone
+    with stage(stages, "schema"), busy_cores(summary.stage_cores, "schema"):
+        reset_shared_store()
+        shared_store().ensure_schema(vocab)
+    with stage(stages, "geometry"), busy_cores(summary.stage_cores, "geometry"):
+        shared_store().link_geometry()
+
+
 @flow(name="cxrkg-bulk-ingest", log_prints=False)
 def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_files: int = DEFAULT_BATCH_FILES,
                      rejected_report: str | None = "cxrkg-rejected.json", progress: bool = False,
@@ -383,7 +396,8 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
 
     Returns:
         the run summary (``elements_created``: nodes plus relationships imported, as are its studies,
-        observations and progression edges; ``stage_seconds``: check, plan, files, import, start, schema;
+        observations and progression edges, not the geometry link step's, which runs after the import;
+        ``stage_seconds``: check, plan, files, import, start, schema, geometry;
         ``stage_cores``: the machine's busy cores in each, :func:`flows.cpu.busy_cores`);
         with ``also``, ``inputs`` holds each input's own summary (the vocabulary's nodes counted in the first).
 
@@ -406,11 +420,7 @@ def bulk_ingest_flow(paths: list[str], doc_mapping: str | None = None, batch_fil
     inputs = _files_and_import(server, [(paths, doc_mapping), *(also or [])], summary, stages, engine, dict(
         batch_files=batch_files, progress=progress, rejected_report=rejected_report,
         keep_import_files=keep_import_files))
-    with stage(stages, "start"), busy_cores(summary.stage_cores, "start"):
-        server.start(fresh=True)  # the import just made the database, also where the home's data were gone
-    with stage(stages, "schema"), busy_cores(summary.stage_cores, "schema"):
-        reset_shared_store()
-        shared_store().ensure_schema(vocab)
+    _start_and_link(server, vocab, summary, stages)
     summary.seconds = time.perf_counter() - started
     summary.stage_seconds = {k: round(v, 3) for k, v in stages.items()}
     if also:

@@ -127,6 +127,8 @@ class ImageRecord:
         study_order: the study's rank within the patient as the input states it (Chest ImaGenome
             ``StudyOrder``, 1-based), or None; cxrkg's own ``Study.study_order`` is computed from dates.
         objects: the image's bounding boxes, in the order of the file's ``objects[]``.
+        rows, columns: the image's height and width in original pixels (DICOM ``Rows`` / ``Columns``), from
+            the MIMIC-CXR-JPG metadata CSV (scene graphs do not state them), or None.
     """
 
     image_id: str
@@ -134,6 +136,8 @@ class ImageRecord:
     view: str | None
     study_order: int | None = None
     objects: tuple[BoundingBoxRecord, ...] = ()
+    rows: int | None = None
+    columns: int | None = None
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,9 @@ class Source(_Word):
     """Google's radiologist-adjudicated labels of NIH ChestX-ray14 images (likewise)"""
     PRESENCE = "presence"
     """a derived PROGRESSION edge: the event rules over the states of two studies"""
+    GEOMETRY = "geometry"
+    """a GeometryObservation and its derived PROGRESSION edges: the anatomy boxes' measurements
+    (graph.measurements.trends), never a report's statement"""
     GNN = "gnn"
     """a PROGRESSION edge the progression model wrote back"""
 

@@ -1,8 +1,11 @@
-"""MIMIC-CXR-JPG ``mimic-cxr-2.0.0-metadata.csv``: study dates for scene graphs that lack them.
+"""MIMIC-CXR-JPG ``mimic-cxr-2.0.0-metadata.csv``: study dates for scene graphs that lack them, and each
+image's size.
 
 Columns used (docs/formats.md §1.8): ``dicom_id, subject_id, study_id, StudyDate`` (int ``YYYYMMDD``),
 ``StudyTime`` (float ``HHMMSS.ffffff``). The datetime is built as EHRXQA does:
-``StudyDate`` + ``"%010.3f" % StudyTime``.
+``StudyDate`` + ``"%010.3f" % StudyTime``. Optional: ``Rows`` and ``Columns`` (the DICOM image's height and
+width in pixels, as the released table gives them), which the anatomy measurements' inclusion needs
+(graph.measurements); a file without them loads its dates all the same.
 """
 
 from __future__ import annotations
@@ -18,18 +21,21 @@ import pyarrow as pa
 from graph.records import InputError
 
 METADATA_COLUMNS = ("dicom_id", "subject_id", "study_id", "StudyDate", "StudyTime")
+SIZE_COLUMNS = ("Rows", "Columns")
 # "YYYYMMDD HHMMSS.fff", the stamp study_datetime builds: the widths strptime's first choices take
 _STAMP = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2}) ([0-9]{2})([0-9]{2})([0-9]{2})\.([0-9]{3})")
 
 
 @dataclass(frozen=True)
 class StudyDates:
-    """Study datetimes and patients read from metadata, keyed by study id (str), and each image's study
-    (``dicom_id`` -> study id)."""
+    """Study datetimes and patients read from metadata, keyed by study id (str), each image's study
+    (``dicom_id`` -> study id) and each image's size (``dicom_id`` -> (Rows, Columns), pixels; images whose
+    row gives no positive whole numbers are left out)."""
 
     study_datetime: dict[str, datetime]
     study_patient: dict[str, str]
     image_study: dict[str, str] = field(default_factory=dict)
+    image_size: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def study_datetime(study_date: int | str, study_time: float | str) -> datetime:
@@ -66,7 +72,8 @@ def read_metadata(path: Path) -> tuple[StudyDates, list[InputError]]:
     file = str(path)
     try:
         # only the columns used: the full MIMIC-CXR table has 12 (at 340,000 rows, 65 MB less)
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, usecols=lambda c: c in METADATA_COLUMNS)
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False,
+                            usecols=lambda c: c in METADATA_COLUMNS or c in SIZE_COLUMNS)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InputError(file, None, None, f"not a readable UTF-8 CSV: {exc}") from exc
     missing = [c for c in METADATA_COLUMNS if c not in frame.columns]
@@ -75,6 +82,7 @@ def read_metadata(path: Path) -> tuple[StudyDates, list[InputError]]:
     # whole columns as lists, each distinct date and time parsed once (images of a study share them): reading
     # the Arrow-backed frame row by row was half of this function's time
     dicoms, subjects, studies, days, times = (frame[c].tolist() for c in METADATA_COLUMNS)
+    sizes = _sizes(dicoms, frame) if all(c in frame.columns for c in SIZE_COLUMNS) else {}
     del frame
     pa.default_memory_pool().release_unused()  # the text columns' buffers, else kept by the allocator
     parsed = {key: _parsed_or_error(*key) for key in dict.fromkeys(zip(days, times, strict=True))}
@@ -91,4 +99,15 @@ def read_metadata(path: Path) -> tuple[StudyDates, list[InputError]]:
         for study, when in zip(studies, whens, strict=True):
             if when < dates[study]:
                 dates[study] = when
-    return StudyDates(dates, dict(zip(studies, subjects, strict=True)), dict(zip(dicoms, studies, strict=True))), errors
+    return StudyDates(dates, dict(zip(studies, subjects, strict=True)), dict(zip(dicoms, studies, strict=True)),
+                      sizes), errors
+
+
+def _sizes(dicoms: list[str], frame: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """dicom_id -> (Rows, Columns) where both are positive whole numbers (an empty or odd cell gives none: the
+    size is optional, and a measurement without it names its reason)."""
+    out = {}
+    for dicom, rows, columns in zip(dicoms, frame["Rows"].tolist(), frame["Columns"].tolist(), strict=True):
+        if rows.isdigit() and columns.isdigit() and int(rows) > 0 and int(columns) > 0:
+            out[dicom] = (int(rows), int(columns))
+    return out

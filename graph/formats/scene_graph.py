@@ -312,7 +312,7 @@ def _study(sg: SceneGraph, file: str) -> StudyRecord:
 
 
 def _image(sg: SceneGraph, boxes: tuple[BoundingBoxRecord, ...]) -> ImageRecord:
-    return _image_record(sg.image_id, str(sg.study_id), sg.viewpoint, sg.StudyOrder, boxes)
+    return _image_record(sg.image_id, str(sg.study_id), sg.viewpoint, sg.StudyOrder, boxes, None, None)
 
 
 def _phrase_mentions(sg: SceneGraph, region: RegionAttributes, where: str, vocab: Vocabulary,

@@ -35,6 +35,7 @@ from graph.ingest.parse import fingerprinted, parse_files
 from graph.ingest.plan import InputFile
 from graph.longitudinal.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, mention_fact
 from graph.longitudinal.events import MentionFact, StudyFact, derive_patient
+from graph.measurements.rows import measurement_rows
 from graph.records import BoundingBoxRecord, ParsedFile, cyclic_gc_paused
 from graph.schema import graph_schema
 from graph.store import Batch, WriteCounts
@@ -144,6 +145,10 @@ class BulkSink:
             raise BulkInputError(f"patient {again[0]} has records in {batch.files[0].path} after its other files "
                                  "were loaded and derived; load without --bulk")
         self._write_records(images, boxes, reports, observations)
+        measurements = measurement_rows(batch.files, {sid: row["patient_id"] for sid, row in studies.items()})
+        self.files.node_rows("Measurement", measurements)
+        self.files.relationship_pairs("HAS_MEASUREMENT", "Image", "Measurement",
+                                      _pairs(measurements, "image_id", "measurement_id"))
         self._write_source_files(batch.source_files)
         held = {p for p in batch.link & patients if p not in self._parked}
         study_images, mentions = _facts(held, studies, images, batch.files)

@@ -16,7 +16,7 @@ from graph.formats.scene_graph import parse_scene_graph
 from graph.ingest import plan
 from graph.ingest.lunguage import parse_lunguage
 from graph.ingest.plan import LUNGUAGE, RADGRAPH, SCENE_GRAPH, InputFile
-from graph.records import InputError, ParsedFile, Rejection, cyclic_gc_paused
+from graph.records import ImageRecord, InputError, ParsedFile, Rejection, cyclic_gc_paused
 from graph.vocabulary import Vocabulary, vocabulary
 
 
@@ -120,8 +120,15 @@ def check_studies(parsed: list[ParsedFile], owners: dict[str, tuple[str, Any]], 
             pf.studies = [replace(s, study_datetime=meta[s.study_id]) if s.study_id in meta
                           else s if s.study_datetime else replace(s, study_datetime=batch_dates.get(s.study_id))
                           for s in pf.studies]
+        if dates.image_size and any(i.image_id in dates.image_size for i in pf.images):
+            pf.images = [_sized(i, dates.image_size.get(i.image_id)) for i in pf.images]
         out.append(pf)
     return out
+
+
+def _sized(image: ImageRecord, size: tuple[int, int] | None) -> ImageRecord:
+    """The image with the metadata CSV's Rows and Columns (a record states none)."""
+    return image if size is None else replace(image, rows=size[0], columns=size[1])
 
 
 def fingerprinted(files: list[InputFile], parsed: list[ParsedFile]) -> list[InputFile]:

@@ -342,7 +342,7 @@ def metadata_dates(paths: Iterable[str]) -> tuple[StudyDates, list[Rejection]]:
     File times advance in clock ticks of milliseconds, so a file modified in the last two seconds adds
     its SHA-256 to the version (git's "racily clean" rule).
     """
-    dates, patients, images, rejections = {}, {}, {}, []
+    dates, patients, images, sizes, rejections = {}, {}, {}, {}, []
     for path in paths:
         try:
             st = os.stat(path)
@@ -359,5 +359,6 @@ def metadata_dates(paths: Iterable[str]) -> tuple[StudyDates, list[Rejection]]:
         dates.update(d.study_datetime)
         patients.update(d.study_patient)
         images.update(d.image_study)
+        sizes.update(d.image_size)
         rejections += [Rejection.from_error(e) for e in errors]
-    return StudyDates(dates, patients, images), rejections
+    return StudyDates(dates, patients, images, sizes), rejections

@@ -20,9 +20,12 @@ from neo4j import GraphDatabase, ManagedTransaction
 
 from graph.longitudinal.derived_rows import DerivedRows, batch_rows, derived_rows, finding_parents, fresh_patient_rows
 from graph.longitudinal.events import MentionFact, StudyFact, derive_patient
+from graph.measurements.rows import measurement_rows
+from graph.measurements.trends import MeasuredStudy, geometry_rows
 from graph.records import ParsedFile, file_key
 from graph.settings import Neo4jSettings, neo4j_settings
 from graph.store import read_statements as rs
+from graph.store import measurement_statements as ms
 from graph.store import statements as st
 from graph.store.busy import GraphBusy, check_lock_wait, run_write  # noqa: F401  (GraphBusy: re-exported)
 from graph.store.errors import GraphUnavailable, LoginRefused  # noqa: F401  (re-exported)
@@ -134,6 +137,33 @@ def _derive(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts)
     _run(tx, st.RESET_DERIVED, counts, patient_ids=patient_ids)
     _run(tx, st.write_observation_states_statement(), counts, rows=rows.observations)
     _write_links(tx, rows, counts)
+
+
+def _write_images(tx: ManagedTransaction, merge: bool, counts: WriteCounts, images: list[dict[str, Any]],
+                  boxes: list[dict[str, Any]], measurements: list[dict[str, Any]]) -> None:
+    """A batch's Image nodes, their boxes and their measurements; in MERGE mode (a changed or re-read file)
+    the images first lose the boxes and measurements of their earlier load."""
+    _run(tx, st.images_statement(merge), counts, rows=images)
+    if merge:
+        image_ids = [i["image_id"] for i in images]
+        _run(tx, st.DELETE_IMAGE_BBOXES, counts, image_ids=image_ids)
+        _run(tx, ms.DELETE_IMAGE_MEASUREMENTS, counts, image_ids=image_ids)
+    _run(tx, st.bboxes_statement(merge), counts, rows=boxes)
+    _run(tx, ms.measurements_statement(merge), counts, rows=measurements)
+
+
+def _link_geometry(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts) -> None:
+    """The geometry link step for these patients (after their PRIOR links are written): replace their
+    GeometryObservation nodes and geometry PROGRESSION edges (graph.measurements.trends)."""
+    if not patient_ids:
+        return
+    studies = [MeasuredStudy(r["study_id"], r["patient_id"], r["study_datetime"], r["prior_id"],
+                             tuple(map(tuple, r["measurements"])))
+               for r in tx.run(ms.MEASURED_STUDIES, patient_ids=patient_ids, names=ms.MEASURED_NAMES)]
+    observations, edges = geometry_rows(studies)
+    _run(tx, ms.RESET_GEOMETRY, counts, patient_ids=patient_ids)
+    _run(tx, ms.write_geometry_observations_statement(), counts, rows=observations)
+    _run(tx, ms.GEOMETRY_PROGRESSIONS, counts, rows=edges)
 
 
 def _set_link_pending(tx: ManagedTransaction, counts: WriteCounts, pending: Iterable[str],
@@ -283,6 +313,7 @@ class GraphStore:
         fresh_rows = {} if batch.retract or batch.merge else fresh_patient_rows(
             list(studies.values()), images, batch.files, observations, linked)
         patient_of = {sid: row["patient_id"] for sid, row in studies.items()}
+        measurements = measurement_rows(batch.files, patient_of)
 
         def work(tx: ManagedTransaction, merge: bool) -> tuple[WriteCounts, set[str]]:
             counts = WriteCounts()  # per attempt: the driver may retry the whole function
@@ -295,10 +326,7 @@ class GraphStore:
                                     "keep": batch.retract_keep.get(p)} for p in batch.retract])
                 touched_studies.update(rows[0]["study_ids"] if rows else [])
             _run(tx, st.merge_studies_statement(), counts, rows=list(studies.values()))
-            _run(tx, st.images_statement(merge), counts, rows=images)
-            if merge:
-                _run(tx, st.DELETE_IMAGE_BBOXES, counts, image_ids=[i["image_id"] for i in images])
-            _run(tx, st.bboxes_statement(merge), counts, rows=boxes)
+            _write_images(tx, merge, counts, images, boxes, measurements)
             _run(tx, st.reports_statement(merge), counts, rows=reports)
             _run(tx, st.observations_statement(merge), counts,
                  rows=[o for o in observations.values() if patient_of[o["study_id"]] not in fresh])
@@ -312,6 +340,7 @@ class GraphStore:
             retracted_patients = {r["patient_id"] for r in owners}
             _derive(tx, sorted(linked - retracted_patients - fresh), counts)
             relinked = linked - retracted_patients  # the fresh ones included
+            _link_geometry(tx, sorted(relinked), counts)
             _set_link_pending(tx, counts, (patients | retracted_patients) - relinked, relinked)
             return counts, retracted_patients
 
@@ -346,7 +375,26 @@ class GraphStore:
                 done = WriteCounts()  # per attempt: a retried attempt's rolled-back writes are not counted
                 _run(tx, st.LOCK_PATIENTS, done, patient_ids=chunk)
                 _derive(tx, chunk, done)
+                _link_geometry(tx, chunk, done)
                 _set_link_pending(tx, done, (), chunk)
+                return done
+
+            with self._session() as session:
+                counts += run_write(session, work)
+        return counts
+
+    def link_geometry(self) -> WriteCounts:
+        """The geometry link step for every patient with a decided measurement (what a bulk load runs once
+        its import is started; a transactional load links each patient's geometry with the rest of its link
+        step). Repeatable: each patient's geometry is replaced."""
+        ids = [r["patient_id"] for r in self.read(ms.MEASURED_PATIENTS)]
+        counts = WriteCounts()
+        for start in range(0, len(ids), LINK_CHUNK):
+            chunk = ids[start:start + LINK_CHUNK]
+
+            def work(tx: ManagedTransaction, chunk: list[str] = chunk) -> WriteCounts:
+                done = WriteCounts()
+                _link_geometry(tx, chunk, done)
                 return done
 
             with self._session() as session:

@@ -8,6 +8,9 @@ The graph model (labels PascalCase, relationship types UPPER_SNAKE, properties s
     (:Patient)-[:HAS_STUDY]->(:Study)-[:PRIOR {days}]->(:Study)
     (:Study)-[:HAS_IMAGE]->(:Image)        (:Study)-[:HAS_REPORT]->(:Report)
     (:Image)-[:HAS_BBOX]->(:BoundingBox)-[:OF_ANATOMY]->(:Anatomy)
+    (:Image)-[:HAS_MEASUREMENT]->(:Measurement)       graph.measurements, from the boxes
+    (:Study)-[:HAS_GEOMETRY_OBSERVATION]->(:GeometryObservation)-[:FROM_MEASUREMENT]->(:Measurement)
+    (:GeometryObservation)-[:PROGRESSION {source: 'geometry'}]->(:GeometryObservation)   current -> prior
     (:Study)-[:HAS_OBSERVATION]->(:Observation)-[:OF_FINDING]->(:Finding)
     (:Observation)-[:LOCATED_AT]->(:Anatomy)
     (:Observation)-[:HAS_MENTION]->(:Mention)          one per source statement, with its file

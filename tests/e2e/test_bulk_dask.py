@@ -54,7 +54,7 @@ def test_the_files_stage_on_dask_writes_the_same_files_and_graph(store, prefect_
     assert local.files_cpu_seconds > 0 and dask.files_cpu_seconds == 0  # Dask's workers' CPU is not seen here
     assert dask.files_loaded == local.files_loaded > 40 and dask.elements_created == local.elements_created
     assert list(local.stage_seconds) == list(dask.stage_seconds) == ["check", "plan", "files", "import", "start",
-                                                                     "schema"]
+                                                                     "schema", "geometry"]
     # the machine's busy cores in each stage long enough to measure
     measured = set(local.stage_cores)
     assert {k for k, v in local.stage_seconds.items() if v > SHORTEST_MEASURED + 0.01} <= measured

@@ -154,7 +154,8 @@ def test_the_rendered_table_follows_the_schema(tmp_path):
         return next(line for line in text.splitlines() if line.startswith("| **Mention** |"))
 
     assert "`side` string" in mention_row(markdown()) and "`side` string" not in mention_row(markdown(reduced))
-    assert "| **PROGRESSION** | Observation -> Observation, StudyFinding -> StudyFinding |" in markdown()
+    assert ("| **PROGRESSION** | Observation -> Observation, StudyFinding -> StudyFinding, "
+            "GeometryObservation -> GeometryObservation |") in markdown()
     assert "  Observation -->|HAS_MENTION| Mention" in markdown()
 
 
@@ -188,6 +189,11 @@ def test_every_property_a_statement_writes_is_declared_bookkeeping_included():
 def test_the_enumerated_properties_list_the_words_the_code_writes():
     from graph.ingest.plan import LUNGUAGE, RADGRAPH, SCENE_GRAPH
     from graph.longitudinal.events import NO_LONGER_MENTIONED, PERSISTENT, RULES
+    from graph.measurements import measure_image, trends
+    from graph.measurements.boxes import (DUPLICATE, MISSING, NO_ORIGINAL, PAST_IMAGE, REVERSED, SIZE_UNKNOWN,
+                                          UNDEFINED, ZERO_AREA)
+    from graph.measurements.measure import (COMPLETE, CUT_OFF, EXCLUDED, INCLUDED, MIXED, NO, TASKS, YES)
+    from graph.records import ImageRecord
     from graph.terms import POLARITIES, PROGRESSION_CLASSES, STATED_SOURCES, Change, Source, State
     from graph.vocabulary import FINDING_CATEGORIES
 
@@ -200,11 +206,18 @@ def test_the_enumerated_properties_list_the_words_the_code_writes():
         == set(STATED_SOURCES)
     assert edge["source"] == set(Source) and observation["onset_sources"] == {*STATED_SOURCES, Source.PRESENCE}
     assert mention["change"] == observation["stated_changes"] == set(Change)
-    assert edge["change"] == {*Change, PERSISTENT, NO_LONGER_MENTIONED} and edge["rule"] == set(RULES)
+    assert edge["change"] == {*Change, PERSISTENT, NO_LONGER_MENTIONED} and edge["rule"] == {*RULES, trends.RULE}
     assert edge["classes"] == set(PROGRESSION_CLASSES)
     assert schema.enumerated("SourceFile")["format"] == {SCENE_GRAPH, RADGRAPH, LUNGUAGE}
     assert schema.enumerated("Finding")["category"] == FINDING_CATEGORIES
     assert schema.enumerated("Report")["source"] == {Source.RADGRAPH, Source.LUNGUAGE}
+    measured = schema.enumerated("Measurement")
+    image = measure_image(ImageRecord("i", "s", "PA"))
+    assert measured["name"] == {m.name for m in image} and measured["task"] == set(TASKS.values())
+    assert measured["reason"] == {MISSING, DUPLICATE, NO_ORIGINAL, REVERSED, ZERO_AREA, PAST_IMAGE, SIZE_UNKNOWN,
+                                  UNDEFINED}
+    assert measured["decision"] == {YES, NO, INCLUDED, MIXED, EXCLUDED, COMPLETE, CUT_OFF}
+    assert schema.enumerated("GeometryObservation")["finding"] == set(trends.FINDINGS.values())
 
 
 def test_a_row_value_outside_a_property_s_values_is_refused_by_both_loaders_checks():

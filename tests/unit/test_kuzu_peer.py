@@ -26,7 +26,7 @@ MULTILINE = "r-multiline"
 
 def _value(text: str, kind: str):
     """A CSV field as the importer stores it (graph.ingest.import_files)."""
-    return {"long": int, "boolean": lambda t: t == "true", "localdatetime": datetime.fromisoformat,
+    return {"long": int, "double": float, "boolean": lambda t: t == "true", "localdatetime": datetime.fromisoformat,
             "string[]": lambda t: t.split("\x1f")}.get(kind, str)(text)
 
 
@@ -87,7 +87,7 @@ def test_every_node_property_reads_back_as_written(loaded):
                                {"k": row[0]}).get_next()[0]
             assert got == _value(text, kind), (table.name, name)
             checked[kind] += 1
-    assert set(checked) == {"string", "long", "boolean", "localdatetime", "string[]"}
+    assert set(checked) == {"string", "long", "double", "boolean", "localdatetime", "string[]"}
 
 
 def test_relationship_properties_and_ends(loaded):
