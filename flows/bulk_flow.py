@@ -371,7 +371,7 @@ def _start_and_link(server: LocalNeo4jServer, vocab: Vocabulary, summary: Ingest
         reset_shared_store()
         shared_store().ensure_schema(vocab)
     with stage(stages, "geometry"), busy_cores(summary.stage_cores, "geometry"):
-        shared_store().link_geometry()
+        summary.progression_edges += shared_store().link_geometry()  # as a transactional load counts them
 
 
 @flow(name="cxrkg-bulk-ingest", log_prints=False)

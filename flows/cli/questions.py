@@ -1,5 +1,6 @@
 """``cxrkg diffvqa answer|generate|unmapped|score|ask``: Medical-Diff-VQA questions (``cxrkg ask``, the name
-of ``diffvqa ask`` before it joined the group, still works for one release, after a one-line notice).
+of ``diffvqa ask`` before it joined the group, still works for one release, after a one-line notice);
+``cxrkg cxreasonbench generate``: CXReasonBench-style staged items from the stored measurements.
 
 Quick to import (typer only): pandas and the graph code load inside the commands. ``answer`` with rejected
 rows ends with exit code 6 (the good rows are still answered, each rejected row is named by its line in the
@@ -125,3 +126,28 @@ def diffvqa_ask(question: str = typer.Argument(..., help="one question in the te
 
 
 old_name(app, "ask", "diffvqa ask", diffvqa_ask)
+
+cxreasonbench_app = typer.Typer(no_args_is_help=True, help="CXReasonBench-style staged items (criterion, body "
+                                                           "parts, measurement, decision) from the graph's "
+                                                           "measurements.")
+app.add_typer(cxreasonbench_app, name="cxreasonbench")
+
+
+@cxreasonbench_app.command("generate")
+def cxreasonbench_generate(out: Path = typer.Option(..., "--out", help="the items, one JSON object per line"),
+                           seed: int = typer.Option(0, "--seed", help="random seed of the option order: the same "
+                                                                     "seed and graph give the same file"),
+                           tasks: str = typer.Option(",".join(("cardiomegaly", "mediastinal_widening",
+                                                               "trachea_deviation", "aortic_knob_enlargement",
+                                                               "rotation", "inclusion")), "--tasks",
+                                                     help="the tasks to write, comma-separated")) -> None:
+    """Write one item per measured frontal image and task, each answer with its basis (the Measurement's id,
+    value, threshold and regions); images a task cannot ask are counted by reason."""
+    from graph.cxreasonbench.generate import generate, parse_tasks
+
+    chosen = parse_tasks(tasks)  # TaskSelectionError: one line, exit 1
+    s = generate(store_or_fail(), out, seed, chosen)
+    counts = ", ".join(f"{k} {v:,}" for k, v in s.items.items()) or "none"
+    left = "; ".join(f"{task} {reason} {n:,}" for (task, reason), n in sorted(s.left_out.items()))
+    console.print(f"{sum(s.items.values()):,} items ({counts}) for {s.images:,} measured images -> {out} in "
+                  f"{s.seconds:.1f} s" + (f"; left out: {left}" if left else ""), highlight=False, markup=False)

@@ -1,7 +1,8 @@
 """The demo's synthetic cohort section: the cohort loaded (with the real RadGraph-XL sample), one patient's
 worsening pleural effusions from the graph beside the ground truth, the cohort-wide precision and recall (by
 the stated edges, then with a progression GNN's, :mod:`flows.demo.gnn`), and the cohort's reports scored
-against the graph beside the copy-prior baseline (:func:`flows.demo.answers.baseline_lines`)."""
+against the graph beside the copy-prior baseline (:func:`flows.demo.answers.baseline_lines`), then one patient's
+cardiothoracic ratio over time from the anatomy boxes (:mod:`flows.demo.geometry`)."""
 
 from __future__ import annotations
 
@@ -64,8 +65,8 @@ def cohort_load_section(console: Console, cohort: Path, written: Made | None, lo
 
 
 def cohort_answers(console: Console, cohort: Path, times: PartTimes) -> None:
-    """The cohort's answers, each a part of ``times``: the worsening query, the same with the GNN's edges and
-    the report scoring."""
+    """The cohort's answers, each a part of ``times``: the worsening query, the same with the GNN's edges, the
+    report scoring and the geometry queries (:mod:`flows.demo.geometry`)."""
     with times.part("worsening query"):
         worsenings = worsening_section(console, cohort)
     with times.part("worsening GNN"):
@@ -81,6 +82,10 @@ def cohort_answers(console: Console, cohort: Path, times: PartTimes) -> None:
                       "report as its report; `cxrkg eval reports --baseline`):")
         for line in baseline_lines(shared_store(), cohort):
             console.print(line, highlight=False)
+    with times.part("geometry queries"):
+        from flows.demo.geometry import geometry_section
+
+        geometry_section(console, cohort)
 
 
 def worsening_section(console: Console, cohort: Path) -> CohortWorsenings:

@@ -24,6 +24,11 @@ BATCH_PATIENTS = 1000
 
 DEVICE_CATEGORIES = ("tubesandlines", "device")
 """The vocabulary categories CXRTrek asks about as foreign bodies (``foreign_body_[...]`` targets)."""
+TECHNICAL_CATEGORY = "technicalassessment"
+"""The vocabulary category of the findings that state image quality (low lung volumes, rotated, artifact, skin
+fold, breast/nipple shadows): stage 1's Quality_Assessment reads them."""
+QUALITY_TASKS = ("rotation", "inclusion")
+"""The Measurement tasks (graph.measurements) stage 1's Quality_Assessment reads."""
 
 
 class Reader(Protocol):
@@ -79,6 +84,22 @@ class Box:
     y2: int
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A Measurement node of one of the study's images (graph.measurements, written at load time): its id
+    (``"<image_id>|<name>"``), image id, name (``rotation_ratio``, ``inclusion``, ``inclusion_apex_right``
+    ...), value, the view's threshold, decision (None without a value or outside PA / AP) and reason (why no
+    value, else None)."""
+
+    measurement_id: str
+    image_id: str
+    name: str
+    value: float | None
+    threshold: float | None
+    decision: str | None
+    reason: str | None
+
+
 @dataclass
 class StudyStageFacts:
     """One study as its staged questions see it; lists sorted so that a read gives one order.
@@ -86,6 +107,8 @@ class StudyStageFacts:
     Attributes:
         images: (image id, view) of the study's images, by image id; ``prior_images`` the previous study's.
         next_observations: the next study's stated observations (empty when there is none).
+        measurements: the rotation and inclusion Measurement nodes of its images (:data:`QUALITY_TASKS`), by
+            image id and name.
     """
 
     study_id: str
@@ -99,6 +122,7 @@ class StudyStageFacts:
     observations: list[Observation] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     next_observations: list[Observation] = field(default_factory=list)
+    measurements: list[Measured] = field(default_factory=list)
 
     _grouped: dict[bool, dict[str, list[Observation]]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -118,9 +142,10 @@ def _study(row: dict[str, Any]) -> StudyStageFacts:
                  key=lambda o: (o.finding, o.anatomy))
     changes = sorted((Change(*c) for c in row["changes"]), key=lambda c: (c.finding, c.anatomy, c.basis, c.progression_id))
     boxes = sorted((Box(*b) for b in row["boxes"]), key=lambda b: (b.image_id, b.name, b.bbox_id))
+    measured = sorted((Measured(*m) for m in row["measurements"]), key=lambda m: (m.image_id, m.name))
     return StudyStageFacts(str(row["study_id"]), str(row["patient_id"]), row["study_order"], row["prior_id"],
                            row["next_id"], [(str(i), v) for i, v in row["images"]],
-                           [(str(i), v) for i, v in row["prior_images"]], boxes, obs, changes, nxt)
+                           [(str(i), v) for i, v in row["prior_images"]], boxes, obs, changes, nxt, measured)
 
 
 def _ordered(rows: list[dict[str, Any]]) -> list[StudyStageFacts]:

@@ -5,8 +5,11 @@ Each function returns content items (dicts with the demo file's fields, :mod:`gr
 ``derived``: a PROGRESSION edge derived by :mod:`graph.longitudinal.events`; ``not stated``: nothing said) and the ids of
 the observations, PROGRESSION edges or boxes read. ``image_input_count`` is set when the sample is assembled.
 
-- Stage 1 (View_Information): the view of the study's first PA / AP image (else its first image), from the
-  image metadata.
+- Stage 1 (Quality_Assessment, View_Information): per image with rotation or inclusion measurements (or, where
+  the study states a technical-assessment finding and no image has them, its main image) a caption of its
+  quality from the measurements and the stated findings (:mod:`graph.cxrtrek.quality`), the main image first,
+  as the demo file asks quality before the view; then the view of the study's first PA / AP image (else its
+  first image), from the image metadata.
 - Stage 2 (Findings_Identification): per finding stated in the study (any region), yes/no or a Yes/No choice
   (drawn): present or uncertain -> yes, only absent -> no; targets ``abnormality_[f]``, or ``foreign_body_[f]``
   for tubes, lines and devices; a caption listing the present findings; ``yes_no_foreign_body`` when a
@@ -14,7 +17,8 @@ the observations, PROGRESSION edges or boxes read. ``image_input_count`` is set 
 - Stage 3 (Attributes_Description, Findings_Detection): per present finding its regions (caption, and a
   choice among its region and two other Chest ImaGenome box regions when it has one region), each stated
   severity word; a detection question per box of a region where a finding is present, in percent of the
-  224 x 224 frame the scene graph's boxes are given in.
+  224 x 224 frame the scene graph's boxes are given in (a box past the frame, reversed or of zero area is
+  not asked).
 - Stage 5 (Differences_Comparison, every study with a previous study, as in the demo file, where each of the
   67 samples with a reference study has stage 5): whether anything changed (a choice, target
   ``overall_change``: "It shows an unchanged trend." where every PROGRESSION edge to the previous study says
@@ -28,12 +32,14 @@ the observations, PROGRESSION edges or boxes read. ``image_input_count`` is set 
 from __future__ import annotations
 
 import random
+import zlib
 from collections import defaultdict
 from functools import lru_cache
 from typing import Any
 
 from graph.cxrtrek import templates as t
-from graph.cxrtrek.facts import DEVICE_CATEGORIES, Change, Observation, StudyStageFacts
+from graph.cxrtrek.facts import DEVICE_CATEGORIES, Box, Change, Observation, StudyStageFacts
+from graph.cxrtrek.quality import quality_answer, quality_images
 from graph.terms import State
 from graph.vocabulary import vocabulary
 
@@ -63,17 +69,30 @@ def main_image(images: list[tuple[str, str | None]]) -> tuple[str, str | None] |
     return next((i for i in images if i[1] in t.VIEW_OPTIONS), images[0] if images else None)
 
 
+def _quality(f: StudyStageFacts, main: str | None) -> list[Item]:
+    """The quality captions; the wording is chosen by the image id, not drawn, so that the draws of the
+    other stages stay as they were before stage 1 asked quality."""
+    out = []
+    for image_id in quality_images(f, main):
+        answer, basis = quality_answer(f, image_id)
+        question = t.QUALITY_QUESTIONS[zlib.crc32(image_id.encode()) % len(t.QUALITY_QUESTIONS)]
+        out.append(item(1, "Quality_Assessment", "captioning", question, answer, basis, target="image_quality"))
+    return out
+
+
 def stage1(f: StudyStageFacts, rng: random.Random) -> list[Item]:
-    """The view question (none when the study's images state no view)."""
+    """The quality questions, then the view question (none when the study's images state no view)."""
     image_id, view = main_image(f.images) or ("", None)
+    quality = _quality(f, image_id or None)
     if not view:
-        return []
+        return quality
     basis = {"basis": "stated", "image_id": image_id, "view": view}
     if view in t.VIEW_OPTIONS:
         options = t.lettered(list(t.VIEW_OPTIONS.values()))
-        return [choice(1, "View_Information", t.VIEW_CHOICE, options, list(t.VIEW_OPTIONS).index(view), basis)]
-    return [item(1, "View_Information", "captioning", t.VIEW_CAPTION, t.VIEW_CAPTION_ANSWER.format(view=view.lower()),
-                 basis)]
+        return quality + [choice(1, "View_Information", t.VIEW_CHOICE, options, list(t.VIEW_OPTIONS).index(view),
+                                 basis)]
+    return quality + [item(1, "View_Information", "captioning", t.VIEW_CAPTION,
+                           t.VIEW_CAPTION_ANSWER.format(view=view.lower()), basis)]
 
 
 def _stated(obs: list[Observation], present: bool) -> dict[str, Any]:
@@ -151,10 +170,16 @@ def _percent(v: int) -> float:
     return round(v * 100 / FRAME, 2)
 
 
+def _in_frame(b: Box) -> bool:
+    """A box with area inside the 224 frame: a faulty box (past the frame, reversed, zero area; the synthetic
+    cohort plants some, graph.measurements names them) is no detection answer, and the reader rejects it."""
+    return 0 <= b.x1 < b.x2 <= FRAME and 0 <= b.y1 < b.y2 <= FRAME
+
+
 def _detection(f: StudyStageFacts, places: set[str]) -> list[Item]:
     out, done = [], set()
     for b in f.boxes:
-        if b.name not in places or b.name in done:
+        if b.name not in places or b.name in done or not _in_frame(b):
             continue
         done.add(b.name)
         box = [_percent(b.x1), _percent(b.y1), _percent(b.x2), _percent(b.y2)]

@@ -21,6 +21,36 @@ ANSWER_ONLY = " Respond to question with the answer only, no explanation."
 YES, NO = "Yes.", "No."
 """The yes/no answers, as the demo file writes them (also the options of a Yes/No choice)."""
 
+#: Quality_Assessment (stage 1, a caption): the demo file's question wordings (one drawn per image) and its
+#: answer sentences where it has one (rotation, a part not included, technical limits); the sentences of a
+#: complete film, a part partly included and of what the boxes cannot measure are cxrkg's, in the same form.
+QUALITY_QUESTIONS = (
+    "What is the assessment of the overall image quality, and are there any notable findings that may impact "
+    "interpretation?",
+    "What are the technical details of the current chest X-ray study, and are there any issues with image quality?",
+    "Are there any technical deficiencies in the current X-ray study, particularly regarding positioning, "
+    "inspiration, exposure, or rotation?",
+    "What is the meta-information and image quality of the current chest X-ray study?",
+)
+ROTATED = ("The image quality is compromised due to patient rotation, as evidenced by the unequal distance between "
+           "the medial ends of the clavicles and the spinous processes.")
+NOT_ROTATED = ("There is no evidence of patient rotation, as the medial ends of the clavicles are equidistant from "
+               "the spinous processes.")
+CUT_OFF = "The study is limited due to the {parts} not being included on the film."
+PARTLY_INCLUDED = "The {parts} {verb} only partly included on the film."
+COMPLETE = "The lung apices, lateral lung margins and costophrenic angles are included on the film."
+TECHNICALLY_LIMITED = "The examination is technically limited, as evidenced by {findings}."
+NO_DEFICIENCY = "No technical deficiencies are noted."
+NOT_MEASURED = "Rotation and inclusion cannot be measured on this image ({reasons})."
+#: The inclusion parts (graph.measurements ``inclusion_<part>``) as the answers name them; both sides of one
+#: part are named together, as the demo does ("the bilateral lung apices").
+INCLUSION_PART_WORDS = {"apex": ("lung apex", "bilateral lung apices"),
+                        "side": ("lateral lung margin", "bilateral lateral lung margins"),
+                        "bottom": ("costophrenic angle", "bilateral costophrenic angles")}
+#: The vocabulary's technical-assessment findings (category ``technicalassessment``) as a sentence names them.
+TECHNICAL_WORDS = {"low lung volumes": "low lung volumes", "rotated": "patient rotation", "artifact": "an artifact",
+                   "skin fold": "a skin fold", "breast/nipple shadows": "breast or nipple shadows"}
+
 VIEW_CHOICE = "View(s) Of X-ray: ______ Select the correct answer from choices below: {options}" + ANSWER_ONLY
 VIEW_OPTIONS = {"PA": "Postero-anterior.", "AP": "Antero-posterior."}
 VIEW_CAPTION = "What is the primary angle of this X-ray image?"

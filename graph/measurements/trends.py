@@ -24,13 +24,13 @@ from typing import Any, Iterable
 
 from graph.measurements.measure import (
     CARDIOTHORACIC_RATIO,
+    COMPLETE,
     CUT_OFF,
     INCLUSION,
     MEDIASTINAL_WIDTH_RATIO,
+    NO,
     ROTATION_RATIO,
     TRACHEAL_DEVIATION,
-    COMPLETE,
-    NO,
     YES,
 )
 from graph.measurements.rows import measurement_id

@@ -5,7 +5,8 @@ previous and next study (PRIOR links), its images (ordered by image id) with the
 ImaGenome boxes of each (224 x 224 frame), the previous study's images, its stated observations (anatomy level, with the finding's
 category and the highest stated severity word), the PROGRESSION edges from its observations to the previous
 study's (stated and derived; the progression model's predictions left out) with the severity on both sides,
-and the observations of the next study.
+the observations of the next study, and the rotation and inclusion Measurement nodes of its images (written by
+the loaders from the anatomy boxes, graph.measurements).
 """
 
 STUDY_STAGE_FACTS = """
@@ -29,5 +30,9 @@ RETURN s.study_id AS study_id, p.patient_id AS patient_id, s.study_order AS stud
        COLLECT { MATCH (s)-[:PRIOR]->(:Study)-[:HAS_IMAGE]->(i:Image) WITH i ORDER BY i.image_id
                  RETURN [i.image_id, i.view] } AS prior_images,
        COLLECT { MATCH (s)<-[:PRIOR]-(:Study)-[:HAS_OBSERVATION]->(no:Observation) WHERE no.polarity IS NOT NULL
-                 RETURN [no.observation_id, no.anatomy, no.finding, no.polarity] } AS next_observations
+                 RETURN [no.observation_id, no.anatomy, no.finding, no.polarity] } AS next_observations,
+       COLLECT { MATCH (s)-[:HAS_IMAGE]->(i:Image)-[:HAS_MEASUREMENT]->(m:Measurement)
+                 WHERE m.task IN ['rotation', 'inclusion']
+                 RETURN [m.measurement_id, i.image_id, m.name, m.value, m.threshold, m.decision, m.reason]
+               } AS measurements
 """

@@ -24,8 +24,8 @@ from graph.measurements.rows import measurement_rows
 from graph.measurements.trends import MeasuredStudy, geometry_rows
 from graph.records import ParsedFile, file_key
 from graph.settings import Neo4jSettings, neo4j_settings
-from graph.store import read_statements as rs
 from graph.store import measurement_statements as ms
+from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.store.busy import GraphBusy, check_lock_wait, run_write  # noqa: F401  (GraphBusy: re-exported)
 from graph.store.errors import GraphUnavailable, LoginRefused  # noqa: F401  (re-exported)
@@ -152,11 +152,12 @@ def _write_images(tx: ManagedTransaction, merge: bool, counts: WriteCounts, imag
     _run(tx, ms.measurements_statement(merge), counts, rows=measurements)
 
 
-def _link_geometry(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts) -> None:
+def _link_geometry(tx: ManagedTransaction, patient_ids: list[str], counts: WriteCounts) -> int:
     """The geometry link step for these patients (after their PRIOR links are written): replace their
-    GeometryObservation nodes and geometry PROGRESSION edges (graph.measurements.trends)."""
+    GeometryObservation nodes and geometry PROGRESSION edges (graph.measurements.trends). Returns the
+    number of PROGRESSION edges written."""
     if not patient_ids:
-        return
+        return 0
     studies = [MeasuredStudy(r["study_id"], r["patient_id"], r["study_datetime"], r["prior_id"],
                              tuple(map(tuple, r["measurements"])))
                for r in tx.run(ms.MEASURED_STUDIES, patient_ids=patient_ids, names=ms.MEASURED_NAMES)]
@@ -164,6 +165,7 @@ def _link_geometry(tx: ManagedTransaction, patient_ids: list[str], counts: Write
     _run(tx, ms.RESET_GEOMETRY, counts, patient_ids=patient_ids)
     _run(tx, ms.write_geometry_observations_statement(), counts, rows=observations)
     _run(tx, ms.GEOMETRY_PROGRESSIONS, counts, rows=edges)
+    return len(edges)
 
 
 def _set_link_pending(tx: ManagedTransaction, counts: WriteCounts, pending: Iterable[str],
@@ -383,23 +385,21 @@ class GraphStore:
                 counts += run_write(session, work)
         return counts
 
-    def link_geometry(self) -> WriteCounts:
+    def link_geometry(self) -> int:
         """The geometry link step for every patient with a decided measurement (what a bulk load runs once
         its import is started; a transactional load links each patient's geometry with the rest of its link
-        step). Repeatable: each patient's geometry is replaced."""
+        step). Repeatable: each patient's geometry is replaced. Returns the geometry PROGRESSION edges written."""
         ids = [r["patient_id"] for r in self.read(ms.MEASURED_PATIENTS)]
-        counts = WriteCounts()
+        edges = 0
         for start in range(0, len(ids), LINK_CHUNK):
             chunk = ids[start:start + LINK_CHUNK]
 
-            def work(tx: ManagedTransaction, chunk: list[str] = chunk) -> WriteCounts:
-                done = WriteCounts()
-                _link_geometry(tx, chunk, done)
-                return done
+            def work(tx: ManagedTransaction, chunk: list[str] = chunk) -> int:
+                return _link_geometry(tx, chunk, WriteCounts())
 
             with self._session() as session:
-                counts += run_write(session, work)
-        return counts
+                edges += run_write(session, work)
+        return edges
 
     def replace_gnn_progressions(self, patient_ids: list[str], rows: list[dict[str, Any]]) -> int:
         """In one transaction, delete these patients' predicted (``source: 'gnn'``) PROGRESSION edges and

@@ -59,8 +59,17 @@ def test_every_stage_answers_what_the_scene_graphs_state(store, tmp_path):
         "pos_study_id"] == ""
     assert second["image"] == [IMAGES[1], IMAGES[0]] and first["image"] == [IMAGES[0]]
 
-    [view] = [c for c in data["content"] if c["stage"] == 1]
-    assert view["answer_list"] == ["B. Antero-posterior."] and view["question"].endswith("<image> .")
+    [view] = [c for c in data["content"] if c["task_type"] == "View_Information"]
+    assert view["answer_list"] == ["B. Antero-posterior."]
+    # quality first, as the demo file asks it: the films with boxes (the first two) have Measurement nodes, but
+    # without clavicles, apical zones or the image's Rows and Columns neither rotation nor inclusion is decided
+    [quality] = [c for c in data["content"] if c["task_type"] == "Quality_Assessment"]
+    assert data["content"][0] is quality and quality["question"].endswith("<image> .")
+    assert quality["answer"].startswith("Rotation and inclusion cannot be measured on this image (box missing")
+    assert quality["graph_basis"]["basis"] == "not measured" and quality["graph_basis"]["image_id"] == IMAGES[1]
+    assert [c["graph_basis"]["image_id"] for c in first["data_dict"]["cxrtrek_data"]["content"]
+            if c["task_type"] == "Quality_Assessment"] == [IMAGES[0]]
+    assert not [c for c in third["data_dict"]["cxrtrek_data"]["content"] if c["task_type"] == "Quality_Assessment"]
 
     stage2 = _by_target(second, 2)
     assert {k[0]: c["answer"].endswith("Yes.") for k, c in stage2.items()} == {

@@ -38,13 +38,15 @@ def test_every_catalogue_query_reads_the_same_through_http_and_bolt(store, neo4j
     write_cohort(tmp_path / "cohort", patients=6, seed=5)
     load_into(store, tmp_path / "cohort")
     values, reader = _bindings(store), _reader(neo4j_server)
-    answered = 0
+    empty = set()
     for query in catalogue().values():
         params = query.bind({p.name: values[p.name] for p in query.params if p.name in values})
         expected = run_named(store, query, params)
         assert run_named(reader, query, params) == expected, query.name
-        answered += bool(expected)
-    assert answered >= len(catalogue()) - 1  # the comparison is not of empty answers
+        empty |= {query.name} if not expected else set()
+    # the comparison is not of empty answers: these six patients have no recurrence, and on them the boxes and
+    # the reports agree on cardiomegaly (tests/e2e/test_geometry_queries.py has disagreements to find)
+    assert empty <= {"recurrent_findings", "geometry_vs_reports"}, empty
 
 
 def test_writes_bad_statements_and_bad_logins_fail_as_through_the_driver(store, neo4j_server):
