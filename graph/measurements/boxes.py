@@ -126,10 +126,9 @@ class ImageBoxes:
         if len(records) > 1:
             return BoxFault(region, DUPLICATE, f"{len(records)} {region} boxes")
         r = records[0]
-        corners = (r.original_x1, r.original_y1, r.original_x2, r.original_y2)
-        if any(c is None for c in corners):
+        x1, y1, x2, y2 = r.original_x1, r.original_y1, r.original_x2, r.original_y2
+        if x1 is None or y1 is None or x2 is None or y2 is None:
             return BoxFault(region, NO_ORIGINAL, f"the {region} box has no original_x1 .. original_y2")
-        x1, y1, x2, y2 = (int(c) for c in corners)  # type: ignore[arg-type]  # None ruled out above
         if x2 < x1 or y2 < y1:
             return BoxFault(region, REVERSED, f"the {region} box is reversed: ({x1}, {y1}) to ({x2}, {y2})")
         if x2 == x1 or y2 == y1:

@@ -41,11 +41,15 @@ def anatomy_boxes(image: ImageRecord) -> ImageRecord | None:
 def measurement_row(m: Measurement, study_id: str, patient_id: str, view: str | None) -> dict[str, Any]:
     """One Measurement node's row: its key, the image's study, patient and view, and the measurement's
     fields, absent ones left out."""
-    row = {"measurement_id": measurement_id(m.image_id, m.name), "image_id": m.image_id, "study_id": study_id,
-           "patient_id": patient_id, "view": view, "name": m.name, "task": m.task, "value": m.value,
-           "threshold": m.threshold, "decision": m.decision, "direction": m.direction,
-           "regions": list(m.regions), "method": m.method, "reason": m.reason, "note": m.note}
-    return {k: v for k, v in row.items() if v is not None}
+    row: dict[str, Any] = {"measurement_id": measurement_id(m.image_id, m.name), "image_id": m.image_id, "study_id": study_id,
+                           "patient_id": patient_id, "name": m.name, "task": m.task, "regions": list(m.regions),
+                           "method": m.method}
+    # one test per optional field: the bulk load measures every image of its files stage (issue 54's cost)
+    for key, value in (("view", view), ("value", m.value), ("threshold", m.threshold), ("decision", m.decision),
+                       ("direction", m.direction), ("reason", m.reason), ("note", m.note)):
+        if value is not None:
+            row[key] = value
+    return row
 
 
 def measurement_rows(files: Iterable[ParsedFile], study_patient: Mapping[str, str]) -> list[dict[str, Any]]:
