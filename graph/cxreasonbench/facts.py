@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from graph.measurements import ImageSize, measure_image
+from graph.measurements.rows import measurement_id
 from graph.records import ImageRecord
 from graph.store import cxreasonbench_statements as cs
 from graph.store.read_statements import PATIENT_IDS
@@ -84,7 +85,7 @@ def _boxes(boxes: list[OriginalBox]) -> dict[str, OriginalBox]:
 
 def from_records(image: ImageRecord, patient_id: str, size: ImageSize | None = None) -> ImageMeasurements:
     """An image's measurements computed as the loaders store them (``measure_image(image, size)``)."""
-    stored = {m.name: StoredMeasurement(f"{image.image_id}|{m.name}", m.name, m.task, m.value, m.threshold,
+    stored = {m.name: StoredMeasurement(measurement_id(image.image_id, m.name), m.name, m.task, m.value, m.threshold,
                                         m.decision, m.direction, m.regions, m.reason)
               for m in measure_image(image, size)}
     boxes = [OriginalBox(b.bbox_id, b.bbox_name, *(int(c) for c in corners if c is not None)) for b in image.objects
