@@ -3,8 +3,7 @@
 Every image with at least one anatomy box gets its 12 measurements (:func:`graph.measurements.measure_image`),
 measured from its original-pixel boxes and the metadata CSV's Rows and Columns; an image without anatomy boxes
 gets none. A box that marks a finding (``finding_label``: NIH ChestX-ray14's 984 boxes, stored on the cardiac
-silhouette or a lung) outlines where the finding lies, not the region's extent, so it is never measured. Values that are absent (a measurement without a value, a view without
-thresholds) are left out of the row: Neo4j stores no nulls.
+silhouette or a lung) outlines where the finding lies, not the region's extent, so it is never measured.
 """
 
 from __future__ import annotations
@@ -40,16 +39,13 @@ def anatomy_boxes(image: ImageRecord) -> ImageRecord | None:
 
 def measurement_row(m: Measurement, study_id: str, patient_id: str, view: str | None) -> dict[str, Any]:
     """One Measurement node's row: its key, the image's study, patient and view, and the measurement's
-    fields, absent ones left out."""
-    row: dict[str, Any] = {"measurement_id": measurement_id(m.image_id, m.name), "image_id": m.image_id, "study_id": study_id,
-                           "patient_id": patient_id, "name": m.name, "task": m.task, "regions": list(m.regions),
-                           "method": m.method}
-    # one test per optional field: the bulk load measures every image of its files stage (issue 54's cost)
-    for key, value in (("view", view), ("value", m.value), ("threshold", m.threshold), ("decision", m.decision),
-                       ("direction", m.direction), ("reason", m.reason), ("note", m.note)):
-        if value is not None:
-            row[key] = value
-    return row
+    fields, None where absent (Cypher's ``SET m = {...}`` leaves a null unset, and an import file writes an
+    empty field). Every row has every key: the bulk load's writer takes full rows in one pass, where a row
+    without some keys sends the whole batch to its slower path (the files stage measures every image)."""
+    return {"measurement_id": measurement_id(m.image_id, m.name), "image_id": m.image_id, "study_id": study_id,
+            "patient_id": patient_id, "view": view, "name": m.name, "task": m.task, "value": m.value,
+            "threshold": m.threshold, "decision": m.decision, "direction": m.direction, "regions": list(m.regions),
+            "method": m.method, "reason": m.reason, "note": m.note}
 
 
 def measurement_rows(files: Iterable[ParsedFile], study_patient: Mapping[str, str]) -> list[dict[str, Any]]:

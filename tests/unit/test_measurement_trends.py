@@ -76,7 +76,7 @@ def test_measurement_rows_measure_anatomy_boxes_and_never_a_finding_s_box():
     assert (ctr["value"], ctr["decision"], ctr["patient_id"], ctr["measurement_id"]) == (0.35, "no", "p1",
                                                                                        "a|cardiothoracic_ratio")
     side = next(r for r in rows if r["name"] == "inclusion_side_right")
-    assert side["value"] == 0.1 and "reason" not in side  # the metadata's size reaches inclusion
+    assert side["value"] == 0.1 and side["reason"] is None  # the metadata's size reaches inclusion
     assert next(r for r in rows if r["name"] == "rotation_ratio")["reason"] == "box missing"
 
 
