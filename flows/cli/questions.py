@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -32,6 +32,9 @@ from flows.cli.common import (
     rejected_option,
     store_or_fail,
 )
+
+if TYPE_CHECKING:
+    from graph.questions.order import OrderCheck
 
 diffvqa_app = typer.Typer(no_args_is_help=True, help="Medical-Diff-VQA questions: answer a file or one "
                                                      "question (ask), generate, score, and the vocabulary "
@@ -94,24 +97,11 @@ def diffvqa_check(questions: Path = typer.Argument(..., help="CSV in mimic_pair_
     """The graph's order of every difference question's main and reference study: pairs reversed, of two
     patients, with a study the graph does not hold, and asked both ways round, counted and listed by row
     (the file's line)."""
-    from graph.questions.order import PairOrder, check_file, fixed_frame, write_fixed
+    from graph.questions.order import check_file, fixed_frame, write_fixed
 
     frame, check = check_file(reader_or_fail(), questions)  # QuestionFileError: one line, exit 1
-    counts, faulty = check.counts(), check.rows[(check.rows["status"] != PairOrder.IN_ORDER.value)
-                                               | check.rows["both_orders"]]
-    if fmt is Format.csv:
-        print_rows(check.rows.to_dict("records"), fmt.value)
-    elif fmt is Format.json:
-        print_json({"counts": counts, "other_questions": check.other_questions,
-                    "rows": faulty.to_dict("records")})
-    else:
-        print_rows(counts, fmt.value, ["status", "pairs", "rows"],
-                   title=f"{len(check.rows):,} difference questions of {questions} "
-                         f"({check.other_questions:,} others not checked)")
-        listed = faulty.groupby("status", sort=False).head(show)
-        if len(listed):
-            print_rows(listed.to_dict("records"), fmt.value, ["line", "status", "study_id", "ref_id", "detail"],
-                       title="rows", wrap=False)
+    _print_order(check, fmt, show, f"{len(check.rows):,} difference questions of {questions} "
+                                   f"({check.other_questions:,} others not checked)")
     if out is not None:
         fixed = fixed_frame(reader_or_fail(), frame, check, str(questions), strict)
         write_fixed(fixed, out)
@@ -119,6 +109,25 @@ def diffvqa_check(questions: Path = typer.Argument(..., help="CSV in mimic_pair_
         err.print(f"{len(fixed.frame):,} rows -> {out}: {fixed.reoriented:,} re-oriented and answered again; "
                   f"left out: {left}", highlight=False, markup=False)
         reject(fixed.rejections, rejected, "diffvqa-check")
+
+
+def _print_order(check: OrderCheck, fmt: Format, show: int, title: str) -> None:
+    """The counts and the first ``show`` rows of each fault (table), every difference row (csv), or the counts
+    and every faulty row (json)."""
+    from graph.questions.order import PairOrder
+
+    faulty = check.rows[(check.rows["status"] != PairOrder.IN_ORDER.value) | check.rows["both_orders"]]
+    if fmt is Format.csv:
+        print_rows(check.rows.to_dict("records"), fmt.value)
+    elif fmt is Format.json:
+        print_json({"counts": check.counts(), "other_questions": check.other_questions,
+                    "rows": faulty.to_dict("records")})
+    else:
+        print_rows(check.counts(), fmt.value, ["status", "pairs", "rows"], title=title)
+        listed = faulty.groupby("status", sort=False).head(show)
+        if len(listed):
+            print_rows(listed.to_dict("records"), fmt.value, ["line", "status", "study_id", "ref_id", "detail"],
+                       title="rows", wrap=False)
 
 
 @diffvqa_app.command("unmapped")
