@@ -323,7 +323,8 @@ def run_locally(jobs: list[LocalJob], max_runs: int | None = None, now: Callable
 
     A run that is due while another runs starts when that one ends (runs never overlap, none is
     skipped twice in a row: the next time is computed after each run). Exceptions of a run are
-    logged and the loop goes on.
+    logged in one line and the loop goes on: a run that lost the server leaves its files in the drop
+    folder (the watch flow archives only after its load), and a later run loads them once the server is back.
 
     Args:
         jobs: the flows and their schedules.
@@ -349,10 +350,17 @@ def run_locally(jobs: list[LocalJob], max_runs: int | None = None, now: Callable
         try:
             job.run()
         except Exception as exc:  # keep serving; the flow run itself is marked failed in Prefect
-            log(f"{job.name}: run failed: {exc!r}")
+            log(f"{job.name}: run failed: {_one_line(exc)}")
         due[job.name] = next_run_times(job.schedule, max(now(), due[job.name]))[0]
         log(f"{job.name}: next run {due[job.name].isoformat()}")
     return runs
+
+
+def _one_line(exc: Exception) -> str:
+    """A failed run's fault in one line: a cxrkg error's own words (a lost server says what to do), any
+    other exception with its type, since it is a defect."""
+    text = " ".join(str(exc).split())
+    return text if isinstance(exc, CxrkgError) else f"{type(exc).__name__}: {text}"
 
 
 # --- what `cxrkg serve` runs ---------------------------------------------------------------------
