@@ -77,10 +77,13 @@ def resolve_findings(names: Iterable[str] | None, vocabulary_findings: Iterable[
     :data:`MSCXRT_FINDINGS`). A name is an MS-CXR-T prefix (``pleural_effusion``) or a Finding name.
 
     Raises:
-        UnknownFinding: a name that is neither; the message lists the closest known names.
+        UnknownFinding: a name that is neither (the message lists the closest known names), or no name at all.
     """
     if names is None:
         return dict(MSCXRT_FINDINGS)
+    names = [n for n in names if n.strip()]
+    if not names:
+        raise UnknownFinding("--findings", None, None, "no finding named; give MS-CXR-T's or vocabulary Finding names")
     known = set(vocabulary_findings)
     out: dict[str, str] = {}
     for raw in names:

@@ -113,3 +113,5 @@ def test_findings_by_mscxrt_name_or_vocabulary_name():
         "edema": "pulmonary edema/hazy opacity", "atelectasis": "atelectasis", "pleural_effusion": "pleural effusion"}
     with pytest.raises(UnknownFinding, match="atelectasi.*close: atelectasis"):
         resolve_findings(["atelectasi"], vocab)
+    with pytest.raises(UnknownFinding, match="no finding named"):
+        resolve_findings([" "], vocab)
