@@ -95,7 +95,7 @@ def resolve_findings(names: Iterable[str] | None, vocabulary_findings: Iterable[
         else:
             close = difflib.get_close_matches(name, sorted(known | set(MSCXRT_FINDINGS)), n=5, cutoff=0.5)
             hint = f"; close: {', '.join(close)}" if close else "; `cxrkg vocab` lists the Finding names"
-            raise UnknownFinding("--findings", None, name, f"no finding {name!r}{hint}")
+            raise UnknownFinding("--findings", None, None, f"no finding {name!r}{hint}")
     return out
 
 
