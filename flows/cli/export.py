@@ -1,4 +1,5 @@
-"""``cxrkg export snapshot --out DIR`` and ``cxrkg export lunguage --out FILE.csv``: the graph written out.
+"""``cxrkg export snapshot --out DIR``, ``cxrkg export lunguage --out FILE.csv`` and ``cxrkg export pairs --out
+FILE.csv``: the graph written out.
 
 ``cxrkg export --out DIR`` (the snapshot command before ``export`` became a group) still works for one
 release, with a one-line notice of the new name.
@@ -18,7 +19,8 @@ from flows.cli.common import console, err, existing, fail, store_or_fail
 if TYPE_CHECKING:
     from graph.store import GraphStore
 
-export_app = typer.Typer(help="Write the graph out: a training snapshot, or Lunguage rows.")
+export_app = typer.Typer(help="Write the graph out: a training snapshot, Lunguage rows, or progression pairs in "
+                                "MS-CXR-T's columns.")
 app.add_typer(export_app, name="export")
 
 @export_app.callback(invoke_without_command=True)
