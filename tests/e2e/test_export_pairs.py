@@ -97,3 +97,23 @@ def test_a_vocabulary_finding_by_name_and_an_unknown_one(cohort):
     assert bad.exit_code == 1
     assert "pleural efusion" in bad.output and "pleural effusion" in bad.output, bad.output
     assert runner.invoke(app, ["export", "pairs", "--out", str(out), "--classes", "4"]).exit_code == 2
+
+
+def test_two_sources_that_disagree_give_no_label_and_are_counted(store, tmp_path):
+    from tests.fixtures.effusion import STUDY, effusion_study, report
+
+    effusion_study(tmp_path, 1, present=False)
+    effusion_study(tmp_path, 2, severity="small")
+    effusion_study(tmp_path, 3, severity="moderate", compare="worsened")  # Chest ImaGenome: worsened
+    report(tmp_path, 3, "CHAN-CON-IMP")  # RadGraph: improved
+    effusion_study(tmp_path, 4, severity="moderate", compare="worsened")
+    report(tmp_path, 4, "CHAN-CON-WOR")  # both: worsened
+    load_into(store, tmp_path / "scene_graphs", tmp_path / "radgraph")
+    out = tmp_path / "pairs.csv"
+    said = _export(out, "--findings", "pleural_effusion")
+
+    got = {r["study_id"]: (r["pleural_effusion_progression"], r["pleural_effusion_label_source"],
+                           r["pleural_effusion_label_basis"]) for r in _rows(out)}
+    assert got == {str(STUDY[2]): ("worsening", "presence", "derived"), str(STUDY[3]): ("", "", ""),
+                   str(STUDY[4]): ("worsening", "chest_imagenome|radgraph", "stated")}
+    assert "edges without a label: stated labels disagree 1;" in said, said
