@@ -1,4 +1,5 @@
-"""``cxrkg export snapshot --out DIR`` and ``cxrkg export lunguage --out FILE.csv``: the graph written out.
+"""``cxrkg export snapshot --out DIR``, ``cxrkg export lunguage --out FILE.csv`` and ``cxrkg export pairs --out
+FILE.csv``: the graph written out.
 
 ``cxrkg export --out DIR`` (the snapshot command before ``export`` became a group) still works for one
 release, with a one-line notice of the new name.
@@ -18,7 +19,8 @@ from flows.cli.common import console, err, existing, fail, store_or_fail
 if TYPE_CHECKING:
     from graph.store import GraphStore
 
-export_app = typer.Typer(help="Write the graph out: a training snapshot, or Lunguage rows.")
+export_app = typer.Typer(help="Write the graph out: a training snapshot, Lunguage rows, or progression pairs in "
+                                "MS-CXR-T's columns.")
 app.add_typer(export_app, name="export")
 
 @export_app.callback(invoke_without_command=True)
@@ -106,3 +108,35 @@ def export_lunguage(store: GraphStore, out: Path, role: str = "gold") -> int:
     frame[EXPORT_COLUMN] = EXPORT_MARK
     frame.to_csv(out, index=False)
     return len(rows)
+
+
+class PairClasses(str, Enum):
+    """``--classes``: MS-CXR-T's three (improving, stable, worsening) or CheXTemporal's five."""
+
+    three = "3"
+    five = "5"
+
+
+@export_app.command("pairs")
+def pairs(out: Path = typer.Option(..., "--out", dir_okay=False, help="the CSV to write"),
+          findings: Optional[str] = typer.Option(None, "--findings", help="comma-separated findings: MS-CXR-T's "
+                                                 "(consolidation, edema, pleural_effusion, pneumonia, pneumothorax; "
+                                                 "the default) or vocabulary Finding names"),
+          classes: PairClasses = typer.Option(PairClasses.three, "--classes", help="3: improving, stable, "
+                                              "worsening (MS-CXR-T); 5: new, worsened, stable, improved, resolved "
+                                              "(CheXTemporal)"),
+          stated_only: bool = typer.Option(False, "--stated-only", help="only the changes a source states: leave "
+                                           "labels derived from presence out")) -> None:
+    """Every consecutive study pair of a patient as a row in MS-CXR-T's columns (dicom_id, previous_dicom_id,
+    study_id, previous_study_id, subject_id, <finding>_progression) with each label's source and basis
+    (stated or derived) in columns of their own; pairs whose order or patient is in doubt are left out and
+    counted. The image of a study is its first frontal image by image id, else its first image."""
+    from graph.temporal.pairs import export_pairs, resolve_findings
+    from graph.vocabulary import vocabulary
+
+    if not out.parent.is_dir():
+        fail(f"cannot write {out}: folder {out.parent} does not exist")
+    names = None if findings is None else [n for n in findings.split(",") if n.strip()]
+    chosen = resolve_findings(names, (f.name for f in vocabulary().findings.values()))
+    summary = export_pairs(store_or_fail(), out, chosen, int(classes.value), stated_only)
+    console.print(f"{out}: {summary.line()}", highlight=False)
