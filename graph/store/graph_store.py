@@ -8,7 +8,6 @@ and a transaction that timed out is :class:`GraphBusy` at once (:mod:`graph.stor
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections import defaultdict
@@ -32,7 +31,7 @@ from graph.store import measurement_statements as ms
 from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.store.busy import GraphBusy, check_lock_wait, run_write  # noqa: F401  (GraphBusy: re-exported)
-from graph.store.errors import GraphUnavailable, LoginRefused, ServerLost  # noqa: F401  (re-exported)
+from graph.store.errors import GraphUnavailable, LoginRefused, ServerLost, lost_message  # noqa: F401  (re-exported)
 from graph.vocabulary import Vocabulary
 
 LINK_CHUNK = 500  # patients per link transaction
@@ -59,16 +58,6 @@ def open_driver(settings: Neo4jSettings | None = None) -> neo4j.Driver:
         hint = "" if settings.external else " (start the local server with `cxrkg db start`)"
         raise GraphUnavailable(f"cannot use Neo4j at {settings.uri}: {exc}{hint}") from exc
     return driver
-
-
-def lost_message(uri: str, exc: Exception, external: bool) -> str:
-    """The one line of a server that stopped answering mid-command: which, why, and what to do."""
-    reason = re.search(r"\[Errno \d+\] ([^)]+)", str(exc))
-    why = reason.group(1).lower() if reason else "the connection was lost"
-    todo = "Check the server" if external else "Start it (`cxrkg db start`)"
-    return (f"lost Neo4j at {uri} mid-command ({why}, for longer than CXRKG_NEO4J_RECONNECT, "
-            f"{graph_settings().neo4j_reconnect}); what was committed stays, the rest was rolled back. {todo} "
-            "and run the same command again: loads are idempotent")
 
 
 def server_agent(uri: str, user: str, password: str, timeout_s: float) -> str:
