@@ -8,9 +8,9 @@ The files come from the same parsing, checks and derivation as the transactional
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import shutil
-import tempfile
 import time
 from collections import Counter, deque
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -30,6 +30,7 @@ from graph.errors import CxrkgError
 from graph.ingest import BatchResult, IngestPlan, InputFile, discover, parsed_ahead, plan_ingest, store_files
 from graph.ingest.bulk import BulkInputError, BulkSink, write_part
 from graph.ingest.import_files import ImportFiles, import_arguments, keep_files
+from graph.runtime.import_staging import free_megabytes, megabytes, new_import_folder, recover
 from graph.runtime.processes import available_cores, forked_pool, worker_count
 from graph.runtime.server import LocalNeo4jServer
 from graph.settings import local_server_settings, neo4j_settings
@@ -57,6 +58,8 @@ def check_target(server: LocalNeo4jServer) -> None:
     if settings.external:
         raise BulkRefused(f"--bulk writes the local server's files; NEO4J_URI names {settings.uri}. Load "
                           "without --bulk, or unset NEO4J_URI to use the local server")
+    for line in recover(server.settings.home, server.settings.data_dir):  # what a killed bulk load left
+        get_run_logger().info("%s", line)
     running = server.status().running
     if not running and not (server.settings.data_dir / "databases" / (settings.database or "neo4j")).exists():
         return
@@ -71,6 +74,24 @@ def check_target(server: LocalNeo4jServer) -> None:
         raise BulkRefused("the database already holds data; --bulk only makes a first load. Load without "
                           "--bulk to add to it, or `cxrkg db stop`, delete "
                           f"{server.settings.data_dir} and `cxrkg db start --fresh` to start over")
+
+
+class OutOfSpace(CxrkgError, OSError):
+    """A stage of the bulk load ran out of disk space; the message says which, how much it had and wrote."""
+
+
+@contextmanager
+def out_of_space(name: str, folder: Path) -> Iterator[None]:
+    """Turn a full disk while stage ``name`` writes into ``folder`` into :class:`OutOfSpace`."""
+    free = free_megabytes(folder)
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        raise OutOfSpace(f"the {name} stage ran out of disk space in {folder.parent}: it had {free:,.0f} MB free "
+                         f"and needed more (the import files it wrote so far take {megabytes(folder):,.0f} MB); "
+                         "the database is as it was. Free space, then run the same command again") from exc
 
 
 @dataclass(frozen=True)
@@ -328,8 +349,7 @@ def _files_and_import(server: LocalNeo4jServer, sources: list[tuple[list[str], s
     importer runs. The import files are deleted at the end (or kept, moved). Returns the inputs, each
     with its summary."""
     vocab = vocabulary()
-    server.settings.home.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="import-", dir=server.settings.home))
+    folder = new_import_folder(server.settings.home)
     report = options["rejected_report"]
     with ThreadPoolExecutor(1) as aside:
         try:
@@ -337,7 +357,7 @@ def _files_and_import(server: LocalNeo4jServer, sources: list[tuple[list[str], s
             with stage(stages, "plan"), busy_cores(summary.stage_cores, "plan"):
                 inputs = _plan_inputs(sources, [Path(report)] if report else [], folder, datetime.now())
             cpu = cpu_seconds()
-            with stage(stages, "files"), busy_cores(summary.stage_cores, "files"):
+            with stage(stages, "files"), busy_cores(summary.stage_cores, "files"), out_of_space("files", folder):
                 _write_inputs(inputs, options["batch_files"], options["progress"], engine)
                 _check_apart(inputs)
                 for k, one in enumerate(inputs):  # the vocabulary's nodes once, with the first input

@@ -21,6 +21,7 @@ Typical use::
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
@@ -33,9 +34,12 @@ from pathlib import Path
 import psutil
 
 from graph.errors import CxrkgError
+from graph.runtime import import_staging as staging
 from graph.settings import LocalServerSettings
 from graph.settings import settings as cxrkg_settings
 from graph.store.errors import GraphUnavailable, LoginRefused
+
+logger = logging.getLogger(__name__)
 
 SERVER_DIR = Path(__file__).resolve().parents[1] / "neo4j_server"
 JAR_NAME = "cxrkg-neo4j-server.jar"
@@ -171,6 +175,8 @@ class LocalNeo4jServer:
         if self._running_pid() is not None:
             return
         s = self.settings
+        for line in staging.recover(s.home, s.data_dir):  # what a killed bulk import left
+            logger.info("%s", line)
         if not fresh:
             self._refuse_missing_data()
         jar = self.build()
@@ -257,10 +263,13 @@ class LocalNeo4jServer:
         (:func:`graph.ingest.import_files.import_arguments`), run from the launcher's own jars;
         its output goes to ``<home>/logs/neo4j-admin-import.log``, its configuration and report to ``folder``. The
         caller has checked that the database
-        holds no data. A failed import leaves no database behind (the next start creates an empty one).
+        holds no data. The store is written into ``folder`` and moved into the home's data once whole
+        (:mod:`graph.runtime.import_staging`): a failed, interrupted or killed import leaves the database as it
+        was (none, or the empty one).
 
         Raises:
-            ServerError: the server is running, Java is missing, or the import failed (with its log's end).
+            ServerError: the server is running, Java is missing, or the import failed (with its log's end; out
+                of disk: the space it had and the size of its files).
         """
         if self._running_pid() is not None:
             raise ServerError("the local Neo4j is running; stop it before an import (`cxrkg db stop`)")
@@ -269,28 +278,32 @@ class LocalNeo4jServer:
         java = _require("java", "a Java 17+ JDK")
         conf = folder / "conf"
         conf.mkdir(exist_ok=True)
-        # the launcher configures Neo4j in code; the admin tool reads a neo4j.conf, which says the same
-        (conf / "neo4j.conf").write_text(f"server.directories.data={s.data_dir}\n"
+        staged = folder / staging.STAGED
+        # the launcher configures Neo4j in code; the admin tool reads a neo4j.conf, which says the same but
+        # for the data: the store is written beside the home's and swapped in once whole (graph.runtime.import_staging)
+        (conf / "neo4j.conf").write_text(f"server.directories.data={staged}\n"
                                          f"server.directories.logs={s.log_file.parent}\n")
         log = s.log_file.parent / "neo4j-admin-import.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         cmd = [java, f"-Xmx{self.heap}", "-cp", f"{jar.parent / 'lib'}/*", "org.neo4j.cli.AdminTool", *arguments]
         env = {**os.environ, "NEO4J_HOME": str(s.home), "NEO4J_CONF": str(conf)}
+        free, files = staging.free_megabytes(folder), staging.megabytes(folder)
         try:
             with open(log, "w") as out:
                 code = subprocess.run(cmd, env=env, cwd=folder, stdin=subprocess.DEVNULL, stdout=out,
                                       stderr=subprocess.STDOUT).returncode
         except BaseException:  # Ctrl-C or a kill: subprocess.run has stopped the importer
-            self._remove_database(database)
+            shutil.rmtree(staged, ignore_errors=True)
             raise
         if code != 0:
-            self._remove_database(database)
+            shutil.rmtree(staged, ignore_errors=True)
+            if "No space left on device" in log.read_text(errors="replace"):
+                raise ServerError(f"the import stage ran out of disk space in {folder.parent}: neo4j-admin needed "
+                                  f"more than the {free:,.0f} MB free when it started (the import files take "
+                                  f"{files:,.0f} MB, and the store it writes about as much again); the database is "
+                                  f"as it was. Free space, then run the same command again; see {log}")
             raise ServerError(f"neo4j-admin database import failed (exit {code}): {_import_cause(log)}; see {log}")
-
-    def _remove_database(self, database: str) -> None:
-        """Delete a database's store and transaction logs (a half-written import)."""
-        for sub in ("databases", "transactions"):
-            shutil.rmtree(self.settings.data_dir / sub / database, ignore_errors=True)
+        staging.swap_in(folder, s.data_dir, database)
 
     # --- status ------------------------------------------------------------------------------
 
