@@ -17,6 +17,7 @@ from flows.cli.app import app
 from flows.cli.common import (
     Format,
     console,
+    err,
     existing,
     fail,
     format_option,
@@ -37,7 +38,8 @@ SCORE_COLUMNS = ("group", "qtype", "n", "accuracy", "low", "high", "chance", "ma
 
 @questions_app.command("multivisit")
 def multivisit(out: Path = typer.Option(..., "--out", dir_okay=False, help="the questions (MI-CXR JSON lines)"),
-               visits: int = typer.Option(5, "--visits", min=2, help="visits per window (MI-CXR: 5)"),
+               visits: int = typer.Option(5, "--visits", min=5, help="visits per window (MI-CXR: 5; a longer "
+                                                                     "window keeps five choices a question)"),
                patients: Optional[int] = typer.Option(None, "--patients", min=1,
                                                       help="only the first N patients by id that have a window "
                                                            "(default: all)"),
@@ -80,8 +82,8 @@ def score(gold: Path = typer.Argument(..., callback=existing, dir_okay=False,
         scored = score_questions(gold, pred, draws, seed)
         rows, rejections = scored.rows, scored.rejections
         if scored.unanswered:
-            console.print(f"{scored.unanswered:,} gold questions without a prediction (counted wrong)",
-                          highlight=False)
+            err.print(f"{scored.unanswered:,} gold questions without a prediction (counted wrong)",
+                      highlight=False)  # stderr: stdout stays the table, JSON or CSV
     _print_scores(rows, fmt, f"scores of {pred.name} against {gold.name}")
     reject(rejections, rejected, "questions-score")
 

@@ -9,6 +9,14 @@ whether each study states the finding itself present or uncertain (an Observatio
 not of a narrower one).
 """
 
+# The patients with at least $visits studies (the others cannot have a window), in id order.
+PATIENTS_WITH_VISITS = """
+MATCH (p:Patient)
+WITH p, COUNT { (p)-[:HAS_STUDY]->(:Study) } AS n
+WHERE n >= $visits
+RETURN p.patient_id AS patient_id ORDER BY patient_id
+"""
+
 STUDY_TIMELINE = """
 UNWIND $patient_ids AS pid
 MATCH (p:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)

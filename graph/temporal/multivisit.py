@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.formats.micxr import write_micxr
-from graph.temporal.multivisit_facts import Reader, Study, all_patient_ids, interval, iter_patients, runs
+from graph.temporal.multivisit_facts import Reader, Study, interval, iter_patients, patient_ids_with, runs
 from graph.temporal.multivisit_questions import Window, window_questions
 
 VISITS = 5
@@ -90,15 +90,15 @@ def multivisit_rows(reader: Reader, visits: int = VISITS, patients: int | None =
         (rows in file order, the summary without seconds).
 
     Raises:
-        ValueError: ``visits`` below 2 or ``patients`` below 1.
+        ValueError: ``visits`` below 5 (five choices a question) or ``patients`` below 1.
         graph.store.GraphUnavailable: the graph cannot be read.
     """
-    if visits < 2:
-        raise ValueError(f"visits must be 2 or more, got {visits}")
+    if visits < VISITS:
+        raise ValueError(f"visits must be {VISITS} or more, got {visits}")
     if patients is not None and patients < 1:
         raise ValueError(f"patients must be 1 or more, got {patients}")
     summary, rows = MultivisitSummary(), list[dict[str, Any]]()
-    for batch in iter_patients(reader, all_patient_ids(reader)):
+    for batch in iter_patients(reader, patient_ids_with(reader, visits)):
         for studies in batch:
             if patients is not None and summary.patients >= patients:
                 return rows, summary

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from graph.store import multivisit_statements as ms
-from graph.store.read_statements import PATIENT_IDS
 from graph.terms import POSITIVE_STATES
 
 BATCH_PATIENTS = 1000
@@ -207,6 +206,6 @@ def iter_patients(reader: Reader, patient_ids: list[str]) -> Iterator[list[list[
             yield [by_patient[p] for p in sorted(by_patient)]
 
 
-def all_patient_ids(reader: Reader) -> list[str]:
-    """Every patient id in the graph, sorted."""
-    return [str(r["patient_id"]) for r in reader.read(PATIENT_IDS)]
+def patient_ids_with(reader: Reader, visits: int) -> list[str]:
+    """The ids of the patients with at least ``visits`` studies (the others cannot have a window), sorted."""
+    return [str(r["patient_id"]) for r in reader.read(ms.PATIENTS_WITH_VISITS, visits=visits)]

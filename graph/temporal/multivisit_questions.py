@@ -22,7 +22,9 @@ Families and their rules (MI-CXR's TEL, ICR, GTS; qtype names cxrkg's own):
   findings first, then other valid trajectories with as many changes, then any other valid trajectory (valid:
   a change its presence allows), drawn with the question's seed.
 
-Choices are shuffled with ``random.Random(f"{seed}|{qid}")``, so a graph and a seed give the same file.
+Choices are shuffled with ``random.Random(f"{seed}|{qid}")``, so a graph and a seed give the same file. In a
+window of more than five visits, a TEL question keeps its answer and four of its other choices, drawn with the
+same seed.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ FIRST_APPEARANCE, RESOLUTION, EMERGENCE_RESOLUTION = "first appearance", "resolu
 INTERVAL_CHANGE = "interval change"
 NO_CHANGE, SINGLE_CHANGE, MULTIPLE_CHANGES = "no change", "single change", "multiple changes"
 NOT_RESOLVED = "It does not resolve by T5"
+"""The ``resolution`` choice of a finding that does not resolve in a five-visit window (``by T<n>`` in a window
+of n visits)."""
 DOUBT_CONTRADICTION = "labels contradict presence"
 _EVENT = {NEW: "appeared", WORSENED: "worsened", IMPROVED: "improved", RESOLVED: "resolved"}
 _AFTER = {NEW: True, WORSENED: True, STABLE: True, IMPROVED: True, RESOLVED: False, None: False}
@@ -102,10 +106,21 @@ def valid_trajectories(intervals: int) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(out.items()))
 
 
+@lru_cache(maxsize=64)
+def _tiers(intervals: int, count: int) -> tuple[list[str], list[str]]:
+    """The valid trajectories with ``count`` changes, and those with another number (each sorted)."""
+    every = valid_trajectories(intervals)
+    return [t for t, c in every if c == count], [t for t, c in every if c != count]
+
+
 def _question(window: Window, qid: str, group: str, qtype: str, text: str, options: list[str], answer: str,
               seed: int, basis: dict[str, Any]) -> dict[str, Any]:
     rng = random.Random(f"{seed}|{qid}")
     choices = list(options)
+    if len(choices) > CHOICES:  # windows longer than five visits: the answer and four others of its kind
+        others = [c for c in choices if c != answer]
+        rng.shuffle(others)
+        choices = [answer] + others[:CHOICES - 1]
     rng.shuffle(choices)
     return {"qid": qid, "group_type": group, "qtype": qtype, "images": list(window.images), "question": text,
             "choices": choices, "answer": "ABCDE"[choices.index(answer)],
@@ -147,10 +162,11 @@ def tel_questions(window: Window, finding: str, labels: tuple[str | None, ...], 
                      [visit(k) for k in range(1, n + 1)], visit(first), seed, everything)]
     if any(seen[:-1]):
         resolved = [k + 2 for k, label in enumerate(labels) if label == RESOLVED]
-        answer = visit(resolved[0]) if resolved else NOT_RESOLVED
+        unresolved = f"It does not resolve by {visit(n)}"
+        answer = visit(resolved[0]) if resolved else unresolved
         out.append(_question(window, _qid(window, TEL, RESOLUTION, finding), TEL, RESOLUTION,
                              f"At which visit is {finding} first seen resolved?",
-                             [visit(k) for k in range(2, n + 1)] + [NOT_RESOLVED], answer, seed, everything))
+                             [visit(k) for k in range(2, n + 1)] + [unresolved], answer, seed, everything))
     pair = _emergence_resolution(labels)
     if pair is not None:
         qid = _qid(window, TEL, EMERGENCE_RESOLUTION, finding)
@@ -180,14 +196,13 @@ def gts_question(window: Window, finding: str, labels: tuple[str | None, ...], s
     qtype = NO_CHANGE if count == 0 else SINGLE_CHANGE if count == 1 else MULTIPLE_CHANGES
     qid = _qid(window, GTS, qtype, finding)
     rng = random.Random(f"{seed}|{qid}|distractors")
-    tiers = [sorted(set(others) - {answer}),
-             [t for t, c in valid_trajectories(len(labels)) if c == count and t != answer],
-             [t for t, c in valid_trajectories(len(labels)) if c != count]]
     picked: list[str] = []
-    for tier in tiers:
-        tier = [t for t in tier if t not in picked]
-        rng.shuffle(tier)
-        picked += tier[:CHOICES - 1 - len(picked)]
+    for tier in (sorted(set(others)), *_tiers(len(labels), count)):
+        need = CHOICES - 1 - len(picked)
+        if need <= 0:
+            break
+        drawn = rng.sample(tier, min(len(tier), need + len(picked) + 1))  # room for the answer and those picked
+        picked += [t for t in drawn if t != answer and t not in picked][:need]
     return _question(window, qid, GTS, qtype, f"Which summary describes the course of {finding} over visits "
                      f"{visit(1)} to {visit(len(seen))}?", [answer] + picked, answer, seed,
                      _basis(finding, window.findings[finding], range(len(labels))))

@@ -92,3 +92,14 @@ def test_cli_writes_the_file_and_scores_gold_against_itself_and_a_constant_answe
     assert overall["accuracy"] == pytest.approx(share_a, abs=1e-4)  # json rounds to 4 places
     assert overall["low"] <= overall["accuracy"] <= overall["high"]
     assert overall["chance"] == pytest.approx(0.2)
+
+    bad = tmp_path / "bad_pred.jsonl"
+    bad.write_text(json.dumps({"qid": rows[0]["qid"], "answer": rows[0]["answer"]}) + "\n{oops\n"
+                   + json.dumps({"qid": rows[1]["qid"], "answer": "Z"}) + "\n")
+    done = runner.invoke(app, ["questions", "score", str(out), str(bad), "--bootstrap", "0", "--format", "csv",
+                               "--rejected", str(tmp_path / "rejected.json")])
+    assert done.exit_code == 6, done.output
+    assert done.stdout.splitlines()[0] == "group,qtype,n,accuracy,low,high,chance,majority"
+    report = json.loads((tmp_path / "rejected.json").read_text())
+    assert [(r["record"], r["field"]) for r in report] == [("line 2", None), ("line 3", "answer")]
+    assert runner.invoke(app, ["questions", "multivisit", "--visits", "3", "--out", str(out)]).exit_code == 2

@@ -154,3 +154,13 @@ def test_make_window_gives_each_finding_its_four_intervals():
     assert w.images == ("i1", "i2", "i3", "i4", "i5")
     assert [i.label for i in w.findings["effusion"]] == ["new", "stable", None, None]
     assert [i.label for i in w.findings["edema"]] == [None, "new", None, None]
+
+
+def test_a_longer_window_keeps_five_choices_with_the_answer():
+    w = Window("7", 1, tuple(f"s{k}" for k in range(1, 8)), tuple(f"i{k}" for k in range(1, 8)),
+               {"effusion": tuple(Interval(x) for x in (None, None, None, None, "new", "resolved"))})
+    qs = window_questions(w, seed=0, left_out={})
+    assert all(len(q["choices"]) == 5 for q in qs)
+    got = _answers(qs)
+    assert got[("first appearance", "effusion")] == "T6" and got[("resolution", "effusion")] == "T7"
+    assert got[("emergence to resolution", "effusion")] == "appears at T6, resolves at T7"
