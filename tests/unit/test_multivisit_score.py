@@ -68,3 +68,19 @@ def test_the_patient_cluster_comes_from_the_basis_else_the_mimic_folder_else_the
     (tmp_path / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert [patient_of(q) for q in read_micxr(tmp_path / "m.jsonl").questions] == ["p10000032", "n"]
     assert patient_of(read_micxr(gold).questions[3]) == "1"
+
+
+def test_the_interval_is_the_row_level_patient_bootstrap(tmp_path):
+    import numpy as np
+
+    from graph.bootstrap import cluster_bootstrap
+
+    gold, rows = _gold(tmp_path)
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("".join(json.dumps({"qid": r["qid"], "answer": "C" if k % 3 else "A"}) + "\n"
+                            for k, r in enumerate(rows)))
+    overall = score_questions(gold, pred, draws=300, seed=4).rows[-1]
+    correct = np.array([("C" if k % 3 else "A") == r["answer"] for k, r in enumerate(rows)], dtype=float)
+    patients = [r["cxrkg_basis"]["patient_id"] for r in rows]
+    want = cluster_bootstrap(patients, lambda w: w @ correct / w.sum(), draws=300, seed=4).interval()
+    assert (overall["low"], overall["high"]) == pytest.approx(want)
