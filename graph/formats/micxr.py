@@ -37,7 +37,10 @@ Summarization."""
 BASIS_FIELD = "cxrkg_basis"
 """The field cxrkg adds to each question it writes: the answer's basis in the graph (ignored by the format)."""
 LETTERS = "ABCDEFGHIJ"
-_LETTER = re.compile(r"^\(?([A-J])\)?(?:[.):]\s*(.*))?$", re.S)
+_LETTER = re.compile(r"^\(?([A-J])(?:[.):]|\)[.:]?)?(?:\s+.+)?$", re.S)
+# a letter alone (A, (A), A., A)) or before a delimiter and text ("B. text", "(B) text"); "A small effusion"
+# is text, not a letter: a letter followed by text needs a delimiter
+_DELIMITED = re.compile(r"^\(?[A-J](?:[.):]|\)[.:]?)?$|^\(?[A-J](?:[.):]|\)[.:]?)\s+", re.S)
 _PREFIXED = re.compile(r"^\(?([A-J])[.)]\s+(.*)$", re.S)
 
 
@@ -121,19 +124,19 @@ def _images(value: Any, source: str, line: int) -> tuple[str, ...]:
 
 
 def resolve_answer(value: Any, choices: tuple[str, ...], source: str, line: int, name: str = "answer") -> str:
-    """The letter ``value`` names among ``choices``: a letter (``B``, ``(B)``, ``B.``, ``B. text``) or a
-    choice's text (case and outer spaces ignored).
+    """The letter ``value`` names among ``choices``: a choice's text (case and outer spaces ignored), else a
+    letter (``B``, ``(B)``, ``B.``, ``B. text``, ``(B) text``).
 
     Raises:
         MicxrFileError: names ``source``, the line and ``name`` when it names no choice.
     """
     text = _text(value, source, line, name).strip()
-    match = _LETTER.match(text)
-    if match and LETTERS.index(match.group(1)) < len(choices):
-        return match.group(1)
     folded = [c.casefold() for c in choices]
-    if text.casefold() in folded:
+    if text.casefold() in folded:  # a choice's own text first: a choice may begin with a letter
         return LETTERS[folded.index(text.casefold())]
+    match = _LETTER.match(text)
+    if match and _DELIMITED.match(text) and LETTERS.index(match.group(1)) < len(choices):
+        return match.group(1)
     raise MicxrFileError(source, line_record(line), name,
                          f"{text!r} is neither a letter A-{LETTERS[len(choices) - 1]} nor one of the choices")
 

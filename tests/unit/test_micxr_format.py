@@ -67,3 +67,14 @@ def test_written_rows_read_back_the_same(tmp_path):
     write_micxr(tmp_path / "w.jsonl", [ROW, ROW | {"qid": "q2", "answer": "A"}])
     read = read_micxr(tmp_path / "w.jsonl")
     assert [(q.qid, q.answer) for q in read.questions] == [("q1", "C"), ("q2", "A")]
+
+
+@pytest.mark.parametrize("value, letter", [("B", "B"), ("(B)", "B"), ("B.", "B"), ("B)", "B"), ("B. a small effusion", "B"),
+                                           ("(B) a small effusion", "B"), ("A small effusion", "B"), (" a SMALL effusion ", "B"),
+                                           ("E", "E")])
+def test_an_answer_is_a_choices_text_else_a_letter(value, letter):
+    choices = ("none", "A small effusion", "large", "C", "other")
+    assert resolve_answer(value, choices, "f.jsonl", 1) == letter
+    assert resolve_answer("C", choices, "f", 1) == "D"  # the text "C" is choice D's
+    with pytest.raises(MicxrFileError):
+        resolve_answer("Bx", choices, "f", 1)
