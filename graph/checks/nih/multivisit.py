@@ -5,7 +5,7 @@ Written apart from the code it checks: plain pandas over the NIH tables through
 mentioned, and the event against the previous study), and its own reading of the JSON lines. It never reads
 Neo4j or :mod:`graph.temporal`; a file from ``cxrkg questions multivisit`` is checked against it.
 
-What the file must hold (docs/temporal_benchmarks.md; NIH: one image = one study, dates from the follow-up
+What the file must hold (the rules of ``cxrkg questions multivisit``, restated; NIH: one image = one study, dates from the follow-up
 number, so no order is in doubt):
 
 - windows: each patient's kept studies by follow-up number, cut into consecutive fives from the first (1-5,
