@@ -19,6 +19,10 @@ Environment variables (all optional):
 ``CXRKG_NEO4J_LOCK_RETRY``
     How long a write that hit the lock timeout keeps retrying, with growing pauses, before it fails (exit
     code 5); an attempt is only started when one more lock timeout still fits. Default four lock timeouts.
+``CXRKG_NEO4J_RECONNECT``
+    How long a command keeps trying to reach a server that stopped answering (default ``10s``): the driver's
+    connection timeout and the whole of its retries of a transaction that lost its connection. Past it the
+    command ends with one error line (exit code 1); the driver's last pause may carry it up to twice as long.
 ``CXRKG_IU_CACHE``
     Where the torchxrayvision wheel (IU reports, NIH tables) is kept. Default ``~/.cache/cxrkg/iu``.
 ``CXRKG_RADGRAPH_CACHE``
@@ -149,6 +153,7 @@ class Settings:
     neo4j_tx_timeout: str = "10m"
     neo4j_lock_timeout: str = "2m"
     neo4j_lock_retry: str | None = None  # None: four lock timeouts
+    neo4j_reconnect: str = "10s"
     iu_cache: Path = field(default_factory=lambda: Path.home() / ".cache" / "cxrkg" / "iu")
     radgraph_cache: Path | None = None
     log_level: str = "INFO"
@@ -169,6 +174,7 @@ VARIABLES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "CXRKG_NEO4J_TX_TIMEOUT": ("neo4j_tx_timeout", _matching(_DURATION, "a duration (e.g. 90s, 5m, 1h)")),
     "CXRKG_NEO4J_LOCK_TIMEOUT": ("neo4j_lock_timeout", _matching(_DURATION, "a duration (e.g. 90s, 5m, 1h)")),
     "CXRKG_NEO4J_LOCK_RETRY": ("neo4j_lock_retry", _matching(_DURATION, "a duration (e.g. 90s, 5m, 1h)")),
+    "CXRKG_NEO4J_RECONNECT": ("neo4j_reconnect", _matching(_DURATION, "a duration (e.g. 10s, 1m)")),
     "CXRKG_IU_CACHE": ("iu_cache", Path),
     "CXRKG_RADGRAPH_CACHE": ("radgraph_cache", Path),
     "CXRKG_LOG_LEVEL": ("log_level", _one_of("DEBUG", "INFO", "WARNING", "ERROR")),

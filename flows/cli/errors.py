@@ -28,7 +28,9 @@ def explain(exc: BaseException) -> tuple[str, int]:
         return (f"{exc.strerror or exc}: {exc.filename} (check the path, its permissions and CXRKG_HOME)",
                 ExitCode.FAILED)
     if type(exc).__module__.split(".")[0] == "neo4j":
-        return (f"Neo4j failed: {exc} (is the server running? `cxrkg db status`)", ExitCode.FAILED)
+        # the driver's texts span lines; a user reads one
+        return (f"Neo4j failed: {' '.join(str(exc).split())} (is the server running? `cxrkg db status`)",
+                ExitCode.FAILED)
     return (f"unexpected {type(exc).__name__}: {exc}. Run again with --debug (or CXRKG_DEBUG=1) for the "
             "traceback, and report it with the library log (CXRKG_HOME/logs/cxrkg.log)", ExitCode.FAILED)
 

@@ -1,4 +1,4 @@
-"""``cxrkg diffvqa answer|generate|unmapped|score|ask``: Medical-Diff-VQA questions (``cxrkg ask``, the name
+"""``cxrkg diffvqa answer|generate|check|unmapped|score|ask``: Medical-Diff-VQA questions (``cxrkg ask``, the name
 of ``diffvqa ask`` before it joined the group, still works for one release, after a one-line notice);
 ``cxrkg cxreasonbench generate``: CXReasonBench-style staged items from the stored measurements.
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -22,14 +22,19 @@ from flows.cli.app import app
 from flows.cli.common import (
     Format,
     console,
+    err,
     format_option,
     old_name,
+    print_json,
     print_rows,
     reader_or_fail,
     reject,
     rejected_option,
     store_or_fail,
 )
+
+if TYPE_CHECKING:
+    from graph.questions.order import OrderCheck
 
 diffvqa_app = typer.Typer(no_args_is_help=True, help="Medical-Diff-VQA questions: answer a file or one "
                                                      "question (ask), generate, score, and the vocabulary "
@@ -77,6 +82,52 @@ def diffvqa_generate(out: Path = typer.Option(..., "--out", help="questions CSV 
     console.print(f"{len(frame):,} questions for {pairs:,} pairs of {frame['subject_id'].nunique():,} patients "
                   f"-> {out} in {time.perf_counter() - start:.1f} s" + (f" ({counts})" if counts else ""),
                   highlight=False)
+
+
+@diffvqa_app.command("check")
+def diffvqa_check(questions: Path = typer.Argument(..., help="CSV in mimic_pair_questions.csv's layout (study_id, "
+                                                             "subject_id, ref_id, question_type, question)"),
+                  out: Optional[Path] = typer.Option(None, "--out", dir_okay=False,
+                                                     help="write the file again: reversed difference pairs "
+                                                          "re-oriented and answered from the graph, the pairs no "
+                                                          "swap mends left out"),
+                  show: int = typer.Option(5, "--show", min=0, help="rows listed per fault in the table"),
+                  strict: bool = _STRICT, rejected: Optional[Path] = rejected_option(),
+                  fmt: Format = format_option(csv="every difference row with its order")) -> None:
+    """The graph's order of every difference question's main and reference study: pairs reversed, of two
+    patients, with a study the graph does not hold, and asked both ways round, counted and listed by row
+    (the file's line)."""
+    from graph.questions.order import check_file, fixed_frame, write_fixed
+
+    frame, check = check_file(reader_or_fail(), questions)  # QuestionFileError: one line, exit 1
+    _print_order(check, fmt, show, f"{len(check.rows):,} difference questions of {questions} "
+                                   f"({check.other_questions:,} others not checked)")
+    if out is not None:
+        fixed = fixed_frame(reader_or_fail(), frame, check, str(questions), strict)
+        write_fixed(fixed, out)
+        left = ", ".join(f"{reason} {n:,}" for reason, n in fixed.left_out.items()) or "none"
+        err.print(f"{len(fixed.frame):,} rows -> {out}: {fixed.reoriented:,} re-oriented and answered again; "
+                  f"left out: {left}", highlight=False, markup=False)
+        reject(fixed.rejections, rejected, "diffvqa-check")
+
+
+def _print_order(check: OrderCheck, fmt: Format, show: int, title: str) -> None:
+    """The counts and the first ``show`` rows of each fault (table), every difference row (csv), or the counts
+    and every faulty row (json)."""
+    from graph.questions.order import PairOrder
+
+    faulty = check.rows[(check.rows["status"] != PairOrder.IN_ORDER.value) | check.rows["both_orders"]]
+    if fmt is Format.csv:
+        print_rows(check.rows.to_dict("records"), fmt.value)
+    elif fmt is Format.json:
+        print_json({"counts": check.counts(), "other_questions": check.other_questions,
+                    "rows": faulty.to_dict("records")})
+    else:
+        print_rows(check.counts(), fmt.value, ["status", "pairs", "rows"], title=title)
+        listed = faulty.groupby("status", sort=False).head(show)
+        if len(listed):
+            print_rows(listed.to_dict("records"), fmt.value, ["line", "status", "study_id", "ref_id", "detail"],
+                       title="rows", wrap=False)
 
 
 @diffvqa_app.command("unmapped")

@@ -10,5 +10,10 @@ class GraphUnavailable(CxrkgError, RuntimeError):
     """Raised when the configured Neo4j cannot be reached or refuses the credentials."""
 
 
+class ServerLost(GraphUnavailable):
+    """The server stopped answering while a command used it (refused or reset connections past
+    ``CXRKG_NEO4J_RECONNECT``); what was committed before stays, the rest was rolled back."""
+
+
 class LoginRefused(GraphUnavailable):
     """The server answered but refused the credentials."""

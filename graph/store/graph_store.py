@@ -8,9 +8,12 @@ and a transaction that timed out is :class:`GraphBusy` at once (:mod:`graph.stor
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
@@ -23,12 +26,13 @@ from graph.longitudinal.events import MentionFact, StudyFact, derive_patient
 from graph.measurements.rows import measurement_rows
 from graph.measurements.trends import MeasuredStudy, geometry_rows
 from graph.records import ParsedFile, file_key
-from graph.settings import Neo4jSettings, neo4j_settings
+from graph.settings import Neo4jSettings, duration_seconds, neo4j_settings
+from graph.settings import settings as graph_settings
 from graph.store import measurement_statements as ms
 from graph.store import read_statements as rs
 from graph.store import statements as st
 from graph.store.busy import GraphBusy, check_lock_wait, run_write  # noqa: F401  (GraphBusy: re-exported)
-from graph.store.errors import GraphUnavailable, LoginRefused  # noqa: F401  (re-exported)
+from graph.store.errors import GraphUnavailable, LoginRefused, ServerLost  # noqa: F401  (re-exported)
 from graph.vocabulary import Vocabulary
 
 LINK_CHUNK = 500  # patients per link transaction
@@ -42,8 +46,12 @@ def open_driver(settings: Neo4jSettings | None = None) -> neo4j.Driver:
             the URI and, for the local server, says to run ``cxrkg db start``.
     """
     settings = settings or neo4j_settings()
+    # a server that stopped answering is given up after CXRKG_NEO4J_RECONNECT, not the driver's 30 s of
+    # retries per transaction (and its last pause, up to as long again), times every transaction in flight
+    bound = duration_seconds(graph_settings().neo4j_reconnect)
     driver = GraphDatabase.driver(settings.uri, auth=(settings.user, settings.password),
-                                  notifications_min_severity="OFF")
+                                  notifications_min_severity="OFF", connection_timeout=bound,
+                                  max_transaction_retry_time=bound)
     try:
         driver.verify_connectivity()
     except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.AuthError, OSError) as exc:
@@ -51,6 +59,16 @@ def open_driver(settings: Neo4jSettings | None = None) -> neo4j.Driver:
         hint = "" if settings.external else " (start the local server with `cxrkg db start`)"
         raise GraphUnavailable(f"cannot use Neo4j at {settings.uri}: {exc}{hint}") from exc
     return driver
+
+
+def lost_message(uri: str, exc: Exception, external: bool) -> str:
+    """The one line of a server that stopped answering mid-command: which, why, and what to do."""
+    reason = re.search(r"\[Errno \d+\] ([^)]+)", str(exc))
+    why = reason.group(1).lower() if reason else "the connection was lost"
+    todo = "Check the server" if external else "Start it (`cxrkg db start`)"
+    return (f"lost Neo4j at {uri} mid-command ({why}, for longer than CXRKG_NEO4J_RECONNECT, "
+            f"{graph_settings().neo4j_reconnect}); what was committed stays, the rest was rolled back. {todo} "
+            "and run the same command again: loads are idempotent")
 
 
 def server_agent(uri: str, user: str, password: str, timeout_s: float) -> str:
@@ -219,13 +237,21 @@ class GraphStore:
         database: database name, or None for the server's default.
     """
 
-    def __init__(self, driver: neo4j.Driver, database: str | None = None):
+    def __init__(self, driver: neo4j.Driver, database: str | None = None, uri: str | None = None,
+                 external: bool = True):
         self.driver = driver
         self.database = database
+        self.uri, self.external = uri, external
 
-    def _session(self, read: bool = False) -> neo4j.Session:
+    @contextmanager
+    def _session(self, read: bool = False) -> Iterator[neo4j.Session]:
+        """A session whose lost connection (after the driver's retries) is :class:`ServerLost`."""
         mode = neo4j.READ_ACCESS if read else neo4j.WRITE_ACCESS
-        return self.driver.session(database=self.database, default_access_mode=mode)
+        try:
+            with self.driver.session(database=self.database, default_access_mode=mode) as session:
+                yield session
+        except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.SessionExpired) as exc:
+            raise ServerLost(lost_message(self.uri or "the Neo4j server", exc, self.external)) from exc
 
     def read(self, query: str, **params: Any) -> list[dict[str, Any]]:
         """Run a query in a managed read transaction and return its rows as dicts."""
@@ -465,7 +491,7 @@ def shared_store() -> GraphStore:
             settings = neo4j_settings()
             driver = open_driver(settings)
             atexit.register(driver.close)
-            _shared = GraphStore(driver, settings.database)
+            _shared = GraphStore(driver, settings.database, settings.uri, settings.external)
         return _shared
 
 

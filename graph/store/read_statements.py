@@ -206,6 +206,13 @@ UNWIND $patient_ids AS pid
 MATCH (p:Patient {patient_id: pid})-[:HAS_STUDY]->(s:Study)
 """ + _QUESTION_FACTS
 PATIENT_IDS = "MATCH (p:Patient) RETURN p.patient_id AS patient_id ORDER BY patient_id"
+# Where each study stands: its patient, its rank in the patient's timeline and its date (the order check).
+STUDY_PLACES = """
+UNWIND $study_ids AS sid
+MATCH (p:Patient)-[:HAS_STUDY]->(s:Study {study_id: sid})
+RETURN s.study_id AS study_id, p.patient_id AS patient_id, s.study_order AS study_order,
+       toString(s.study_datetime) AS study_datetime
+"""
 
 # --- the Lunguage export (graph.longitudinal.sequential_reports) ------------------------------------------------------
 # Every Mention with its study's place in the timeline; derived anatomy-level episodes with their studies.

@@ -57,6 +57,21 @@ def _diffvqa_answer(tmp: Path, store) -> list[str]:
     return ["diffvqa", "answer", str(tmp / "q.csv"), "--out", str(tmp / "a.csv")]
 
 
+def _diffvqa_check(tmp: Path, store) -> list[str]:
+    from tests.fixtures.loading import load_into
+
+    for n in (1, 2):
+        effusion_study(tmp / "pair", n)
+    load_into(store, tmp / "pair")
+    # both rows are reversed (the reference is the later study); --out answers them again, and the second
+    # is outside the templates
+    questions = pd.DataFrame([{"study_id": str(STUDY[1]), "subject_id": "10000001", "ref_id": str(STUDY[2]),
+                               "question_type": "difference", "question": q}
+                              for q in ("what has changed compared to the reference image?", "what changed, doctor?")])
+    questions.to_csv(tmp / "q.csv", index=False)
+    return ["diffvqa", "check", str(tmp / "q.csv"), "--out", str(tmp / "fixed.csv")]
+
+
 def _score_reports(tmp: Path, store) -> list[str]:
     study = _loaded_study(tmp, store)
     (tmp / "generated.csv").write_text(f"study_id,report\n{study},Small left pleural effusion.\n"
@@ -105,7 +120,7 @@ WITHOUT_GRAPH: dict[str, Callable[[Path], list[str]]] = {
 }
 WITH_GRAPH: dict[str, Callable[[Path], list[str]]] = {"ingest": _ingest, "serve --once": _serve_once}
 READING_GRAPH: dict[str, Callable[[Path, object], list[str]]] = {
-    "diffvqa answer": _diffvqa_answer, "eval reports": _score_reports,
+    "diffvqa answer": _diffvqa_answer, "diffvqa check": _diffvqa_check, "eval reports": _score_reports,
 }
 
 

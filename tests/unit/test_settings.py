@@ -12,7 +12,7 @@ from graph.settings import ConfigError, local_server_settings, neo4j_settings, s
 
 VARS = ("CXRKG_HOME", "CXRKG_BOLT_PORT", "CXRKG_HTTP_PORT", "NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD",
         "NEO4J_DATABASE", "CXRKG_NEO4J_HEAP", "CXRKG_LOG_LEVEL", "CXRKG_NEO4J_TX_TIMEOUT", "CXRKG_NEO4J_LOCK_TIMEOUT",
-        "CXRKG_NEO4J_LOCK_RETRY")
+        "CXRKG_NEO4J_LOCK_RETRY", "CXRKG_NEO4J_RECONNECT")
 
 
 @pytest.fixture()
@@ -26,6 +26,7 @@ def test_defaults_and_empty_values(env, tmp_path):
     env.setenv("CXRKG_BOLT_PORT", "")  # empty counts as unset
     assert settings().bolt_port == 7687 and settings().log_level == "INFO"
     assert (settings().neo4j_tx_timeout, settings().neo4j_lock_timeout) == ("10m", "2m")
+    assert settings().neo4j_reconnect == "10s"
     env.setenv("CXRKG_HOME", str(tmp_path))
     env.setenv("CXRKG_HTTP_PORT", "7999")
     local = local_server_settings()
@@ -41,6 +42,7 @@ def test_defaults_and_empty_values(env, tmp_path):
     ("CXRKG_NEO4J_LOCK_TIMEOUT", "0", "CXRKG_NEO4J_LOCK_TIMEOUT='0'"),  # no timeout is not offered
     ("CXRKG_NEO4J_TX_TIMEOUT", "5 minutes", "CXRKG_NEO4J_TX_TIMEOUT='5 minutes'"),
     ("CXRKG_NEO4J_LOCK_RETRY", "10", "CXRKG_NEO4J_LOCK_RETRY='10'"),  # a duration needs its unit
+    ("CXRKG_NEO4J_RECONNECT", "0s", "CXRKG_NEO4J_RECONNECT='0s'"),  # never giving up is not offered
     ("NEO4J_URI", "bolt://elsewhere:7687", "missing NEO4J_USER, NEO4J_PASSWORD"),
 ])
 def test_bad_values_name_the_variable(env, name, value, says):

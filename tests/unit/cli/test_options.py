@@ -111,6 +111,5 @@ def test_every_command_that_rejects_takes_rejected():
 
     taking = {path for path, command in walk() if not command.hidden
               and any("--rejected" in getattr(p, "opts", []) for p in command.params)}
-    assert taking == {("ingest",), ("serve",), ("extract",), ("diffvqa", "answer"), ("eval", "episodes"),
-                      ("eval", "reports"), ("cxrtrek", "check"), ("cxrtrek", "answer"),
-                      ("questions", "score")}
+    assert taking == {("ingest",), ("serve",), ("extract",), ("diffvqa", "answer"), ("diffvqa", "check"), ("eval", "episodes"),
+                      ("eval", "reports"), ("cxrtrek", "check"), ("cxrtrek", "answer"), ("questions", "score")}
