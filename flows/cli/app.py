@@ -39,7 +39,7 @@ COMMAND_MODULES: dict[str, str] = {
     "eval-extract": "evaluation", "eval-episodes": "evaluation", "score-reports": "evaluation",
     "evaluate": "evaluation", "ask": "questions",
     "eval": "evaluation", "datasets": "data", "db": "db", "export": "export", "diffvqa": "questions",
-    "cxrtrek": "cxrtrek", "cxreasonbench": "questions",
+    "cxrtrek": "cxrtrek", "cxreasonbench": "questions", "questions": "temporal",
 }
 # The narrowest terminal in which typer's rich tables keep every option name of every command whole
 # (tests/unit/test_cli_width.py checks it); narrower ones get click's plain help.

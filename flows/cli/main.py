@@ -12,7 +12,8 @@ Exit codes (:class:`graph.errors.ExitCode`; also in the README):
 4      ``cxrkg stats``: a consistency check failed
 5      a write waited too long for another transaction's locks (the line names the transactions)
 6      done, but some input was rejected (``ingest``, ``serve --once``, ``extract``, ``diffvqa answer``,
-       ``diffvqa check``, ``eval episodes``, ``eval reports``, ``cxrtrek check``, ``cxrtrek answer``): each
+       ``diffvqa check``, ``eval episodes``, ``eval reports``, ``cxrtrek check``, ``cxrtrek answer``,
+       ``questions score``): each
        rejection is named
 130    interrupted (Ctrl-C)
 =====  =====================================================================================

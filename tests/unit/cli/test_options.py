@@ -112,4 +112,4 @@ def test_every_command_that_rejects_takes_rejected():
     taking = {path for path, command in walk() if not command.hidden
               and any("--rejected" in getattr(p, "opts", []) for p in command.params)}
     assert taking == {("ingest",), ("serve",), ("extract",), ("diffvqa", "answer"), ("diffvqa", "check"), ("eval", "episodes"),
-                      ("eval", "reports"), ("cxrtrek", "check"), ("cxrtrek", "answer")}
+                      ("eval", "reports"), ("cxrtrek", "check"), ("cxrtrek", "answer"), ("questions", "score")}
