@@ -73,9 +73,9 @@ def score(gold: Path = typer.Argument(..., callback=existing, dir_okay=False,
     draws = DRAWS if bootstrap is None else bootstrap
     rejections: list = []
     if gold.suffix.lower() == ".csv":
-        from graph.temporal.pairs_score import score_pairs  # pairs55's scorer; its own errors name file and row
+        from graph.temporal.pairs_score import score_pairs  # a file unfit to read: PairFileError, exit 1
 
-        rows = score_pairs(gold, pred, draws, seed)
+        rows = score_pairs(gold, pred, draws, seed, rejections=rejections)
     else:
         from graph.temporal.multivisit_score import score_questions
 

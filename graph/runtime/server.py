@@ -175,10 +175,7 @@ class LocalNeo4jServer:
         if self._running_pid() is not None:
             return
         s = self.settings
-        for line in staging.recover(s.home, s.data_dir):  # what a killed bulk import left
-            logger.info("%s", line)
-        if not fresh:
-            self._refuse_missing_data()
+        self._prepare_home(fresh)
         jar = self.build()
         java = _require("java", "a Java 17+ JDK")
         s.home.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -236,6 +233,14 @@ class LocalNeo4jServer:
             QueryApiReader(self.settings.http_uri, USER, password, timeout_s=5).read("RETURN 1")
         except QueryApiError as exc:  # e.g. the database still starting
             raise GraphUnavailable(str(exc)) from None
+
+    def _prepare_home(self, fresh: bool) -> None:
+        """Finish or remove what a killed bulk import left (graph.runtime.import_staging), then, unless
+        ``fresh``, refuse a used home whose data are gone."""
+        for line in staging.recover(self.settings.home, self.settings.data_dir):
+            logger.info("%s", line)
+        if not fresh:
+            self._refuse_missing_data()
 
     def _refuse_missing_data(self) -> None:
         """A home used before (it has a password file) whose system database is gone lost its data: Neo4j

@@ -19,7 +19,8 @@ The graph's other words, decided here:
 - ``repositioned`` (stated of devices only, RadGraph2's CHAN-DEV-PLACE) is no label either: it is neither
   better nor worse, and counted under :data:`REPOSITIONED`.
 
-multivisit55's questions and ``cxrkg questions score`` read these names from here once merged.
+Both the pairs (:mod:`graph.temporal.pairs`) and the five-visit questions (:mod:`graph.temporal.multivisit_facts`)
+read their labels here.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ date, a later study whose PRIOR link is not the earlier one, or a PRIOR link to 
 Labels. The label of a finding over an interval comes from the study-level PROGRESSION edges from the later
 study's StudyFinding to the earlier one's (graph/schema.yaml): the stated edges (basis ``stated``) when
 there are any, else the derived one (basis ``derived``, source ``presence``); the progression model's edges
-(source ``gnn``) never. Change words map to CheXTemporal's five by :data:`LABELS` (``no change`` and
-``persistent`` are ``stable``). An interval is *in doubt* for a finding, and counted, when its stated edges
+(source ``gnn``) never. Change words map to CheXTemporal's five by :func:`graph.temporal.labels.label` (``no
+change`` and ``persistent`` are ``stable``). An interval is *in doubt* for a finding, and counted, when its stated edges
 disagree, when its word is ``repositioned`` or ``no longer mentioned`` (not a resolution: the finding was
 not stated absent), when the derived edge has a side present by implication only (a stated comparison
 implies it), or when a side is present only through narrower findings (a study stating consolidation has
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from graph.store import multivisit_statements as ms
+from graph.temporal.labels import FIVE, UNLABELLED, label
 from graph.terms import POSITIVE_STATES
 
 BATCH_PATIENTS = 1000
@@ -36,14 +37,8 @@ FRONTAL_VIEWS = ("PA", "AP")
 """The views a visit's image is taken from first (the study's first frontal image by image id, else its
 first image)."""
 
-NEW, WORSENED, STABLE, IMPROVED, RESOLVED = "new", "worsened", "stable", "improved", "resolved"
-FIVE = (NEW, WORSENED, STABLE, IMPROVED, RESOLVED)
-"""CheXTemporal's five classes, cxrkg's own label set."""
-LABELS = {"new": NEW, "worsened": WORSENED, "no change": STABLE, "persistent": STABLE, "improved": IMPROVED,
-          "resolved": RESOLVED}
-"""The graph's change words (graph/schema.yaml, PROGRESSION.change) as the five classes; the words not here
-(``repositioned``, ``no longer mentioned``) put the interval in doubt. The lead unifies this with
-graph.temporal.labels at merge."""
+NEW, WORSENED, STABLE, IMPROVED, RESOLVED = FIVE
+"""CheXTemporal's five classes, cxrkg's own label set (:data:`graph.temporal.labels.FIVE`)."""
 
 DOUBT_NO_DATE = "study without a date"
 DOUBT_SAME_DATE = "two studies with the same study_datetime"
@@ -130,10 +125,10 @@ def interval(edges: list[Edge]) -> Interval:
         return Interval(None)
     basis = "stated" if stated else "derived"
     words = {e.change for e in used}
-    unmapped = sorted(w for w in words if w not in LABELS)
+    unmapped = sorted(w for w in words if w in UNLABELLED)
     if unmapped:
         return Interval(None, unmapped[0], basis, tuple(used))
-    labels = {LABELS[w] for w in words}
+    labels = {label(w) for w in words}
     if len(labels) > 1:
         return Interval(None, LABEL_DOUBT_DISAGREE, basis, tuple(used))
     if not stated and any(e.implied for e in used):

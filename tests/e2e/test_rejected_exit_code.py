@@ -113,10 +113,20 @@ def _cxrtrek_answer(tmp: Path) -> list[str]:
     return ["cxrtrek", "answer", str(_cxrtrek_file(tmp)), "--out", str(tmp / "answers.json"), "--carry-forward"]
 
 
+def _questions_score(tmp: Path) -> list[str]:
+    gold = {"qid": "q1", "group_type": "ICR", "qtype": "interval change", "images": ["a", "b", "c", "d", "e"],
+            "question": "How did the pleural effusion change from T2 to T3?",
+            "choices": ["new", "worsened", "stable", "improved", "resolved"], "answer": "C"}
+    (tmp / "gold.jsonl").write_text(json.dumps(gold) + "\n")
+    (tmp / "pred.jsonl").write_text(json.dumps({"qid": "q1", "answer": "C"}) + "\n"
+                                    + json.dumps({"qid": "q9", "answer": "A"}) + "\n")  # no such question
+    return ["questions", "score", str(tmp / "gold.jsonl"), str(tmp / "pred.jsonl"), "--bootstrap", "10"]
+
+
 #: command -> a builder of its argv from a folder (and the store, for those that read the graph)
 WITHOUT_GRAPH: dict[str, Callable[[Path], list[str]]] = {
     "extract": _extract, "eval episodes": _eval_episodes, "cxrtrek check": _cxrtrek_check,
-    "cxrtrek answer": _cxrtrek_answer,
+    "cxrtrek answer": _cxrtrek_answer, "questions score": _questions_score,
 }
 WITH_GRAPH: dict[str, Callable[[Path], list[str]]] = {"ingest": _ingest, "serve --once": _serve_once}
 READING_GRAPH: dict[str, Callable[[Path, object], list[str]]] = {

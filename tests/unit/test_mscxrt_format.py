@@ -85,3 +85,29 @@ def test_five_classes_are_scored_in_five(tmp_path):
     assert [(r["group"], r["accuracy"], r["chance"]) for r in rows] == [
         ("edema", 0.0, 0.2), ("pneumothorax", 1.0, 0.2), ("all", 0.5, 0.2)]
     assert math.isnan(rows[0]["low"])
+
+
+def test_questions_score_scores_a_csv_gold_file_as_pairs_and_names_a_rejected_prediction(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    gold = _write(tmp_path / "gold.csv", HEADER, "a1,a0,11,10,1,worsening,,stable,", "b1,b0,21,20,2,stable,,,")
+    pred = _write(tmp_path / "pred.csv", HEADER, "a1,a0,11,10,1,worsening,,improving,", "b1,b0,21,20,2,stable,,,")
+    result = CliRunner().invoke(app, ["questions", "score", str(gold), str(pred), "--format", "json",
+                                      "--bootstrap", "100", "--seed", "4"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert rows == [pytest.approx(r, abs=1e-4) for r in score_pairs(gold, pred, draws=100, seed=4)]
+    assert {r["group"]: r["accuracy"] for r in rows} == pytest.approx({"edema": 1.0, "pneumothorax": 0.0, "all": 2 / 3},
+                                                                      abs=1e-4)
+
+    bad = _write(tmp_path / "bad.csv", HEADER, "a1,a0,11,10,1,worse,,stable,", "b1,b0,21,20,2,stable,,,")
+    result = CliRunner().invoke(app, ["questions", "score", str(gold), str(bad), "--bootstrap", "50",
+                                      "--rejected", str(tmp_path / "r.json")])
+    assert result.exit_code == 6, result.output
+    assert [(r["record"], r["field"]) for r in json.loads((tmp_path / "r.json").read_text())] == [
+        ("line 2", "edema_progression")]
+
