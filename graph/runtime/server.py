@@ -203,8 +203,7 @@ class LocalNeo4jServer:
         while True:
             if proc.poll() is not None:
                 s.pid_file.unlink(missing_ok=True)
-                raise ServerError(f"Neo4j exited with status {proc.returncode} while starting; "
-                                  f"see {s.log_file}:\n{_tail(s.log_file)}")
+                raise ServerError(_start_failure(proc.returncode, s))
             try:
                 self._answer_logins(password)
                 return
@@ -301,8 +300,10 @@ class LocalNeo4jServer:
             shutil.rmtree(staged, ignore_errors=True)
             raise
         if code != 0:
+            # a full disk cuts the importer's own log short too: the space left says it
+            full = staging.free_megabytes(folder) < 1 or "No space left on device" in log.read_text(errors="replace")
             shutil.rmtree(staged, ignore_errors=True)
-            if "No space left on device" in log.read_text(errors="replace"):
+            if full:
                 raise ServerError(f"the import stage ran out of disk space in {folder.parent}: neo4j-admin needed "
                                   f"more than the {free:,.0f} MB free when it started (the import files take "
                                   f"{files:,.0f} MB, and the store it writes about as much again); the database is "
@@ -395,6 +396,17 @@ def _tail(path: Path, lines: int = 25) -> str:
             return "".join(deque(f, maxlen=lines)).rstrip()
     except OSError as exc:
         return f"(cannot read {path}: {exc})"
+
+
+def _start_failure(status: int, s: LocalServerSettings) -> str:
+    """Why the server exited while starting: a full disk in one line (Neo4j's own error for it names another
+    fault), else the status and the log's end."""
+    tail = _tail(s.log_file)
+    if "OutOfDiskSpace" in tail or "preallocateSpace" in tail or "No space left on device" in tail:
+        return (f"Neo4j could not start: the disk of {s.data_dir} is full ({staging.free_megabytes(s.home):,.0f} MB "
+                "free; each database preallocates 256 MB of transaction log). Free space, then `cxrkg db start` "
+                f"again; see {s.log_file}")
+    return f"Neo4j exited with status {status} while starting; see {s.log_file}:\n{tail}"
 
 
 def _import_cause(log: Path) -> str:
