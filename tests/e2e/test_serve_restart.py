@@ -54,6 +54,7 @@ def _store_alive(store) -> bool:
 
 @pytest.mark.slow
 def test_serve_loads_every_file_once_through_a_server_restart_between_and_during_ticks(store, tmp_path):
+    from flows.ingest_flow import DEFAULT_BATCH_FILES
     from graph.runtime.server import LocalNeo4jServer
     from graph.settings import local_server_settings
     from graph.synth import write_cohort
@@ -62,9 +63,12 @@ def test_serve_loads_every_file_once_through_a_server_restart_between_and_during
     if os.environ.get("NEO4J_URI"):
         pytest.skip("kills the local test server")
     cohort, drop, archive = tmp_path / "cohort", tmp_path / "drop", tmp_path / "archive"
-    write_cohort(cohort, patients=24, seed=8)
+    write_cohort(cohort, patients=80, seed=8)
     data = sorted(cohort.rglob("*.json"))
-    parts = [data[0::3], data[1::3], data[2::3]]  # every patient has files in each part
+    # the third part is over one batch of the watch flow (500 files, one transaction each): a tick has
+    # committed some of it and not all when the server is killed
+    parts = [data[0::10], data[1::10], [f for i, f in enumerate(data) if i % 10 > 1]]
+    assert len(parts[2]) > DEFAULT_BATCH_FILES, len(parts[2])
     drop.mkdir()
     shutil.copy2(cohort / "mimic-cxr-2.0.0-metadata.csv", drop)
 
