@@ -84,3 +84,10 @@ class Change(_Word):
 
 PROGRESSION_CLASSES = (Change.IMPROVED, Change.WORSENED, Change.NO_CHANGE, Change.NEW, Change.RESOLVED)
 """The five progression classes cxrkg predicts, in the model's class order."""
+
+CHEXTEMPORAL_CLASSES: tuple[str, ...] = ("new", "worsened", "stable", "improved", "resolved")
+"""The temporal benchmarks' five classes (CheXTemporal, 2026), worst to best, as cxrkg's exports write them
+(graph.temporal.labels maps the graph's change words to them; ``no change`` is written ``stable``)."""
+MSCXRT_CLASSES: tuple[str, ...] = ("worsening", "stable", "improving")
+"""MS-CXR-T's three classes (Bannur et al., CVPR 2023, its ``<finding>_progression`` values), worst to best."""
+

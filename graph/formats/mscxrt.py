@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graph.records import InputError, Rejection
-from graph.temporal.labels import FIVE, THREE
+from graph.terms import CHEXTEMPORAL_CLASSES as FIVE
+from graph.terms import MSCXRT_CLASSES as THREE
 
 ID_COLUMNS = ("dicom_id", "previous_dicom_id", "study_id", "subject_id")
 """The columns a pairs file must have (``previous_study_id`` is read where present)."""

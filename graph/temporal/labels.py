@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from graph.terms import Change
+from graph.terms import CHEXTEMPORAL_CLASSES, MSCXRT_CLASSES, Change
 
-FIVE: tuple[str, ...] = ("new", "worsened", "stable", "improved", "resolved")
-"""CheXTemporal's five classes, worst to best."""
-THREE: tuple[str, ...] = ("worsening", "stable", "improving")
-"""MS-CXR-T's three classes, worst to best."""
+FIVE = CHEXTEMPORAL_CLASSES
+"""CheXTemporal's five classes, worst to best (:data:`graph.terms.CHEXTEMPORAL_CLASSES`)."""
+THREE = MSCXRT_CLASSES
+"""MS-CXR-T's three classes, worst to best (:data:`graph.terms.MSCXRT_CLASSES`)."""
 
 PERSISTENT = "persistent"
 NO_LONGER_MENTIONED = "no longer mentioned"

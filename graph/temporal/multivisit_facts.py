@@ -29,13 +29,11 @@ from typing import Any, Protocol
 
 from graph.store import multivisit_statements as ms
 from graph.temporal.labels import FIVE, UNLABELLED, label
+from graph.temporal.pairs import pick_image
 from graph.terms import POSITIVE_STATES
 
 BATCH_PATIENTS = 1000
 """Patients per read."""
-FRONTAL_VIEWS = ("PA", "AP")
-"""The views a visit's image is taken from first (the study's first frontal image by image id, else its
-first image)."""
 
 NEW, WORSENED, STABLE, IMPROVED, RESOLVED = FIVE
 """CheXTemporal's five classes, cxrkg's own label set (:data:`graph.temporal.labels.FIVE`)."""
@@ -102,8 +100,8 @@ class Interval:
 
 @dataclass
 class Study:
-    """One study as the timelines see it: ``image`` the visit's image (see :data:`FRONTAL_VIEWS`, None
-    without one), ``edges`` its edges to the PRIOR study, sorted."""
+    """One study as the timelines see it: ``image`` the visit's image (:func:`graph.temporal.pairs.pick_image`, as the
+    pairs choose it; None without one), ``edges`` its edges to the PRIOR study, sorted."""
 
     study_id: str
     patient_id: str
@@ -138,18 +136,13 @@ def interval(edges: list[Edge]) -> Interval:
     return Interval(labels.pop(), None, basis, tuple(used))
 
 
-def _image(images: list[list[Any]]) -> str | None:
-    frontal = [str(i) for i, view in images if view in FRONTAL_VIEWS]
-    return frontal[0] if frontal else (str(images[0][0]) if images else None)
-
-
 def _study(row: dict[str, Any]) -> Study:
     edges = sorted((Edge(str(f), str(c), str(b), str(s), str(p), tuple(i or ()), str(n), str(pn), st, pst,
                          bool(own), bool(pown))
                     for f, c, b, s, p, i, n, pn, st, pst, own, pown in row["changes"]),
                    key=lambda e: (e.finding, e.basis, e.source, e.progression_id))
     return Study(str(row["study_id"]), str(row["patient_id"]), row["study_datetime"], row["study_order"],
-                 row["prior_id"], row["prior_patient_id"], _image(row["images"]), edges)
+                 row["prior_id"], row["prior_patient_id"], pick_image(row["images"]), edges)
 
 
 def runs(studies: list[Study], doubts: Counter) -> list[list[Study]]:
