@@ -5,7 +5,7 @@ and the seconds of each stage.
 Runs against a dedicated local Neo4j (CXRKG_HOME=.cxrkg/bench-forecast, Bolt port 7701) whose store it deletes
 first, and stops it at the end (also on Ctrl-C or a kill).
 
-Usage: python benchmarks/forecast_benchmark.py [--patients N] [--bootstrap 200] [--out report.json]
+Usage: python benchmarks/forecast_benchmark.py [--patients N] [--bootstrap N] [--out report.json]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_env import REPO, use_dedicated_server  # noqa: E402
+from graph.terms import BOOTSTRAP_DRAWS  # noqa: E402
 
 use_dedicated_server("bench-forecast", 7701, 7491)
 
@@ -36,7 +37,7 @@ def _stage(name: str, seconds: dict[str, float], run):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--patients", type=int, default=None, help="only the N lowest patient ids")
-    parser.add_argument("--bootstrap", type=int, default=200)
+    parser.add_argument("--bootstrap", type=int, default=BOOTSTRAP_DRAWS, help="bootstrap draws (default 2,000)")
     parser.add_argument("--out", type=Path, default=None, help="also write the full report as JSON")
     args = parser.parse_args()
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_env import cxrkg, stop_server, use_dedicated_server  # noqa: E402
+from graph.terms import BOOTSTRAP_DRAWS  # noqa: E402
 
 use_dedicated_server("bench-measurements", 7711, 7501)
 
@@ -36,7 +37,7 @@ def main() -> None:
     parser.add_argument("--patients", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--all", action="store_true", help="every geometry finding, not only cardiomegaly")
-    parser.add_argument("--draws", type=int, default=2000, help="bootstrap draws")
+    parser.add_argument("--draws", type=int, default=BOOTSTRAP_DRAWS, help="bootstrap draws")
     parser.add_argument("--keep", action="store_true", help="leave the server running at the end")
     args = parser.parse_args()
     from graph.checks.geometry_agreement import CARDIOMEGALY, FINDINGS, agreement, table

@@ -21,11 +21,17 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-DRAWS = 2000
-"""The default number of draws: percentile end points need far more draws than a standard error (Efron and
-Tibshirani ask for about 1,000 or more for intervals); the commands that pass fewer say so in their options."""
+# the default number of draws; named in graph.terms, so that the commands' options need not import numpy
+from graph.terms import BOOTSTRAP_DRAWS as DRAWS
 
 _BATCH = 100  # draws generated at once: 2,000 at once over 10,000 clusters would hold 20 million indices
+_CELLS = 4_000_000  # weights handed to a batched statistic at once (32 MB): a large table gets fewer draws a call
+
+
+def _counts(drawn: np.ndarray, n: int) -> np.ndarray:
+    """How often each of the ``n`` clusters was drawn in each row of ``drawn``, shape (rows, n), as floats."""
+    offset = drawn + (np.arange(len(drawn)) * n)[:, None]
+    return np.bincount(offset.ravel(), minlength=len(drawn) * n).reshape(len(drawn), n).astype(float)
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,7 @@ def _percentile(values: np.ndarray, q: float) -> np.ndarray:
 
 def cluster_bootstrap(clusters: Sequence | np.ndarray | pd.Series,
                       statistic: Callable[[np.ndarray], float | Sequence[float] | np.ndarray],
-                      draws: int = DRAWS, seed: int | np.random.Generator = 0) -> Bootstrap:
+                      draws: int = DRAWS, seed: int | np.random.Generator = 0, batched: bool = False) -> Bootstrap:
     """Resample the clusters with replacement ``draws`` times and compute ``statistic`` on each draw.
 
     Args:
@@ -86,6 +92,9 @@ def cluster_bootstrap(clusters: Sequence | np.ndarray | pd.Series,
         draws: how many draws (0 gives an empty :class:`Bootstrap`, its intervals NaN).
         seed: the seed of the draws (module docstring), or a generator to draw from (several bootstraps
             one after the other on one stream).
+        batched: the statistic takes the weights of several draws at once, shape (b, n), and returns shape
+            (b, k): one matrix product instead of ``b`` calls, for statistics that are sums over rows. The
+            draws, and so the intervals, are those of the one-draw-a-call form.
 
     Returns:
         The statistic of every draw (no rows without draws: then every interval is NaN).
@@ -101,13 +110,18 @@ def cluster_bootstrap(clusters: Sequence | np.ndarray | pd.Series,
         row_cluster, uniques = pd.factorize(np.asarray(clusters, dtype=object), sort=False)
         n = len(uniques)
     rng = np.random.default_rng(seed)
+    rows = n if row_cluster is None else len(row_cluster)
+    chunk = max(1, min(_BATCH, _CELLS // max(rows, 1)))
     out = []
     for start in range(0, draws, _BATCH):
-        drawn = rng.integers(0, n, size=(min(_BATCH, draws - start), n))
-        for row in drawn:
-            counts = np.bincount(row, minlength=n).astype(float)
-            out.append(np.atleast_1d(np.asarray(statistic(counts if row_cluster is None else counts[row_cluster]),
-                                                dtype=float)))
+        counts = _counts(rng.integers(0, n, size=(min(_BATCH, draws - start), n)), n)
+        weights = counts if row_cluster is None else counts[:, row_cluster]
+        if batched:
+            for k in range(0, len(weights), chunk):
+                out.append(np.asarray(statistic(weights[k:k + chunk]), dtype=float).reshape(
+                    len(weights[k:k + chunk]), -1))
+        else:
+            out += [np.atleast_1d(np.asarray(statistic(w), dtype=float)) for w in weights]
     if not out:
         return Bootstrap(np.zeros((0, 0)))  # the statistic's width is unknown: intervals say NaN
     return Bootstrap(np.vstack(out))

@@ -91,3 +91,8 @@ CHEXTEMPORAL_CLASSES: tuple[str, ...] = ("new", "worsened", "stable", "improved"
 MSCXRT_CLASSES: tuple[str, ...] = ("worsening", "stable", "improving")
 """MS-CXR-T's three classes (Bannur et al., CVPR 2023, its ``<finding>_progression`` values), worst to best."""
 
+
+BOOTSTRAP_DRAWS = 2000
+"""The default number of bootstrap draws behind every printed 95 % interval (graph.bootstrap, every command's
+``--bootstrap``): percentile end points need far more draws than a standard error (Efron and Tibshirani, "An
+Introduction to the Bootstrap", 1993, ask for about 1,000 or more for intervals)."""

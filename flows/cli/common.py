@@ -16,6 +16,7 @@ from rich.table import Table
 from flows.console import console, err, library_log, print_json, print_rejections, print_summary_line
 from flows.console import print_rows as print_rows
 from graph.errors import ExitCode
+from graph.terms import BOOTSTRAP_DRAWS
 
 
 class Format(str, Enum):
@@ -61,6 +62,13 @@ def reject(rejections: list, rejected: Path | None, command: str) -> None:
     write_rejections(path, rejections)  # OSError: one error line naming the path
     print_rejections(rejections, str(path), "rejection report")
     raise typer.Exit(ExitCode.REJECTED)
+
+
+def bootstrap_option(over: str = "patients", *aliases: str) -> Any:
+    """``--bootstrap N``: the draws of the cluster bootstrap behind the command's 95 % intervals (0: none), by
+    default :data:`graph.terms.BOOTSTRAP_DRAWS` in every command."""
+    return typer.Option(BOOTSTRAP_DRAWS, "--bootstrap", *aliases, min=0,
+                        help=f"draws of the bootstrap over {over} for the 95 % intervals (0: no intervals)")
 
 
 def format_option(csv: str | None = None) -> Any:

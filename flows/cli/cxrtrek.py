@@ -17,6 +17,7 @@ import typer
 from flows.cli.app import app
 from flows.cli.common import (
     Format,
+    bootstrap_option,
     console,
     existing,
     fail,
@@ -122,8 +123,7 @@ def cxrtrek_score(gold: Path = typer.Argument(..., callback=existing, help="the 
                   pred: Path = typer.Argument(..., callback=existing, help="the answers to score (`answer`'s)"),
                   stages: Optional[str] = typer.Option(None, "--stages", help="only these stages, comma-separated "
                                                                              "(default: every stage answered)"),
-                  bootstrap: int = typer.Option(200, "--bootstrap", min=0, help="resamples of studies for the 95 % "
-                                                                                "intervals"),
+                  bootstrap: int = bootstrap_option("studies"),
                   fmt: Format = format_option()) -> None:
     """Score answers per stage and question type: exact match (yes/no, choices, captions), mean box IoU
     (detection), with 95 % bootstrap intervals over studies; the gold questions of the studies the answers

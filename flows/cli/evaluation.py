@@ -22,6 +22,7 @@ from flows.cli.app import app
 from flows.cli.common import (
     WORKERS_HELP,
     Format,
+    bootstrap_option,
     console,
     err,
     existing,
@@ -255,7 +256,7 @@ def eval_gnn(snapshot: Optional[Path] = typer.Option(None, callback=existing, fi
 def eval_geometry(cohort: Path = typer.Argument(..., callback=existing, file_okay=False,
                                                 help="the loaded synthetic cohort's folder (cxrkg synth --out)"),
                   every: bool = typer.Option(False, "--all", help="every geometry finding, not only cardiomegaly"),
-                  draws: int = typer.Option(2000, min=0, help="bootstrap draws over patients"),
+                  draws: int = bootstrap_option("patients", "--draws"),
                   fmt: Format = format_option()) -> None:
     """The geometry's cardiomegaly (with --all its every finding) and the reports' stated one against the
     cohort's planted truth (geometry_truth.parquet), per study: precision and recall with 95 % intervals over

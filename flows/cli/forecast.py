@@ -13,14 +13,14 @@ from typing import Optional
 import typer
 
 from flows.cli.app import app
-from flows.cli.common import Format, console, err, existing, fail, format_option, print_as, print_rows
+from flows.cli.common import Format, bootstrap_option, console, err, existing, fail, format_option, print_as, print_rows
 
 
 @app.command()
 def forecast(snapshot: Path = typer.Option(..., callback=existing, file_okay=False,
                                            help="snapshot folder (`cxrkg export snapshot --out DIR`)"),
              split_seed: int = typer.Option(0, help="seed of the patient split (train 70 %, val 15 %, test 15 %)"),
-             bootstrap: int = typer.Option(200, min=0, help="bootstrap resamples of patients for the intervals"),
+             bootstrap: int = bootstrap_option(),
              graph: bool = typer.Option(True, "--gnn/--no-gnn", help="also train and score the graph forecaster"),
              config: Optional[Path] = typer.Option(None, callback=existing, dir_okay=False,
                                                    help="graph forecaster config (YAML, e.g. "

@@ -16,6 +16,7 @@ import typer
 from flows.cli.app import app
 from flows.cli.common import (
     Format,
+    bootstrap_option,
     console,
     err,
     existing,
@@ -61,16 +62,13 @@ def score(gold: Path = typer.Argument(..., callback=existing, dir_okay=False,
           pred: Path = typer.Argument(..., callback=existing, dir_okay=False,
                                       help="the answers: JSON lines of qid and answer (a letter or a choice's "
                                            "text); for a .csv gold file, the pairs file of predictions"),
-          bootstrap: Optional[int] = typer.Option(None, "--bootstrap", min=0,
-                                                  help="draws of the patient bootstrap (default 2,000)"),
+          bootstrap: int = bootstrap_option(),
           seed: int = typer.Option(0, "--seed", help="seed of the bootstrap draws"),
           rejected: Optional[Path] = rejected_option(),
           fmt: Format = format_option()) -> None:
     """Accuracy per family and qtype (MI-CXR) or per finding (pairs), with 95 % cluster-bootstrap intervals
     over patients, beside chance and the gold file's most common answer."""
-    from graph.bootstrap import DRAWS
-
-    draws = DRAWS if bootstrap is None else bootstrap
+    draws = bootstrap
     rejections: list = []
     if gold.suffix.lower() == ".csv":
         from graph.temporal.pairs_score import score_pairs  # a file unfit to read: PairFileError, exit 1

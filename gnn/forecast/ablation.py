@@ -154,8 +154,9 @@ def _paired_bootstrap(rows: pd.DataFrame, probs: dict[tuple[str, str], np.ndarra
     for key, p in probs.items():
         result.point[key] = subsets.macro(p)[0]
     keys = list(probs)
-    drawn = cluster_bootstrap(rows["patient_id"], lambda w: [v for key in keys for v in _figures(subsets, probs[key], w)],
-                              bootstrap, seed)
+    figures = [subsets.macro_draws(probs[key]) for key in keys]
+    drawn = cluster_bootstrap(len(subsets.patients), lambda counts: np.hstack([f(counts) for f in figures]), bootstrap,
+                              seed, batched=True)
     column = {(key, m): k * len(METRICS) + i for k, key in enumerate(keys) for i, m in enumerate(METRICS)}
     for model, variant in keys:
         full = (model, ALL_INPUTS)
@@ -164,11 +165,6 @@ def _paired_bootstrap(rows: pd.DataFrame, probs: dict[tuple[str, str], np.ndarra
         result.interval[(model, variant)] = {m: drawn.interval(column[((model, variant), m)]) for m in METRICS}
         result.delta_interval[(model, variant)] = {
             m: drawn.difference(column[((model, variant), m)], column[(full, m)]) for m in METRICS}
-
-
-def _figures(subsets: Subsets, p: np.ndarray, w: np.ndarray) -> list[float]:
-    figures = subsets.macro(p, w)[0]
-    return [figures[m] for m in METRICS]
 
 
 def ablation_rows(result: AblationResult, metrics: tuple[str, ...] = ABLATION_METRICS) -> list[dict[str, str]]:

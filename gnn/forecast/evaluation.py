@@ -12,20 +12,25 @@ labels given, so a class missing from a split scores 0 rather than vanishing fro
 
 Intervals: the 2.5th and 97.5th percentiles over ``bootstrap`` resamples of the split's patients with
 replacement (:func:`graph.bootstrap.cluster_bootstrap`; default :data:`graph.bootstrap.DRAWS`), every row of a
-drawn patient drawn with it.
+drawn patient drawn with it; the draws' figures are the same definitions computed for many draws at once
+(:mod:`gnn.forecast.draw_metrics`).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 
+from gnn.forecast.draw_metrics import MacroF1Draws, RankingDraws
 from gnn.forecast.rows import ONSET, PERSISTENCE, RESOLUTION, STAYS_ABSENT
 from graph.bootstrap import DRAWS, cluster_bootstrap
 
+TARGETS = (ONSET, RESOLUTION, PERSISTENCE, STAYS_ABSENT)  # macro-F1's labels, each counted even when absent
 METRICS = ("onset_auroc", "onset_auprc", "resolution_auroc", "resolution_auprc", "macro_f1")
 
 
@@ -47,13 +52,10 @@ class Scores:
     findings_scored: dict[str, int] = field(default_factory=dict)
 
 
-def _subset_scores(y: np.ndarray, score: np.ndarray, w: np.ndarray | None = None) -> tuple[float, float]:
-    if w is not None:
-        keep = w > 0
-        y, score, w = y[keep], score[keep], w[keep]
+def _subset_scores(y: np.ndarray, score: np.ndarray) -> tuple[float, float]:
     if len(y) == 0 or y.min() == y.max():
         return np.nan, np.nan
-    return roc_auc_score(y, score, sample_weight=w), average_precision_score(y, score, sample_weight=w)
+    return roc_auc_score(y, score), average_precision_score(y, score)
 
 
 class Subsets:
@@ -63,32 +65,67 @@ class Subsets:
         self.prior = rows["prior_present"].to_numpy()
         self.next = rows["next_present"].to_numpy()
         self.target = rows["target"].to_numpy()
+        # the patients in first-seen order: cluster_bootstrap's own order, so the draws are those of
+        # cluster_bootstrap(rows["patient_id"], ...)
+        self.codes, self.patients = pd.factorize(np.asarray(rows["patient_id"], dtype=object), sort=False)
         self.by_finding = {f: (idx[self.prior[idx] == 0], idx[self.prior[idx] == 1])
                            for f, idx in rows.groupby("finding", sort=True).indices.items()}
 
-    def per_finding(self, p: np.ndarray, w: np.ndarray | None = None) -> pd.DataFrame:
+    def per_finding(self, p: np.ndarray) -> pd.DataFrame:
         out = []
         for finding, (onset, resolution) in self.by_finding.items():
-            wo, wr = (None, None) if w is None else (w[onset], w[resolution])
-            o_auc, o_ap = _subset_scores(self.next[onset], p[onset], wo)
-            r_auc, r_ap = _subset_scores(1 - self.next[resolution], 1 - p[resolution], wr)
+            o_auc, o_ap = _subset_scores(self.next[onset], p[onset])
+            r_auc, r_ap = _subset_scores(1 - self.next[resolution], 1 - p[resolution])
             out.append({"finding": finding, "onset_auroc": o_auc, "onset_auprc": o_ap, "resolution_auroc": r_auc,
                         "resolution_auprc": r_ap, "onsets": int(self.next[onset].sum()),
                         "resolutions": int((1 - self.next[resolution]).sum())})
         return pd.DataFrame(out)
 
-    def macro_f1(self, p: np.ndarray, w: np.ndarray | None = None) -> float:
-        will = p >= 0.5
-        predicted = np.where(self.prior == 1, np.where(will, PERSISTENCE, RESOLUTION),
-                             np.where(will, ONSET, STAYS_ABSENT))
-        return float(f1_score(self.target, predicted, labels=[ONSET, RESOLUTION, PERSISTENCE, STAYS_ABSENT],
-                              average="macro", zero_division=0, sample_weight=w))
+    def macro_f1(self, p: np.ndarray) -> float:
+        return float(f1_score(self.target, self.predicted(p), labels=list(TARGETS), average="macro",
+                              zero_division=0))
 
-    def macro(self, p: np.ndarray, w: np.ndarray | None = None) -> tuple[dict[str, float], pd.DataFrame]:
-        table = self.per_finding(p, w)
+    def macro(self, p: np.ndarray) -> tuple[dict[str, float], pd.DataFrame]:
+        table = self.per_finding(p)
         point = {m: float(table[m].mean()) if table[m].notna().any() else np.nan for m in METRICS[:4]}
-        point["macro_f1"] = self.macro_f1(p, w)
+        point["macro_f1"] = self.macro_f1(p)
         return point, table
+
+    def finding_draws(self, p: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """For a bootstrap over :attr:`patients` (``cluster_bootstrap(len(subsets.patients), ...,
+        batched=True)``): counts of shape (draws, patients) -> each finding's onset AUROC, onset AUPRC,
+        resolution AUROC, resolution AUPRC in each draw, shape (draws, findings, 4), in :attr:`by_finding`'s
+        order (:mod:`gnn.forecast.draw_metrics`)."""
+        n = len(self.patients)
+        parts = [(RankingDraws(self.next[onset], p[onset], self.codes[onset], n),
+                  RankingDraws(1 - self.next[resolution], 1 - p[resolution], self.codes[resolution], n))
+                 for onset, resolution in self.by_finding.values()]
+
+        def figures(counts: np.ndarray) -> np.ndarray:
+            out = np.empty((len(counts), len(parts), 4))
+            for k, (onset, resolution) in enumerate(parts):
+                out[:, k, :2] = np.column_stack(onset(counts))
+                out[:, k, 2:] = np.column_stack(resolution(counts))
+            return out
+        return figures
+
+    def macro_draws(self, p: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """As :meth:`finding_draws`: counts -> :data:`METRICS` in each draw, shape (draws, 5), what
+        :meth:`macro` gives the table with each row weighted by its patient's count."""
+        findings = self.finding_draws(p)
+        f1 = MacroF1Draws(self.target, self.predicted(p), list(TARGETS), self.codes, len(self.patients))
+
+        def figures(counts: np.ndarray) -> np.ndarray:
+            with warnings.catch_warnings():  # a draw where no finding qualifies: NaN, as macro() gives
+                warnings.simplefilter("ignore", RuntimeWarning)
+                means = np.nanmean(findings(counts), axis=1)
+            return np.column_stack([means, f1(counts)])
+        return figures
+
+    def predicted(self, p: np.ndarray) -> np.ndarray:
+        """Each row's predicted target: its prior state, and "present next" at ``p >= 0.5``."""
+        will = p >= 0.5
+        return np.where(self.prior == 1, np.where(will, PERSISTENCE, RESOLUTION), np.where(will, ONSET, STAYS_ABSENT))
 
 
 def per_finding(rows: pd.DataFrame, p: np.ndarray) -> pd.DataFrame:
@@ -116,8 +153,7 @@ def score(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = DRAWS, seed: int =
     subsets = Subsets(rows)
     point, table = subsets.macro(p)
     scored = {m: int(table[m].notna().sum()) for m in METRICS[:4]}
-    drawn = cluster_bootstrap(rows["patient_id"], lambda w: [subsets.macro(p, w)[0][m] for m in METRICS], bootstrap,
-                              seed)
+    drawn = cluster_bootstrap(len(subsets.patients), subsets.macro_draws(p), bootstrap, seed, batched=True)
     interval = {m: drawn.interval(i) for i, m in enumerate(METRICS)}
     return Scores(point, interval, table, scored)
 
@@ -136,8 +172,10 @@ def per_finding_intervals(rows: pd.DataFrame, p: np.ndarray, bootstrap: int = DR
     subsets = Subsets(rows)
     table = subsets.per_finding(p)
     scored = ("onset_auroc", "resolution_auroc")
-    drawn = cluster_bootstrap(rows["patient_id"], lambda w: np.concatenate(
-        [subsets.per_finding(p, w)[m].to_numpy(dtype=float) for m in scored]), bootstrap, seed)
+    # the AUROCs (columns 0 and 2 of per_finding_draws), onset ones first
+    findings = subsets.finding_draws(p)
+    drawn = cluster_bootstrap(len(subsets.patients), lambda counts: findings(counts)[:, :, [0, 2]].transpose(
+        0, 2, 1).reshape(len(counts), -1), bootstrap, seed, batched=True)
     for k, m in enumerate(scored):
         part = slice(k * len(table), (k + 1) * len(table))
         low, high = (drawn.low[part], drawn.high[part]) if bootstrap else (np.nan, np.nan)

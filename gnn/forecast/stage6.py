@@ -220,11 +220,16 @@ def unless_clearly_better(rule: Stage6Rule, fallback: Stage6Rule, rows: pd.DataF
     chosen, constant = _answers(rows, p, m, rule), _answers(rows, p, m, fallback)
     gains = [(said == gold).astype(float) - (constant[question][0] == gold).astype(float)
              for question, (said, gold) in chosen.items()]
-    drawn = cluster_bootstrap(rows["patient_id"], lambda w: [np.average(g, weights=w) for g in gains], draws, seed)
+    drawn = cluster_bootstrap(rows["patient_id"], lambda w: _means(w, gains), draws, seed, batched=True)
     keep = {question: bool(drawn.interval(k)[0] > 0) for k, question in enumerate(chosen)}
     yes_from = rule if keep["yes/no"] else fallback
     choice_from = rule if keep["choice"] else fallback
     return Stage6Rule(yes_from.yes_threshold, choice_from.mention_threshold, choice_from.present_threshold)
+
+
+def _means(weights: np.ndarray, columns: list[np.ndarray]) -> np.ndarray:
+    """The weighted mean of each column under each draw's weights, shape (draws, columns)."""
+    return (weights @ np.column_stack(columns)) / weights.sum(axis=1, keepdims=True)
 
 
 def _checked(p: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -262,8 +267,7 @@ def against_most_common(rows: pd.DataFrame, p: np.ndarray, m: np.ndarray | None,
         values, counts = np.unique(gold, return_counts=True)
         commons.append(values[int(np.argmax(counts))])
         scored += [(said == gold).astype(float), (gold == commons[-1]).astype(float)]
-    drawn = cluster_bootstrap(rows["patient_id"], lambda w: [np.average(s, weights=w) for s in scored], bootstrap,
-                              seed)
+    drawn = cluster_bootstrap(rows["patient_id"], lambda w: _means(w, scored), bootstrap, seed, batched=True)
     out = []
     for k, (question, (_, gold)) in enumerate(answers.items()):
         right, trivial = scored[2 * k].mean(), scored[2 * k + 1].mean()

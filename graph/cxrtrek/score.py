@@ -162,7 +162,7 @@ def _intervals(rows: pd.DataFrame, bootstrap: int, rng: np.random.Generator) -> 
     per, counts = by[["score", "majority"]].sum().to_numpy(), by.size().to_numpy()
     if len(per) < 2 or bootstrap < 1:
         return [float("nan")] * 6
-    drawn = cluster_bootstrap(len(per), lambda w: (w @ per) / (w @ counts), bootstrap, rng)
+    drawn = cluster_bootstrap(len(per), lambda w: (w @ per) / (w @ counts)[:, None], bootstrap, rng, batched=True)
     return [*drawn.interval(0), *drawn.interval(1), *drawn.difference(0, 1)]
 
 

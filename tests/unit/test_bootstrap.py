@@ -59,3 +59,21 @@ def test_no_draws_give_nan_intervals_and_a_figure_no_draw_defines_stays_nan():
     assert math.isnan(drawn.interval(0)[0]) and drawn.interval(1) == (1.0, 1.0)
     with pytest.raises(ValueError, match="draws must be 0 or more"):
         cluster_bootstrap(5, lambda w: 1.0, draws=-1)
+
+
+def test_a_batched_statistic_sees_the_same_draws_in_chunks_that_fit_memory(monkeypatch):
+    import graph.bootstrap as bootstrap
+
+    clusters = np.repeat([f"p{i}" for i in range(30)], 3)
+    x = np.random.default_rng(5).random(len(clusters))
+    one_at_a_time = cluster_bootstrap(clusters, lambda w: [w @ x, w.sum()], draws=230, seed=2)
+    monkeypatch.setattr(bootstrap, "_CELLS", 7 * len(clusters))  # 7 draws a call: batches of 100 split unevenly
+    shapes = []
+
+    def stat(weights):
+        shapes.append(weights.shape)
+        return np.column_stack([weights @ x, weights.sum(axis=1)])
+
+    batched = cluster_bootstrap(clusters, stat, draws=230, seed=2, batched=True)
+    assert np.allclose(batched.values, one_at_a_time.values)
+    assert max(s[0] for s in shapes) == 7 and sum(s[0] for s in shapes) == 230

@@ -171,3 +171,29 @@ def test_per_finding_intervals_bracket_each_findings_auroc():
         assert (out[f"{m}_low"] <= out[m] + 1e-9).all() and (out[m] <= out[f"{m}_high"] + 1e-9).all()
         assert (out[f"{m}_high"] - out[f"{m}_low"] > 0).all()
     assert out[["onset_auroc", "resolution_auroc"]].equals(per_finding(rows, p)[["onset_auroc", "resolution_auroc"]])
+
+
+def test_the_intervals_are_those_of_scikit_learn_on_each_resampled_table():
+    """The batched draws (gnn.forecast.draw_metrics) against the plain way: the same draws of patients, each
+    scored by scikit-learn with the rows weighted by their patient's count."""
+    from sklearn.metrics import roc_auc_score
+
+    from graph.bootstrap import cluster_bootstrap
+
+    table = build_forecast_table(*_synthetic(n_patients=60))
+    rows = table.rows[table.rows["split"] == "train"].reset_index(drop=True)
+    p = np.random.default_rng(3).random(len(rows)).round(2)
+    got = score(rows, p, bootstrap=40, seed=5)
+
+    def plain(w):
+        aurocs = []
+        for _, idx in rows.groupby("finding").indices.items():
+            onset = idx[(rows["prior_present"].to_numpy()[idx] == 0) & (w[idx] > 0)]
+            y = rows["next_present"].to_numpy()[onset]
+            if len(onset) and y.min() != y.max():
+                aurocs.append(roc_auc_score(y, p[onset], sample_weight=w[onset]))
+        return float(np.mean(aurocs))
+
+    want = cluster_bootstrap(rows["patient_id"], plain, draws=40, seed=5).interval()
+    assert got.interval["onset_auroc"] == pytest.approx(want, abs=1e-12)
+    assert got.interval["onset_auroc"][0] < got.interval["onset_auroc"][1]

@@ -105,6 +105,19 @@ def test_workers_mean_the_same_in_every_command():
         assert option.help == WORKERS_HELP and option.type.min == 0 and option.default is None, path
 
 
+def test_bootstrap_means_the_same_in_every_command():
+    """Every command that prints intervals takes --bootstrap with the library's default number of draws."""
+    from graph.bootstrap import DRAWS
+    from tests.fixtures.cli_tree import walk
+
+    options = {path: p for path, command in walk() for p in command.params if "--bootstrap" in getattr(p, "opts", [])
+               and not command.hidden}
+    assert set(options) == {("forecast",), ("eval", "geometry"), ("cxrtrek", "score"), ("questions", "score")}
+    for path, option in options.items():
+        assert option.default == DRAWS == 2000 and option.type.min == 0, path
+        assert option.help.startswith("draws of the bootstrap over "), path
+
+
 def test_every_command_that_rejects_takes_rejected():
     """The commands of exit code 6 (README, flows/cli/main.py) each take --rejected PATH."""
     from tests.fixtures.cli_tree import walk
