@@ -13,11 +13,11 @@ is named by the line it starts on.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from graph.formats.csv_lines import check_unique_columns, line_record, read_lines
 from graph.records import InputError
 
 if TYPE_CHECKING:
@@ -34,11 +34,6 @@ LINE = "line"
 class QuestionFileError(InputError):
     """A question file that cannot be used: names the file, the row (``line N``, the header being line 1) and
     the field (a column), or the file alone when it cannot be read at all."""
-
-
-def line_record(line: int) -> str:
-    """How a row is named in errors and rejections: ``line N`` (N as :func:`read_question_file` numbers it)."""
-    return f"{LINE} {line}"
 
 
 def check_columns(columns: Iterable[str], required: tuple[str, ...], source: str) -> None:
@@ -73,38 +68,7 @@ def read_question_file(path: str | Path, required: tuple[str, ...] = QUESTION_CO
     import pandas as pd  # not at module level: the CLI's quick paths import this module's names only
 
     source = str(path)
-    header, lines, records = _read_rows(Path(path), source)
-    twice = sorted({c for c in header if header.count(c) > 1})
-    if twice:
-        raise QuestionFileError(source, line_record(1), twice[0], "the header names this column twice")
+    header, lines, records = read_lines(Path(path), source, QuestionFileError, same_width=True)
+    check_unique_columns(header, source, QuestionFileError)
     check_columns(header, required, source)
     return pd.DataFrame(records, columns=header, index=pd.Index(lines, name=LINE, dtype="int64"), dtype=str)
-
-
-def _read_rows(path: Path, source: str) -> tuple[list[str], list[int], list[list[str]]]:
-    """(header, each row's first line, the rows) of the file, blank lines skipped."""
-    lines: list[int] = []
-    records: list[list[str]] = []
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh)
-            header = next(reader, None)
-            if header is None:
-                raise QuestionFileError(source, None, None, "empty file: no header line")
-            end = reader.line_num
-            for record in reader:
-                start, end = end + 1, reader.line_num
-                if not record:  # a blank line
-                    continue
-                if len(record) != len(header):
-                    raise QuestionFileError(source, line_record(start), None,
-                                            f"{len(record)} fields, but the header has {len(header)}")
-                lines.append(start)
-                records.append(record)
-    except OSError as exc:
-        raise QuestionFileError(source, None, None, f"cannot be read ({exc.strerror or exc})") from exc
-    except UnicodeDecodeError as exc:
-        raise QuestionFileError(source, None, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except csv.Error as exc:
-        raise QuestionFileError(source, line_record(reader.line_num), None, f"not readable as CSV ({exc})") from exc
-    return header, lines, records

@@ -17,10 +17,10 @@ sets, a pair given twice) is rejected alone, named by line and field; the rest i
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graph.formats.csv_lines import check_unique_columns, check_width, line_record, read_lines
 from graph.records import InputError, Rejection
 from graph.terms import CHEXTEMPORAL_CLASSES as FIVE
 from graph.terms import MSCXRT_CLASSES as THREE
@@ -87,24 +87,23 @@ def read_pairs(path: str | Path) -> PairFile:
             id column (:data:`ID_COLUMNS`) or has no ``<finding>_progression`` column.
     """
     source = str(path)
-    header, records = _records(Path(path), source)
-    twice = sorted({c for c in header if header.count(c) > 1})
-    if twice:
-        raise PairFileError(source, "line 1", twice[0], "the header names this column twice")
+    written, lines, records = read_lines(Path(path), source, PairFileError)
+    header = [h.strip() for h in written]
+    check_unique_columns(header, source, PairFileError)
     missing = [c for c in ID_COLUMNS if c not in header]
     if missing:
-        raise PairFileError(source, "line 1", missing[0], f"column(s) {', '.join(missing)} missing; a pairs file "
-                            f"has {', '.join(ID_COLUMNS)} and <finding>_progression columns")
+        raise PairFileError(source, line_record(1), missing[0], f"column(s) {', '.join(missing)} missing; a pairs "
+                            f"file has {', '.join(ID_COLUMNS)} and <finding>_progression columns")
     findings = tuple(c[: -len(PROGRESSION)] for c in header if c.endswith(PROGRESSION) and len(c) > len(PROGRESSION))
     if not findings:
-        raise PairFileError(source, "line 1", None, "no <finding>_progression column")
+        raise PairFileError(source, line_record(1), None, "no <finding>_progression column")
     out = PairFile(source, findings, [], [])
     seen: dict[tuple[str, str], int] = {}
-    for line, record in records:
+    for line, record in zip(lines, records, strict=True):
         try:
             row = _row(source, line, header, record, findings)
             if row.key in seen:
-                raise InputError(source, f"line {line}", "dicom_id",
+                raise InputError(source, line_record(line), "dicom_id",
                                  f"the pair {row.dicom_id} / {row.previous_dicom_id} is given twice (first at line "
                                  f"{seen[row.key]})")
         except InputError as exc:
@@ -121,18 +120,17 @@ def _row(source: str, line: int, header: list[str], record: list[str], findings:
     Raises:
         InputError: naming the line and the field.
     """
-    if len(record) != len(header):
-        raise InputError(source, f"line {line}", None, f"{len(record)} fields, but the header has {len(header)}")
+    check_width(source, line, header, record, InputError)
     cells = {c: v.strip() for c, v in zip(header, record, strict=True)}
     for c in ID_COLUMNS:
         if not cells[c]:
-            raise InputError(source, f"line {line}", c, "empty")
+            raise InputError(source, line_record(line), c, "empty")
     labels: dict[str, str] = {}
     extras: dict[tuple[str, str], str] = {}
     for f in findings:
         word = cells[f + PROGRESSION]
         if word and word not in WORDS:
-            raise InputError(source, f"line {line}", f + PROGRESSION,
+            raise InputError(source, line_record(line), f + PROGRESSION,
                              f"{word!r} is not a progression word ({', '.join(THREE)}; or {', '.join(FIVE)})")
         if word:
             labels[f] = word
@@ -141,26 +139,3 @@ def _row(source: str, line: int, header: list[str], record: list[str], findings:
                 extras[(f, suffix)] = cells[f + suffix]
     return PairLabels(line, cells["dicom_id"], cells["previous_dicom_id"], cells["study_id"],
                       cells.get("previous_study_id", ""), cells["subject_id"], labels, extras)
-
-
-def _records(path: Path, source: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """(header, [(first line, record)]) of the file, blank lines skipped."""
-    out: list[tuple[int, list[str]]] = []
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh)
-            header = next(reader, None)
-            if header is None:
-                raise PairFileError(source, None, None, "empty file: no header line")
-            end = reader.line_num
-            for record in reader:
-                start, end = end + 1, reader.line_num
-                if record:
-                    out.append((start, record))
-    except OSError as exc:
-        raise PairFileError(source, None, None, f"cannot be read ({exc.strerror or exc})") from exc
-    except UnicodeDecodeError as exc:
-        raise PairFileError(source, None, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except csv.Error as exc:
-        raise PairFileError(source, f"line {reader.line_num}", None, f"not readable as CSV ({exc})") from exc
-    return [h.strip() for h in header], out
