@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graph.formats.csv_lines import line_record
 from graph.records import InputError, Rejection
 
 FIELDS = ("qid", "group_type", "qtype", "images", "question", "choices", "answer")
@@ -77,11 +78,6 @@ class MicxrFile:
 
     questions: list[MicxrQuestion]
     rejections: list[Rejection]
-
-
-def line_record(line: int) -> str:
-    """How a row is named in errors and rejections: ``line N``."""
-    return f"line {line}"
 
 
 def _text(value: Any, source: str, line: int, name: str) -> str:

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from graph.bootstrap import DRAWS, cluster_bootstrap
-from graph.formats.micxr import BASIS_FIELD, MicxrFileError, MicxrQuestion, line_record, read_micxr, resolve_answer
+from graph.formats.csv_lines import line_record
+from graph.formats.micxr import BASIS_FIELD, MicxrFileError, MicxrQuestion, read_micxr, resolve_answer
 from graph.records import Rejection
 
 _PATIENT_FOLDER = re.compile(r"(?:^|/)(p\d{8})(?:/|$)")
