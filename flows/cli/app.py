@@ -177,6 +177,15 @@ app = LazyApp(add_completion=False, no_args_is_help=True, cls=HelpGroup,
               help="cxrkg: a longitudinal chest X-ray knowledge graph in Neo4j.")
 
 
+def command_group(name: str, help: str, no_args_is_help: bool = True) -> typer.Typer:
+    """The group ``cxrkg NAME ...``, registered on :data:`app`; its commands are added with
+    ``@group.command("verb")``. Without arguments it prints its help (``no_args_is_help=False``: a group whose
+    callback does the work alone, as ``export --out`` did)."""
+    group = typer.Typer(no_args_is_help=no_args_is_help, help=help)
+    app.add_typer(group, name=name)
+    return group
+
+
 # commands that start no child process (the local server of `db start` runs in a session of its own)
 _NO_CHILDREN = {"ask", "db", "diffvqa", "eval-episodes", "queries", "query", "stats", "synth", None}
 

@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from flows.cli.app import app
+from flows.cli.app import command_group
 from flows.cli.common import (
     Format,
     bootstrap_option,
@@ -29,10 +29,9 @@ from flows.cli.common import (
     store_or_fail,
 )
 
-cxrtrek_app = typer.Typer(no_args_is_help=True, help="CXRTrek-format staged questions: generate gold answers from "
-                                                     "the graph, check a file's format, answer stage 6 with "
-                                                     "the forecaster, score answers.")
-app.add_typer(cxrtrek_app, name="cxrtrek")
+cxrtrek_app = command_group("cxrtrek", "CXRTrek-format staged questions: generate gold answers from "
+                                       "the graph, check a file's format, answer stage 6 with "
+                                       "the forecaster, score answers.")
 
 
 class Split(str, Enum):

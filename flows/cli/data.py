@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from flows.cli.app import app
+from flows.cli.app import app, command_group
 from flows.cli.common import WORKERS_HELP, console, existing, fail, rejected_option, report_path, run_ingest
 from graph.errors import ExitCode
 
@@ -81,8 +81,7 @@ def also_inputs(texts: list[str]) -> list[tuple[list[str], str | None]]:
     return out
 
 
-datasets_app = typer.Typer(no_args_is_help=True, help="Public datasets cxrkg can fetch.")
-app.add_typer(datasets_app, name="datasets")
+datasets_app = command_group("datasets", "Public datasets cxrkg can fetch.")
 
 
 @datasets_app.command("iu")

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import typer
 
-from flows.cli.app import app
+from flows.cli.app import command_group
 from flows.cli.common import console, local_server
 from graph.errors import ExitCode
 
-db_app = typer.Typer(no_args_is_help=True, help="The local Neo4j server cxrkg runs itself.")
-app.add_typer(db_app, name="db")
+db_app = command_group("db", "The local Neo4j server cxrkg runs itself.")
 
 
 @db_app.command("start")

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import typer
 
-from flows.cli.app import app
+from flows.cli.app import app, command_group
 from flows.cli.common import (
     WORKERS_HELP,
     Format,
@@ -40,9 +40,8 @@ from flows.cli.common import (
 from graph.errors import ExitCode
 from graph.extract.pipeline import EXTRACTORS
 
-eval_app = typer.Typer(no_args_is_help=True, help="Score cxrkg's parts: the extractor, episodes, generated "
-                                                  "reports, the progression GNN, the geometry.")
-app.add_typer(eval_app, name="eval")
+eval_app = command_group("eval", "Score cxrkg's parts: the extractor, episodes, generated "
+                                 "reports, the progression GNN, the geometry.")
 
 
 class GoldSplit(str, Enum):
@@ -256,7 +255,9 @@ def eval_gnn(snapshot: Optional[Path] = typer.Option(None, callback=existing, fi
 def eval_geometry(cohort: Path = typer.Argument(..., callback=existing, file_okay=False,
                                                 help="the loaded synthetic cohort's folder (cxrkg synth --out)"),
                   every: bool = typer.Option(False, "--all", help="every geometry finding, not only cardiomegaly"),
-                  draws: int = bootstrap_option("patients", "--draws"),
+                  draws: int = bootstrap_option(),
+                  old_draws: Optional[int] = typer.Option(None, "--draws", min=0, hidden=True,
+                                                          help="the old name of --bootstrap, for this release"),
                   fmt: Format = format_option()) -> None:
     """The geometry's cardiomegaly (with --all its every finding) and the reports' stated one against the
     cohort's planted truth (geometry_truth.parquet), per study: precision and recall with 95 % intervals over
@@ -264,6 +265,9 @@ def eval_geometry(cohort: Path = typer.Argument(..., callback=existing, file_oka
     from graph.checks.geometry_agreement import CARDIOMEGALY, FINDINGS, agreement, row_dicts
     from graph.synth import GEOMETRY_TRUTH
 
+    if old_draws is not None:
+        err.print("notice: `--draws` is now `--bootstrap`; the old name goes in the next release", highlight=False)
+        draws = old_draws
     if not (cohort / GEOMETRY_TRUTH).exists():
         fail(f"COHORT: {cohort} has no {GEOMETRY_TRUTH} (a folder that cxrkg synth wrote and that is loaded)")
     rows = row_dicts(agreement(cohort, store_or_fail(), tuple(FINDINGS) if every else (CARDIOMEGALY,), draws))

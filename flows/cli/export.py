@@ -13,15 +13,14 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from flows.cli.app import app
+from flows.cli.app import command_group
 from flows.cli.common import console, err, existing, fail, store_or_fail
 
 if TYPE_CHECKING:
     from graph.store import GraphStore
 
-export_app = typer.Typer(help="Write the graph out: a training snapshot, Lunguage rows, or progression pairs in "
-                                "MS-CXR-T's columns.")
-app.add_typer(export_app, name="export")
+export_app = command_group("export", "Write the graph out: a training snapshot, Lunguage rows, or progression pairs in "
+                                     "MS-CXR-T's columns.", no_args_is_help=False)
 
 @export_app.callback(invoke_without_command=True)
 def _old_snapshot_form(ctx: typer.Context,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from flows.cli.app import app
+from flows.cli.app import app, command_group
 from flows.cli.common import (
     Format,
     console,
@@ -36,10 +36,9 @@ from flows.cli.common import (
 if TYPE_CHECKING:
     from graph.questions.order import OrderCheck
 
-diffvqa_app = typer.Typer(no_args_is_help=True, help="Medical-Diff-VQA questions: answer a file or one "
-                                                     "question (ask), generate, score, and the vocabulary "
-                                                     "entries without a Diff-VQA name.")
-app.add_typer(diffvqa_app, name="diffvqa")
+diffvqa_app = command_group("diffvqa", "Medical-Diff-VQA questions: answer a file or one "
+                                       "question (ask), generate, score, and the vocabulary "
+                                       "entries without a Diff-VQA name.")
 
 _STRICT = typer.Option(False, "--strict", help="count uncertain findings as not present (default: present, "
                                                "as the dataset's generator reads hedged findings)")
@@ -178,10 +177,9 @@ def diffvqa_ask(question: str = typer.Argument(..., help="one question in the te
 
 old_name(app, "ask", "diffvqa ask", diffvqa_ask)
 
-cxreasonbench_app = typer.Typer(no_args_is_help=True, help="CXReasonBench-style staged items (criterion, body "
-                                                           "parts, measurement, decision) from the graph's "
-                                                           "measurements.")
-app.add_typer(cxreasonbench_app, name="cxreasonbench")
+cxreasonbench_app = command_group("cxreasonbench", "CXReasonBench-style staged items (criterion, body "
+                                                   "parts, measurement, decision) from the graph's "
+                                                   "measurements.")
 
 
 @cxreasonbench_app.command("generate")

@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from flows.cli.app import app
+from flows.cli.app import command_group
 from flows.cli.common import (
     Format,
     bootstrap_option,
@@ -28,10 +28,9 @@ from flows.cli.common import (
     store_or_fail,
 )
 
-questions_app = typer.Typer(no_args_is_help=True, help="Temporal benchmarks from the graph: MI-CXR five-visit "
-                                                       "questions; score a model's answers to them (or to "
-                                                       "MS-CXR-T-style pairs).")
-app.add_typer(questions_app, name="questions")
+questions_app = command_group("questions", "Temporal benchmarks from the graph: MI-CXR five-visit "
+                                           "questions; score a model's answers to them (or to "
+                                           "MS-CXR-T-style pairs).")
 
 SCORE_COLUMNS = ("group", "qtype", "n", "accuracy", "low", "high", "chance", "majority")
 """``questions score``'s columns (json and csv); the table puts the interval beside the accuracy."""

@@ -118,6 +118,13 @@ def test_bootstrap_means_the_same_in_every_command():
         assert option.help.startswith("draws of the bootstrap over "), path
 
 
+def test_eval_geometry_takes_its_old_draws_option_with_a_notice(tmp_path, monkeypatch):
+    monkeypatch.setenv("CXRKG_HOME", str(tmp_path / "home"))
+    result = CliRunner().invoke(app, ["eval", "geometry", str(tmp_path), "--draws", "5"])
+    assert "`--draws` is now `--bootstrap`" in result.output
+    assert result.exit_code == 1 and "has no geometry_truth.parquet" in result.output  # then runs as before
+
+
 def test_every_command_that_rejects_takes_rejected():
     """The commands of exit code 6 (README, flows/cli/main.py) each take --rejected PATH."""
     from tests.fixtures.cli_tree import walk
