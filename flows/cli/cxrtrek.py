@@ -67,7 +67,7 @@ def cxrtrek_check(file: Path = typer.Argument(..., help="a CXRTrek-format JSON f
     """Validate a file against the CXRTrek format (the public demo file's fields and types): a bad sample or
     question is named and left out, what a release adds (a task-type variant, an unknown qtype) kept and
     counted."""
-    from graph.cxrtrek.format import read_samples
+    from graph.formats.cxrtrek import read_samples
 
     result = read_samples(file)  # CxrtrekFormatError: one line, exit 1
     bad_items = sum(" item " in (r.record or "") for r in result.rejections)
@@ -93,7 +93,7 @@ def cxrtrek_answer(file: Path = typer.Argument(..., callback=existing, help="sam
                    rejected: Optional[Path] = rejected_option()) -> None:
     """Answer stage 6 (what the next study shows of each present finding) with a saved forecaster, from the
     studies up to the current one, or with the carry-forward baseline."""
-    from graph.cxrtrek.format import dump_samples, read_valid
+    from graph.formats.cxrtrek import dump_samples, read_valid
 
     if (forecaster is None) == (not carry_forward):
         fail("give exactly one of --forecaster MODEL.pt and --carry-forward")
@@ -129,9 +129,9 @@ def cxrtrek_score(gold: Path = typer.Argument(..., callback=existing, help="the 
     cover."""
     import math
 
-    from graph.cxrtrek.format import items_of, read_valid
     from graph.cxrtrek.generate import parse_stages
     from graph.cxrtrek.score import SCORE_COLUMNS, score_table
+    from graph.formats.cxrtrek import items_of, read_valid
 
     gold_samples, gold_bad = read_valid(gold)
     pred_samples, pred_bad = read_valid(pred)

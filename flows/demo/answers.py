@@ -11,9 +11,9 @@ from typing import Any
 
 from flows.score_flow import score_items
 from graph.cxrtrek.facts import iter_stage_facts
-from graph.cxrtrek.format import data_of
 from graph.cxrtrek.generate import build_sample
 from graph.errors import CxrkgError
+from graph.formats.cxrtrek import data_of
 from graph.report_scoring.facts import cohort_facts
 from graph.report_scoring.inputs import baseline_items
 from graph.report_scoring.score import StudyResult

@@ -95,7 +95,7 @@ def stage6_forecasts(store, sample: dict[str, Any], forecaster: Any) -> dict[tup
         graph.store.GraphUnavailable: the server cannot be reached.
     """
     from gnn.forecast.cxrtrek_answer import forecast_answers
-    from graph.cxrtrek.format import items_of
+    from graph.formats.cxrtrek import items_of
 
     with _one_thread():
         answered, _ = forecast_answers(store, [sample], forecaster)

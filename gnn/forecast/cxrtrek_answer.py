@@ -31,8 +31,8 @@ from gnn.forecast.model import TrainedGraphForecaster
 from gnn.forecast.rows import build_forecast_table
 from gnn.forecast.stage6 import STILL_PRESENT, Stage6Rule
 from gnn.splits import split_of
-from graph.cxrtrek.format import data_of, items_of, new_sample
 from graph.cxrtrek.templates import NEXT_OPTIONS, NO, YES
+from graph.formats.cxrtrek import data_of, items_of, new_sample
 from graph.store import GraphStore
 
 BATCH_PATIENTS = 1000

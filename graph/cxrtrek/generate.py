@@ -1,7 +1,7 @@
 """A CXRTrek-format question set for the loaded cohort: one sample per study, its stages' gold answers
 written from the graph (``cxrkg cxrtrek generate``).
 
-A sample is laid out as the public demo file's (:mod:`graph.cxrtrek.format`): a system turn, then a user and
+A sample is laid out as the public demo file's (:mod:`graph.formats.cxrtrek`): a system turn, then a user and
 an assistant turn per question in stage order; the current image's ``<image>`` token in the first question
 and the reference image's in the first stage-5 question (``image_input_count`` counts the images shown so
 far); ``image`` lists the current study's main image id, then the previous study's when stage 5 asks
@@ -26,9 +26,9 @@ from typing import Any, Iterable
 
 from graph.cxrtrek import templates as t
 from graph.cxrtrek.facts import Reader, StudyStageFacts, all_patient_ids, iter_stage_facts
-from graph.cxrtrek.format import items_of, new_sample
 from graph.cxrtrek.stages import FRAME_NAME, STAGES, Item, main_image
 from graph.errors import CxrkgError
+from graph.formats.cxrtrek import items_of, new_sample
 
 SOURCE = "cxrkg"
 """``cxrtrek_data.source`` of the samples cxrkg writes."""

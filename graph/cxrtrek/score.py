@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from graph.bootstrap import DRAWS, cluster_bootstrap
-from graph.cxrtrek.format import CHOICE_QTYPES, data_of, items_of
+from graph.formats.cxrtrek import CHOICE_QTYPES, data_of, items_of
 
 SCORE_COLUMNS = ("stage", "qtype", "metric", "questions", "answered", "score", "ci_low", "ci_high",
                  "majority_answer", "majority_score", "majority_ci_low", "majority_ci_high",

@@ -1,6 +1,6 @@
 """The questions of each CXRTrek stage cxrkg answers from the graph, for one study.
 
-Each function returns content items (dicts with the demo file's fields, :mod:`graph.cxrtrek.format`) whose
+Each function returns content items (dicts with the demo file's fields, :mod:`graph.formats.cxrtrek`) whose
 ``graph_basis`` says where the answer comes from: ``basis`` (``stated``: the study's own statements;
 ``derived``: a PROGRESSION edge derived by :mod:`graph.longitudinal.events`; ``not stated``: nothing said) and the ids of
 the observations, PROGRESSION edges or boxes read. ``image_input_count`` is set when the sample is assembled.

@@ -42,7 +42,7 @@ def _by_target(sample, stage, qtype=None):
 
 
 def test_every_stage_answers_what_the_scene_graphs_state(store, tmp_path):
-    from graph.cxrtrek.format import read_samples
+    from graph.formats.cxrtrek import read_samples
     from graph.cxrtrek.generate import generate
 
     _cohort(tmp_path / "sg")

@@ -19,7 +19,7 @@ PATIENTS = 40
 def test_generated_stages_2_5_6_match_the_nih_tables_on_every_study(store, tmp_path):
     from graph.checks.nih.cxrtrek import check_samples, read_file
     from graph.checks.nih.reference import load_tables
-    from graph.cxrtrek.format import read_samples
+    from graph.formats.cxrtrek import read_samples
     from graph.cxrtrek.generate import generate
     from graph.datasets.nih.convert import convert_nih
 

@@ -82,7 +82,7 @@ def test_cxreasonbench_items_for_every_decided_measurement(store, cohort, loaded
 
 def test_cxrtrek_stage1_asks_every_image_with_boxes_about_its_quality(store, cohort, loaded, tmp_path):
     from graph.cxrtrek import templates as t
-    from graph.cxrtrek.format import read_samples
+    from graph.formats.cxrtrek import read_samples
     from graph.cxrtrek.generate import generate
 
     generate(store, tmp_path / "q.json", seed=0, stages=(1,))

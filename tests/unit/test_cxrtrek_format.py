@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from graph.cxrtrek.format import CxrtrekFormatError, read_samples
+from graph.formats.cxrtrek import CxrtrekFormatError, read_samples
 
 
 def _item(stage, task_type, qtype, question, answer, **more):

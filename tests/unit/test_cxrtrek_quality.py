@@ -9,7 +9,7 @@ import random
 
 from graph.cxrtrek import templates as t
 from graph.cxrtrek.facts import Measured, Observation, StudyStageFacts
-from graph.cxrtrek.format import ContentItem
+from graph.formats.cxrtrek import ContentItem
 from graph.cxrtrek.stages import stage1
 from graph.measurements import measure_image
 from tests.fixtures.films import SIZE, image

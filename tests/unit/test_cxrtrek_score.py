@@ -8,7 +8,7 @@ import copy
 import pytest
 
 from gnn.forecast.cxrtrek_answer import carry_forward
-from graph.cxrtrek.format import validate_samples
+from graph.formats.cxrtrek import validate_samples
 from graph.cxrtrek.score import iou, score_table
 
 
@@ -139,7 +139,7 @@ def _cxrkg(*args):
 def test_cxrtrek_score_prints_the_most_common_answer_beside_each_score_and_a_bad_split_exits_2(tmp_path):
     import json
 
-    from graph.cxrtrek.format import dump_samples
+    from graph.formats.cxrtrek import dump_samples
     from graph.cxrtrek.score import SCORE_COLUMNS
 
     dump_samples(_gold(), tmp_path / "gold.json")

@@ -1,5 +1,5 @@
 """CXRTrek stage 3's detection questions (graph.cxrtrek.stages) leave out a faulty box, which the reader
-(graph.cxrtrek.format) would reject: past the 224 frame, reversed, of zero area."""
+(graph.formats.cxrtrek) would reject: past the 224 frame, reversed, of zero area."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import random
 import pytest
 
 from graph.cxrtrek.facts import Box, Observation, StudyStageFacts
-from graph.cxrtrek.format import ContentItem
+from graph.formats.cxrtrek import ContentItem
 from graph.cxrtrek.stages import stage3
 
 
