@@ -23,21 +23,20 @@ Exit code 1 when a mismatch was found.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import cxrkg, load_nih, stop_server, use_dedicated_server  # noqa: E402
+from bench_env import cxrkg, use_dedicated_server  # noqa: E402
+from nih_check_run import print_mismatches, run_nih_check  # noqa: E402
 
 use_dedicated_server("bench-nih", 7699, 7489)
 
 
-def _generate(out: Path, seed: int) -> None:
-    """Step 2: the samples from the graph (the server must run)."""
-    cxrkg("db", "start")
-    seconds, said = cxrkg("cxrtrek", "generate", "--out", str(out), "--seed", str(seed))
+def _generate(out: Path, args: argparse.Namespace) -> None:
+    """Step 2: the samples from the graph (the server runs)."""
+    seconds, said = cxrkg("cxrtrek", "generate", "--out", str(out), "--seed", str(args.seed))
     print(f"cxrkg cxrtrek generate: {seconds:.1f} s wall (target < 120 s on the whole cohort): {said}", flush=True)
 
 
@@ -51,33 +50,13 @@ def _check(file: Path, patients: int | None) -> int:
     kinds = ", ".join(f"{k} {v:,}" for k, v in result.checked.items())
     print(f"independent check of {file.name}: {result.samples:,} samples, questions checked: {kinds}; "
           f"in {time.perf_counter() - started:.1f} s; {len(result.mismatches):,} mismatches", flush=True)
-    if len(result.mismatches):
-        print("  by problem: " + ", ".join(f"{k} {v:,}" for k, v in result.mismatches["problem"].value_counts().items()))
-        for m in result.mismatches.head(10).itertuples(index=False):
-            print(f"  {m.study_id} [{m.kind} {m.finding}] {m.problem}: expected {m.expected!r}, got {m.got!r}")
+    print_mismatches(result.mismatches, "problem",
+                     lambda m: f"{m.study_id} [{m.kind} {m.finding}] {m.problem}: expected {m.expected!r}, got {m.got!r}")
     return 0 if result.mismatches.empty else 1
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--load", action="store_true", help="convert the wheel and bulk-load it first")
-    parser.add_argument("--patients", type=int, default=None, help="only the N lowest patient ids")
-    parser.add_argument("--seed", type=int, default=0, help="seed of `cxrkg cxrtrek generate`")
-    parser.add_argument("--file", type=Path, default=None, help="check this file; load and generate nothing")
-    parser.add_argument("--keep", action="store_true", help="leave the server running at the end")
-    args = parser.parse_args()
-    if args.file is not None:
-        sys.exit(_check(args.file, args.patients))
-    home = Path(os.environ["CXRKG_HOME"])
-    out = home / f"cxrtrek-nih-{args.patients or 'all'}-seed{args.seed}.json"
-    try:
-        if args.load:
-            load_nih(home, args.patients)
-        _generate(out, args.seed)
-    finally:
-        if not args.keep:
-            stop_server()
-    sys.exit(_check(out, args.patients))
+    run_nih_check(__doc__, "cxrtrek generate", "file", "cxrtrek-nih-{patients}-seed{seed}.json", _generate, _check)
 
 
 if __name__ == "__main__":

@@ -22,24 +22,23 @@ Exit code 1 when fewer than 30,000 pairs were checked or a mismatch was found.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import cxrkg, load_nih, stop_server, use_dedicated_server  # noqa: E402
+from bench_env import cxrkg, use_dedicated_server  # noqa: E402
+from nih_check_run import print_mismatches, run_nih_check  # noqa: E402
 
 use_dedicated_server("bench-nih", 7699, 7489)
 
 MIN_PAIRS = 30_000
 
 
-def _generate(out: Path, patients: int | None, seed: int) -> None:
-    """Step 2: the questions from the graph (the server must run)."""
-    cxrkg("db", "start")
-    limit = ["--patients", str(patients)] if patients else []
-    seconds = cxrkg("diffvqa", "generate", "--out", str(out), "--seed", str(seed), *limit)[0]
+def _generate(out: Path, args: argparse.Namespace) -> None:
+    """Step 2: the questions from the graph (the server runs)."""
+    limit = ["--patients", str(args.patients)] if args.patients else []
+    seconds = cxrkg("diffvqa", "generate", "--out", str(out), "--seed", str(args.seed), *limit)[0]
     print(f"cxrkg diffvqa generate: {seconds:.1f} s (target < 120 s on the whole cohort)", flush=True)
 
 
@@ -58,35 +57,15 @@ def _check(questions: Path, patients: int | None) -> int:
     print(f"independent check: {result.pairs_checked:,} pairs, {result.questions_checked:,} difference and abnormality "
           f"questions checked, {result.unchecked:,} unchecked, in {seconds:.1f} s; "
           f"{len(result.mismatches):,} mismatches", flush=True)
-    if len(result.mismatches):
-        print("  by kind: " + ", ".join(f"{k} {v:,}" for k, v in result.mismatches["kind"].value_counts().items()))
-        for m in result.mismatches.head(10).itertuples(index=False):
-            print(f"  {m.study_id} vs {m.ref_id} [{m.kind}] {m.question!r}: {m.answer!r}; {m.detail}")
+    print_mismatches(result.mismatches, "kind",
+                     lambda m: f"{m.study_id} vs {m.ref_id} [{m.kind}] {m.question!r}: {m.answer!r}; {m.detail}")
     if result.pairs_checked < MIN_PAIRS:
         print(f"fewer than {MIN_PAIRS:,} pairs checked")
     return 0 if result.pairs_checked >= MIN_PAIRS and result.mismatches.empty else 1
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--load", action="store_true", help="convert the wheel and bulk-load it first")
-    parser.add_argument("--patients", type=int, default=None, help="only the N lowest patient ids")
-    parser.add_argument("--seed", type=int, default=0, help="seed of `cxrkg diffvqa generate`")
-    parser.add_argument("--questions", type=Path, default=None, help="check this file; load and generate nothing")
-    parser.add_argument("--keep", action="store_true", help="leave the server running at the end")
-    args = parser.parse_args()
-    if args.questions is not None:
-        sys.exit(_check(args.questions, args.patients))
-    home = Path(os.environ["CXRKG_HOME"])
-    out = home / f"diffvqa-nih-{args.patients or 'all'}-seed{args.seed}.csv"
-    try:
-        if args.load:
-            load_nih(home, args.patients)
-        _generate(out, args.patients, args.seed)
-    finally:
-        if not args.keep:
-            stop_server()
-    sys.exit(_check(out, args.patients))
+    run_nih_check(__doc__, "diffvqa generate", "questions", "diffvqa-nih-{patients}-seed{seed}.csv", _generate, _check)
 
 
 if __name__ == "__main__":

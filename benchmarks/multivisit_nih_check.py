@@ -25,23 +25,22 @@ Exit code 1 when a mismatch was found.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_env import cxrkg, load_nih, stop_server, use_dedicated_server  # noqa: E402
+from bench_env import cxrkg, use_dedicated_server  # noqa: E402
+from nih_check_run import print_mismatches, run_nih_check  # noqa: E402
 
 use_dedicated_server("bench-nih", 7699, 7489)
 
 
-def _generate(out: Path, seed: int) -> None:
-    """Step 2: the questions from the graph, twice (the server must run)."""
-    cxrkg("db", "start")
-    args = ("questions", "multivisit", "--visits", "5", "--out", str(out), "--seed", str(seed))
+def _generate(out: Path, args: argparse.Namespace) -> None:
+    """Step 2: the questions from the graph, twice (the server runs)."""
+    command = ("questions", "multivisit", "--visits", "5", "--out", str(out), "--seed", str(args.seed))
     for label in ("first run (warms the server)", "warm run"):
-        seconds, said = cxrkg(*args)
+        seconds, said = cxrkg(*command)
         print(f"cxrkg questions multivisit, {label}: {seconds:.1f} s wall (target < 60 s warm): {said}", flush=True)
 
 
@@ -55,34 +54,12 @@ def _check(file: Path, patients: int | None) -> int:
     kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(result.checked.items()))
     print(f"independent check of {file.name}: {result.windows:,} windows, TEL and ICR questions checked: {kinds}; "
           f"in {time.perf_counter() - started:.1f} s; {len(result.mismatches):,} mismatches", flush=True)
-    if len(result.mismatches):
-        print("  by problem: " + ", ".join(f"{k} {v:,}" for k, v in result.mismatches["problem"].value_counts().items()))
-        for m in result.mismatches.head(10).itertuples(index=False):
-            print(f"  {m.key} {m.problem}: expected {m.expected!r}, got {m.got!r}")
+    print_mismatches(result.mismatches, "problem", lambda m: f"{m.key} {m.problem}: expected {m.expected!r}, got {m.got!r}")
     return 0 if result.mismatches.empty else 1
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--load", action="store_true", help="convert the wheel and bulk-load it first")
-    parser.add_argument("--patients", type=int, default=None, help="only the N lowest patient ids")
-    parser.add_argument("--seed", type=int, default=0, help="seed of `cxrkg questions multivisit`")
-    parser.add_argument("--file", type=Path, default=None, help="check this file; load and generate nothing")
-    parser.add_argument("--keep", action="store_true", help="leave the server running at the end")
-    args = parser.parse_args()
-    if args.file is not None:
-        sys.exit(_check(args.file, args.patients))
-    home = Path(os.environ["CXRKG_HOME"])
-    home.mkdir(parents=True, exist_ok=True)
-    out = home / f"multivisit-nih-{args.patients or 'all'}-seed{args.seed}.jsonl"
-    try:
-        if args.load:
-            load_nih(home, args.patients)
-        _generate(out, args.seed)
-    finally:
-        if not args.keep:
-            stop_server()
-    sys.exit(_check(out, args.patients))
+    run_nih_check(__doc__, "questions multivisit", "file", "multivisit-nih-{patients}-seed{seed}.jsonl", _generate, _check)
 
 
 if __name__ == "__main__":

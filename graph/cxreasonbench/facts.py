@@ -11,22 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from graph.measurements import ImageSize, measure_image
 from graph.measurements.rows import measurement_id
 from graph.records import ImageRecord
 from graph.store import cxreasonbench_statements as cs
 from graph.store.read_statements import PATIENT_IDS
+from graph.store.reads import Reader
 
 BATCH_PATIENTS = 1000
 """Patients per read."""
-
-
-class Reader(Protocol):
-    """Anything with ``read(cypher, **params) -> list[dict]``: a GraphStore or the Query API reader."""
-
-    def read(self, cypher: str, **params: Any) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from graph.store import cxrtrek_statements as cs
 from graph.store.read_statements import PATIENT_IDS
+from graph.store.reads import Reader, read_by_patients
 from graph.terms import POSITIVE_STATES
 
 BATCH_PATIENTS = 1000
@@ -29,12 +29,6 @@ TECHNICAL_CATEGORY = "technicalassessment"
 fold, breast/nipple shadows): stage 1's Quality_Assessment reads them."""
 QUALITY_TASKS = ("rotation", "inclusion")
 """The Measurement tasks (graph.measurements) stage 1's Quality_Assessment reads."""
-
-
-class Reader(Protocol):
-    """Anything with ``read(cypher, **params) -> list[dict]``: a GraphStore or the Query API reader."""
-
-    def read(self, cypher: str, **params: Any) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -157,15 +151,8 @@ def iter_stage_facts(reader: Reader, patient_ids: list[str]) -> Iterator[list[St
     """The studies of the given patients, one list per :data:`BATCH_PATIENTS` patients in patient id order,
     each ordered by (patient id, study order, study id). The next batch is read while the caller works on
     this one (a second thread: the server's work and the caller's overlap)."""
-    ids = sorted(set(map(str, patient_ids)))
-    batches = [ids[k:k + BATCH_PATIENTS] for k in range(0, len(ids), BATCH_PATIENTS)]
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = [pool.submit(reader.read, cs.STUDY_STAGE_FACTS, patient_ids=b) for b in batches[:1]]
-        for k in range(len(batches)):
-            rows = pending[k].result()
-            if k + 1 < len(batches):
-                pending.append(pool.submit(reader.read, cs.STUDY_STAGE_FACTS, patient_ids=batches[k + 1]))
-            yield _ordered(rows)
+    for rows in read_by_patients(reader, cs.STUDY_STAGE_FACTS, patient_ids, BATCH_PATIENTS):
+        yield _ordered(rows)
 
 
 def all_patient_ids(reader: Reader) -> list[str]:

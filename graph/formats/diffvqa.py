@@ -13,7 +13,7 @@ is named by the line it starts on.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,3 +72,31 @@ def read_question_file(path: str | Path, required: tuple[str, ...] = QUESTION_CO
     check_unique_columns(header, source, QuestionFileError)
     check_columns(header, required, source)
     return pd.DataFrame(records, columns=header, index=pd.Index(lines, name=LINE, dtype="int64"), dtype=str)
+
+
+# The difference caption of an answer to "what has changed compared to the reference image?": its sentences are
+# the dataset's format (``get_caption`` and ``diff_ques`` of question_gen.py), written here once for the
+# generator (graph.questions.grammar) and the independent check (graph.checks.nih.diffvqa), which each decide
+# themselves what was added and what is missing.
+
+def caption_list(names: Sequence[str]) -> str:
+    """``get_caption``'s list of names: one name as is; several as ``"a, b, and c"`` (``"a, and b"`` for two).
+    Raises IndexError for no names."""
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + ", and " + names[-1]
+
+
+def difference_caption(added: Sequence[str], missing: Sequence[str]) -> str:
+    """The added and missing sentences of a difference answer, in that order and each ending in ``". "``:
+    ``"the main image has an additional finding of X than the reference image. "`` (``additional findings of
+    A, B, and C`` for several), then ``"the main image is missing the finding(s) of ... than the reference
+    image. "``; ``""`` when both are empty. Names are written in the order given."""
+    out = ""
+    if added:
+        noun = "an additional finding" if len(added) == 1 else "additional findings"
+        out += f"the main image has {noun} of {caption_list(added)} than the reference image. "
+    if missing:
+        noun = "the finding" if len(missing) == 1 else "the findings"
+        out += f"the main image is missing {noun} of {caption_list(missing)} than the reference image. "
+    return out

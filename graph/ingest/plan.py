@@ -19,6 +19,7 @@ from graph.formats.lunguage import lunguage_header
 from graph.formats.metadata import StudyDates, read_metadata
 from graph.formats.scene_graph import SCENE_GRAPH_SUFFIX
 from graph.records import InputError, Rejection
+from graph.sequences import cut_runs
 
 SCENE_GRAPH, RADGRAPH, METADATA = "chest_imagenome_scene_graph", "radgraph", "mimic_cxr_metadata"
 LUNGUAGE = "lunguage"  # Lunguage sequential structured reports: a .csv whose header names the Lunguage columns
@@ -69,17 +70,11 @@ class IngestPlan:
         A batch ends at the first file of another (or an unknown) patient once it holds ``batch_files``
         files, and in any case at twice that size; so batches written at once rarely share a patient.
         """
-        out: list[list[InputFile]] = []
-        current: list[InputFile] = []
-        for f in self.load:
-            if current and (len(current) >= 2 * batch_files or (
-                    len(current) >= batch_files and not self._same_patient(current[-1], f))):
-                out.append(current)
-                current = []
-            current.append(f)
-        if current:
-            out.append(current)
-        return out
+        def full(batch: list[InputFile], f: InputFile) -> bool:
+            return len(batch) >= 2 * batch_files or (
+                len(batch) >= batch_files and not self._same_patient(batch[-1], f))
+
+        return cut_runs(self.load, full)
 
     def patients_within(self, batch: list[InputFile]) -> set[str]:
         """The (hinted) patients all of whose files to load are in ``batch``: a batch can relink them

@@ -1,9 +1,9 @@
 """Answers in Medical-Diff-VQA's grammar: finding lists, the difference caption, level and location words.
 
 Source of every wording: repository Holipori/MIMIC-Diff-VQA, ``code/question_gen.py`` (``abnormality_ques``:
-names joined by ", "; ``get_caption`` and ``diff_ques``: the difference sentences, each ending in ". ";
-``location_ques``: location words plus " area", "left side" / "right side"; ``view_ques``: "PA view" /
-"AP view"). The generator lists a pair's added and missing findings in a random order; cxrkg lists them in
+names joined by ", "; ``get_caption`` and ``diff_ques``: the difference sentences, each ending in ". ", the added
+and missing ones those of :func:`graph.formats.diffvqa.difference_caption`; ``location_ques``: location words
+plus " area", "left side" / "right side"; ``view_ques``: "PA view" / "AP view"). The generator lists a pair's added and missing findings in a random order; cxrkg lists them in
 the disease library's order, so the same graph always gives the same text.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from graph.formats.diffvqa import difference_caption
 from graph.questions.mapping import Place
 from graph.questions.templates import NOTHING_CHANGED
 
@@ -24,25 +25,6 @@ ZONE_PHRASES = {"upper": "upper lung", "middle": "middle lung", "lower": "lower 
 def finding_list(names: Sequence[str]) -> str:
     """Names joined as ``abnormality_ques`` joins them: ``"pleural effusion, edema"``."""
     return ", ".join(names)
-
-
-def _caption_names(names: Sequence[str]) -> str:
-    """``get_caption``'s list: one name as is; several as ``"a, b, and c"`` (``"a, and b"`` for two)."""
-    if len(names) == 1:
-        return names[0]
-    return ", ".join(names[:-1]) + ", and " + names[-1]
-
-
-def difference_caption(added: Sequence[str], missing: Sequence[str]) -> str:
-    """The added / missing sentences of a difference answer (each ending in ``". "``), "" when both empty."""
-    out = ""
-    if added:
-        noun = "an additional finding" if len(added) == 1 else "additional findings"
-        out += f"the main image has {noun} of {_caption_names(added)} than the reference image. "
-    if missing:
-        noun = "the finding" if len(missing) == 1 else "the findings"
-        out += f"the main image is missing {noun} of {_caption_names(missing)} than the reference image. "
-    return out
 
 
 def level_change(name: str, before: str, after: str) -> str:

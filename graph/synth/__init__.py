@@ -34,21 +34,17 @@ Gaussian noise, rounded. Reports mention only some findings, with noisy severity
 comparison label noise; scene graphs are derived from the same report sentences with their own
 extraction noise, so the two sources usually but not always agree."""
 
-from graph.synth.simulate import true_change
 from graph.synth.tables import (
     EMBEDDING_DIM,
-    EMBEDDINGS,
     GEOMETRY_TRUTH,
     GROUND_TRUTH,
-    MALFORMED_DIR,
     MALFORMED_KINDS,
-    METADATA_COLUMNS,
     METADATA_CSV,
     RADGRAPH_DIR,
     SCENE_GRAPH_DIR,
     TRACKED,
 )
-from graph.synth.write import CohortSummary, write_cohort
+from graph.synth.write import write_cohort
 
-__all__ = ["CohortSummary", "write_cohort", "true_change", "TRACKED", "EMBEDDING_DIM", "MALFORMED_KINDS", "EMBEDDINGS",
-           "GEOMETRY_TRUTH", "GROUND_TRUTH", "MALFORMED_DIR", "METADATA_COLUMNS", "METADATA_CSV", "RADGRAPH_DIR", "SCENE_GRAPH_DIR"]
+__all__ = ["write_cohort", "TRACKED", "EMBEDDING_DIM", "MALFORMED_KINDS", "GEOMETRY_TRUTH", "GROUND_TRUTH", "METADATA_CSV",
+           "RADGRAPH_DIR", "SCENE_GRAPH_DIR"]

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from graph.sequences import cut_runs
 from graph.store import multivisit_statements as ms
+from graph.store.reads import Reader, read_by_patients
 from graph.temporal.labels import FIVE, UNLABELLED, label
 from graph.temporal.pairs import pick_image
 from graph.terms import POSITIVE_STATES
@@ -47,12 +48,6 @@ DOUBTS = (DOUBT_NO_DATE, DOUBT_SAME_DATE, DOUBT_PRIOR, DOUBT_OTHER_PATIENT)
 LABEL_DOUBT_DISAGREE = "stated sources disagree"
 LABEL_DOUBT_IMPLIED = "present by implication only"
 LABEL_DOUBT_NARROWER = "present through narrower findings only"
-
-
-class Reader(Protocol):
-    """Anything with ``read(cypher, **params) -> list[dict]``: a GraphStore or the Query API reader."""
-
-    def read(self, cypher: str, **params: Any) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -151,19 +146,14 @@ def runs(studies: list[Study], doubts: Counter) -> list[list[Study]]:
     dated = [s for s in studies if s.study_datetime]
     doubts[DOUBT_NO_DATE] += len(studies) - len(dated)
     dated.sort(key=lambda s: (s.study_datetime, s.order if s.order is not None else -1, s.study_id))
-    out: list[list[Study]] = []
-    current: list[Study] = []
-    for study in dated:
-        if current:
-            reason = _link_doubt(current[-1], study)
-            if reason:
-                doubts[reason] += 1
-                out.append(current)
-                current = []
-        current.append(study)
-    if current:
-        out.append(current)
-    return out
+
+    def doubtful(run: list[Study], study: Study) -> bool:
+        reason = _link_doubt(run[-1], study)
+        if reason is not None:
+            doubts[reason] += 1
+        return reason is not None
+
+    return cut_runs(dated, doubtful)
 
 
 def _link_doubt(before: Study, after: Study) -> str | None:
@@ -179,19 +169,12 @@ def _link_doubt(before: Study, after: Study) -> str | None:
 def iter_patients(reader: Reader, patient_ids: list[str]) -> Iterator[list[list[Study]]]:
     """Each patient's studies (one list per patient, in patient id order), read :data:`BATCH_PATIENTS`
     patients at a time, the next batch while the caller works on this one."""
-    ids = sorted(set(map(str, patient_ids)))
-    batches = [ids[k:k + BATCH_PATIENTS] for k in range(0, len(ids), BATCH_PATIENTS)]
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = [pool.submit(reader.read, ms.STUDY_TIMELINE, patient_ids=b) for b in batches[:1]]
-        for k in range(len(batches)):
-            rows = pending[k].result()
-            if k + 1 < len(batches):
-                pending.append(pool.submit(reader.read, ms.STUDY_TIMELINE, patient_ids=batches[k + 1]))
-            by_patient: dict[str, list[Study]] = {}
-            for row in rows:
-                study = _study(row)
-                by_patient.setdefault(study.patient_id, []).append(study)
-            yield [by_patient[p] for p in sorted(by_patient)]
+    for rows in read_by_patients(reader, ms.STUDY_TIMELINE, patient_ids, BATCH_PATIENTS):
+        by_patient: dict[str, list[Study]] = {}
+        for row in rows:
+            study = _study(row)
+            by_patient.setdefault(study.patient_id, []).append(study)
+        yield [by_patient[p] for p in sorted(by_patient)]
 
 
 def patient_ids_with(reader: Reader, visits: int) -> list[str]:

@@ -2,8 +2,9 @@
 
 Written apart from the graph code: plain pandas over the NIH tables of the torchxrayvision wheel (read with
 :func:`graph.checks.nih.reference.load_tables`), its own mapping of the NIH labels to Diff-VQA disease names
-and its own rendering of the dataset's answer grammar. It never reads Neo4j, ``graph.longitudinal.events`` or the code
-that answers the questions; a question file from ``cxrkg diffvqa generate`` (or ``answer``) is checked against it.
+and its own reading of the dataset's answer grammar (the difference caption's sentences are the format's own,
+:func:`graph.formats.diffvqa.difference_caption`; which names are added or missing, and their order, the check
+decides itself). It never reads Neo4j, ``graph.longitudinal.events`` or the code that answers the questions; a question file from ``cxrkg diffvqa generate`` (or ``answer``) is checked against it.
 
 The question file is in the dataset's format (``mimic_pair_questions.csv``, Hu et al., KDD 2023): columns
 study_id, subject_id, ref_id, question_type, question, answer, read by the project's one question-file reader
@@ -43,7 +44,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from graph.checks.nih.reference import NIHTables
-from graph.formats.diffvqa import ANSWER_COLUMNS, LINE, check_columns
+from graph.formats.diffvqa import ANSWER_COLUMNS, LINE, check_columns, difference_caption
 
 #: Medical-Diff-VQA's 30 official disease names in its library's order (Holipori/MIMIC-Diff-VQA
 #: ``code/libs/disease_lib.csv``, ids 0-29; id 12 is written there with a trailing space).
@@ -162,10 +163,6 @@ def in_library_order(names: set[str] | list[str]) -> list[str]:
     return sorted(set(names), key=_ORDER.__getitem__)
 
 
-def _join(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + ", and " + names[-1]
-
-
 def difference_answer(added: list[str], missing: list[str]) -> str:
     """The dataset's answer to "what has changed compared to the reference image?" without level changes.
 
@@ -179,14 +176,7 @@ def difference_answer(added: list[str], missing: list[str]) -> str:
         findings of A, B, and C``), then ``"the main image is missing the finding(s) of ... than the reference
         image. "``, or ``"nothing has changed."`` (``get_caption`` and ``diff_ques`` of question_gen.py).
     """
-    out = ""
-    if added:
-        head = "an additional finding" if len(added) == 1 else "additional findings"
-        out += f"the main image has {head} of {_join(added)} than the reference image. "
-    if missing:
-        head = "finding" if len(missing) == 1 else "findings"
-        out += f"the main image is missing the {head} of {_join(missing)} than the reference image. "
-    return out or NOTHING
+    return difference_caption(added, missing) or NOTHING
 
 
 _LEVEL = re.compile(r"the level of (.+?) has changed from (.+?) to (.+?)\. ")
