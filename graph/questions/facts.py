@@ -13,22 +13,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from graph.questions.mapping import DiffVqaMapping, mapping
 from graph.questions.templates import DISEASE_ORDER, TYPES, VIEWS
 from graph.store import read_statements as rs
+from graph.store.reads import Reader
 from graph.terms import POSITIVE_STATES, State
 
 BATCH_PATIENTS = 2000
 """Patients per read when a whole cohort is read (:func:`read_patient_facts`)."""
 _STRICTLY_PRESENT, _ABSENT = frozenset({State.PRESENT}), frozenset({State.ABSENT})
-
-
-class Reader(Protocol):
-    """Anything with ``read(cypher, **params) -> list[dict]``: a GraphStore or the Query API reader."""
-
-    def read(self, cypher: str, **params: Any) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,10 @@ graph once.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, NamedTuple, Protocol
+from typing import Iterable, NamedTuple
 
+from graph.store.reads import Reader
 from graph.store.report_statements import STUDY_FACTS
-
-
-class Reader(Protocol):
-    """Anything with ``read(cypher, **params) -> list[dict]``: a GraphStore or the Query API reader."""
-
-    def read(self, cypher: str, **params: Any) -> list[dict[str, Any]]: ...
 
 
 class GraphChange(NamedTuple):

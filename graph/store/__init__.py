@@ -4,7 +4,8 @@
 * :mod:`graph.store.statements`: every write and internal read, named;
 * :mod:`graph.store.queries`: the named query catalogue (``cypher/*.cypher``), run read-only;
 * :mod:`graph.store.consistency` and :mod:`graph.store.stats`: checks and counts over the stored graph;
-* :mod:`graph.store.query_api`: reads over the server's HTTP Query API without the driver (quick commands).
+* :mod:`graph.store.query_api`: reads over the server's HTTP Query API without the driver (quick commands);
+* :mod:`graph.store.reads`: what a feature's reader is, and a read by batches of patients with read-ahead.
 """
 
 from __future__ import annotations

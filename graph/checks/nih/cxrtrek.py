@@ -39,6 +39,7 @@ import pandas as pd
 
 from graph.checks.nih.reference import ABSENT, NOT_MENTIONED, PERSISTENCE, PRESENT, NIHTables, reference_states
 from graph.errors import CxrkgError
+from graph.formats.cxrtrek import data_of
 
 CHANGE_TEXT = {"onset": "New.", "persistence": "Still present.", "resolution": "Resolved.",
                "no_longer_mentioned": "No longer mentioned."}
@@ -129,7 +130,7 @@ def answers_of(samples: Iterable[dict[str, Any]]) -> tuple[pd.DataFrame, pd.Data
     rows, links = [], []
     for index, sample in enumerate(samples):
         try:
-            data = sample["data_dict"]["cxrtrek_data"]
+            data = data_of(sample)
         except (KeyError, TypeError):
             raise CxrtrekCheckError(f"sample {index}: no data_dict.cxrtrek_data") from None
         links.append((str(data["study_id"]), data.get("ref_study_id", ""), data.get("pos_study_id", "")))
